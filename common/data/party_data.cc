@@ -1,0 +1,62 @@
+#include "common/data/party_data.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/data/csv.h"
+#include "common/data/schema.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
+                                        const std::string& schema_path, bool skip_bad_rows) {
+  ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
+  if (schema.id_column().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(schema_path, ": a party schema must set 'id_column'"));
+  }
+  CsvReadOptions read_options;
+  read_options.skip_bad_rows = skip_bad_rows;
+  ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
+  const int id_index = table.ColumnIndex(schema.id_column());
+  if (id_index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(csv_path, ": id column '", schema.id_column(), "' is not in the header"));
+  }
+  PartyData data;
+  ASSIGN_OR_RETURN(data.encoder, TableEncoder::Create(schema));
+  EncodeOptions encode_options;
+  encode_options.skip_bad_rows = skip_bad_rows;
+  ASSIGN_OR_RETURN(EncodeResult result, data.encoder.Encode(table, csv_path, encode_options));
+  absl::flat_hash_set<std::string> seen;
+  for (int64_t row : result.kept_rows) {
+    const std::string& id = table.rows[row][id_index];
+    if (id.empty() || !seen.insert(id).second) {
+      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
+                                                     ": id '", id, "' is empty or not unique"));
+    }
+    data.ids.push_back(id);
+  }
+  data.encoded = std::move(result.table);
+  data.skipped_rows = table.skipped_rows + result.skipped_rows;
+  for (int64_t count : result.clipped_values) data.clipped_values += count;
+  return data;
+}
+
+void ReorderRows(const std::vector<int64_t>& order, PartyData* data) {
+  const int64_t width = data->encoded.width;
+  std::vector<float> values;
+  values.reserve(order.size() * width);
+  std::vector<std::string> ids;
+  ids.reserve(order.size());
+  for (int64_t row : order) {
+    const float* begin = data->encoded.values.data() + row * width;
+    values.insert(values.end(), begin, begin + width);
+    ids.push_back(data->ids[row]);
+  }
+  data->encoded.values = std::move(values);
+  data->encoded.rows = static_cast<int64_t>(order.size());
+  data->ids = std::move(ids);
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,33 @@
+#ifndef VFSYNTH_COMMON_DATA_PARTY_DATA_H_
+#define VFSYNTH_COMMON_DATA_PARTY_DATA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/encoder.h"
+#include "vfsynth/v1/schema.pb.h"
+
+namespace vfsynth {
+
+// One party's private table, encoded and ready for training.
+struct PartyData {
+  TableEncoder encoder;
+  std::vector<std::string> ids;  // record id of each encoded row
+  EncodedTable encoded;
+  int64_t skipped_rows = 0;      // malformed rows dropped (skip_bad_rows only)
+  int64_t clipped_values = 0;    // numeric values clipped to declared bounds
+};
+
+// Reads a party CSV with its schema. The schema must name the id column, which
+// must be present, non-empty and unique.
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
+                                        const std::string& schema_path, bool skip_bad_rows);
+
+// Keeps the rows listed in `order`, in that order (ids and encoded values).
+void ReorderRows(const std::vector<int64_t>& order, PartyData* data);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_DATA_PARTY_DATA_H_

@@ -1,0 +1,133 @@
+#include "common/data/split.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/data/schema.h"
+#include "common/util/file_io.h"
+#include "common/util/proto_json.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+// Returns the id of every row: the existing id column, or the row number.
+absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
+                                                const v1::Schema& schema) {
+  std::vector<std::string> ids;
+  ids.reserve(joint.rows.size());
+  const int id_index = schema.id_column().empty() ? -1 : joint.ColumnIndex(schema.id_column());
+  if (id_index < 0) {
+    for (size_t r = 0; r < joint.rows.size(); ++r) ids.push_back(absl::StrCat(r));
+    return ids;
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (size_t r = 0; r < joint.rows.size(); ++r) {
+    const std::string& id = joint.rows[r][id_index];
+    if (id.empty() || !seen.insert(id).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", joint.line_numbers[r], ": id '", id, "' is empty or not unique"));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
+                                       const v1::PartiesFile& parties) {
+  RETURN_IF_ERROR(ValidateSchema(schema));
+  if (parties.parties_size() == 0) return absl::InvalidArgumentError("parties file lists no parties");
+  const std::string id_column =
+      parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
+  absl::flat_hash_map<std::string, int> schema_index;
+  for (int i = 0; i < schema.columns_size(); ++i) {
+    schema_index[schema.columns(i).name()] = i;
+    if (joint.ColumnIndex(schema.columns(i).name()) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schema column '", schema.columns(i).name(), "' is not in the input"));
+    }
+  }
+  absl::flat_hash_map<std::string, std::string> owner;  // column -> party
+  absl::flat_hash_set<std::string> party_names;
+  SplitResult result;
+  ASSIGN_OR_RETURN(const std::vector<std::string> ids, RowIds(joint, schema));
+  for (const v1::PartySpec& spec : parties.parties()) {
+    if (spec.name().empty() || !party_names.insert(spec.name()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party name '", spec.name(), "' is empty or used twice"));
+    }
+    if (spec.columns_size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("party '", spec.name(), "' has no columns"));
+    }
+    // Keep the joint schema's order inside each party.
+    std::vector<int> indices;
+    for (const std::string& column : spec.columns()) {
+      auto it = schema_index.find(column);
+      if (it == schema_index.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "party '", spec.name(), "' lists column '", column, "', which the schema lacks"));
+      }
+      if (column == id_column) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("party '", spec.name(), "' lists the id column '", column, "'"));
+      }
+      auto [owner_it, inserted] = owner.emplace(column, spec.name());
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat("column '", column, "' is assigned to both '",
+                                                       owner_it->second, "' and '", spec.name(), "'"));
+      }
+      indices.push_back(it->second);
+    }
+    std::sort(indices.begin(), indices.end());
+    PartyTable party;
+    party.name = spec.name();
+    party.schema.set_name(absl::StrCat(schema.name(), schema.name().empty() ? "" : ".", spec.name()));
+    party.schema.set_id_column(id_column);
+    if (schema.has_missing_token()) party.schema.set_missing_token(schema.missing_token());
+    party.table.header.push_back(id_column);
+    std::vector<int> positions;
+    for (int index : indices) {
+      *party.schema.add_columns() = schema.columns(index);
+      party.table.header.push_back(schema.columns(index).name());
+      positions.push_back(joint.ColumnIndex(schema.columns(index).name()));
+    }
+    party.table.rows.reserve(joint.rows.size());
+    for (size_t r = 0; r < joint.rows.size(); ++r) {
+      std::vector<std::string> row{ids[r]};
+      for (int position : positions) row.push_back(joint.rows[r][position]);
+      party.table.rows.push_back(std::move(row));
+    }
+    party.table.line_numbers = joint.line_numbers;
+    result.parties.push_back(std::move(party));
+  }
+  for (const v1::Column& column : schema.columns()) {
+    if (!owner.contains(column.name())) result.unassigned_columns.push_back(column.name());
+  }
+  return result;
+}
+
+absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
+                                       const std::string& parties_path, const std::string& out_dir,
+                                       bool skip_bad_rows) {
+  ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
+  v1::PartiesFile parties;
+  RETURN_IF_ERROR(LoadJsonFile(parties_path, &parties));
+  CsvReadOptions options;
+  options.skip_bad_rows = skip_bad_rows;
+  ASSIGN_OR_RETURN(const CsvTable joint, ReadCsv(input, options));
+  ASSIGN_OR_RETURN(SplitResult result, SplitTable(joint, schema, parties));
+  RETURN_IF_ERROR(MakeDirectories(out_dir));
+  for (const PartyTable& party : result.parties) {
+    RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/", party.name, ".csv"), party.table));
+    ASSIGN_OR_RETURN(const std::string json, ToJson(party.schema));
+    RETURN_IF_ERROR(
+        WriteFileAtomically(absl::StrCat(out_dir, "/", party.name, ".schema.json"), json));
+  }
+  return result;
+}
+
+}  // namespace vfsynth

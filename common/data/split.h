@@ -1,0 +1,40 @@
+#ifndef VFSYNTH_COMMON_DATA_SPLIT_H_
+#define VFSYNTH_COMMON_DATA_SPLIT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/csv.h"
+#include "vfsynth/v1/schema.pb.h"
+
+namespace vfsynth {
+
+inline constexpr char kDefaultIdColumn[] = "id";
+
+struct PartyTable {
+  std::string name;
+  CsvTable table;      // id column first, then the party's columns in schema order
+  v1::Schema schema;   // the party's columns, id_column set
+};
+
+struct SplitResult {
+  std::vector<PartyTable> parties;
+  std::vector<std::string> unassigned_columns;  // schema columns no party holds
+};
+
+// Cuts a joint table into per-party tables. The id column is kept when the joint
+// schema names one that the table has (ids must be unique and non-empty); otherwise
+// the 0-based row number is added as the id. Errors for unknown columns, columns held
+// by two parties, parties without columns, or duplicate party names.
+absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
+                                       const v1::PartiesFile& parties);
+
+// Reads, splits and writes DIR/<party>.csv and DIR/<party>.schema.json.
+absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
+                                       const std::string& parties_path, const std::string& out_dir,
+                                       bool skip_bad_rows);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_DATA_SPLIT_H_

@@ -1,0 +1,128 @@
+#include "common/model/config.h"
+
+#include <filesystem>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/util/proto_json.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+absl::Status Positive(const char* name, double value) {
+  if (!(value > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be > 0, got ", value));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Repeated>
+absl::Status PositiveList(const char* name, const Repeated& values) {
+  for (auto value : values) RETURN_IF_ERROR(Positive(name, value));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ResolveModelConfig(v1::ModelConfig* m) {
+  if (!m->has_z_dim()) m->set_z_dim(64);
+  if (m->generator_hidden_size() == 0) {
+    m->add_generator_hidden(256);
+    m->add_generator_hidden(256);
+  }
+  if (m->feature_hidden_size() == 0) m->add_feature_hidden(256);
+  if (!m->has_feature_dim()) m->set_feature_dim(64);
+  if (m->shared_hidden_size() == 0) m->add_shared_hidden(256);
+  if (!m->has_categorical_output()) m->set_categorical_output("gumbel");
+  if (!m->has_gumbel_tau()) m->set_gumbel_tau(0.2);
+  if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);
+  if (!m->has_generator_norm()) m->set_generator_norm("batch");
+  RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
+  RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
+  RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
+  RETURN_IF_ERROR(PositiveList("model.feature_hidden", m->feature_hidden()));
+  RETURN_IF_ERROR(PositiveList("model.shared_hidden", m->shared_hidden()));
+  RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
+  if (m->leaky_slope() < 0 || m->leaky_slope() >= 1) {
+    return absl::InvalidArgumentError("model.leaky_slope must be in [0, 1)");
+  }
+  if (m->categorical_output() != "gumbel" && m->categorical_output() != "softmax") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.categorical_output must be 'gumbel' or 'softmax', got '", m->categorical_output(), "'"));
+  }
+  if (m->generator_norm() != "batch" && m->generator_norm() != "none") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.generator_norm must be 'batch' or 'none', got '", m->generator_norm(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
+  if (!t->has_batch_size()) t->set_batch_size(256);
+  if (!t->has_rounds()) t->set_rounds(1000);
+  if (!t->has_n_critic()) t->set_n_critic(5);
+  if (!t->has_lr_generator()) t->set_lr_generator(2e-4);
+  if (!t->has_lr_critic()) t->set_lr_critic(2e-4);
+  if (!t->has_beta1()) t->set_beta1(0.5);
+  if (!t->has_beta2()) t->set_beta2(0.9);
+  if (!t->has_gp_lambda()) t->set_gp_lambda(10.0);
+  if (!t->has_seed()) t->set_seed(1);
+  if (!t->has_threads()) t->set_threads(2);
+  if (!t->has_log_every()) t->set_log_every(50);
+  RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
+  RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
+  RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
+  RETURN_IF_ERROR(Positive("training.lr_critic", t->lr_critic()));
+  RETURN_IF_ERROR(Positive("training.threads", t->threads()));
+  RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
+  if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
+  if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
+  if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
+    return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
+  }
+  return absl::OkStatus();
+}
+
+std::string ResolvePath(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* c) {
+  if (c->parties_size() == 0) return absl::InvalidArgumentError("config lists no parties");
+  absl::flat_hash_set<std::string> names;
+  for (v1::PartyDataConfig& party : *c->mutable_parties()) {
+    if (party.name().empty() || !names.insert(party.name()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party name '", party.name(), "' is empty or used twice"));
+    }
+    if (party.data().empty() || party.schema().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party '", party.name(), "' needs both 'data' and 'schema'"));
+    }
+    party.set_data(ResolvePath(base_dir, party.data()));
+    party.set_schema(ResolvePath(base_dir, party.schema()));
+  }
+  if (c->run_id().empty()) c->set_run_id("local");
+  if (!c->has_sampling_secret()) c->set_sampling_secret("vfsynth-reference-sampling-secret");
+  if (!c->has_alignment_key()) c->set_alignment_key("vfsynth-reference-alignment-key");
+  if (c->sampling_secret().empty() || c->alignment_key().empty()) {
+    return absl::InvalidArgumentError("sampling_secret and alignment_key must not be empty");
+  }
+  if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
+  c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
+  RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  return ResolveTrainingConfig(c->mutable_training());
+}
+
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
+  v1::LocalRunConfig config;
+  RETURN_IF_ERROR(LoadJsonFile(path, &config));
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  absl::Status status = ResolveLocalRunConfig(base_dir, &config);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
+  return config;
+}
+
+}  // namespace vfsynth

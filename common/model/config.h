@@ -1,0 +1,27 @@
+#ifndef VFSYNTH_COMMON_MODEL_CONFIG_H_
+#define VFSYNTH_COMMON_MODEL_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// Fills every unset field with its documented default (docs/configuration.md) and
+// rejects values that cannot work (non-positive sizes, rates, unknown names).
+absl::Status ResolveModelConfig(v1::ModelConfig* model);
+absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
+
+// Loads `vfsynth train-local`'s config: JSON, defaults applied, validated; relative
+// data/schema/output paths are taken relative to the config file's directory.
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
+absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
+
+// `path` if absolute, else base_dir/path.
+std::string ResolvePath(const std::string& base_dir, const std::string& path);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_CONFIG_H_

@@ -1,0 +1,104 @@
+#include "common/model/networks.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "common/util/stream_seed.h"
+
+namespace vfsynth {
+
+at::Generator StreamGenerator(const std::string& key, const std::string& purpose,
+                              uint64_t counter) {
+  return at::make_generator<at::CPUGeneratorImpl>(DeriveStreamSeed(key, purpose, counter));
+}
+
+torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,
+                              double slope, bool activate_output) {
+  torch::nn::Sequential net;
+  int width = input;
+  const auto leaky = torch::nn::LeakyReLUOptions().negative_slope(slope);
+  for (int h : hidden) {
+    net->push_back(torch::nn::Linear(width, h));
+    net->push_back(torch::nn::LeakyReLU(leaky));
+    width = h;
+  }
+  net->push_back(torch::nn::Linear(width, output));
+  if (activate_output) net->push_back(torch::nn::LeakyReLU(leaky));
+  return net;
+}
+
+GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks,
+                             int output_width)
+    : blocks_(std::move(blocks)),
+      output_width_(output_width),
+      gumbel_(config.categorical_output() == "gumbel"),
+      tau_(config.gumbel_tau()) {
+  torch::nn::Sequential body;
+  int width = config.z_dim();
+  for (int h : config.generator_hidden()) {
+    body->push_back(torch::nn::Linear(width, h));
+    if (config.generator_norm() == "batch") body->push_back(torch::nn::BatchNorm1d(h));
+    body->push_back(torch::nn::ReLU());
+    width = h;
+  }
+  body_ = register_module("body", body);
+  out_ = register_module("out", torch::nn::Linear(width, output_width));
+}
+
+torch::Tensor GeneratorImpl::Logits(const torch::Tensor& z) { return out_(body_->forward(z)); }
+
+namespace {
+
+torch::Tensor GumbelNoise(const torch::Tensor& like, at::Generator gen) {
+  const torch::Tensor u = torch::rand(like.sizes(), gen, like.options());
+  return -torch::log(-torch::log(u + 1e-20) + 1e-20);
+}
+
+}  // namespace
+
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbel) {
+  const torch::Tensor logits = Logits(z);
+  const torch::Tensor noise = gumbel_ ? GumbelNoise(logits, gumbel) : torch::Tensor();
+  std::vector<torch::Tensor> parts;
+  parts.reserve(blocks_.size());
+  for (const OutputBlock& block : blocks_) {
+    torch::Tensor x = logits.narrow(1, block.offset, block.width);
+    if (block.kind == BlockKind::kTanh) {
+      parts.push_back(torch::tanh(x));
+    } else if (gumbel_) {
+      parts.push_back(torch::softmax((x + noise.narrow(1, block.offset, block.width)) / tau_, 1));
+    } else {
+      parts.push_back(torch::softmax(x, 1));
+    }
+  }
+  return torch::cat(parts, 1);
+}
+
+torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator gen) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor logits = Logits(z);
+  const torch::Tensor noise = GumbelNoise(logits, gen);
+  torch::Tensor out = torch::zeros_like(logits);
+  for (const OutputBlock& block : blocks_) {
+    torch::Tensor x = logits.narrow(1, block.offset, block.width);
+    if (block.kind == BlockKind::kTanh) {
+      out.narrow(1, block.offset, 1).copy_(torch::tanh(x));
+    } else {
+      const torch::Tensor choice =
+          (torch::log_softmax(x, 1) + noise.narrow(1, block.offset, block.width)).argmax(1, true);
+      out.narrow(1, block.offset, block.width).scatter_(1, choice, 1.0);
+    }
+  }
+  return out;
+}
+
+FeatureNetImpl::FeatureNetImpl(int input_width, const v1::ModelConfig& config) {
+  const std::vector<int> hidden(config.feature_hidden().begin(), config.feature_hidden().end());
+  net_ = register_module(
+      "net", MakeMlp(input_width, hidden, config.feature_dim(), config.leaky_slope(), true));
+}
+
+ScoreNetImpl::ScoreNetImpl(int input_width, const std::vector<int>& hidden, double slope) {
+  net_ = register_module("net", MakeMlp(input_width, hidden, 1, slope, false));
+}
+
+}  // namespace vfsynth

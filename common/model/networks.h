@@ -1,0 +1,83 @@
+#ifndef VFSYNTH_COMMON_MODEL_NETWORKS_H_
+#define VFSYNTH_COMMON_MODEL_NETWORKS_H_
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "common/data/encoder.h"
+#include "common/util/stream_seed.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// Global generator: z -> hidden stack -> logits over all encoded columns of all
+// parties -> per-block output heads (softmax or Gumbel-softmax for one-hot blocks,
+// tanh for scalars).
+class GeneratorImpl : public torch::nn::Module {
+ public:
+  GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width);
+
+  // Training output: relaxed one-hot blocks. `gumbel` supplies the Gumbel noise in
+  // "gumbel" mode (it is not used in "softmax" mode).
+  torch::Tensor forward(const torch::Tensor& z, at::Generator gumbel);
+
+  // Publication output: hard one-hot blocks (a category sampled per block by
+  // Gumbel-max on the logits) and tanh scalars; ready for TableEncoder::Decode.
+  torch::Tensor SampleHard(const torch::Tensor& z, at::Generator gen);
+
+  int output_width() const { return output_width_; }
+
+ private:
+  torch::Tensor Logits(const torch::Tensor& z);
+
+  torch::nn::Sequential body_{nullptr};
+  torch::nn::Linear out_{nullptr};
+  std::vector<OutputBlock> blocks_;
+  int output_width_;
+  bool gumbel_;
+  double tau_;
+};
+TORCH_MODULE(Generator);
+
+// Multi-layer perceptron with LeakyReLU after every layer but (optionally) the last.
+torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,
+                              double slope, bool activate_output);
+
+// feat_k: party columns -> d_h features (d_k - hidden... - d_h, LeakyReLU throughout).
+class FeatureNetImpl : public torch::nn::Module {
+ public:
+  FeatureNetImpl(int input_width, const v1::ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x) { return net_->forward(x); }
+
+ private:
+  torch::nn::Sequential net_{nullptr};
+};
+TORCH_MODULE(FeatureNet);
+
+// Scores a feature vector: head_k (d_h -> 1) or the shared critic D_s (K*d_h -> hidden -> 1).
+class ScoreNetImpl : public torch::nn::Module {
+ public:
+  ScoreNetImpl(int input_width, const std::vector<int>& hidden, double slope);
+  torch::Tensor forward(const torch::Tensor& h) { return net_->forward(h); }
+
+ private:
+  torch::nn::Sequential net_{nullptr};
+};
+TORCH_MODULE(ScoreNet);
+
+// Builds a module with parameters initialised from the stream (key, purpose), so
+// every process that builds the same network (reference trainer, curator, party)
+// starts from identical weights.
+template <typename Holder, typename... Args>
+Holder SeededModule(const std::string& key, const std::string& purpose, Args&&... args) {
+  torch::manual_seed(DeriveStreamSeed(key, purpose, 0));
+  return Holder(std::forward<Args>(args)...);
+}
+
+// Creates a CPU generator seeded from the counter-based stream (key, purpose, counter).
+at::Generator StreamGenerator(const std::string& key, const std::string& purpose, uint64_t counter);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_NETWORKS_H_

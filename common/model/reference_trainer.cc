@@ -1,0 +1,245 @@
+#include "common/model/reference_trainer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/alignment.h"
+#include "common/model/stream_purposes.h"
+#include "common/model/wgan.h"
+#include "common/util/status_macros.h"
+#include "common/util/stream_seed.h"
+
+namespace vfsynth {
+namespace {
+
+torch::optim::AdamOptions AdamFor(double lr, const v1::TrainingConfig& t) {
+  return torch::optim::AdamOptions(lr).betas({t.beta1(), t.beta2()});
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
+    const v1::LocalRunConfig& config) {
+  std::unique_ptr<ReferenceTrainer> trainer(new ReferenceTrainer(config));
+  RETURN_IF_ERROR(trainer->Build());
+  return trainer;
+}
+
+absl::Status ReferenceTrainer::Build() {
+  const v1::TrainingConfig& t = config_.training();
+  torch::set_num_threads(t.threads());
+  // Load every party and align on HMAC tokens, as the distributed parties do.
+  std::vector<std::vector<std::string>> tokens;
+  for (const v1::PartyDataConfig& party_config : config_.parties()) {
+    Party party;
+    party.name = party_config.name();
+    ASSIGN_OR_RETURN(party.data, LoadPartyData(party_config.data(), party_config.schema(),
+                                               config_.skip_bad_rows()));
+    if (party.data.skipped_rows > 0) {
+      spdlog::warn("party {}: skipped {} malformed rows", party.name, party.data.skipped_rows);
+    }
+    if (party.data.clipped_values > 0) {
+      spdlog::warn("party {}: clipped {} values to the schema bounds", party.name,
+                   party.data.clipped_values);
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> party_tokens,
+                     AlignmentTokens(config_.alignment_key(), party.data.ids));
+    tokens.push_back(std::move(party_tokens));
+    parties_.push_back(std::move(party));
+  }
+  const std::vector<std::string> common = IntersectTokens(tokens);
+  rows_ = static_cast<int64_t>(common.size());
+  if (rows_ < t.batch_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "only ", rows_, " records are held by every party; batch_size ", t.batch_size(),
+        " needs at least that many"));
+  }
+  spdlog::info("aligned {} records held by all {} parties", rows_, parties_.size());
+
+  const v1::ModelConfig& m = config_.model();
+  const std::string key = CuratorStreamKey(t.seed());
+  std::vector<OutputBlock> blocks;
+  for (size_t p = 0; p < parties_.size(); ++p) {
+    Party& party = parties_[p];
+    ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens[p], common));
+    ReorderRows(order, &party.data);
+    const int width = party.data.encoder.width();
+    party.table = torch::from_blob(party.data.encoded.values.data(), {rows_, width},
+                                   torch::kFloat32)
+                      .clone();
+    party.data.encoded.values.clear();
+    party.data.encoded.values.shrink_to_fit();
+    party.offset = total_width_;
+    for (OutputBlock block : party.data.encoder.blocks()) {
+      block.offset += total_width_;
+      blocks.push_back(block);
+    }
+    total_width_ += width;
+    party.feat = SeededModule<FeatureNet>(config_.sampling_secret(),
+                                          streams::PartyInit(party.name + "/feat"), width, m);
+    party.head = SeededModule<ScoreNet>(config_.sampling_secret(),
+                                        streams::PartyInit(party.name + "/head"),
+                                        m.feature_dim(), std::vector<int>{}, m.leaky_slope());
+    std::vector<torch::Tensor> params = party.feat->parameters();
+    for (const auto& param : party.head->parameters()) params.push_back(param);
+    party.optimizer = std::make_unique<torch::optim::Adam>(params, AdamFor(t.lr_critic(), t));
+  }
+  generator_ = SeededModule<Generator>(key, absl::StrCat(streams::kInit, "/generator"), m,
+                                       blocks, total_width_);
+  const std::vector<int> shared_hidden(m.shared_hidden().begin(), m.shared_hidden().end());
+  shared_critic_ = SeededModule<ScoreNet>(key, absl::StrCat(streams::kInit, "/shared-critic"),
+                                          static_cast<int>(parties_.size()) * m.feature_dim(),
+                                          shared_hidden, m.leaky_slope());
+  generator_optimizer_ =
+      std::make_unique<torch::optim::Adam>(generator_->parameters(), AdamFor(t.lr_generator(), t));
+  shared_optimizer_ = std::make_unique<torch::optim::Adam>(shared_critic_->parameters(),
+                                                           AdamFor(t.lr_critic(), t));
+  return absl::OkStatus();
+}
+
+torch::Tensor ReferenceTrainer::SampleRealIndices(int64_t step) const {
+  at::Generator gen = StreamGenerator(config_.sampling_secret(), streams::kRealBatch, step);
+  return torch::randperm(rows_, gen, torch::kLong).narrow(0, 0, config_.training().batch_size());
+}
+
+double ReferenceTrainer::CriticStep(int64_t step) {
+  const v1::TrainingConfig& t = config_.training();
+  const int64_t b = t.batch_size();
+  const std::string key = CuratorStreamKey(t.seed());
+  torch::Tensor fake;
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor z = torch::randn({b, config_.model().z_dim()},
+                                         StreamGenerator(key, streams::kCriticZ, step));
+    fake = generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step));
+  }
+  const torch::Tensor indices = SampleRealIndices(step);
+  std::vector<torch::Tensor> h_real, h_fake;
+  torch::Tensor total = torch::zeros({});
+  for (Party& party : parties_) {
+    const torch::Tensor real = party.table.index_select(0, indices);
+    const torch::Tensor slice = fake.narrow(1, party.offset, real.size(1));
+    const torch::Tensor hr = party.feat->forward(real);
+    const torch::Tensor hf = party.feat->forward(slice);
+    h_real.push_back(hr);
+    h_fake.push_back(hf);
+    const torch::Tensor alpha = torch::rand(
+        {b, 1}, StreamGenerator(config_.sampling_secret(), streams::LocalGpAlpha(party.name), step));
+    auto critic = [&party](const torch::Tensor& x) { return party.head->forward(party.feat->forward(x)); };
+    total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
+            t.gp_lambda() * GradientPenalty(critic, real, slice, alpha);
+  }
+  const torch::Tensor hr_all = torch::cat(h_real, 1);
+  const torch::Tensor hf_all = torch::cat(h_fake, 1);
+  const torch::Tensor alpha_shared =
+      torch::rand({b, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
+  auto shared = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
+  total = total + CriticLoss(shared_critic_->forward(hr_all), shared_critic_->forward(hf_all)) +
+          t.gp_lambda() * GradientPenalty(shared, hr_all, hf_all, alpha_shared);
+  shared_optimizer_->zero_grad();
+  for (Party& party : parties_) party.optimizer->zero_grad();
+  total.backward();
+  shared_optimizer_->step();
+  for (Party& party : parties_) party.optimizer->step();
+  return total.item<double>();
+}
+
+double ReferenceTrainer::GeneratorStep(int64_t round) {
+  const v1::TrainingConfig& t = config_.training();
+  const std::string key = CuratorStreamKey(t.seed());
+  const torch::Tensor z = torch::randn({static_cast<int64_t>(t.batch_size()), config_.model().z_dim()},
+                                       StreamGenerator(key, streams::kGeneratorZ, round));
+  const torch::Tensor fake =
+      generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
+  std::vector<torch::Tensor> features;
+  torch::Tensor loss = torch::zeros({});
+  for (Party& party : parties_) {
+    const torch::Tensor h =
+        party.feat->forward(fake.narrow(1, party.offset, party.data.encoder.width()));
+    features.push_back(h);
+    loss = loss - party.head->forward(h).mean();
+  }
+  loss = loss - shared_critic_->forward(torch::cat(features, 1)).mean();
+  // Only G steps: gradients reach the critics' parameters too but are discarded.
+  const std::vector<torch::Tensor> params = generator_->parameters();
+  const std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params);
+  for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i];
+  generator_optimizer_->step();
+  return loss.item<double>();
+}
+
+absl::Status ReferenceTrainer::Train(const std::function<void(const RoundStats&)>& progress) {
+  const v1::TrainingConfig& t = config_.training();
+  const auto start = std::chrono::steady_clock::now();
+  generator_->train();
+  RoundStats stats;
+  stats.total_rounds = t.rounds();
+  try {
+    for (int round = 0; round < t.rounds(); ++round) {
+      for (int c = 0; c < t.n_critic(); ++c) {
+        stats.critic_loss = CriticStep(static_cast<int64_t>(round) * t.n_critic() + c);
+      }
+      stats.generator_loss = GeneratorStep(round);
+      stats.round = round + 1;
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      stats.rounds_per_second = stats.round / std::max(elapsed, 1e-9);
+      stats.eta_seconds = (t.rounds() - stats.round) / std::max(stats.rounds_per_second, 1e-9);
+      if (!std::isfinite(stats.critic_loss) || !std::isfinite(stats.generator_loss)) {
+        return absl::InternalError(absl::StrCat("training diverged at round ", stats.round,
+                                                ": non-finite loss"));
+      }
+      if (stats.round % t.log_every() == 0 || stats.round == t.rounds()) {
+        spdlog::info("round {}/{} critic_loss={:.4f} generator_loss={:.4f} rounds/s={:.2f} eta={:.0f}s",
+                     stats.round, t.rounds(), stats.critic_loss, stats.generator_loss,
+                     stats.rounds_per_second, stats.eta_seconds);
+      }
+      if (progress) progress(stats);
+    }
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error during training: ", e.what_without_backtrace()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
+  if (rows <= 0) return absl::InvalidArgumentError("number of synthetic rows must be > 0");
+  const v1::TrainingConfig& t = config_.training();
+  const std::string key = CuratorStreamKey(t.seed());
+  CsvTable joint;
+  try {
+    generator_->eval();
+    torch::NoGradGuard no_grad;
+    const int64_t chunk = 4096;
+    std::vector<torch::Tensor> outputs;
+    for (int64_t start = 0, index = 0; start < rows; start += chunk, ++index) {
+      const int64_t n = std::min(chunk, rows - start);
+      const torch::Tensor z =
+          torch::randn({n, config_.model().z_dim()}, StreamGenerator(key, streams::kSynthesis, index));
+      outputs.push_back(generator_->SampleHard(z, StreamGenerator(key, streams::kSynthesis, ~index)));
+    }
+    generator_->train();
+    const torch::Tensor all = torch::cat(outputs, 0).contiguous();
+    for (Party& party : parties_) {
+      const torch::Tensor slice =
+          all.narrow(1, party.offset, party.data.encoder.width()).contiguous();
+      CsvTable decoded = party.data.encoder.Decode(slice.data_ptr<float>(), rows);
+      if (joint.header.empty()) {
+        joint = std::move(decoded);
+        continue;
+      }
+      joint.header.insert(joint.header.end(), decoded.header.begin(), decoded.header.end());
+      for (int64_t r = 0; r < rows; ++r) {
+        joint.rows[r].insert(joint.rows[r].end(), decoded.rows[r].begin(), decoded.rows[r].end());
+      }
+    }
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error during synthesis: ", e.what_without_backtrace()));
+  }
+  return joint;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,20 @@
+#include "common/model/wgan.h"
+
+namespace vfsynth {
+
+torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& score_fake) {
+  return score_fake.mean() - score_real.mean();
+}
+
+torch::Tensor GradientPenalty(const CriticFn& critic, const torch::Tensor& real,
+                              const torch::Tensor& fake, const torch::Tensor& alpha) {
+  torch::Tensor interpolates = alpha * real + (1 - alpha) * fake;
+  if (!interpolates.requires_grad()) interpolates.requires_grad_(true);
+  const torch::Tensor scores = critic(interpolates);
+  const torch::Tensor grad = torch::autograd::grad({scores.sum()}, {interpolates},
+                                                   /*grad_outputs=*/{}, /*retain_graph=*/true,
+                                                   /*create_graph=*/true)[0];
+  return (grad.norm(2, 1) - 1).pow(2).mean();
+}
+
+}  // namespace vfsynth

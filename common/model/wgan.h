@@ -1,0 +1,24 @@
+#ifndef VFSYNTH_COMMON_MODEL_WGAN_H_
+#define VFSYNTH_COMMON_MODEL_WGAN_H_
+
+#include <torch/torch.h>
+
+#include <functional>
+
+namespace vfsynth {
+
+using CriticFn = std::function<torch::Tensor(const torch::Tensor&)>;
+
+// WGAN critic loss: mean D(fake) - mean D(real).
+torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& score_fake);
+
+// WGAN-GP penalty (Gulrajani et al. 2017): mean over rows of (||grad_x D(x_hat)||_2 - 1)^2
+// at x_hat = alpha * real + (1 - alpha) * fake, alpha of shape (B, 1). Built with
+// create_graph so the penalty can be differentiated with respect to the critic's
+// parameters and to `real` / `fake` themselves.
+torch::Tensor GradientPenalty(const CriticFn& critic, const torch::Tensor& real,
+                              const torch::Tensor& fake, const torch::Tensor& alpha);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_WGAN_H_

@@ -1,0 +1,26 @@
+#include "common/util/cli.h"
+
+#include <spdlog/spdlog.h>
+
+namespace vfsynth {
+
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& arg = args[i];
+    if (arg == "--") break;  // everything after is positional
+    if (arg.size() < 3 || arg[0] != '-' || arg[1] != '-') continue;
+    const size_t end = arg.find('=');
+    for (size_t j = 2; j < std::min(end, arg.size()); ++j) {
+      if (arg[j] == '-') arg[j] = '_';
+    }
+  }
+  return args;
+}
+
+void InitLogging(const std::string& name, const std::string& level) {
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ [" + name + "] %v");
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,25 @@
+#ifndef VFSYNTH_COMMON_UTIL_PROTO_JSON_H_
+#define VFSYNTH_COMMON_UTIL_PROTO_JSON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
+
+namespace vfsynth {
+
+// Parses JSON text into `message`; unknown fields are an error (typos must not be
+// silently ignored). `source` names the input in error messages.
+absl::Status ParseJsonInto(const std::string& json, const std::string& source,
+                           google::protobuf::Message* message);
+
+// Reads and parses a JSON file.
+absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message);
+
+// Serialises with snake_case field names, indented.
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_UTIL_PROTO_JSON_H_

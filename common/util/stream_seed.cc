@@ -1,0 +1,25 @@
+#include "common/util/stream_seed.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstring>
+#include <string>
+
+namespace vfsynth {
+
+uint64_t DeriveStreamSeed(absl::string_view key, absl::string_view purpose, uint64_t counter) {
+  std::string message(purpose);
+  message.push_back('\0');  // separates purpose from counter unambiguously
+  for (int i = 0; i < 8; ++i) message.push_back(static_cast<char>((counter >> (8 * i)) & 0xff));
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest,
+       &digest_len);
+  uint64_t seed = 0;
+  for (int i = 0; i < 8; ++i) seed |= static_cast<uint64_t>(digest[i]) << (8 * i);
+  return seed;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,20 @@
+#ifndef VFSYNTH_COMMON_UTIL_STREAM_SEED_H_
+#define VFSYNTH_COMMON_UTIL_STREAM_SEED_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+
+namespace vfsynth {
+
+// Counter-based randomness: every draw (z, batch indices, interpolation weights,
+// Gumbel noise) is seeded by HMAC-SHA256(key, purpose || counter), so any process
+// holding `key` reproduces the same values for (purpose, counter) regardless of what
+// it drew before. This is what makes the reference trainer, a distributed run and a
+// resumed run draw identical values. With a secret key (the parties' sampling
+// secret) the seeds are unpredictable to anyone without it.
+uint64_t DeriveStreamSeed(absl::string_view key, absl::string_view purpose, uint64_t counter);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_UTIL_STREAM_SEED_H_
