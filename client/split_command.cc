@@ -1,10 +1,11 @@
 #include <spdlog/spdlog.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_join.h"
-#include "client/commands.h"
+#include "client/command_registry.h"
 #include "common/data/split.h"
 #include "common/util/status_macros.h"
 
@@ -16,7 +17,9 @@ ABSL_FLAG(bool, skip_bad_rows, false, "drop (and count) malformed rows instead o
 
 namespace vfsynth {
 
-absl::Status RunSplitCommand() {
+namespace {
+
+absl::Status RunSplitCommand(const std::vector<std::string>& args) {
   const std::string input = absl::GetFlag(FLAGS_input);
   const std::string schema = absl::GetFlag(FLAGS_schema);
   const std::string parties = absl::GetFlag(FLAGS_parties);
@@ -37,4 +40,8 @@ absl::Status RunSplitCommand() {
   return absl::OkStatus();
 }
 
+const CommandRegistration kRegistration(
+    "split", {"split        --input T.csv --schema S.json --parties P.json --out DIR [--skip-bad-rows]", &RunSplitCommand});
+
+}  // namespace
 }  // namespace vfsynth

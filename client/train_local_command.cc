@@ -1,9 +1,10 @@
 #include <spdlog/spdlog.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "client/commands.h"
+#include "client/command_registry.h"
 #include "common/data/csv.h"
 #include "common/model/config.h"
 #include "common/model/reference_trainer.h"
@@ -16,7 +17,9 @@ ABSL_FLAG(std::string, output, "", "train-local: override output.synthetic_csv")
 
 namespace vfsynth {
 
-absl::Status RunTrainLocalCommand() {
+namespace {
+
+absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_config).empty()) {
     return absl::InvalidArgumentError("train-local needs --config");
   }
@@ -41,4 +44,8 @@ absl::Status RunTrainLocalCommand() {
   return absl::OkStatus();
 }
 
+const CommandRegistration kRegistration(
+    "train-local", {"train-local  --config C.json [--rounds N] [--rows N] [--output F.csv]", &RunTrainLocalCommand});
+
+}  // namespace
 }  // namespace vfsynth

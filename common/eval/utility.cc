@@ -1,0 +1,106 @@
+#include "common/eval/utility.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/eval/features.h"
+#include "common/eval/logistic_regression.h"
+#include "common/eval/mlp_classifier.h"
+#include "common/eval/random_forest.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+struct TrainTest {
+  LabeledData train;
+  LabeledData test;
+};
+
+absl::StatusOr<TrainTest> SplitLabeled(const EvalTable& table, const v1::Schema& schema,
+                                       const std::string& target, const UtilityOptions& options) {
+  const RowSplit split = SplitRows(table.rows, options.train_fraction, options.seed);
+  TrainTest out;
+  ASSIGN_OR_RETURN(out.train, MakeLabeledData(table.Subset(split.first), schema, target));
+  ASSIGN_OR_RETURN(out.test, MakeLabeledData(table.Subset(split.second), schema, target));
+  if (out.train.x.rows == 0 || out.test.x.rows == 0) {
+    return absl::InvalidArgumentError("too few rows with a target value to split 80/20");
+  }
+  return out;
+}
+
+absl::StatusOr<ClassificationScores> Score(const Classifier& model, const LabeledData& test,
+                                           int positive_class) {
+  ASSIGN_OR_RETURN(const std::vector<int> predicted, model.Predict(test.x));
+  return ScorePredictions(test.y, predicted, test.num_classes, positive_class);
+}
+
+double F1For(const ClassificationScores& s, bool binary) { return binary ? s.binary_f1 : s.macro_f1; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Classifier>> MakeClassifier(const std::string& name,
+                                                           const UtilityOptions& options) {
+  if (name == "random_forest") {
+    RandomForestOptions rf;
+    rf.trees = options.forest_trees;
+    rf.threads = options.threads;
+    rf.seed = options.seed;
+    return std::unique_ptr<Classifier>(new RandomForest(rf));
+  }
+  if (name == "logistic_regression") return std::unique_ptr<Classifier>(new LogisticRegression());
+  if (name == "mlp") {
+    MlpOptions mlp;
+    mlp.seed = options.seed;
+    mlp.threads = options.threads;
+    return std::unique_ptr<Classifier>(new MlpClassifier(mlp));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown model '", name, "' (random_forest, logistic_regression, mlp)"));
+}
+
+absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTable& synthetic,
+                                             const v1::Schema& schema, const std::string& target,
+                                             const UtilityOptions& options) {
+  ASSIGN_OR_RETURN(const TrainTest r, SplitLabeled(real, schema, target, options));
+  ASSIGN_OR_RETURN(const TrainTest s, SplitLabeled(synthetic, schema, target, options));
+  UtilityResult result;
+  result.target = target;
+  result.num_classes = r.train.num_classes;
+  result.real_train_rows = r.train.x.rows;
+  result.real_test_rows = r.test.x.rows;
+  result.synthetic_train_rows = s.train.x.rows;
+  result.synthetic_test_rows = s.test.x.rows;
+  const bool binary = result.num_classes == 2;
+  if (binary) {
+    std::vector<int> all = r.train.y;
+    all.insert(all.end(), r.test.y.begin(), r.test.y.end());
+    result.positive_class = MinorityClass(all, result.num_classes);
+    const int target_index = real.ColumnIndex(target);
+    result.positive_label = schema.columns(target_index).categories(result.positive_class);
+  }
+  for (const std::string& name : options.models) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Classifier> on_real, MakeClassifier(name, options));
+    ASSIGN_OR_RETURN(std::unique_ptr<Classifier> on_synthetic, MakeClassifier(name, options));
+    RETURN_IF_ERROR(on_real->Fit(r.train.x, r.train.y, r.train.num_classes));
+    RETURN_IF_ERROR(on_synthetic->Fit(s.train.x, s.train.y, s.train.num_classes));
+    ModelUtility m;
+    m.model = name;
+    ASSIGN_OR_RETURN(m.trtr, Score(*on_real, r.test, result.positive_class));
+    ASSIGN_OR_RETURN(m.trts, Score(*on_real, s.test, result.positive_class));
+    ASSIGN_OR_RETURN(m.tstr, Score(*on_synthetic, r.test, result.positive_class));
+    ASSIGN_OR_RETURN(m.tsts, Score(*on_synthetic, s.test, result.positive_class));
+    for (const ClassificationScores* other : {&m.tsts, &m.trts, &m.tstr}) {
+      m.total_difference += std::abs(other->accuracy - m.trtr.accuracy) +
+                            std::abs(F1For(*other, binary) - F1For(m.trtr, binary));
+    }
+    spdlog::info("utility {}: TRTR acc {:.4f} TSTR acc {:.4f} total difference {:.4f}", name,
+                 m.trtr.accuracy, m.tstr.accuracy, m.total_difference);
+    result.models.push_back(m);
+  }
+  return result;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,163 @@
+#include "common/data/encoder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "common/data/csv.h"
+#include "common/data/schema.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Schema MixedSchema() {
+  auto schema = ParseSchema(R"({"columns":[
+      {"name":"color","type":"categorical","categories":["red","green","blue"],"nullable":true},
+      {"name":"size","type":"continuous","min":-2,"max":6},
+      {"name":"count","type":"integer","min":0,"max":100,"nullable":true},
+      {"name":"score","type":"continuous","min":0,"max":10,"bins":[0,2.5,5,10]}]})",
+                            "mixed.json");
+  EXPECT_TRUE(schema.ok()) << schema.status();
+  return *schema;
+}
+
+TEST(EncoderTest, LayoutFollowsSchema) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  // color 3+1, size 1, count 1 + missing 2, score 3 bins.
+  EXPECT_EQ(encoder->width(), 4 + 1 + 3 + 3);
+  ASSERT_EQ(encoder->blocks().size(), 5u);
+  EXPECT_EQ(encoder->blocks()[0].kind, BlockKind::kSoftmax);
+  EXPECT_EQ(encoder->blocks()[1].kind, BlockKind::kTanh);
+  EXPECT_EQ(encoder->blocks()[2].kind, BlockKind::kTanh);
+  EXPECT_EQ(encoder->blocks()[3].width, 2);
+  EXPECT_EQ(encoder->blocks()[4].offset, 8);
+  EXPECT_EQ(encoder->blocks()[4].width, 3);
+}
+
+TEST(EncoderTest, EncodesKnownValues) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"id", "score", "count", "size", "color"};  // order differs from schema
+  table.rows = {{"7", "6", "?", "2", "green"}};
+  table.line_numbers = {2};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::vector<float> expected = {0, 1, 0, 0,   // green
+                                       0,            // size 2 in [-2, 6] -> 0
+                                       0, 0, 1,      // count missing
+                                       0, 0, 1};     // score 6 in bin [5, 10]
+  EXPECT_EQ(result->table.values, expected);
+}
+
+TEST(EncoderTest, DecodeInvertsEncode) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"color", "size", "count", "score"};
+  table.rows = {{"red", "-2", "0", "0"},
+                {"blue", "5.123456", "100", "3"},
+                {"?", "0.5", "?", "9.9"},
+                {"green", "6", "42", "10"}};
+  table.line_numbers = {2, 3, 4, 5};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_TRUE(result.ok()) << result.status();
+  const CsvTable decoded = encoder->Decode(result->table.values.data(), result->table.rows);
+  ASSERT_EQ(decoded.header, table.header);
+  const std::vector<std::string> score_midpoints = {"1.25", "3.75", "7.5", "7.5"};
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    EXPECT_EQ(decoded.rows[r][0], table.rows[r][0]) << "row " << r;  // categorical: exact
+    double in = 0, out = 0;
+    ASSERT_TRUE(absl::SimpleAtod(table.rows[r][1], &in));
+    ASSERT_TRUE(absl::SimpleAtod(decoded.rows[r][1], &out));
+    EXPECT_NEAR(out, in, 8 * 1e-6) << "row " << r;  // float32 scaling over a range of 8
+    EXPECT_EQ(decoded.rows[r][2], table.rows[r][2]) << "row " << r;  // integer: exact
+    EXPECT_EQ(decoded.rows[r][3], score_midpoints[r]) << "row " << r;  // bin midpoint
+  }
+}
+
+TEST(EncoderTest, ClipsOutOfBoundsAndCounts) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"color", "size", "count", "score"};
+  table.rows = {{"red", "100", "-5", "11"}};
+  table.line_numbers = {2};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->clipped_values, (std::vector<int64_t>{0, 1, 1, 1}));
+  const CsvTable decoded = encoder->Decode(result->table.values.data(), 1);
+  EXPECT_EQ(decoded.rows[0][1], "6");
+  EXPECT_EQ(decoded.rows[0][2], "0");
+}
+
+struct BadValueCase {
+  std::vector<std::string> row;
+  const char* message;
+};
+
+class BadValueTest : public ::testing::TestWithParam<BadValueCase> {};
+
+TEST_P(BadValueTest, ErrorNamesLineAndColumnOrSkips) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"color", "size", "count", "score"};
+  table.rows = {{"red", "1", "1", "1"}, GetParam().row};
+  table.line_numbers = {2, 9};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("t.csv:9"));
+  EXPECT_THAT(result.status().message(), HasSubstr(GetParam().message));
+
+  EncodeOptions skip;
+  skip.skip_bad_rows = true;
+  auto skipped = encoder->Encode(table, "t.csv", skip);
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  EXPECT_EQ(skipped->skipped_rows, 1);
+  EXPECT_EQ(skipped->table.rows, 1);
+  EXPECT_EQ(skipped->kept_rows, (std::vector<int64_t>{0}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadValueTest,
+    ::testing::Values(BadValueCase{{"purple", "1", "1", "1"}, "column 'color': value 'purple'"},
+                      BadValueCase{{"red", "abc", "1", "1"}, "column 'size'"},
+                      BadValueCase{{"red", "nan", "1", "1"}, "not a finite number"},
+                      BadValueCase{{"red", "", "1", "1"}, "not declared nullable"},
+                      BadValueCase{{"red", "1", "2.5", "1"}, "not an integer"}));
+
+TEST(EncoderTest, MissingSchemaColumnIsAnError) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"color", "size", "count"};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("'score'"));
+}
+
+TEST(EncoderTest, AdultRoundTripsExactly) {
+  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  auto table = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
+  ASSERT_TRUE(table.ok()) << table.status();
+  auto encoder = TableEncoder::Create(*schema);
+  ASSERT_TRUE(encoder.ok());
+  auto result = encoder->Encode(*table, "adult.csv");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->table.rows, 32561);
+  const CsvTable decoded = encoder->Decode(result->table.values.data(), result->table.rows);
+  // Every Adult column is categorical or an integer, so decoding is exact.
+  for (size_t r = 0; r < table->rows.size(); ++r) {
+    ASSERT_EQ(decoded.rows[r], table->rows[r]) << "row " << r;
+  }
+}
+
+}  // namespace
+}  // namespace vfsynth

@@ -1,0 +1,113 @@
+#include "common/data/split.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/data/schema.h"
+#include "common/util/proto_json.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+v1::Schema JointSchema() {
+  auto schema = ParseSchema(R"({"columns":[
+      {"name":"a","type":"categorical","categories":["x","y"]},
+      {"name":"b","type":"integer","min":0,"max":9},
+      {"name":"c","type":"continuous","min":0,"max":1}]})",
+                            "joint.json");
+  EXPECT_TRUE(schema.ok());
+  return *schema;
+}
+
+CsvTable JointTable() {
+  CsvTable t;
+  t.header = {"a", "b", "c"};
+  t.rows = {{"x", "1", "0.5"}, {"y", "2", "0.25"}};
+  t.line_numbers = {2, 3};
+  return t;
+}
+
+v1::PartiesFile Parties(const std::string& json) {
+  v1::PartiesFile parties;
+  EXPECT_TRUE(ParseJsonInto(json, "parties.json", &parties).ok());
+  return parties;
+}
+
+TEST(SplitTest, AddsIdAndKeepsSchemaOrder) {
+  auto result = SplitTable(JointTable(), JointSchema(),
+                           Parties(R"({"parties":[{"name":"p","columns":["c","a"]},
+                                                  {"name":"q","columns":["b"]}]})"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->parties.size(), 2u);
+  const PartyTable& p = result->parties[0];
+  EXPECT_THAT(p.table.header, ElementsAre("id", "a", "c"));
+  EXPECT_THAT(p.table.rows[1], ElementsAre("1", "y", "0.25"));
+  EXPECT_EQ(p.schema.id_column(), "id");
+  ASSERT_EQ(p.schema.columns_size(), 2);
+  EXPECT_EQ(p.schema.columns(1).name(), "c");
+  EXPECT_THAT(result->parties[1].table.rows[0], ElementsAre("0", "1"));
+  EXPECT_TRUE(result->unassigned_columns.empty());
+}
+
+TEST(SplitTest, KeepsExistingIds) {
+  v1::Schema schema = JointSchema();
+  schema.set_id_column("pid");
+  CsvTable table = JointTable();
+  table.header.push_back("pid");
+  table.rows[0].push_back("u17");
+  table.rows[1].push_back("u4");
+  auto result = SplitTable(table, schema, Parties(R"({"id_column":"key","parties":[{"name":"p","columns":["a"]}]})"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->parties[0].table.header, ElementsAre("key", "a"));
+  EXPECT_THAT(result->parties[0].table.rows[1], ElementsAre("u4", "y"));
+  EXPECT_THAT(result->unassigned_columns, ElementsAre("b", "c"));
+
+  table.rows[1][3] = "u17";
+  auto duplicate = SplitTable(table, schema, Parties(R"({"parties":[{"name":"p","columns":["a"]}]})"));
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_THAT(duplicate.status().message(), HasSubstr("not unique"));
+}
+
+TEST(SplitTest, RejectsBadPartiesFiles) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"parties":[]})", "no parties"},
+      {R"({"parties":[{"name":"p","columns":["zz"]}]})", "'zz'"},
+      {R"({"parties":[{"name":"p","columns":["a"]},{"name":"q","columns":["a"]}]})", "both"},
+      {R"({"parties":[{"name":"p","columns":["a"]},{"name":"p","columns":["b"]}]})", "used twice"},
+      {R"({"parties":[{"name":"p","columns":[]}]})", "no columns"},
+  };
+  for (const auto& [json, message] : cases) {
+    auto result = SplitTable(JointTable(), JointSchema(), Parties(json));
+    ASSERT_FALSE(result.ok()) << json;
+    EXPECT_THAT(result.status().message(), HasSubstr(message)) << json;
+  }
+}
+
+TEST(SplitTest, SplitsShippedAdultIntoLoadableFiles) {
+  const std::string out = ::testing::TempDir() + "/split_adult";
+  auto result = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                           std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json",
+                           std::string(VFSYNTH_SOURCE_DIR) + "/deploy/parties/adult-3.json", out,
+                           false);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->parties.size(), 3u);
+  EXPECT_TRUE(result->unassigned_columns.empty());
+  int columns = 0;
+  for (const PartyTable& party : result->parties) {
+    auto schema = LoadSchema(out + "/" + party.name + ".schema.json");
+    ASSERT_TRUE(schema.ok()) << schema.status();
+    columns += schema->columns_size();
+    auto table = ReadCsv(out + "/" + party.name + ".csv");
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ(table->rows.size(), 32561u);
+  }
+  EXPECT_EQ(columns, 15);
+}
+
+}  // namespace
+}  // namespace vfsynth

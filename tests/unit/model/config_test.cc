@@ -1,0 +1,64 @@
+#include "common/model/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/util/proto_json.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ConfigTest, DefaultsMatchDesign) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"a.csv","schema":"a.json"}]})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("/base", &config).ok());
+  EXPECT_EQ(config.model().z_dim(), 64);
+  EXPECT_EQ(config.model().feature_dim(), 64);
+  EXPECT_EQ(config.model().generator_hidden_size(), 2);
+  EXPECT_EQ(config.training().n_critic(), 5);
+  EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);
+  EXPECT_DOUBLE_EQ(config.training().lr_critic(), 2e-4);
+  EXPECT_DOUBLE_EQ(config.training().beta1(), 0.5);
+  EXPECT_EQ(config.parties(0).data(), "/base/a.csv");
+}
+
+TEST(ConfigTest, ExplicitZeroIsKeptNotDefaulted) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
+                               "training":{"gp_lambda":0,"rounds":0}})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
+  EXPECT_EQ(config.training().gp_lambda(), 0.0);
+  EXPECT_EQ(config.training().rounds(), 0);
+}
+
+TEST(ConfigTest, RejectsNonsense) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"parties":[]})", "no parties"},
+      {R"({"parties":[{"name":"a","data":"x"}]})", "'schema'"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})", "used twice"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})", "categorical_output"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
+  };
+  for (const auto& [json, message] : cases) {
+    v1::LocalRunConfig config;
+    ASSERT_TRUE(ParseJsonInto(json, "c.json", &config).ok()) << json;
+    const absl::Status status = ResolveLocalRunConfig("", &config);
+    ASSERT_FALSE(status.ok()) << json;
+    EXPECT_THAT(status.message(), HasSubstr(message)) << json;
+  }
+}
+
+TEST(ConfigTest, UnknownFieldIsAnError) {
+  v1::LocalRunConfig config;
+  const absl::Status status = ParseJsonInto(R"({"trainig":{}})", "c.json", &config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("c.json"));
+}
+
+}  // namespace
+}  // namespace vfsynth

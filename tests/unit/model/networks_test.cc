@@ -1,0 +1,101 @@
+#include "common/model/networks.h"
+
+#include <gtest/gtest.h>
+
+#include "common/data/schema.h"
+
+namespace vfsynth {
+namespace {
+
+v1::ModelConfig SmallModel(const std::string& output) {
+  v1::ModelConfig m;
+  m.set_z_dim(8);
+  m.add_generator_hidden(16);
+  m.add_feature_hidden(8);
+  m.set_feature_dim(4);
+  m.add_shared_hidden(8);
+  m.set_categorical_output(output);
+  m.set_gumbel_tau(0.2);
+  m.set_leaky_slope(0.2);
+  m.set_generator_norm("batch");
+  return m;
+}
+
+TableEncoder MixedEncoder() {
+  auto schema = ParseSchema(R"({"columns":[
+      {"name":"c","type":"categorical","categories":["a","b","c"],"nullable":true},
+      {"name":"x","type":"continuous","min":-1,"max":3},
+      {"name":"n","type":"integer","min":0,"max":10,"nullable":true},
+      {"name":"s","type":"continuous","min":0,"max":1,"bins":[0,0.5,1]}]})",
+                            "s.json");
+  EXPECT_TRUE(schema.ok()) << schema.status();
+  auto encoder = TableEncoder::Create(*schema);
+  EXPECT_TRUE(encoder.ok());
+  return *encoder;
+}
+
+class GeneratorHeadsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GeneratorHeadsTest, TrainingOutputHasValidBlocks) {
+  const TableEncoder encoder = MixedEncoder();
+  Generator g(SmallModel(GetParam()), encoder.blocks(), encoder.width());
+  const torch::Tensor out = g->forward(torch::randn({64, 8}), StreamGenerator("k", "g", 0));
+  ASSERT_EQ(out.size(1), encoder.width());
+  for (const OutputBlock& block : encoder.blocks()) {
+    const torch::Tensor part = out.narrow(1, block.offset, block.width);
+    if (block.kind == BlockKind::kSoftmax) {
+      EXPECT_TRUE(torch::allclose(part.sum(1), torch::ones({64}), 1e-5, 1e-5));
+      EXPECT_GE(part.min().item<float>(), 0.0f);
+    } else {
+      EXPECT_LE(part.abs().max().item<float>(), 1.0f);
+    }
+  }
+}
+
+TEST_P(GeneratorHeadsTest, SamplesDecodeToValidOneHotRows) {
+  const TableEncoder encoder = MixedEncoder();
+  Generator g(SmallModel(GetParam()), encoder.blocks(), encoder.width());
+  g->eval();
+  const torch::Tensor out = g->SampleHard(torch::randn({200, 8}), StreamGenerator("k", "s", 0));
+  for (const OutputBlock& block : encoder.blocks()) {
+    if (block.kind != BlockKind::kSoftmax) continue;
+    const torch::Tensor part = out.narrow(1, block.offset, block.width);
+    EXPECT_TRUE(torch::equal(part.sum(1), torch::ones({200})));                     // exactly one
+    EXPECT_TRUE(torch::equal((part == 0) | (part == 1), torch::ones_like(part, torch::kBool)));
+  }
+  const torch::Tensor contiguous = out.contiguous();
+  const CsvTable decoded = encoder.Decode(contiguous.data_ptr<float>(), 200);
+  for (const auto& row : decoded.rows) {
+    EXPECT_TRUE(row[0] == "a" || row[0] == "b" || row[0] == "c" || row[0] == "?") << row[0];
+    if (row[2] != "?") {
+      const int n = std::stoi(row[2]);
+      EXPECT_TRUE(n >= 0 && n <= 10) << n;
+    }
+    EXPECT_TRUE(row[3] == "0.25" || row[3] == "0.75") << row[3];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));
+
+TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
+  const v1::ModelConfig m = SmallModel("gumbel");
+  FeatureNet a = SeededModule<FeatureNet>("key", "feat", 5, m);
+  torch::randn({100});  // unrelated draws in between must not matter
+  FeatureNet b = SeededModule<FeatureNet>("key", "feat", 5, m);
+  FeatureNet c = SeededModule<FeatureNet>("key", "other", 5, m);
+  const auto pa = a->parameters(), pb = b->parameters(), pc = c->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
+  EXPECT_FALSE(torch::equal(pa[0], pc[0]));
+}
+
+TEST(NetworksTest, StreamGeneratorsReproduceDraws) {
+  const torch::Tensor a = torch::randn({4}, StreamGenerator("k", "z", 3));
+  const torch::Tensor b = torch::randn({4}, StreamGenerator("k", "z", 3));
+  const torch::Tensor c = torch::randn({4}, StreamGenerator("k", "z", 4));
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_FALSE(torch::equal(a, c));
+}
+
+}  // namespace
+}  // namespace vfsynth
