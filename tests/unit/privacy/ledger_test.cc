@@ -1,0 +1,214 @@
+#include "common/privacy/ledger.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/privacy/accountant.h"
+#include "gtest/gtest.h"
+
+namespace vfsynth::privacy {
+namespace {
+
+class LedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("vfsynth_ledger_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "party-a.ledger").string();
+    config_.run_id = "run-42";
+    config_.delta = 1e-5;
+    config_.epsilon_budget = 5.0;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string ReadAll() const {
+    std::ifstream in(path_);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+  }
+
+  // VFLGAN's Adult setting with the party's two releases per step.
+  const StepMechanism mechanism_{{1.6, 1.6}, 64 / 42960.0, Sampler::kWithoutReplacement};
+  std::filesystem::path dir_;
+  std::string path_;
+  LedgerConfig config_;
+};
+
+TEST_F(LedgerTest, ChargesAccumulateLikeTheAccountant) {
+  auto ledger = PrivacyLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_EQ((*ledger)->Spent().epsilon, 0.0);
+  EXPECT_EQ((*ledger)->Spent().last_round, -1);
+  for (int round = 0; round < 100; ++round) ASSERT_TRUE((*ledger)->Charge(round, mechanism_).ok());
+  ASSERT_TRUE((*ledger)->Charge(100, mechanism_, 50).ok());  // one round of 50 steps
+
+  const PrivacySpent spent = (*ledger)->Spent();
+  const EpsilonAndOrder expected = *ComputeEpsilon(mechanism_, 150, 1e-5, Conversion::kImproved);
+  EXPECT_NEAR(spent.epsilon, expected.epsilon, 1e-12);
+  EXPECT_EQ(spent.order, expected.order);
+  EXPECT_EQ(spent.rounds, 101);
+  EXPECT_EQ(spent.steps, 150);
+  EXPECT_EQ(spent.last_round, 100);
+  // Other parties know the indices: q = 1.
+  StepMechanism exposed = mechanism_;
+  exposed.sample_rate = 1.0;
+  EXPECT_NEAR(spent.epsilon_unamplified,
+              ComputeEpsilon(exposed, 150, 1e-5, Conversion::kImproved)->epsilon, 1e-9);
+  EXPECT_GT(spent.epsilon_unamplified, 10 * spent.epsilon);
+}
+
+TEST_F(LedgerTest, RefusesTheRoundThatWouldExceedTheBudget) {
+  // Each step costs a sizeable part of the budget of 5: only a few fit.
+  const StepMechanism heavy{{2.0}, 0.5, Sampler::kWithoutReplacement};
+  auto ledger = *PrivacyLedger::Open(path_, config_);
+  int round = 0;
+  while (*ledger->CanCharge(heavy)) {
+    ASSERT_TRUE(ledger->Charge(round, heavy).ok()) << round;
+    ++round;
+    ASSERT_LT(round, 1000);
+  }
+  EXPECT_GT(round, 1);
+  // The budget is checked before a round, so it is never overshot.
+  EXPECT_LE(ledger->Spent().epsilon, config_.epsilon_budget);
+  EXPECT_GT(ledger->SpentAfter(heavy)->epsilon, config_.epsilon_budget);
+  const absl::Status status = ledger->Charge(round, heavy);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_EQ(ledger->Spent().rounds, round);  // the refused round left no trace
+  EXPECT_FALSE(ledger->IsCharged(round));
+  // Refusal survives a restart.
+  ledger.reset();
+  auto reopened = *PrivacyLedger::Open(path_, config_);
+  EXPECT_EQ(reopened->Charge(round, heavy).code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(LedgerTest, UnamplifiedBudgetIsEnforcedWhenSet) {
+  config_.epsilon_budget = 100.0;
+  config_.epsilon_budget_unamplified = 20.0;
+  auto ledger = *PrivacyLedger::Open(path_, config_);
+  int round = 0;
+  while (ledger->Charge(round, mechanism_).ok()) ++round;
+  EXPECT_GT(round, 0);
+  EXPECT_LE(ledger->Spent().epsilon_unamplified, 20.0);
+  EXPECT_EQ(ledger->Charge(round, mechanism_).code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(LedgerTest, RestartReplaysWithoutResetOrDoubleCount) {
+  PrivacySpent before;
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    for (int round = 0; round < 10; ++round) ASSERT_TRUE(ledger->Charge(round, mechanism_).ok());
+    // Same process retries a round: no double count.
+    ASSERT_TRUE(ledger->Charge(9, mechanism_).ok());
+    before = ledger->Spent();
+    EXPECT_EQ(before.rounds, 10);
+    // A second opener is refused while this one holds the file.
+    EXPECT_EQ(PrivacyLedger::Open(path_, config_).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  auto reopened = *PrivacyLedger::Open(path_, config_);
+  const PrivacySpent after = reopened->Spent();
+  EXPECT_EQ(after.rounds, 10);
+  EXPECT_EQ(after.last_round, 9);
+  EXPECT_DOUBLE_EQ(after.epsilon, before.epsilon);
+  EXPECT_DOUBLE_EQ(after.epsilon_unamplified, before.epsilon_unamplified);
+  // The restarted daemon re-charges the round it was in: a no-op.
+  ASSERT_TRUE(reopened->Charge(9, mechanism_).ok());
+  EXPECT_DOUBLE_EQ(reopened->Spent().epsilon, before.epsilon);
+  // ... but not with other parameters, and not an older, uncharged round.
+  StepMechanism other = mechanism_;
+  other.noise_multipliers = {1.0, 1.0};
+  EXPECT_EQ(reopened->Charge(9, other).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(reopened->Charge(12, mechanism_).ok());
+  EXPECT_EQ(reopened->Charge(11, mechanism_).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(reopened->Spent().rounds, 11);
+  EXPECT_GT(reopened->Spent().epsilon, before.epsilon);
+}
+
+TEST_F(LedgerTest, RefusesAnotherRunsLedger) {
+  { ASSERT_TRUE(PrivacyLedger::Open(path_, config_).ok()); }
+  LedgerConfig other = config_;
+  other.run_id = "run-43";
+  EXPECT_EQ(PrivacyLedger::Open(path_, other).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  other = config_;
+  other.delta = 1e-6;
+  EXPECT_EQ(PrivacyLedger::Open(path_, other).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  other = config_;
+  other.conversion = Conversion::kClassic;
+  EXPECT_EQ(PrivacyLedger::Open(path_, other).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(LedgerTest, TornLastLineIsDroppedAndAppendsContinue) {
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    for (int round = 0; round < 5; ++round) ASSERT_TRUE(ledger->Charge(round, mechanism_).ok());
+  }
+  const std::string intact = ReadAll();
+  // Simulate a crash in the middle of appending round 5.
+  {
+    std::ofstream out(path_, std::ios::app);
+    out << "charge\tround=5\tsteps=1\tq=0.0014";
+  }
+  auto ledger = PrivacyLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_EQ((*ledger)->Spent().rounds, 5);
+  EXPECT_FALSE((*ledger)->IsCharged(5));
+  EXPECT_EQ(ReadAll(), intact);  // truncated back to the last complete line
+  ASSERT_TRUE((*ledger)->Charge(5, mechanism_).ok());
+  ledger->reset();
+  auto again = *PrivacyLedger::Open(path_, config_);
+  EXPECT_EQ(again->Spent().rounds, 6);
+}
+
+TEST_F(LedgerTest, TornHeaderStartsAFreshLedger) {
+  { std::ofstream(path_) << "vfsynth-privacy-led"; }
+  auto ledger = PrivacyLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_EQ((*ledger)->Spent().rounds, 0);
+  EXPECT_TRUE((*ledger)->Charge(0, mechanism_).ok());
+}
+
+TEST_F(LedgerTest, CorruptCompleteLineIsDataLoss) {
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    for (int round = 0; round < 3; ++round) ASSERT_TRUE(ledger->Charge(round, mechanism_).ok());
+  }
+  std::string contents = ReadAll();
+  // Someone "edits" round 1's noise multiplier upwards.
+  const size_t pos = contents.find("round=1\t");
+  ASSERT_NE(pos, std::string::npos);
+  const size_t z = contents.find("z=1.6", pos);
+  ASSERT_NE(z, std::string::npos);
+  contents.replace(z, 5, "z=9.6");
+  { std::ofstream(path_, std::ios::trunc) << contents; }
+  EXPECT_EQ(PrivacyLedger::Open(path_, config_).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(LedgerTest, RejectsBadConfigAndMechanisms) {
+  LedgerConfig bad = config_;
+  bad.run_id = "has\ttab";
+  EXPECT_EQ(PrivacyLedger::Open(path_, bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad = config_;
+  bad.epsilon_budget = 0;
+  EXPECT_EQ(PrivacyLedger::Open(path_, bad).status().code(), absl::StatusCode::kInvalidArgument);
+  auto ledger = *PrivacyLedger::Open(path_, config_);
+  EXPECT_EQ(ledger->Charge(0, {{}, 0.01, Sampler::kWithoutReplacement}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger->Charge(0, {{1.0}, 0.01, Sampler::kPoisson}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger->Charge(0, mechanism_, 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger->Spent().rounds, 0);
+}
+
+}  // namespace
+}  // namespace vfsynth::privacy

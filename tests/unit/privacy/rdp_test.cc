@@ -1,0 +1,193 @@
+// RDP of the subsampled Gaussian: numerics, special cases, and the single-step
+// values published in Opacus / TF Privacy tests (anchors-mission §3.5).
+#include "common/privacy/rdp.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "common/privacy/log_math.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace vfsynth::privacy {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TEST(LogMathTest, LogErfcMatchesErfcAndStaysFiniteInTheTail) {
+  for (double x : {-5.0, -1.0, 0.0, 0.5, 3.0, 10.0, 24.0}) {
+    EXPECT_NEAR(LogErfc(x), std::log(std::erfc(x)), 1e-12 * std::max(1.0, x * x)) << x;
+  }
+  // Continuity across the switch to the asymptotic series at 25.
+  EXPECT_NEAR(LogErfc(24.999999), LogErfc(25.0), 1e-4);
+  // erfc(40) underflows a double; log erfc(x) ~ -x² - log(x·sqrt(pi)).
+  const double x = 40.0;
+  EXPECT_TRUE(std::isfinite(LogErfc(x)));
+  EXPECT_NEAR(LogErfc(x), -x * x - std::log(x * std::sqrt(M_PI)), 1e-3);
+}
+
+TEST(LogMathTest, LogAddSubAndSumExp) {
+  EXPECT_NEAR(LogAdd(std::log(2.0), std::log(3.0)), std::log(5.0), 1e-15);
+  EXPECT_NEAR(LogSub(std::log(5.0), std::log(3.0)), std::log(2.0), 1e-15);
+  EXPECT_EQ(LogSub(1.0, 1.0), -kInf);
+  EXPECT_NEAR(LogSumExp({1000.0, 1000.0}), 1000.0 + std::log(2.0), 1e-12);
+  EXPECT_NEAR(LogBinomial(10, 3), std::log(120.0), 1e-12);
+  EXPECT_NEAR(LogExpm1(1e-10), std::log(1e-10), 1e-9);
+  EXPECT_NEAR(LogExpm1(1000.0), 1000.0, 1e-12);
+}
+
+TEST(RdpTest, EffectiveNoiseMultiplierComposesReleases) {
+  EXPECT_NEAR(*EffectiveNoiseMultiplier({2.0, 2.0, 2.0, 2.0}), 1.0, 1e-15);
+  EXPECT_NEAR(*EffectiveNoiseMultiplier({1.0, 2.0}), 1.0 / std::sqrt(1.25), 1e-15);
+  EXPECT_FALSE(EffectiveNoiseMultiplier({}).ok());
+  EXPECT_FALSE(EffectiveNoiseMultiplier({1.0, -1.0}).ok());
+  EXPECT_FALSE(EffectiveNoiseMultiplier({0.0}).ok());
+}
+
+TEST(RdpTest, DefaultOrders) {
+  const std::vector<double> wor = DefaultOrders(Sampler::kWithoutReplacement);
+  ASSERT_EQ(wor.size(), 255u);
+  EXPECT_EQ(wor.front(), 2.0);
+  EXPECT_EQ(wor.back(), 256.0);
+  const std::vector<double> poisson = DefaultOrders(Sampler::kPoisson);
+  // Opacus DEFAULT_ALPHAS: 99 fractional + 52 integer orders (anchors-mission
+  // §3.4 says "150", a miscount of the same list).
+  ASSERT_EQ(poisson.size(), 151u);
+  EXPECT_NEAR(poisson.front(), 1.1, 1e-12);
+  EXPECT_EQ(poisson.back(), 63.0);
+}
+
+// TF Privacy rdp_accountant_test and dp_accounting: special cases.
+TEST(PoissonRdpTest, SpecialCases) {
+  EXPECT_EQ(*PoissonSubsampledGaussianRdp(0.0, 10.0, 20.0), 0.0);
+  EXPECT_DOUBLE_EQ(*PoissonSubsampledGaussianRdp(1.0, 10.0, 20.0), 0.1);
+  EXPECT_DOUBLE_EQ(*PoissonSubsampledGaussianRdp(1.0, 2.71828, 3.14159),
+                   3.14159 / (2 * 2.71828 * 2.71828));
+  EXPECT_EQ(*PoissonSubsampledGaussianRdp(0.5, 0.0, 2.0), kInf);
+  EXPECT_EQ(*PoissonSubsampledGaussianRdp(0.5, 1.0, kInf), kInf);
+  EXPECT_FALSE(PoissonSubsampledGaussianRdp(1.5, 1.0, 2.0).ok());
+  EXPECT_FALSE(PoissonSubsampledGaussianRdp(0.5, -1.0, 2.0).ok());
+  EXPECT_FALSE(PoissonSubsampledGaussianRdp(0.5, 1.0, 1.0).ok());
+}
+
+// anchors-mission §3.5, "Single-step RDP values" (Opacus signed variant).
+TEST(PoissonRdpTest, SingleStepReferenceValues) {
+  struct Row {
+    double q, sigma, order, expected;
+  };
+  for (const Row& row : std::vector<Row>{{0.01, 1.1, 2, 1.2851008160514807e-4},
+                                         {0.01, 1.1, 2.5, 1.6207740933199663e-4},
+                                         {0.01, 1.1, 32, 8.469416433675926},
+                                         {0.01, 1.1, 1.5, 9.554528557684942e-5},
+                                         {0.1, 1.0, 8, 1.3783614113481268},
+                                         {0.1, 1.0, 8.5, 1.6462297571072666},
+                                         {1.0, 2.0, 10, 1.25},
+                                         {0.5, 0.8, 3.3, 1.6284508220870981}}) {
+    EXPECT_NEAR(*PoissonSubsampledGaussianRdp(row.q, row.sigma, row.order), row.expected,
+                1e-9 * row.expected)
+        << "q=" << row.q << " sigma=" << row.sigma << " order=" << row.order;
+  }
+}
+
+// TF Privacy test_compute_rdp_scalar / test_compute_rdp_sequence.
+TEST(PoissonRdpTest, ComposedReferenceValues) {
+  StepMechanism scalar{{2.0}, 0.1, Sampler::kPoisson};
+  EXPECT_NEAR((*ComposedRdp(scalar, 10, {5.0}))[0], 0.0773696849, 1e-9);
+
+  StepMechanism mech{{2.5}, 0.01, Sampler::kPoisson};
+  const std::vector<double> rdp = *ComposedRdp(mech, 50, {1.5, 2.5, 5, 50, 100, kInf});
+  const std::vector<double> expected = {0.00065, 0.001085, 0.00218075, 0.023846, 167.416307};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(rdp[i], expected[i], 1e-5) << i;
+  EXPECT_EQ(rdp[5], kInf);
+  // The signed (Opacus / TF) series at fractional orders, [computed] in §3.2.
+  EXPECT_NEAR(rdp[0], 6.50071e-4, 1e-9);
+  EXPECT_NEAR(rdp[1], 1.085418e-3, 1e-9);
+}
+
+// Independent check of log A_α: E_{x~N(0,σ²)}[(1 - q + q·e^{(2x-1)/(2σ²)})^α]
+// by quadrature, at fractional and integer orders.
+TEST(PoissonRdpTest, MatchesNumericalIntegration) {
+  struct Row {
+    double q, sigma, order;
+  };
+  for (const Row& row : std::vector<Row>{{0.01, 1.1, 1.5}, {0.05, 0.9, 3.7}, {0.2, 2.0, 6.0}}) {
+    const double s2 = row.sigma * row.sigma;
+    const double h = 1e-3 * row.sigma;
+    double integral = 0.0;
+    for (double x = -40 * row.sigma; x <= 40 * row.sigma; x += h) {
+      const double density = std::exp(-x * x / (2 * s2)) / std::sqrt(2 * M_PI * s2);
+      const double ratio = 1 - row.q + row.q * std::exp((2 * x - 1) / (2 * s2));
+      integral += density * std::pow(ratio, row.order) * h;
+    }
+    const double expected = std::log(integral) / (row.order - 1);
+    EXPECT_NEAR(*PoissonSubsampledGaussianRdp(row.q, row.sigma, row.order), expected,
+                1e-6 * expected)
+        << row.order;
+  }
+}
+
+// Wang-Balle-Kasiviswanathan Thm 9 at α = 2 has the closed form
+// log(1 + q² min{4(e^{1/z²} - 1), 2e^{1/z²}}).
+TEST(WorRdpTest, OrderTwoClosedForm) {
+  for (double z : {0.5, 0.8, 2.0}) {
+    for (double q : {1e-3, 0.05, 0.5}) {
+      const double e = std::exp(1.0 / (z * z));
+      const double expected = std::min(std::log1p(q * q * std::min(4 * (e - 1), 2 * e)),
+                                       2.0 / (2 * z * z));
+      EXPECT_NEAR(*WorSubsampledGaussianRdp(q, z, 2.0), expected, 1e-12 * expected);
+    }
+  }
+}
+
+TEST(WorRdpTest, OrderThreeClosedForm) {
+  const double q = 0.01;
+  const double z = 0.9;
+  const double eps = 1.0 / (2 * z * z);  // ε(j) = j·eps
+  const double expected =
+      std::log1p(q * q * 3 * std::min(4 * std::expm1(2 * eps), 2 * std::exp(2 * eps)) +
+                 2 * q * q * q * std::exp(2 * 3 * eps)) /
+      2.0;
+  EXPECT_NEAR(*WorSubsampledGaussianRdp(q, z, 3.0), expected, 1e-12 * expected);
+}
+
+TEST(WorRdpTest, NeverWorseThanUnsampledAndMonotone) {
+  const double z = 1.0;
+  double previous = 0.0;
+  for (int a = 2; a <= 256; a += 7) {
+    const double r = *WorSubsampledGaussianRdp(0.3, z, a);
+    EXPECT_LE(r, GaussianRdp(z, a) * (1 + 1e-12)) << a;
+    EXPECT_GE(r, previous) << a;  // RDP is non-decreasing in the order
+    previous = r;
+  }
+  EXPECT_DOUBLE_EQ(*WorSubsampledGaussianRdp(1.0, 1.3, 7.0), GaussianRdp(1.3, 7.0));
+  EXPECT_EQ(*WorSubsampledGaussianRdp(0.0, 1.3, 7.0), 0.0);
+}
+
+TEST(WorRdpTest, FractionalOrderInterpolatesTheCumulant) {
+  const double q = 0.01, z = 1.0;
+  const double c3 = 2 * *WorSubsampledGaussianRdp(q, z, 3.0);
+  const double c4 = 3 * *WorSubsampledGaussianRdp(q, z, 4.0);
+  EXPECT_NEAR(*WorSubsampledGaussianRdp(q, z, 3.25), (0.75 * c3 + 0.25 * c4) / 2.25, 1e-15);
+  EXPECT_DOUBLE_EQ(*WorSubsampledGaussianRdp(q, z, 1.5), *WorSubsampledGaussianRdp(q, z, 2.0));
+}
+
+TEST(RdpTest, ComposedRdpScalesWithStepsAndRejectsBadInput) {
+  StepMechanism mech{{1.0}, 0.01, Sampler::kWithoutReplacement};
+  const std::vector<double> one = *ComposedRdp(mech, 1, {2.0, 10.0});
+  const std::vector<double> many = *ComposedRdp(mech, 1000, {2.0, 10.0});
+  EXPECT_NEAR(many[0], 1000 * one[0], 1e-12 * many[0]);
+  EXPECT_NEAR(many[1], 1000 * one[1], 1e-12 * many[1]);
+  EXPECT_FALSE(ComposedRdp(mech, -1, {2.0}).ok());
+  mech.sample_rate = 1.5;
+  EXPECT_FALSE(ComposedRdp(mech, 1, {2.0}).ok());
+}
+
+TEST(RdpTest, ParseSampler) {
+  EXPECT_EQ(*ParseSampler("wor"), Sampler::kWithoutReplacement);
+  EXPECT_EQ(*ParseSampler("poisson"), Sampler::kPoisson);
+  EXPECT_FALSE(ParseSampler("bernoulli").ok());
+}
+
+}  // namespace
+}  // namespace vfsynth::privacy
