@@ -1,0 +1,141 @@
+// `vfsynth privacy epsilon|calibrate`: the accountant and calibrator from the
+// command line (DESIGN §8). Output is one `key=value` line on stdout.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/command_registry.h"
+#include "common/privacy/accountant.h"
+#include "common/privacy/calibrator.h"
+#include "common/privacy/conversion.h"
+#include "common/privacy/rdp.h"
+#include "common/util/status_macros.h"
+
+ABSL_FLAG(std::string, noise_multiplier, "",
+          "privacy epsilon: noise std / L2 sensitivity per release; a comma list gives one "
+          "multiplier per release");
+ABSL_FLAG(double, sample_rate, 0.0, "privacy: sampling rate q = B/N, in (0, 1]");
+ABSL_FLAG(int64_t, steps, 0, "privacy: number of sampled steps (critic rounds)");
+ABSL_FLAG(double, delta, 0.0, "privacy: target delta, in (0, 1)");
+ABSL_FLAG(double, epsilon, 0.0, "privacy calibrate: target epsilon");
+ABSL_FLAG(int32_t, releases, 1, "privacy: Gaussian releases per step (same multiplier each)");
+ABSL_FLAG(std::string, conversion, "improved", "privacy: RDP->DP conversion, improved|classic");
+ABSL_FLAG(std::string, sampler, "wor",
+          "privacy: wor (fixed-size batch without replacement, replace-one, what vfsynth "
+          "does) | poisson (Opacus, add/remove-one)");
+
+namespace vfsynth {
+namespace {
+
+using privacy::Conversion;
+using privacy::Sampler;
+
+struct CommonFlags {
+  double sample_rate;
+  int64_t steps;
+  double delta;
+  int releases;
+  Conversion conversion;
+  Sampler sampler;
+};
+
+absl::StatusOr<CommonFlags> ReadCommonFlags() {
+  CommonFlags flags;
+  flags.sample_rate = absl::GetFlag(FLAGS_sample_rate);
+  flags.steps = absl::GetFlag(FLAGS_steps);
+  flags.delta = absl::GetFlag(FLAGS_delta);
+  flags.releases = absl::GetFlag(FLAGS_releases);
+  if (!(flags.sample_rate > 0.0 && flags.sample_rate <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sample-rate must be in (0, 1], got ", flags.sample_rate));
+  }
+  if (flags.steps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--steps must be >= 1, got ", flags.steps));
+  }
+  if (!(flags.delta > 0.0 && flags.delta < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", flags.delta));
+  }
+  if (flags.releases < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--releases must be >= 1, got ", flags.releases));
+  }
+  ASSIGN_OR_RETURN(flags.conversion, privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
+  ASSIGN_OR_RETURN(flags.sampler, privacy::ParseSampler(absl::GetFlag(FLAGS_sampler)));
+  return flags;
+}
+
+// "Z" (repeated --releases times) or "Z1,Z2,..." (one per release).
+absl::StatusOr<std::vector<double>> ReadNoiseMultipliers(int releases) {
+  const std::string text = absl::GetFlag(FLAGS_noise_multiplier);
+  if (text.empty()) return absl::InvalidArgumentError("--noise-multiplier is required");
+  std::vector<double> values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double z = 0.0;
+    if (!absl::SimpleAtod(part, &z) || !(z > 0.0) || !std::isfinite(z)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--noise-multiplier must be positive numbers, got '", part, "'"));
+    }
+    values.push_back(z);
+  }
+  if (values.size() == 1) return std::vector<double>(releases, values[0]);
+  if (releases != 1 && static_cast<int>(values.size()) != releases) {
+    return absl::InvalidArgumentError(absl::StrCat("--noise-multiplier lists ", values.size(),
+                                                   " values but --releases is ", releases));
+  }
+  return values;
+}
+
+absl::Status RunEpsilon(const CommonFlags& flags) {
+  ASSIGN_OR_RETURN(const std::vector<double> z, ReadNoiseMultipliers(flags.releases));
+  const privacy::StepMechanism mechanism{z, flags.sample_rate, flags.sampler};
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder result,
+                   privacy::ComputeEpsilon(mechanism, flags.steps, flags.delta, flags.conversion));
+  std::printf("epsilon=%.6f order=%g\n", result.epsilon, result.order);
+  if (result.order_at_boundary) {
+    std::fprintf(stderr, "note: the best order %g is at the edge of the order grid\n",
+                 result.order);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunCalibrate(const CommonFlags& flags) {
+  const double epsilon = absl::GetFlag(FLAGS_epsilon);
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+    return absl::InvalidArgumentError(absl::StrCat("--epsilon must be > 0, got ", epsilon));
+  }
+  const privacy::CalibrationTarget target{epsilon,          flags.delta,    flags.sample_rate,
+                                          flags.steps,      flags.releases, flags.conversion,
+                                          flags.sampler};
+  ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(target));
+  const privacy::StepMechanism mechanism{std::vector<double>(flags.releases, z),
+                                         flags.sample_rate, flags.sampler};
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder achieved,
+                   privacy::ComputeEpsilon(mechanism, flags.steps, flags.delta, flags.conversion));
+  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g\n", z, achieved.epsilon,
+              achieved.order);
+  return absl::OkStatus();
+}
+
+absl::Status RunPrivacyCommand(const std::vector<std::string>& args) {
+  if (args.size() != 1 || (args[0] != "epsilon" && args[0] != "calibrate")) {
+    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate [flags]");
+  }
+  ASSIGN_OR_RETURN(const CommonFlags flags, ReadCommonFlags());
+  return args[0] == "epsilon" ? RunEpsilon(flags) : RunCalibrate(flags);
+}
+
+const CommandRegistration kRegistration(
+    "privacy",
+    {"privacy epsilon --noise-multiplier Z --sample-rate Q --steps T --delta D [--releases R] "
+     "[--conversion improved|classic] [--sampler wor|poisson]\n"
+     "  privacy calibrate --epsilon E --delta D --sample-rate Q --steps T [--releases R] "
+     "[--conversion ...] [--sampler ...]",
+     &RunPrivacyCommand});
+
+}  // namespace
+}  // namespace vfsynth

@@ -1,0 +1,117 @@
+// Runs the built `vfsynth privacy` subcommands (DESIGN §8 contract).
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Result RunVfsynth(const std::string& args) {
+  const std::string command = absl::StrCat(VFSYNTH_BIN_DIR, "/vfsynth ", args, " 2>&1");
+  Result result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// The number after "key=" in the output, or NaN.
+double Value(const std::string& out, const std::string& key) {
+  const size_t pos = out.find(key + "=");
+  if (pos == std::string::npos) return std::nan("");
+  const size_t start = pos + key.size() + 1;
+  const size_t end = out.find_first_of(" \n", start);
+  double value = std::nan("");
+  if (!absl::SimpleAtod(out.substr(start, end - start), &value)) return std::nan("");
+  return value;
+}
+
+// VFLGAN Adult: N = 42,960, B = 64, T = 40,260, δ = 1e-5 (seed-003 §4.4).
+constexpr char kAdult[] = "--sample-rate 0.00148975791433892 --steps 40260 --delta 1e-5";
+
+TEST(PrivacyCliTest, EpsilonClassicAndImproved) {
+  Result r = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 0.6128 ", kAdult,
+                              " --conversion classic"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NEAR(Value(r.out, "epsilon"), 9.99, 1e-2) << r.out;
+  EXPECT_EQ(Value(r.out, "order"), 3) << r.out;
+  // Default conversion is improved, default sampler wor; underscores work too.
+  r = RunVfsynth(absl::StrCat("privacy epsilon --noise_multiplier=0.8 ", kAdult));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NEAR(Value(r.out, "epsilon"), 4.46, 1e-2) << r.out;
+}
+
+TEST(PrivacyCliTest, EpsilonPoissonOpacusVector) {
+  const Result r = RunVfsynth(
+      "privacy epsilon --noise-multiplier 1.5 --sample-rate 0.04 --steps 2250 --delta 1e-5 "
+      "--sampler poisson");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NEAR(Value(r.out, "epsilon"), 7.32911117143, 1e-6) << r.out;
+  EXPECT_NEAR(Value(r.out, "order"), 3.9, 1e-9) << r.out;
+}
+
+TEST(PrivacyCliTest, ReleasesAndPerReleaseMultipliersAgree) {
+  const Result same = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2 --releases 3 ",
+                                       kAdult));
+  const Result listed = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2,1.2,1.2 ",
+                                         kAdult));
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  ASSERT_EQ(listed.exit_code, 0) << listed.out;
+  EXPECT_EQ(Value(same.out, "epsilon"), Value(listed.out, "epsilon"));
+  const Result single = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2 ", kAdult));
+  EXPECT_GT(Value(same.out, "epsilon"), Value(single.out, "epsilon"));
+}
+
+TEST(PrivacyCliTest, CalibrateInvertsEpsilon) {
+  const Result r = RunVfsynth(absl::StrCat("privacy calibrate --epsilon 9.99 --conversion classic ",
+                                    kAdult));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NEAR(Value(r.out, "noise_multiplier"), 0.6128, 2e-3) << r.out;
+  EXPECT_LE(Value(r.out, "epsilon"), 9.99) << r.out;
+}
+
+TEST(PrivacyCliTest, BadInputFailsWithAClearMessage) {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : {
+           Case{absl::StrCat("privacy epsilon --noise-multiplier 1 --sample-rate 1.5 --steps 10 "
+                             "--delta 1e-5"),
+                "sample-rate"},
+           Case{"privacy epsilon --noise-multiplier 1 --sample-rate 0 --steps 10 --delta 1e-5",
+                "sample-rate"},
+           Case{"privacy epsilon --noise-multiplier -1 --sample-rate 0.1 --steps 10 --delta 1e-5",
+                "noise-multiplier"},
+           Case{"privacy epsilon --noise-multiplier 1 --sample-rate 0.1 --steps 10 --delta 1",
+                "delta"},
+           Case{"privacy epsilon --noise-multiplier 1 --sample-rate 0.1 --steps 10 --delta 1e-5 "
+                "--conversion pld",
+                "conversion"},
+           Case{"privacy calibrate --epsilon 0 --sample-rate 0.1 --steps 10 --delta 1e-5",
+                "epsilon"},
+           Case{"privacy frobnicate", "usage"},
+       }) {
+    const Result r = RunVfsynth(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("epsilon="), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+}  // namespace
