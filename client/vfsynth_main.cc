@@ -34,6 +34,7 @@ std::string Usage() {
 }  // namespace vfsynth
 
 int main(int argc, char** argv) {
+  vfsynth::EnsurePassiveOpenMpWait(argv);
   const std::string usage = vfsynth::Usage();
   absl::SetProgramUsageMessage(usage);
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);

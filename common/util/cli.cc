@@ -1,6 +1,10 @@
 #include "common/util/cli.h"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 namespace vfsynth {
 
@@ -18,7 +22,14 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
   return args;
 }
 
+void EnsurePassiveOpenMpWait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  ::execv("/proc/self/exe", argv);
+}
+
 void InitLogging(const std::string& name, const std::string& level) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt(name));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ [" + name + "] %v");
   spdlog::set_level(spdlog::level::from_str(level));
 }

@@ -10,7 +10,14 @@ namespace vfsynth {
 // --noise-multiplier: rewrite "--a-b[=v]" to "--a_b[=v]" before absl parses argv.
 std::vector<std::string> NormalizeFlagNames(int argc, char** argv);
 
-// Sets the spdlog pattern (ISO time, level, logger name) and level ("info" etc.).
+// OpenMP (LibTorch, OpenBLAS) spins in barriers by default; with more runnable
+// threads than cores (a curator and parties on one host, parallel tests) that made
+// training ~10x slower here. libgomp reads OMP_WAIT_POLICY only at load time, so if
+// it is unset this sets it to PASSIVE and re-executes the binary (returns if the
+// re-exec fails). Call first thing in main().
+void EnsurePassiveOpenMpWait(char** argv);
+
+// Logs go to stderr (stdout stays free for command output). Sets the spdlog pattern (ISO time, level, logger name) and level ("info" etc.).
 void InitLogging(const std::string& name, const std::string& level = "info");
 
 }  // namespace vfsynth
