@@ -9,6 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libssl-dev openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  chromium
 )
 
 missing=()

@@ -11,7 +11,7 @@ namespace vfsynth {
 
 struct MlpOptions {
   int hidden = 100;  // scikit-learn MLPClassifier's default (100,), ReLU
-  int epochs = 20;
+  int epochs = 10;
   int batch_size = 256;
   double learning_rate = 1e-3;
   uint64_t seed = 0;

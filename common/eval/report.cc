@@ -1,0 +1,186 @@
+#include "common/eval/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/eval/svg_plots.h"
+
+namespace vfsynth {
+namespace {
+
+constexpr int kHistogramBins = 20;
+constexpr int kMaxCategoriesShown = 24;
+
+struct Marginal {
+  std::vector<std::string> labels;
+  std::vector<double> real, synthetic;
+};
+
+std::vector<double> Normalise(std::vector<double> counts) {
+  const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
+  if (total > 0) {
+    for (double& c : counts) c /= total;
+  }
+  return counts;
+}
+
+// Categorical: frequencies per category (missing included), most frequent real
+// categories first. Numeric: equal-width histogram over the real range; synthetic
+// values outside it land in the edge bins.
+Marginal ColumnMarginal(const EvalColumn& real, const EvalColumn& syn, const v1::Column& spec) {
+  Marginal m;
+  if (!real.numeric()) {
+    const int k = real.num_categories;
+    std::vector<double> rc(k + 1, 0), sc(k + 1, 0);
+    for (int c : real.codes) rc[c == kMissingCode ? k : c] += 1;
+    for (int c : syn.codes) sc[c == kMissingCode ? k : c] += 1;
+    rc = Normalise(rc), sc = Normalise(sc);
+    std::vector<int> order(k + 1);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return rc[a] > rc[b]; });
+    for (int c : order) {
+      if (static_cast<int>(m.labels.size()) >= kMaxCategoriesShown) break;
+      if (rc[c] == 0 && sc[c] == 0) continue;
+      m.labels.push_back(c == k ? "(missing)" : spec.categories(c));
+      m.real.push_back(rc[c]);
+      m.synthetic.push_back(sc[c]);
+    }
+    return m;
+  }
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : real.values) {
+    if (!std::isnan(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  const double width = (hi - lo) / kHistogramBins;
+  const auto fill = [&](const std::vector<double>& values) {
+    std::vector<double> counts(kHistogramBins, 0);
+    for (double v : values) {
+      if (std::isnan(v)) continue;
+      counts[std::clamp(static_cast<int>((v - lo) / width), 0, kHistogramBins - 1)] += 1;
+    }
+    return Normalise(counts);
+  };
+  m.real = fill(real.values);
+  m.synthetic = fill(syn.values);
+  for (int b = 0; b < kHistogramBins; ++b) m.labels.push_back(absl::StrFormat("%.4g", lo + b * width));
+  return m;
+}
+
+std::string DcrHistogram(const DcrResult& dcr) {
+  double hi = 0;
+  for (double v : dcr.synthetic_to_train) hi = std::max(hi, v);
+  for (double v : dcr.synthetic_to_holdout) hi = std::max(hi, v);
+  if (hi <= 0) hi = 1;
+  const double width = hi / kHistogramBins;
+  const auto fill = [&](const std::vector<double>& values) {
+    std::vector<double> counts(kHistogramBins, 0);
+    for (double v : values) counts[std::min(static_cast<int>(v / width), kHistogramBins - 1)] += 1;
+    return Normalise(counts);
+  };
+  std::vector<std::string> labels;
+  for (int b = 0; b < kHistogramBins; ++b) labels.push_back(absl::StrFormat("%.3f", b * width));
+  return SvgGroupedBars("Distance to closest record (share of sampled synthetic rows)", labels,
+                        fill(dcr.synthetic_to_train), fill(dcr.synthetic_to_holdout),
+                        "to train", "to holdout");
+}
+
+std::string Fmt(double v) { return std::isfinite(v) ? absl::StrFormat("%.4f", v) : "n/a"; }
+
+std::string UtilityTable(const UtilityResult& u) {
+  std::string html = absl::StrCat(
+      "<p>Target <b>", HtmlEscape(u.target), "</b>",
+      u.positive_label.empty() ? "" : absl::StrCat(", positive class <b>", HtmlEscape(u.positive_label), "</b>"),
+      absl::StrFormat("; real %d train / %d test rows, synthetic %d / %d.</p>", u.real_train_rows,
+                      u.real_test_rows, u.synthetic_train_rows, u.synthetic_test_rows));
+  html += "<table><tr><th>model</th><th>metric</th><th>TRTR</th><th>TSTR</th><th>TRTS</th>"
+          "<th>TSTS</th><th>total difference</th></tr>";
+  for (const ModelUtility& m : u.models) {
+    const struct {
+      const char* name;
+      double ClassificationScores::*field;
+    } rows[] = {{"accuracy", &ClassificationScores::accuracy},
+                {"binary F1", &ClassificationScores::binary_f1},
+                {"macro F1", &ClassificationScores::macro_f1}};
+    bool first = true;
+    for (const auto& row : rows) {
+      html += "<tr>";
+      if (first) html += absl::StrCat("<td rowspan=\"3\">", HtmlEscape(m.model), "</td>");
+      absl::StrAppend(&html, "<td>", row.name, "</td><td>", Fmt(m.trtr.*row.field), "</td><td>",
+                      Fmt(m.tstr.*row.field), "</td><td>", Fmt(m.trts.*row.field), "</td><td>",
+                      Fmt(m.tsts.*row.field), "</td>");
+      if (first) html += absl::StrCat("<td rowspan=\"3\">", Fmt(m.total_difference), "</td>");
+      html += "</tr>";
+      first = false;
+    }
+  }
+  return html + "</table>";
+}
+
+}  // namespace
+
+std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>vfsynth evaluation report</title><style>"
+      "body{font-family:sans-serif;margin:20px;color:#222}"
+      "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #bbb;padding:3px 8px;"
+      "text-align:right}th{background:#eee}.grid{display:flex;flex-wrap:wrap;gap:10px}"
+      ".summary{font-size:1.1em;background:#f4f7fb;padding:8px;border-left:4px solid #1f77b4}"
+      "</style></head><body>\n<h1>vfsynth evaluation report</h1>\n";
+  absl::StrAppend(&html, "<p class=\"summary\" id=\"summary\">", HtmlEscape(SummaryLine(r)), "</p>\n");
+  absl::StrAppendFormat(&html, "<p>%d real rows, %d synthetic rows; computed in %.1f s.</p>\n",
+                        r.real.rows, r.synthetic.rows, r.seconds);
+
+  html += "<h2>Fidelity</h2><table><tr><th>metric</th><th>value</th></tr>";
+  const std::pair<const char*, double> scores[] = {
+      {"Quality score (mean of the two properties)", r.quality.overall},
+      {"Column shapes (KS / TV complement)", r.quality.column_shapes_score},
+      {"Column pair trends (correlation / contingency similarity)", r.quality.pair_trends_score},
+      {"2-way marginal AVD (lower is better)", r.avd2},
+      {"3-way marginal AVD (lower is better)", r.avd3},
+      {"Fréchet distance on encoded data (lower is better)", r.frechet_distance}};
+  for (const auto& [name, value] : scores) {
+    absl::StrAppend(&html, "<tr><td style=\"text-align:left\">", name, "</td><td>", Fmt(value), "</td></tr>");
+  }
+  html += "</table>\n<h3>Marginals: real vs synthetic</h3><div class=\"grid\">\n";
+  for (size_t c = 0; c < r.real.columns.size(); ++c) {
+    const Marginal m = ColumnMarginal(r.real.columns[c], r.synthetic.columns[c], schema.columns(c));
+    const ColumnShape& shape = r.quality.column_shapes[c];
+    html += SvgGroupedBars(absl::StrCat(shape.column, " — ", shape.metric, " ", Fmt(shape.score)),
+                           m.labels, m.real, m.synthetic, "real", "synthetic");
+    html += "\n";
+  }
+  html += "</div>\n<h3>Column associations (Pearson for numeric pairs, Cramér's V otherwise)</h3>"
+          "<div class=\"grid\">\n";
+  std::vector<std::string> names;
+  for (const EvalColumn& column : r.real.columns) names.push_back(column.name);
+  std::vector<double> difference(r.real_association.size());
+  for (size_t i = 0; i < difference.size(); ++i) {
+    difference[i] = std::abs(r.real_association[i] - r.synthetic_association[i]);
+  }
+  html += SvgHeatmap("Real", names, r.real_association, -1, 1) + "\n";
+  html += SvgHeatmap("Synthetic", names, r.synthetic_association, -1, 1) + "\n";
+  html += SvgHeatmap("|Real − synthetic|", names, difference, 0, 1) + "\n</div>\n";
+
+  html += "<h2>Utility</h2>\n";
+  html += r.utility.has_value() ? UtilityTable(*r.utility)
+                                : std::string("<p>No target column given; utility skipped.</p>");
+  html += "\n<h2>Privacy: distance to closest record</h2>\n";
+  absl::StrAppendFormat(
+      &html,
+      "<p>Holdout: %s. %d sampled synthetic rows against %d train and %d holdout rows. "
+      "Share closer to train %s (0.5 expected without memorisation); overfitting "
+      "protection %s; median DCR to train %s, to holdout %s.</p>\n",
+      HtmlEscape(r.holdout_source), static_cast<int64_t>(r.dcr.synthetic_to_train.size()),
+      r.dcr.reference_rows, r.dcr.reference_rows, Fmt(r.dcr.share_closer_to_train),
+      Fmt(r.dcr.overfitting_protection), Fmt(r.dcr.median_to_train), Fmt(r.dcr.median_to_holdout));
+  html += DcrHistogram(r.dcr);
+  html += "\n</body></html>\n";
+  return html;
+}
+
+}  // namespace vfsynth

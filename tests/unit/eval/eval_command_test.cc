@@ -1,0 +1,174 @@
+// End-to-end: `vfsynth eval` on Adult against (a) a random half of itself and (b) a
+// column-shuffled copy, then the report through headless Chromium.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/csv.h"
+#include "common/eval/eval_table.h"
+#include "common/util/file_io.h"
+
+namespace vfsynth {
+namespace {
+
+namespace fs = std::filesystem;
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+const std::string kBin = VFSYNTH_BIN_DIR "/vfsynth";
+const std::string kSchema = VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json";
+
+CsvTable Rows(const CsvTable& table, const std::vector<int64_t>& indices) {
+  CsvTable out;
+  out.header = table.header;
+  for (int64_t i : indices) out.rows.push_back(table.rows[i]);
+  return out;
+}
+
+// Follows "a.b.c" through nested objects.
+double Number(const Struct& root, const std::string& path) {
+  const Struct* node = &root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const auto it = node->fields().find(key);
+    if (it == node->fields().end()) ADD_FAILURE() << "no key " << path;
+    if (it == node->fields().end()) return -1;
+    if (dot == std::string::npos) return it->second.number_value();
+    node = &it->second.struct_value();
+    start = dot + 1;
+  }
+}
+
+double ModelNumber(const Struct& root, const std::string& model, const std::string& path) {
+  for (const Value& m : root.fields().at("utility").struct_value().fields().at("models").list_value().values()) {
+    if (m.struct_value().fields().at("model").string_value() == model) return Number(m.struct_value(), path);
+  }
+  ADD_FAILURE() << "no model " << model;
+  return -1;
+}
+
+class EvalCommandTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string((fs::temp_directory_path() / absl::StrCat("vfsynth_eval_", getpid())).string());
+    fs::create_directories(*dir_);
+    auto adult = ReadCsv(VFSYNTH_DATASETS_DIR "/adult.csv");
+    ASSERT_TRUE(adult.ok()) << adult.status();
+    // 6000 real rows keep the test at a few seconds per run on 2 cores.
+    const CsvTable real = Rows(*adult, SampleRows(adult->rows.size(), 6000, 11));
+    const CsvTable half = Rows(real, SampleRows(real.rows.size(), 3000, 12));
+    CsvTable shuffled = real;  // every column permuted independently
+    std::mt19937_64 rng(13);
+    for (size_t c = 0; c < shuffled.header.size(); ++c) {
+      for (size_t i = shuffled.rows.size() - 1; i > 0; --i) {
+        std::swap(shuffled.rows[i][c], shuffled.rows[rng() % (i + 1)][c]);
+      }
+    }
+    ASSERT_TRUE(WriteCsv(*dir_ + "/real.csv", real).ok());
+    ASSERT_TRUE(WriteCsv(*dir_ + "/half.csv", half).ok());
+    ASSERT_TRUE(WriteCsv(*dir_ + "/shuffled.csv", shuffled).ok());
+    half_ = new Struct(RunEval("half"));
+    shuffled_ = new Struct(RunEval("shuffled"));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete half_;
+    delete shuffled_;
+    delete dir_;
+  }
+
+  static Struct RunEval(const std::string& name) {
+    const std::string out = *dir_ + "/out_" + name;
+    const std::string command = absl::StrCat(
+        kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_, "/", name,
+        ".csv --schema ", kSchema, " --target class --out ", out,
+        " --eval-models random_forest,logistic_regression --eval-trees 30 --eval-dcr-rows 300"
+        " --log-level warn");
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    Struct metrics;
+    auto text = ReadFile(out + "/metrics.json");
+    EXPECT_TRUE(text.ok()) << text.status();
+    if (text.ok()) {
+      EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &metrics).ok());
+    }
+    return metrics;
+  }
+
+  static std::string* dir_;
+  static Struct* half_;
+  static Struct* shuffled_;
+};
+
+std::string* EvalCommandTest::dir_ = nullptr;
+Struct* EvalCommandTest::half_ = nullptr;
+Struct* EvalCommandTest::shuffled_ = nullptr;
+
+TEST_F(EvalCommandTest, RandomHalfScoresNearPerfect) {
+  EXPECT_GT(Number(*half_, "fidelity.column_shapes"), 0.97);
+  EXPECT_GT(Number(*half_, "fidelity.column_pair_trends"), 0.97);
+  EXPECT_GT(Number(*half_, "summary_score"), 0.97);
+  EXPECT_LT(Number(*half_, "fidelity.avd_2way"), 0.03);
+  EXPECT_LT(Number(*half_, "fidelity.frechet_distance"), 0.05);
+  // Same distribution: a linear model transfers (the forest memorises the shared rows).
+  EXPECT_NEAR(ModelNumber(*half_, "logistic_regression", "tstr.accuracy"),
+              ModelNumber(*half_, "logistic_regression", "trtr.accuracy"), 0.03);
+  EXPECT_LT(ModelNumber(*half_, "logistic_regression", "total_difference"), 0.25);
+  EXPECT_GT(ModelNumber(*half_, "random_forest", "trtr.accuracy"), 0.8);
+}
+
+TEST_F(EvalCommandTest, ShuffledCopyKeepsMarginalsButDestroysPairTrends) {
+  EXPECT_DOUBLE_EQ(Number(*shuffled_, "fidelity.column_shapes"), 1.0);
+  EXPECT_LT(Number(*shuffled_, "fidelity.column_pair_trends"),
+            Number(*half_, "fidelity.column_pair_trends") - 0.05);
+  EXPECT_GT(Number(*shuffled_, "fidelity.avd_2way"), 3 * Number(*half_, "fidelity.avd_2way"));
+  EXPECT_GT(Number(*shuffled_, "fidelity.frechet_distance"), 10 * Number(*half_, "fidelity.frechet_distance"));
+  // Features carry no information about the label any more: TSTR falls to about the
+  // majority-class rate (0.76 on Adult) and the binary F1 collapses.
+  EXPECT_LT(ModelNumber(*shuffled_, "logistic_regression", "tstr.accuracy"), 0.78);
+  EXPECT_LT(ModelNumber(*shuffled_, "logistic_regression", "tstr.binary_f1"), 0.2);
+  EXPECT_GT(ModelNumber(*shuffled_, "logistic_regression", "total_difference"), 0.4);
+}
+
+TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
+  const std::string report = *dir_ + "/out_shuffled/report.html";
+  auto html = ReadFile(report);
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(html->find("http"), html->find("http://www.w3.org/2000/svg"));  // only SVG namespaces
+  EXPECT_EQ(html->find("<script"), std::string::npos);
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "chromium not installed (deploy/install-deps.sh installs it)";
+  }
+  const std::string profile = *dir_ + "/chromium-profile";
+  const std::string flags = absl::StrCat(
+      "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--user-data-dir=", profile);
+  const std::string shot = *dir_ + "/report.png";
+  ASSERT_EQ(std::system(absl::StrCat(flags, " --screenshot=", shot, " --window-size=1400,3000 file://",
+                                     report, " > /dev/null 2>&1").c_str()), 0);
+  EXPECT_GT(fs::file_size(shot), 50000u);  // a blank page is a few kB
+  const std::string dom = *dir_ + "/dom.html";
+  ASSERT_EQ(std::system(absl::StrCat(flags, " --dump-dom file://", report, " > ", dom,
+                                     " 2> /dev/null").c_str()), 0);
+  auto rendered = ReadFile(dom);
+  ASSERT_TRUE(rendered.ok());
+  int svgs = 0;
+  for (size_t at = rendered->find("<svg"); at != std::string::npos; at = rendered->find("<svg", at + 1)) ++svgs;
+  EXPECT_EQ(svgs, 15 + 3 + 1);  // 15 Adult marginals, 3 heatmaps, DCR histogram
+  EXPECT_NE(rendered->find("id=\"summary\""), std::string::npos);
+  EXPECT_NE(rendered->find("random_forest"), std::string::npos);
+  EXPECT_EQ(rendered->find("parsererror"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vfsynth
