@@ -5,7 +5,7 @@
 
 #include <cstdint>
 #include <map>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"

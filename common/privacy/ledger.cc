@@ -172,7 +172,8 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::Open(const std::st
 
   // A crash mid-append leaves a last line without '\n'. Its charge never
   // completed, so nothing was released for it: drop it.
-  const size_t complete = contents.rfind('\n') == std::string::npos ? 0 : contents.rfind('\n') + 1;
+  const size_t last_newline = contents.rfind('\n');
+  const size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
   if (complete < contents.size()) {
     spdlog::warn("privacy ledger {}: dropping a torn last line ({} bytes) left by a crash", path,
                  contents.size() - complete);

@@ -14,6 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Orders above this are rejected for the without-replacement bound: its cost
 // is quadratic in the order, and the optimum is far below for any sane (ε, δ).
 constexpr double kMaxWorOrder = 4096;
+// dp_accounting gives up on the fractional-order series after 1000 terms.
+constexpr int kMaxSeriesTerms = 1000;
 
 absl::Status CheckSampling(double q, double noise_multiplier, double order) {
   if (!(q >= 0.0 && q <= 1.0)) {
@@ -92,6 +94,8 @@ double PoissonLogAFractional(double q, double z, double alpha) {
       log_a1 = LogSub(log_a1, log_s1);
     }
     if (std::max(log_s0, log_s1) < -30.0) break;
+    // Not converging: +inf drops this order from the minimisation (safe).
+    if (i >= kMaxSeriesTerms) return kInf;
   }
   return LogAdd(log_a0, log_a1);
 }
