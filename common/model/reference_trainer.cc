@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
+#include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/util/status_macros.h"
@@ -14,10 +15,6 @@
 
 namespace vfsynth {
 namespace {
-
-torch::optim::AdamOptions AdamFor(double lr, const v1::TrainingConfig& t) {
-  return torch::optim::AdamOptions(lr).betas({t.beta1(), t.beta2()});
-}
 
 }  // namespace
 
@@ -60,8 +57,7 @@ absl::Status ReferenceTrainer::Build() {
   spdlog::info("aligned {} records held by all {} parties", rows_, parties_.size());
 
   const v1::ModelConfig& m = config_.model();
-  const std::string key = CuratorStreamKey(t.seed());
-  std::vector<OutputBlock> blocks;
+  std::vector<const TableEncoder*> encoders;
   for (size_t p = 0; p < parties_.size(); ++p) {
     Party& party = parties_[p];
     ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens[p], common));
@@ -73,30 +69,18 @@ absl::Status ReferenceTrainer::Build() {
     party.data.encoded.values.clear();
     party.data.encoded.values.shrink_to_fit();
     party.offset = total_width_;
-    for (OutputBlock block : party.data.encoder.blocks()) {
-      block.offset += total_width_;
-      blocks.push_back(block);
-    }
     total_width_ += width;
-    party.feat = SeededModule<FeatureNet>(config_.sampling_secret(),
-                                          streams::PartyInit(party.name + "/feat"), width, m);
-    party.head = SeededModule<ScoreNet>(config_.sampling_secret(),
-                                        streams::PartyInit(party.name + "/head"),
-                                        m.feature_dim(), std::vector<int>{}, m.leaky_slope());
+    encoders.push_back(&party.data.encoder);
+    party.feat = MakePartyFeatureNet(m, config_.sampling_secret(), party.name, width);
+    party.head = MakePartyHead(m, config_.sampling_secret(), party.name);
     std::vector<torch::Tensor> params = party.feat->parameters();
     for (const auto& param : party.head->parameters()) params.push_back(param);
-    party.optimizer = std::make_unique<torch::optim::Adam>(params, AdamFor(t.lr_critic(), t));
+    party.optimizer = MakeAdam(params, t.lr_critic(), t);
   }
-  generator_ = SeededModule<Generator>(key, absl::StrCat(streams::kInit, "/generator"), m,
-                                       blocks, total_width_);
-  const std::vector<int> shared_hidden(m.shared_hidden().begin(), m.shared_hidden().end());
-  shared_critic_ = SeededModule<ScoreNet>(key, absl::StrCat(streams::kInit, "/shared-critic"),
-                                          static_cast<int>(parties_.size()) * m.feature_dim(),
-                                          shared_hidden, m.leaky_slope());
-  generator_optimizer_ =
-      std::make_unique<torch::optim::Adam>(generator_->parameters(), AdamFor(t.lr_generator(), t));
-  shared_optimizer_ = std::make_unique<torch::optim::Adam>(shared_critic_->parameters(),
-                                                           AdamFor(t.lr_critic(), t));
+  generator_ = MakeGenerator(m, t.seed(), JointLayout(encoders), total_width_);
+  shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
+  generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
+  shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);
   return absl::OkStatus();
 }
 
@@ -207,39 +191,16 @@ absl::Status ReferenceTrainer::Train(const std::function<void(const RoundStats&)
 
 absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
   if (rows <= 0) return absl::InvalidArgumentError("number of synthetic rows must be > 0");
-  const v1::TrainingConfig& t = config_.training();
-  const std::string key = CuratorStreamKey(t.seed());
-  CsvTable joint;
   try {
-    generator_->eval();
-    torch::NoGradGuard no_grad;
-    const int64_t chunk = 4096;
-    std::vector<torch::Tensor> outputs;
-    for (int64_t start = 0, index = 0; start < rows; start += chunk, ++index) {
-      const int64_t n = std::min(chunk, rows - start);
-      const torch::Tensor z =
-          torch::randn({n, config_.model().z_dim()}, StreamGenerator(key, streams::kSynthesis, index));
-      outputs.push_back(generator_->SampleHard(z, StreamGenerator(key, streams::kSynthesis, ~index)));
-    }
-    generator_->train();
-    const torch::Tensor all = torch::cat(outputs, 0).contiguous();
-    for (Party& party : parties_) {
-      const torch::Tensor slice =
-          all.narrow(1, party.offset, party.data.encoder.width()).contiguous();
-      CsvTable decoded = party.data.encoder.Decode(slice.data_ptr<float>(), rows);
-      if (joint.header.empty()) {
-        joint = std::move(decoded);
-        continue;
-      }
-      joint.header.insert(joint.header.end(), decoded.header.begin(), decoded.header.end());
-      for (int64_t r = 0; r < rows; ++r) {
-        joint.rows[r].insert(joint.rows[r].end(), decoded.rows[r].begin(), decoded.rows[r].end());
-      }
-    }
+    std::vector<const TableEncoder*> encoders;
+    for (const Party& party : parties_) encoders.push_back(&party.data.encoder);
+    return DecodeJoint(SampleSynthetic(generator_, config_.model().z_dim(),
+                                       config_.training().seed(), rows),
+                       encoders);
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("LibTorch error during synthesis: ", e.what_without_backtrace()));
+    return absl::InternalError(
+        absl::StrCat("LibTorch error during synthesis: ", e.what_without_backtrace()));
   }
-  return joint;
 }
 
 }  // namespace vfsynth

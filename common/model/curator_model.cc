@@ -1,0 +1,101 @@
+#include "common/model/curator_model.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/model/model_factory.h"
+#include "common/model/stream_purposes.h"
+#include "common/model/wgan.h"
+
+namespace vfsynth {
+
+CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                           std::vector<const TableEncoder*> encoders)
+    : model_(model), training_(training) {
+  int total = 0;
+  for (const TableEncoder* encoder : encoders) {
+    widths_.push_back(encoder->width());
+    total += encoder->width();
+  }
+  generator_ = MakeGenerator(model_, training_.seed(), JointLayout(encoders), total);
+  shared_critic_ = MakeSharedCritic(model_, training_.seed(), num_parties());
+  generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
+  shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
+}
+
+std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {
+  std::vector<torch::Tensor> slices;
+  int offset = 0;
+  for (int width : widths_) {
+    slices.push_back(joint.narrow(1, offset, width));
+    offset += width;
+  }
+  return slices;
+}
+
+std::vector<torch::Tensor> CuratorModel::CriticSlices(int64_t step) {
+  const std::string key = CuratorStreamKey(training_.seed());
+  torch::NoGradGuard no_grad;
+  const torch::Tensor z = torch::randn({static_cast<int64_t>(training_.batch_size()), model_.z_dim()},
+                                       StreamGenerator(key, streams::kCriticZ, step));
+  return Split(generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step)));
+}
+
+CuratorModel::SharedCriticResult CuratorModel::SharedCriticStep(
+    int64_t step, const std::vector<torch::Tensor>& h_real,
+    const std::vector<torch::Tensor>& h_fake) {
+  std::vector<torch::Tensor> real_leaves, fake_leaves;
+  for (const auto& h : h_real) real_leaves.push_back(h.detach().requires_grad_(true));
+  for (const auto& h : h_fake) fake_leaves.push_back(h.detach().requires_grad_(true));
+  const torch::Tensor hr = torch::cat(real_leaves, 1);
+  const torch::Tensor hf = torch::cat(fake_leaves, 1);
+  const torch::Tensor alpha =
+      torch::rand({hr.size(0), 1},
+                  StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
+  auto critic = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
+  const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
+                             training_.gp_lambda() * GradientPenalty(critic, hr, hf, alpha);
+  shared_optimizer_->zero_grad();
+  loss.backward();
+  shared_optimizer_->step();
+  SharedCriticResult result;
+  for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad());
+  for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad());
+  result.loss = loss.item<double>();
+  return result;
+}
+
+std::vector<torch::Tensor> CuratorModel::GeneratorSlices(int64_t round) {
+  const std::string key = CuratorStreamKey(training_.seed());
+  const torch::Tensor z = torch::randn({static_cast<int64_t>(training_.batch_size()), model_.z_dim()},
+                                       StreamGenerator(key, streams::kGeneratorZ, round));
+  pending_fake_ = generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
+  pending_round_ = round;
+  std::vector<torch::Tensor> slices;
+  for (const auto& slice : Split(pending_fake_)) slices.push_back(slice.detach());
+  return slices;
+}
+
+std::vector<torch::Tensor> CuratorModel::SharedGeneratorGradients(
+    const std::vector<torch::Tensor>& h) {
+  std::vector<torch::Tensor> leaves;
+  for (const auto& part : h) leaves.push_back(part.detach().requires_grad_(true));
+  const torch::Tensor loss = -shared_critic_->forward(torch::cat(leaves, 1)).mean();
+  return torch::autograd::grad({loss}, leaves);
+}
+
+absl::Status CuratorModel::GeneratorStep(int64_t round,
+                                         const std::vector<torch::Tensor>& slice_grads) {
+  if (round != pending_round_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("slice gradients for round ", round, " but round ", pending_round_, " is pending"));
+  }
+  pending_round_ = -1;
+  const std::vector<torch::Tensor> params = generator_->parameters();
+  const std::vector<torch::Tensor> grads =
+      torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});
+  for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i];
+  generator_optimizer_->step();
+  pending_fake_ = torch::Tensor();
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,66 @@
+#ifndef VFSYNTH_COMMON_MODEL_CURATOR_MODEL_H_
+#define VFSYNTH_COMMON_MODEL_CURATOR_MODEL_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/encoder.h"
+#include "common/model/networks.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// The curator's half of the round protocol (DESIGN §2): the global generator G and
+// the shared critic D_s. Party order is fixed at construction (slices, features and
+// gradients are indexed by party). Inputs must already be validated by the caller.
+class CuratorModel {
+ public:
+  // `encoders` give each party's public column layout (from its schema).
+  CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+               std::vector<const TableEncoder*> encoders);
+
+  int num_parties() const { return static_cast<int>(widths_.size()); }
+  int party_width(int party) const { return widths_[party]; }
+
+  // Critic step: fake slices of G(z) for every party (no graph).
+  std::vector<torch::Tensor> CriticSlices(int64_t step);
+
+  struct SharedCriticResult {
+    std::vector<torch::Tensor> grad_real;  // dL_s/dh_real per party
+    std::vector<torch::Tensor> grad_fake;  // dL_s/dh_fake per party
+    double loss = 0;
+  };
+  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP.
+  SharedCriticResult SharedCriticStep(int64_t step, const std::vector<torch::Tensor>& h_real,
+                                      const std::vector<torch::Tensor>& h_fake);
+
+  // Generator round: slices of G(z) (graph kept for GeneratorStep).
+  std::vector<torch::Tensor> GeneratorSlices(int64_t round);
+  // dL/dh for L = -mean D_s(concat h), per party; D_s does not step.
+  std::vector<torch::Tensor> SharedGeneratorGradients(const std::vector<torch::Tensor>& h);
+  // Backpropagates the parties' slice gradients through G and steps it.
+  absl::Status GeneratorStep(int64_t round, const std::vector<torch::Tensor>& slice_grads);
+
+  Generator& generator() { return generator_; }
+  ScoreNet& shared_critic() { return shared_critic_; }
+
+ private:
+  std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
+
+  v1::ModelConfig model_;
+  v1::TrainingConfig training_;
+  std::vector<int> widths_;
+  Generator generator_{nullptr};
+  ScoreNet shared_critic_{nullptr};
+  std::unique_ptr<torch::optim::Adam> generator_optimizer_;
+  std::unique_ptr<torch::optim::Adam> shared_optimizer_;
+  int64_t pending_round_ = -1;
+  torch::Tensor pending_fake_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_CURATOR_MODEL_H_

@@ -1,0 +1,90 @@
+#include "common/model/model_factory.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/model/stream_purposes.h"
+
+namespace vfsynth {
+
+Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
+                        const std::vector<OutputBlock>& blocks, int width) {
+  return SeededModule<Generator>(CuratorStreamKey(seed), absl::StrCat(streams::kInit, "/generator"),
+                                 model, blocks, width);
+}
+
+ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties) {
+  const std::vector<int> hidden(model.shared_hidden().begin(), model.shared_hidden().end());
+  return SeededModule<ScoreNet>(CuratorStreamKey(seed),
+                                absl::StrCat(streams::kInit, "/shared-critic"),
+                                num_parties * model.feature_dim(), hidden, model.leaky_slope());
+}
+
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
+                               const std::string& party, int width) {
+  return SeededModule<FeatureNet>(sampling_secret, streams::PartyInit(party + "/feat"), width,
+                                  model);
+}
+
+ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& sampling_secret,
+                       const std::string& party) {
+  return SeededModule<ScoreNet>(sampling_secret, streams::PartyInit(party + "/head"),
+                                model.feature_dim(), std::vector<int>{}, model.leaky_slope());
+}
+
+std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& params, double lr,
+                                             const v1::TrainingConfig& training) {
+  return std::make_unique<torch::optim::Adam>(
+      params, torch::optim::AdamOptions(lr).betas({training.beta1(), training.beta2()}));
+}
+
+std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& encoders) {
+  std::vector<OutputBlock> blocks;
+  int offset = 0;
+  for (const TableEncoder* encoder : encoders) {
+    for (OutputBlock block : encoder->blocks()) {
+      block.offset += offset;
+      blocks.push_back(block);
+    }
+    offset += encoder->width();
+  }
+  return blocks;
+}
+
+torch::Tensor SampleSynthetic(Generator& generator, int z_dim, uint64_t seed, int64_t rows) {
+  const std::string key = CuratorStreamKey(seed);
+  const bool was_training = generator->is_training();
+  generator->eval();
+  torch::NoGradGuard no_grad;
+  constexpr int64_t kChunk = 4096;
+  std::vector<torch::Tensor> outputs;
+  for (int64_t start = 0, index = 0; start < rows; start += kChunk, ++index) {
+    const int64_t n = std::min(kChunk, rows - start);
+    const torch::Tensor z =
+        torch::randn({n, z_dim}, StreamGenerator(key, streams::kSynthesis, 2 * index));
+    outputs.push_back(
+        generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1)));
+  }
+  generator->train(was_training);
+  return torch::cat(outputs, 0).contiguous();
+}
+
+CsvTable DecodeJoint(const torch::Tensor& samples,
+                     const std::vector<const TableEncoder*>& encoders) {
+  const int64_t rows = samples.size(0);
+  CsvTable joint;
+  joint.rows.resize(rows);
+  int offset = 0;
+  for (const TableEncoder* encoder : encoders) {
+    const torch::Tensor slice = samples.narrow(1, offset, encoder->width()).contiguous();
+    offset += encoder->width();
+    CsvTable decoded = encoder->Decode(slice.data_ptr<float>(), rows);
+    joint.header.insert(joint.header.end(), decoded.header.begin(), decoded.header.end());
+    for (int64_t r = 0; r < rows; ++r) {
+      auto& source = decoded.rows[r];
+      joint.rows[r].insert(joint.rows[r].end(), std::make_move_iterator(source.begin()),
+                           std::make_move_iterator(source.end()));
+    }
+  }
+  return joint;
+}
+
+}  // namespace vfsynth

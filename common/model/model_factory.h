@@ -1,0 +1,42 @@
+#ifndef VFSYNTH_COMMON_MODEL_MODEL_FACTORY_H_
+#define VFSYNTH_COMMON_MODEL_MODEL_FACTORY_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/data/csv.h"
+#include "common/data/encoder.h"
+#include "common/model/networks.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// One place that builds every network from its named init stream, so the reference
+// trainer, the curator and the parties construct bit-identical starting weights.
+Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
+                        const std::vector<OutputBlock>& blocks, int width);
+ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
+                               const std::string& party, int width);
+ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& sampling_secret,
+                       const std::string& party);
+std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& params, double lr,
+                                             const v1::TrainingConfig& training);
+
+// Concatenates parties' output blocks into G's layout (offsets shifted per party).
+std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& encoders);
+
+// Draws `rows` publication samples (hard one-hots) from G in eval mode, in chunks,
+// from the curator's synthesis stream.
+torch::Tensor SampleSynthetic(Generator& generator, int z_dim, uint64_t seed, int64_t rows);
+
+// Decodes joint samples into one table: every party's columns, in party order.
+CsvTable DecodeJoint(const torch::Tensor& samples,
+                     const std::vector<const TableEncoder*>& encoders);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_MODEL_FACTORY_H_

@@ -1,0 +1,61 @@
+#ifndef VFSYNTH_COMMON_MODEL_PARTY_MODEL_H_
+#define VFSYNTH_COMMON_MODEL_PARTY_MODEL_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/model/networks.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// A party's half of the round protocol (DESIGN §2): its critic D_k = head_k ∘ feat_k
+// over its private, aligned, encoded rows. It is driven one message at a time and
+// keeps the autograd graph between the two halves of a step. All tensor arguments
+// must already be validated (shape, finiteness) by the caller.
+class PartyModel {
+ public:
+  PartyModel(std::string name, const v1::ModelConfig& model, const v1::TrainingConfig& training,
+             std::string sampling_secret, torch::Tensor table);
+
+  int width() const { return static_cast<int>(table_.size(1)); }
+  int64_t rows() const { return table_.size(0); }
+
+  // Critic step, first half: draws the shared real batch for `step`, returns
+  // (h_real, h_fake) = feat(real batch), feat(fake slice), detached.
+  std::pair<torch::Tensor, torch::Tensor> CriticFeatures(int64_t step, const torch::Tensor& fake_slice);
+  // Second half: local WGAN-GP loss plus the curator's feature gradients pushed
+  // through feat; one Adam step on feat and head. Returns the local loss.
+  absl::StatusOr<double> CriticUpdate(int64_t step, const torch::Tensor& grad_real,
+                                      const torch::Tensor& grad_fake);
+
+  // Generator round: features of the fake slice, then the gradient of
+  // -mean head(h) + <grad_features, h> with respect to the slice.
+  torch::Tensor GeneratorFeatures(int64_t round, const torch::Tensor& fake_slice);
+  absl::StatusOr<torch::Tensor> SliceGradient(int64_t round, const torch::Tensor& grad_features);
+
+  FeatureNet& feat() { return feat_; }
+  ScoreNet& head() { return head_; }
+
+ private:
+  std::string name_;
+  v1::TrainingConfig training_;
+  std::string sampling_secret_;
+  torch::Tensor table_;
+  FeatureNet feat_{nullptr};
+  ScoreNet head_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+
+  // Pending state between the two halves of a step.
+  int64_t pending_step_ = -1;
+  torch::Tensor real_, slice_, h_real_, h_fake_;
+  int64_t pending_round_ = -1;
+  torch::Tensor gen_slice_, gen_features_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_PARTY_MODEL_H_
