@@ -38,6 +38,19 @@ ClassificationScores ScorePredictions(const std::vector<int>& truth,
   return scores;
 }
 
+double RocAuc(const std::vector<double>& scores, const std::vector<int>& labels) {
+  double pairs = 0, wins = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (labels[i] != 1) continue;
+    for (size_t j = 0; j < scores.size(); ++j) {
+      if (labels[j] == 1) continue;
+      pairs += 1;
+      wins += scores[i] > scores[j] ? 1.0 : scores[i] == scores[j] ? 0.5 : 0.0;
+    }
+  }
+  return pairs == 0 ? std::numeric_limits<double>::quiet_NaN() : wins / pairs;
+}
+
 int MinorityClass(const std::vector<int>& labels, int num_classes) {
   std::vector<long> counts(num_classes, 0);
   for (int label : labels) ++counts[label];

@@ -17,6 +17,10 @@ ClassificationScores ScorePredictions(const std::vector<int>& truth,
                                       const std::vector<int>& predicted, int num_classes,
                                       int positive_class);
 
+// Area under the ROC curve of `scores` for binary `labels` (1 = positive), ties
+// counted half (Mann–Whitney U). NaN when a class is absent.
+double RocAuc(const std::vector<double>& scores, const std::vector<int>& labels);
+
 // The least frequent class among those present in `labels` (ties: lower index).
 int MinorityClass(const std::vector<int>& labels, int num_classes);
 

@@ -23,8 +23,11 @@ std::vector<double> ColumnRanges(const std::vector<const EvalTable*>& tables) {
   return ranges;
 }
 
-std::vector<double> DistanceToClosestRecord(const EvalTable& rows, const EvalTable& reference,
-                                            const std::vector<double>& ranges, int threads) {
+namespace {
+
+std::vector<double> ClosestDistances(const EvalTable& rows, const EvalTable& reference,
+                                     const std::vector<double>& ranges, int threads,
+                                     bool skip_same_index) {
   std::vector<double> out(rows.rows, 0.0);
   if (reference.rows == 0) {
     std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
@@ -63,12 +66,26 @@ std::vector<double> DistanceToClosestRecord(const EvalTable& rows, const EvalTab
             for (int64_t j = 0; j < reference.rows; ++j) sum[j] += ref.codes[j] != x ? 1.0 : 0.0;
           }
         }
+        if (skip_same_index) sum[i] = std::numeric_limits<double>::infinity();
         out[i] = *std::min_element(sum.begin(), sum.end()) / static_cast<double>(columns);
       }
     });
   }
   for (std::thread& worker : workers) worker.join();
   return out;
+}
+
+}  // namespace
+
+std::vector<double> DistanceToClosestRecord(const EvalTable& rows, const EvalTable& reference,
+                                            const std::vector<double>& ranges, int threads) {
+  return ClosestDistances(rows, reference, ranges, threads, false);
+}
+
+std::vector<double> NearestNeighbourDistances(const EvalTable& table,
+                                              const std::vector<double>& ranges, int threads) {
+  if (table.rows < 2) return std::vector<double>(table.rows, 0.0);
+  return ClosestDistances(table, table, ranges, threads, true);
 }
 
 double Median(std::vector<double> values) {

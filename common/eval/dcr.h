@@ -19,6 +19,10 @@ std::vector<double> ColumnRanges(const std::vector<const EvalTable*>& tables);
 std::vector<double> DistanceToClosestRecord(const EvalTable& rows, const EvalTable& reference,
                                             const std::vector<double>& ranges, int threads = 2);
 
+// Each row's distance (as above) to its nearest *other* row of the same table.
+std::vector<double> NearestNeighbourDistances(const EvalTable& table,
+                                              const std::vector<double>& ranges, int threads = 2);
+
 struct DcrOptions {
   int64_t max_synthetic_rows = 1000;  // subsample: cost is rows x reference rows x columns
   uint64_t seed = 0;
