@@ -116,13 +116,97 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   return ResolveTrainingConfig(c->mutable_training());
 }
 
-absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
-  v1::LocalRunConfig config;
+namespace {
+
+// Loads a JSON config and resolves it relative to its own directory; errors name the file.
+template <typename Config>
+absl::StatusOr<Config> LoadConfig(const std::string& path,
+                                  absl::Status (*resolve)(const std::string&, Config*)) {
+  Config config;
   RETURN_IF_ERROR(LoadJsonFile(path, &config));
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  absl::Status status = ResolveLocalRunConfig(base_dir, &config);
+  absl::Status status = resolve(base_dir, &config);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
   return config;
+}
+
+void ResolveTls(const std::string& base_dir, v1::TlsConfig* tls) {
+  tls->set_ca(ResolvePath(base_dir, tls->ca()));
+  tls->set_cert(ResolvePath(base_dir, tls->cert()));
+  tls->set_key(ResolvePath(base_dir, tls->key()));
+}
+
+absl::Status CheckTls(bool plaintext, const v1::TlsConfig& tls) {
+  if (plaintext) return absl::OkStatus();
+  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
+    return absl::InvalidArgumentError(
+        "tls.ca, tls.cert and tls.key are required (plaintext is for loopback tests only)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
+  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
+}
+
+absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
+  if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
+  if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
+  if (!c->has_plaintext()) c->set_plaintext(false);
+  if (!c->has_round_timeout_seconds()) c->set_round_timeout_seconds(60);
+  if (!c->has_join_timeout_seconds()) c->set_join_timeout_seconds(300);
+  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
+  absl::flat_hash_set<std::string> names;
+  for (const std::string& name : c->parties()) {
+    if (name.empty() || !names.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("party name '", name, "' is empty or used twice"));
+    }
+  }
+  RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
+  if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
+    return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
+  }
+  ResolveTls(base_dir, c->mutable_tls());
+  RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
+  c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
+  RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  return ResolveTrainingConfig(c->mutable_training());
+}
+
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {
+  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig);
+}
+
+absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c) {
+  if (c->name().empty()) return absl::InvalidArgumentError("name is required");
+  if (c->curator().empty()) return absl::InvalidArgumentError("curator address is required");
+  if (c->data().empty() || c->schema().empty() || c->secrets().empty()) {
+    return absl::InvalidArgumentError("data, schema and secrets are required");
+  }
+  if (!c->has_plaintext()) c->set_plaintext(false);
+  if (!c->has_threads()) c->set_threads(1);
+  if (!c->has_skip_bad_rows()) c->set_skip_bad_rows(false);
+  if (!c->has_connect_timeout_seconds()) c->set_connect_timeout_seconds(60);
+  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  RETURN_IF_ERROR(Positive("threads", c->threads()));
+  RETURN_IF_ERROR(Positive("connect_timeout_seconds", c->connect_timeout_seconds()));
+  if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
+    return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
+  }
+  c->set_data(ResolvePath(base_dir, c->data()));
+  c->set_schema(ResolvePath(base_dir, c->schema()));
+  c->set_secrets(ResolvePath(base_dir, c->secrets()));
+  ResolveTls(base_dir, c->mutable_tls());
+  return CheckTls(c->plaintext(), c->tls());
+}
+
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path) {
+  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig);
 }
 
 }  // namespace vfsynth

@@ -19,6 +19,14 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
 absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
 absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
 
+// Daemon configs: defaults, validation, paths relative to the config file.
+absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);
+absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* config);
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
+
+inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
+
 // `path` if absolute, else base_dir/path.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);
 

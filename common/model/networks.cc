@@ -34,9 +34,12 @@ GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBl
       tau_(config.gumbel_tau()) {
   torch::nn::Sequential body;
   int width = config.z_dim();
+  const bool batch_norm = config.generator_norm() == "batch";
   for (int h : config.generator_hidden()) {
-    body->push_back(torch::nn::Linear(width, h));
-    if (config.generator_norm() == "batch") body->push_back(torch::nn::BatchNorm1d(h));
+    // A bias before BatchNorm is cancelled by the mean subtraction: its gradient is
+    // pure rounding noise, which Adam would amplify into lr-sized random steps.
+    body->push_back(torch::nn::Linear(torch::nn::LinearOptions(width, h).bias(!batch_norm)));
+    if (batch_norm) body->push_back(torch::nn::BatchNorm1d(h));
     body->push_back(torch::nn::ReLU());
     width = h;
   }

@@ -1,0 +1,211 @@
+#include "client/party_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/data/alignment.h"
+#include "common/data/schema.h"
+#include "common/model/config.h"
+#include "common/model/party_model.h"
+#include "common/model/wire_tensor.h"
+#include "common/net/tensor_codec.h"
+#include "common/util/file_io.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+
+inline constexpr uint32_t kPartyProtocolVersion = 1;
+
+absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  PartySecrets secrets;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    if (kv.first == "sampling_secret") {
+      secrets.sampling_secret = kv.second;
+    } else if (kv.first == "alignment_key") {
+      secrets.alignment_key = kv.second;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key '", kv.first, "'"));
+    }
+  }
+  if (secrets.sampling_secret.size() < 16 || secrets.alignment_key.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": needs sampling_secret and alignment_key of at least 16 characters each"));
+  }
+  return secrets;
+}
+
+PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data)
+    : config_(std::move(config)), secrets_(std::move(secrets)), data_(std::move(data)) {}
+
+PartyCore::~PartyCore() = default;
+
+absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config) {
+  ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
+  ASSIGN_OR_RETURN(PartyData data,
+                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
+  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
+  if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data)));
+  ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
+  return core;
+}
+
+v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
+  v1::RegisterRequest request;
+  request.set_party(config_.name());
+  request.set_protocol_version(kPartyProtocolVersion);
+  *request.mutable_schema() = data_.encoder.schema();
+  request.mutable_schema()->clear_id_column();  // the curator has no use for it
+  request.set_rows(data_.encoded.rows);
+  return request;
+}
+
+absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+  if (response.protocol_version() != kPartyProtocolVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "curator speaks protocol version ", response.protocol_version(), ", this party ",
+        kPartyProtocolVersion));
+  }
+  if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
+  v1::ModelConfig model = response.model();
+  v1::TrainingConfig training = response.training();
+  absl::Status status = ResolveModelConfig(&model);
+  if (status.ok()) status = ResolveTrainingConfig(&training);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  run_id_ = response.run_id();
+  model_config_ = model;
+  training_ = training;
+  return absl::OkStatus();
+}
+
+v1::AlignRequest PartyCore::MakeAlignRequest() const {
+  v1::AlignRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  for (const std::string& token : tokens_) request.add_tokens(token);
+  return request;
+}
+
+absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
+  const std::vector<std::string> common(response.tokens().begin(), response.tokens().end());
+  if (!std::is_sorted(common.begin(), common.end()) ||
+      std::adjacent_find(common.begin(), common.end()) != common.end()) {
+    return absl::InvalidArgumentError("curator's aligned tokens are not sorted and unique");
+  }
+  if (static_cast<int64_t>(common.size()) < training_.batch_size()) {
+    return absl::FailedPreconditionError(absl::StrCat("only ", common.size(),
+                                                      " aligned records for batch size ",
+                                                      training_.batch_size()));
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens_, common));
+  ReorderRows(order, &data_);
+  const int64_t width = data_.encoder.width();
+  torch::Tensor table = torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width},
+                                         torch::kFloat32)
+                            .clone();
+  data_.encoded.values.clear();
+  data_.encoded.values.shrink_to_fit();
+  model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
+                                        secrets_.sampling_secret, std::move(table));
+  spdlog::info("aligned: {} of this party's records are held by every party", common.size());
+  return absl::OkStatus();
+}
+
+v1::PartyMessage PartyCore::MakeHello() const {
+  v1::PartyMessage hello;
+  hello.set_run_id(run_id_);
+  hello.mutable_hello()->set_party(config_.name());
+  hello.mutable_hello()->set_protocol_version(kPartyProtocolVersion);
+  return hello;
+}
+
+v1::PartyMessage PartyCore::Reply(const v1::CuratorMessage& to) const {
+  v1::PartyMessage reply;
+  reply.set_run_id(run_id_);
+  reply.set_round(to.round());
+  reply.set_step(to.step());
+  return reply;
+}
+
+absl::Status PartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
+  return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
+}
+
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::CuratorMessage& message) {
+  if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
+  if (message.run_id() != run_id_) {
+    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
+  }
+  const int64_t d_k = model_->width();
+  const int64_t d_h = model_config_.feature_dim();
+  const int64_t steps_per_round = training_.n_critic();
+  std::vector<v1::PartyMessage> replies;
+  try {
+    switch (message.payload_case()) {
+      case v1::CuratorMessage::kCriticTask: {
+        if (message.step() < 0 || message.step() / steps_per_round != message.round()) {
+          return absl::InvalidArgumentError(absl::StrCat("critic step ", message.step(),
+                                                         " does not belong to round ", message.round()));
+        }
+        RETURN_IF_ERROR(Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice"));
+        auto [h_real, h_fake] =
+            model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice()));
+        v1::PartyMessage reply = Reply(message);
+        ToWire(h_real, reply.mutable_features()->mutable_h_real());
+        ToWire(h_fake, reply.mutable_features()->mutable_h_fake());
+        replies.push_back(std::move(reply));
+        break;
+      }
+      case v1::CuratorMessage::kFeatureGradients: {
+        RETURN_IF_ERROR(Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
+        RETURN_IF_ERROR(Check(message.feature_gradients().grad_fake(), d_h, "feature_gradients.grad_fake"));
+        RETURN_IF_ERROR(model_
+                            ->CriticUpdate(message.step(),
+                                           FromWire(message.feature_gradients().grad_real()),
+                                           FromWire(message.feature_gradients().grad_fake()))
+                            .status());
+        break;
+      }
+      case v1::CuratorMessage::kGeneratorTask: {
+        RETURN_IF_ERROR(Check(message.generator_task().fake_slice(), d_k, "generator_task.fake_slice"));
+        v1::PartyMessage reply = Reply(message);
+        ToWire(model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice())),
+               reply.mutable_generator_features()->mutable_h());
+        replies.push_back(std::move(reply));
+        break;
+      }
+      case v1::CuratorMessage::kGeneratorFeatureGradient: {
+        RETURN_IF_ERROR(Check(message.generator_feature_gradient().grad(), d_h,
+                              "generator_feature_gradient.grad"));
+        ASSIGN_OR_RETURN(const torch::Tensor grad,
+                         model_->SliceGradient(message.round(),
+                                               FromWire(message.generator_feature_gradient().grad())));
+        v1::PartyMessage reply = Reply(message);
+        ToWire(grad, reply.mutable_slice_gradient()->mutable_grad());
+        replies.push_back(std::move(reply));
+        break;
+      }
+      case v1::CuratorMessage::kFinished:
+        finished_ = true;
+        finish_message_ = message.finished().message();
+        break;
+      case v1::CuratorMessage::kError:
+        return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
+                                               message.error().message()));
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("unexpected curator message payload ", message.payload_case()));
+    }
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+  }
+  return replies;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,70 @@
+#ifndef VFSYNTH_CLIENT_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_PARTY_CORE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/party_data.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/curator.pb.h"
+
+namespace vfsynth {
+
+class PartyModel;
+
+// Secrets shared by the parties only: the real-batch sampling key and the HMAC key
+// for record alignment. File format: "sampling_secret=..." and "alignment_key=..."
+// lines ('#' comments allowed); both required, at least 16 characters each.
+struct PartySecrets {
+  std::string sampling_secret;
+  std::string alignment_key;
+};
+absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
+
+// The party's logic with no gRPC types: builds its Register/Align requests, checks
+// and applies the curator's answers, and turns each curator round message into its
+// replies. Only slices, features and gradients leave; ids leave only as HMAC tokens.
+class PartyCore {
+ public:
+  // Loads the party's data (config must be resolved).
+  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config);
+  ~PartyCore();
+
+  v1::RegisterRequest MakeRegisterRequest() const;
+  absl::Status AcceptRegistration(const v1::RegisterResponse& response);
+  v1::AlignRequest MakeAlignRequest() const;
+  // Reorders the rows to the common token order and builds the local critic.
+  absl::Status AcceptAlignment(const v1::AlignResponse& response);
+  v1::PartyMessage MakeHello() const;
+
+  // One curator message in, the replies out. An error means the curator sent
+  // something this party must not act on; the party then stops.
+  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
+
+  bool finished() const { return finished_; }
+  const std::string& finish_message() const { return finish_message_; }
+  const std::string& name() const { return config_.name(); }
+  PartyModel* model() { return model_.get(); }
+
+ private:
+  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data);
+  v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
+  absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
+
+  v1::PartyConfig config_;
+  PartySecrets secrets_;
+  PartyData data_;
+  std::vector<std::string> tokens_;
+  std::string run_id_;
+  v1::ModelConfig model_config_;
+  v1::TrainingConfig training_;
+  std::unique_ptr<PartyModel> model_;
+  bool finished_ = false;
+  std::string finish_message_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_PARTY_CORE_H_

@@ -1,0 +1,72 @@
+// vfsynth-party: one per institution; holds its private columns and local critic.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "client/party_core.h"
+#include "client/party_session.h"
+#include "common/model/config.h"
+#include "common/util/cli.h"
+
+ABSL_FLAG(std::string, config, "", "party config JSON (vfsynth.v1.PartyConfig)");
+ABSL_FLAG(std::string, curator, "", "override the config's curator address (host:port)");
+ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+
+int main(int argc, char** argv) {
+  vfsynth::EnsurePassiveOpenMpWait(argv);
+  absl::SetProgramUsageMessage("vfsynth-party --config party.json");
+  std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
+  std::vector<char*> raw;
+  for (std::string& arg : args) raw.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  if (absl::GetFlag(FLAGS_config).empty()) {
+    vfsynth::InitLogging("party", absl::GetFlag(FLAGS_log_level));
+    spdlog::error("--config is required");
+    return 2;
+  }
+  auto config = vfsynth::LoadPartyConfig(absl::GetFlag(FLAGS_config));
+  vfsynth::InitLogging(config.ok() ? "party " + config->name() : "party", absl::GetFlag(FLAGS_log_level));
+  if (!config.ok()) {
+    spdlog::error("{}", config.status().ToString());
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_curator).empty()) config->set_curator(absl::GetFlag(FLAGS_curator));
+  torch::set_num_threads(config->threads());
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto core = vfsynth::PartyCore::Create(*config);
+  if (!core.ok()) {
+    spdlog::error("{}", core.status().ToString());
+    return 2;
+  }
+  vfsynth::PartySession session(*config, core->get());
+  std::atomic<bool> done{false};
+  std::thread signal_thread([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (done) return;
+    spdlog::warn("signal {} received: leaving the run", signal);
+    session.Cancel();
+  });
+  const absl::Status status = session.Run();
+  done = true;
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  if (!status.ok()) {
+    spdlog::error("{}", status.ToString());
+    return 1;
+  }
+  spdlog::info("run finished");
+  return 0;
+}

@@ -1,0 +1,125 @@
+#include "client/party_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/chunking.h"
+#include "common/net/tls.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+constexpr size_t kChunkBytes = 1 << 20;
+constexpr int kAlignTimeoutSeconds = 600;
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", status.error_message()));
+}
+
+std::chrono::system_clock::time_point In(double seconds) {
+  return std::chrono::system_clock::now() +
+         std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+}  // namespace
+
+void PartySession::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (active_ != nullptr) active_->TryCancel();
+}
+
+absl::Status PartySession::Run() {
+  ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.tls(), config_.plaintext()));
+  auto channel = grpc::CreateCustomChannel(config_.curator(), credentials,
+                                           MakeChannelArguments(config_.max_message_bytes()));
+  if (!channel->WaitForConnected(In(config_.connect_timeout_seconds()))) {
+    return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(),
+                                               " within ", config_.connect_timeout_seconds(),
+                                               "s (is it running, and does its certificate match?)"));
+  }
+  auto stub = v1::Curator::NewStub(channel);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(In(config_.connect_timeout_seconds()));
+    v1::RegisterResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub->Register(&context, core_->MakeRegisterRequest(), &response), "Register"));
+    RETURN_IF_ERROR(core_->AcceptRegistration(response));
+    spdlog::info("registered for run '{}' with {} parties", response.run_id(), response.parties_size());
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(In(kAlignTimeoutSeconds));
+    v1::AlignResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub->Align(&context, core_->MakeAlignRequest(), &response), "Align"));
+    RETURN_IF_ERROR(core_->AcceptAlignment(response));
+  }
+  return Serve(*stub);
+}
+
+absl::Status PartySession::Serve(v1::Curator::Stub& stub) {
+  grpc::ClientContext context;
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_) return absl::CancelledError("party is shutting down");
+    active_ = &context;
+  }
+  auto stream = stub.Train(&context);
+  absl::Status result = absl::OkStatus();
+  uint64_t next_id = 0;
+  auto write = [&](const v1::PartyMessage& message) {
+    for (const v1::PartyMessage& piece : SplitIntoChunks(message, kChunkBytes, next_id++)) {
+      if (!stream->Write(piece)) return false;
+    }
+    return true;
+  };
+  ChunkAssembler<v1::CuratorMessage> assembler(config_.max_message_bytes());
+  if (!write(core_->MakeHello())) result = absl::UnavailableError("curator closed the stream at Hello");
+  v1::CuratorMessage message;
+  while (result.ok() && !core_->finished() && stream->Read(&message)) {
+    auto whole = assembler.Add(std::move(message));
+    if (!whole.ok()) {
+      result = whole.status();
+      break;
+    }
+    if (!whole->has_value()) continue;
+    auto replies = core_->Handle(**whole);
+    if (!replies.ok()) {
+      // Tell the curator why this party stops, then stop.
+      v1::PartyMessage error;
+      error.mutable_error()->set_code(static_cast<int>(replies.status().code()));
+      error.mutable_error()->set_message(std::string(replies.status().message()));
+      write(error);
+      result = replies.status();
+      break;
+    }
+    for (const v1::PartyMessage& reply : *replies) {
+      if (!write(reply)) {
+        result = absl::UnavailableError("curator closed the stream");
+        break;
+      }
+    }
+  }
+  stream->WritesDone();
+  const grpc::Status finish = stream->Finish();
+  {
+    absl::MutexLock lock(&mu_);
+    active_ = nullptr;
+  }
+  if (!result.ok()) return result;
+  if (core_->finished()) {
+    if (core_->finish_message() != "training finished") {
+      return absl::AbortedError(absl::StrCat("curator ended the run: ", core_->finish_message()));
+    }
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(FromGrpc(finish, "Train stream"));
+  return absl::UnavailableError("the curator closed the Train stream before the run finished");
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,38 @@
+#ifndef VFSYNTH_CLIENT_PARTY_SESSION_H_
+#define VFSYNTH_CLIENT_PARTY_SESSION_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "client/party_core.h"
+#include "vfsynth/v1/curator.grpc.pb.h"
+
+namespace vfsynth {
+
+// Thin gRPC client around PartyCore: dials the curator over mTLS, registers,
+// aligns, then serves the Train stream until the curator says Finished.
+class PartySession {
+ public:
+  PartySession(v1::PartyConfig config, PartyCore* core) : config_(std::move(config)), core_(core) {}
+
+  // Runs the whole session; returns when training finished or failed.
+  absl::Status Run();
+  // Thread-safe: aborts a running session (e.g. on SIGTERM).
+  void Cancel();
+
+ private:
+  absl::Status Serve(v1::Curator::Stub& stub);
+
+  v1::PartyConfig config_;
+  PartyCore* core_;
+  absl::Mutex mu_;
+  grpc::ClientContext* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_PARTY_SESSION_H_

@@ -1,0 +1,56 @@
+#include "common/net/peer_identity.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/net/tls.h"
+
+namespace vfsynth {
+
+absl::StatusOr<std::string> PartyFromIdentities(const std::vector<std::string>& identities,
+                                                const std::vector<std::string>& roster) {
+  std::vector<std::string> matches;
+  for (const std::string& party : roster) {
+    if (std::find(identities.begin(), identities.end(), PartyIdentity(party)) != identities.end()) {
+      matches.push_back(party);
+    }
+  }
+  if (matches.size() == 1) return matches[0];
+  if (matches.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "certificate identities [", absl::StrJoin(identities, ", "),
+        "] name no party of the roster"));
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("certificate names several parties: ", absl::StrJoin(matches, ", ")));
+}
+
+absl::StatusOr<std::string> AuthenticatedParty(const grpc::ServerContext& context,
+                                               const std::vector<std::string>& roster,
+                                               bool plaintext, const std::string& claimed) {
+  std::string party;
+  if (plaintext) {
+    if (std::find(roster.begin(), roster.end(), claimed) == roster.end()) {
+      return absl::PermissionDeniedError(absl::StrCat("'", claimed, "' is not in the roster"));
+    }
+    party = claimed;
+  } else {
+    const auto auth = context.auth_context();
+    if (auth == nullptr || !auth->IsPeerAuthenticated()) {
+      return absl::UnauthenticatedError("no verified client certificate");
+    }
+    std::vector<std::string> identities;
+    for (const auto& value : auth->GetPeerIdentity()) identities.emplace_back(value.data(), value.size());
+    auto matched = PartyFromIdentities(identities, roster);
+    if (!matched.ok()) return matched.status();
+    party = *matched;
+  }
+  if (!claimed.empty() && claimed != party) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "authenticated as party '", party, "' but the message claims to be '", claimed, "'"));
+  }
+  return party;
+}
+
+}  // namespace vfsynth

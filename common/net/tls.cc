@@ -1,0 +1,85 @@
+#include "common/net/tls.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/util/file_io.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+constexpr int kKeepaliveTimeMs = 30000;
+constexpr int kKeepaliveTimeoutMs = 10000;
+
+struct TlsFiles {
+  std::string ca, cert, key;
+};
+
+absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
+  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
+    return absl::InvalidArgumentError(
+        "tls.ca, tls.cert and tls.key are all required (plaintext is for loopback tests only)");
+  }
+  TlsFiles files;
+  ASSIGN_OR_RETURN(files.ca, ReadFile(tls.ca()));
+  ASSIGN_OR_RETURN(files.cert, ReadFile(tls.cert()));
+  ASSIGN_OR_RETURN(files.key, ReadFile(tls.key()));
+  for (const auto& [pem, path] : {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
+    if (pem->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM certificate"));
+    }
+  }
+  if (files.key.find("PRIVATE KEY-----") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(tls.key(), ": not a PEM private key"));
+  }
+  return files;
+}
+
+}  // namespace
+
+std::string PartyIdentity(const std::string& party) {
+  return absl::StrCat("spiffe://vfsynth/party/", party);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
+    const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) return grpc::InsecureServerCredentials();
+  ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
+  grpc::SslServerCredentialsOptions options(
+      GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = files.ca;
+  options.pem_key_cert_pairs.push_back({files.key, files.cert});
+  return grpc::SslServerCredentials(options);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) return grpc::InsecureChannelCredentials();
+  ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = files.ca;
+  options.pem_private_key = files.key;
+  options.pem_cert_chain = files.cert;
+  return grpc::SslCredentials(options);
+}
+
+grpc::ChannelArguments MakeChannelArguments(int64_t max_message_bytes) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  args.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  return args;
+}
+
+void ApplyServerArguments(int64_t max_message_bytes, grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  builder->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              kKeepaliveTimeMs / 2);
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,33 @@
+#ifndef VFSYNTH_COMMON_NET_TLS_H_
+#define VFSYNTH_COMMON_NET_TLS_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// SAN URI identifying a party in its certificate.
+std::string PartyIdentity(const std::string& party);
+
+// mTLS server credentials: the curator presents its certificate and requires and
+// verifies a client certificate signed by the CA. `plaintext` is for loopback tests.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
+    const v1::TlsConfig& tls, bool plaintext);
+
+// mTLS channel credentials for a party.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const v1::TlsConfig& tls, bool plaintext);
+
+// Channel arguments shared by both sides (keepalive, message size); set together
+// so the server never answers the client's pings with GOAWAY "too_many_pings".
+grpc::ChannelArguments MakeChannelArguments(int64_t max_message_bytes);
+void ApplyServerArguments(int64_t max_message_bytes, grpc::ServerBuilder* builder);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_NET_TLS_H_

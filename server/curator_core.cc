@@ -1,0 +1,396 @@
+#include "server/curator_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/data/alignment.h"
+#include "common/data/schema.h"
+#include "common/model/curator_model.h"
+#include "common/model/model_factory.h"
+#include "common/model/wire_tensor.h"
+#include "common/net/tensor_codec.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+std::vector<std::string> Roster(const v1::CuratorConfig& config) {
+  return {config.parties().begin(), config.parties().end()};
+}
+
+absl::Status CheckToken(const std::string& token) {
+  if (token.size() != 64) return absl::InvalidArgumentError("alignment tokens are 64 hex characters");
+  for (char c : token) {
+    if (!absl::ascii_isxdigit(c) || absl::ascii_isupper(c)) {
+      return absl::InvalidArgumentError("alignment tokens must be lower-case hex");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CuratorCore::CuratorCore(v1::CuratorConfig config)
+    : config_(std::move(config)),
+      roster_(Roster(config_)),
+      hub_(roster_),
+      join_deadline_(absl::Now() + absl::Seconds(config_.join_timeout_seconds())) {
+  registrations_.resize(roster_.size());
+  encoders_.resize(roster_.size());
+  tokens_.resize(roster_.size());
+  status_.set_run_id(config_.run_id());
+  status_.set_state("waiting");
+  status_.set_total_rounds(config_.training().rounds());
+}
+
+CuratorCore::~CuratorCore() = default;
+
+absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& party,
+                                                          const v1::RegisterRequest& request) {
+  const int index = hub_.Index(party);
+  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
+  if (request.protocol_version() != kProtocolVersion) {
+    return absl::FailedPreconditionError(absl::StrCat("party speaks protocol version ",
+                                                      request.protocol_version(),
+                                                      ", this curator speaks ", kProtocolVersion));
+  }
+  auto encoder = TableEncoder::Create(request.schema());
+  if (!encoder.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("schema of '", party, "': ", encoder.status().message()));
+  }
+  absl::MutexLock lock(&mu_);
+  if (!cancelled_.ok()) return cancelled_;
+  auto& existing = registrations_[index];
+  if (existing.has_value()) {
+    if (existing->schema().SerializeAsString() != request.schema().SerializeAsString()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("party '", party, "' registered again with a different schema"));
+    }
+  } else {
+    existing = request;
+    encoders_[index] = std::make_unique<TableEncoder>(std::move(*encoder));
+    spdlog::info("party {} registered: {} columns, {} encoded, {} records", party,
+                 request.schema().columns_size(), encoders_[index]->width(), request.rows());
+  }
+  v1::RegisterResponse response;
+  response.set_run_id(config_.run_id());
+  response.set_protocol_version(kProtocolVersion);
+  *response.mutable_model() = config_.model();
+  *response.mutable_training() = config_.training();
+  for (const std::string& name : roster_) response.add_parties(name);
+  return response;
+}
+
+absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
+                                                    const v1::AlignRequest& request) {
+  const int index = hub_.Index(party);
+  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
+  if (request.run_id() != config_.run_id()) {
+    return absl::FailedPreconditionError(absl::StrCat("run id '", request.run_id(),
+                                                      "' does not match this run '", config_.run_id(), "'"));
+  }
+  if (request.tokens_size() == 0) return absl::InvalidArgumentError("no alignment tokens");
+  for (const std::string& token : request.tokens()) RETURN_IF_ERROR(CheckToken(token));
+  absl::MutexLock lock(&mu_);
+  if (!registrations_[index].has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("party '", party, "' must Register before Align"));
+  }
+  if (!tokens_[index].has_value()) {
+    tokens_[index] = std::vector<std::string>(request.tokens().begin(), request.tokens().end());
+  }
+  status_.set_state("aligning");
+  auto all_in = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    if (!cancelled_.ok()) return true;
+    for (const auto& t : tokens_) {
+      if (!t.has_value()) return false;
+    }
+    return true;
+  };
+  if (!mu_.AwaitWithDeadline(absl::Condition(&all_in), join_deadline_)) {
+    return absl::DeadlineExceededError("not every party sent alignment tokens before the join timeout");
+  }
+  if (!cancelled_.ok()) return cancelled_;
+  if (!intersection_.has_value()) {
+    std::vector<std::vector<std::string>> all;
+    for (const auto& t : tokens_) all.push_back(*t);
+    std::vector<std::string> common = IntersectTokens(all);
+    if (static_cast<int64_t>(common.size()) < config_.training().batch_size()) {
+      intersection_ = absl::FailedPreconditionError(absl::StrCat(
+          "only ", common.size(), " records are held by every party; batch_size ",
+          config_.training().batch_size(), " needs at least that many"));
+    } else {
+      spdlog::info("aligned {} records held by all {} parties", common.size(), roster_.size());
+      status_.set_aligned_records(static_cast<int64_t>(common.size()));
+      intersection_ = std::move(common);
+    }
+  }
+  if (!intersection_->ok()) return intersection_->status();
+  v1::AlignResponse response;
+  for (const std::string& token : **intersection_) response.add_tokens(token);
+  return response;
+}
+
+absl::Status CuratorCore::WaitForParties() {
+  {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return !cancelled_.ok() || intersection_.has_value();
+    };
+    mu_.AwaitWithDeadline(absl::Condition(&ready), join_deadline_);
+    if (!cancelled_.ok()) return cancelled_;
+    if (!intersection_.has_value()) {
+      std::string missing;
+      for (size_t i = 0; i < roster_.size(); ++i) {
+        if (!tokens_[i].has_value()) absl::StrAppend(&missing, missing.empty() ? "" : ", ", roster_[i]);
+      }
+      return absl::DeadlineExceededError(
+          absl::StrCat("join timeout: parties that did not register and align: ", missing));
+    }
+    if (!intersection_->ok()) return intersection_->status();
+  }
+  return hub_.WaitAllConnected(join_deadline_);
+}
+
+absl::Status CuratorCore::CheckTensor(const v1::Tensor& tensor, int64_t cols,
+                                      const std::string& name) const {
+  return ValidateTensor(tensor, {config_.training().batch_size(), cols}, name,
+                        config_.max_message_bytes());
+}
+
+v1::CuratorMessage CuratorCore::Envelope(int64_t round, int64_t step) const {
+  v1::CuratorMessage message;
+  message.set_run_id(config_.run_id());
+  message.set_round(round);
+  message.set_step(step);
+  return message;
+}
+
+absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
+                                                     v1::PartyMessage::PayloadCase expected,
+                                                     int64_t round, int64_t step) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(config_.round_timeout_seconds());
+  const int64_t d_h = config_.model().feature_dim();
+  while (true) {
+    ASSIGN_OR_RETURN(v1::PartyMessage message, hub_.Receive(party, deadline));
+    if (message.has_error()) {
+      return absl::AbortedError(absl::StrCat("party '", roster_[party], "' stopped: ",
+                                             message.error().message()));
+    }
+    absl::Status problem;
+    if (message.run_id() != config_.run_id()) {
+      problem = absl::InvalidArgumentError(absl::StrCat("run id '", message.run_id(), "' is not this run"));
+    } else if (message.payload_case() != expected || message.round() != round ||
+               message.step() != step) {
+      problem = absl::InvalidArgumentError(absl::StrCat(
+          "unexpected message (payload ", message.payload_case(), ", round ", message.round(),
+          ", step ", message.step(), "); expected payload ", expected, " for round ", round,
+          ", step ", step));
+    } else if (expected == v1::PartyMessage::kFeatures) {
+      problem = CheckTensor(message.features().h_real(), d_h, "features.h_real");
+      if (problem.ok()) problem = CheckTensor(message.features().h_fake(), d_h, "features.h_fake");
+    } else if (expected == v1::PartyMessage::kGeneratorFeatures) {
+      problem = CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
+    } else if (expected == v1::PartyMessage::kSliceGradient) {
+      absl::MutexLock lock(&mu_);
+      problem = CheckTensor(message.slice_gradient().grad(), encoders_[party]->width(),
+                            "slice_gradient.grad");
+    }
+    if (problem.ok()) return message;
+    spdlog::warn("rejected a message from {}: {}", roster_[party], problem.ToString());
+    v1::CuratorMessage reply = Envelope(round, step);
+    reply.mutable_error()->set_code(static_cast<int>(problem.code()));
+    reply.mutable_error()->set_message(std::string(problem.message()));
+    hub_.Send(party, std::move(reply));
+  }
+}
+
+absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
+  absl::MutexLock model_lock(&model_mu_);
+  const std::vector<torch::Tensor> slices = model_->CriticSlices(step);
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(round, step);
+    ToWire(slices[k], message.mutable_critic_task()->mutable_fake_slice());
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+  std::vector<torch::Tensor> h_real, h_fake;
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    ASSIGN_OR_RETURN(const v1::PartyMessage reply,
+                     Expect(static_cast<int>(k), v1::PartyMessage::kFeatures, round, step));
+    h_real.push_back(FromWire(reply.features().h_real()));
+    h_fake.push_back(FromWire(reply.features().h_fake()));
+  }
+  const CuratorModel::SharedCriticResult shared = model_->SharedCriticStep(step, h_real, h_fake);
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(round, step);
+    ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
+    ToWire(shared.grad_fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+  absl::MutexLock lock(&mu_);
+  status_.set_critic_loss(shared.loss);
+  return absl::OkStatus();
+}
+
+absl::Status CuratorCore::GeneratorStep(int64_t round) {
+  absl::MutexLock model_lock(&model_mu_);
+  const std::vector<torch::Tensor> slices = model_->GeneratorSlices(round);
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(round, -1);
+    ToWire(slices[k], message.mutable_generator_task()->mutable_fake_slice());
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+  std::vector<torch::Tensor> features;
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    ASSIGN_OR_RETURN(const v1::PartyMessage reply,
+                     Expect(static_cast<int>(k), v1::PartyMessage::kGeneratorFeatures, round, -1));
+    features.push_back(FromWire(reply.generator_features().h()));
+  }
+  const std::vector<torch::Tensor> grads = model_->SharedGeneratorGradients(features);
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(round, -1);
+    ToWire(grads[k], message.mutable_generator_feature_gradient()->mutable_grad());
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+  std::vector<torch::Tensor> slice_grads;
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    ASSIGN_OR_RETURN(const v1::PartyMessage reply,
+                     Expect(static_cast<int>(k), v1::PartyMessage::kSliceGradient, round, -1));
+    slice_grads.push_back(FromWire(reply.slice_gradient().grad()));
+  }
+  return model_->GeneratorStep(round, slice_grads);
+}
+
+absl::Status CuratorCore::Train() {
+  const v1::TrainingConfig& t = config_.training();
+  // Lock order: model_mu_ is taken before mu_, never inside it.
+  std::vector<const TableEncoder*> encoders;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+  }
+  {
+    absl::MutexLock model_lock(&model_mu_);
+    model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    status_.set_state("training");
+  }
+  spdlog::info("training {} rounds: batch {}, n_critic {}, {} parties", t.rounds(), t.batch_size(),
+               t.n_critic(), roster_.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t round = 0; round < t.rounds(); ++round) {
+    for (int c = 0; c < t.n_critic(); ++c) {
+      RETURN_IF_ERROR(CriticStep(round, round * t.n_critic() + c));
+    }
+    RETURN_IF_ERROR(GeneratorStep(round));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = (round + 1) / std::max(elapsed, 1e-9);
+    absl::MutexLock lock(&mu_);
+    status_.set_round(round + 1);
+    status_.set_rounds_per_second(rate);
+    status_.set_eta_seconds((t.rounds() - round - 1) / std::max(rate, 1e-9));
+    if ((round + 1) % t.log_every() == 0 || round + 1 == t.rounds()) {
+      int64_t sent = 0, received = 0;
+      for (size_t k = 0; k < roster_.size(); ++k) {
+        sent += hub_.bytes_sent(static_cast<int>(k));
+        received += hub_.bytes_received(static_cast<int>(k));
+      }
+      spdlog::info("round {}/{} critic_loss={:.4f} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
+                   round + 1, t.rounds(), status_.critic_loss(), rate, status_.eta_seconds(),
+                   (sent + received) / 1048576.0);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void CuratorCore::Fail(const absl::Status& status) {
+  absl::MutexLock lock(&mu_);
+  status_.set_state("failed");
+  status_.set_error(status.ToString());
+}
+
+absl::Status CuratorCore::Run() {
+  absl::Status status = WaitForParties();
+  if (status.ok()) {
+    try {
+      status = Train();
+    } catch (const c10::Error& e) {
+      status = absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+    }
+  }
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(config_.training().rounds(), -1);
+    message.mutable_finished()->set_message(status.ok() ? "training finished" : status.ToString());
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+  hub_.CloseAll();
+  if (!status.ok()) {
+    Fail(status);
+    return status;
+  }
+  if (!config_.output().synthetic_csv().empty()) {
+    int64_t rows = config_.output().rows();
+    if (rows == 0) {
+      absl::MutexLock lock(&mu_);
+      rows = status_.aligned_records();
+    }
+    auto table = Synthesize(rows);
+    status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
+    if (!status.ok()) {
+      Fail(status);
+      return status;
+    }
+    spdlog::info("published {} synthetic rows to {}", rows, config_.output().synthetic_csv());
+  }
+  absl::MutexLock lock(&mu_);
+  status_.set_state("finished");
+  return absl::OkStatus();
+}
+
+void CuratorCore::Cancel(absl::Status reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_.ok()) cancelled_ = reason;
+  }
+  hub_.Cancel(std::move(reason));
+}
+
+v1::StatusResponse CuratorCore::Status() const {
+  absl::MutexLock lock(&mu_);
+  v1::StatusResponse status = status_;
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::PartyStatus* party = status.add_parties();
+    party->set_name(roster_[k]);
+    party->set_registered(registrations_[k].has_value());
+    party->set_aligned(tokens_[k].has_value());
+    party->set_connected(hub_.connected(static_cast<int>(k)));
+  }
+  return status;
+}
+
+absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
+  if (rows <= 0 || rows > 10'000'000) {
+    return absl::InvalidArgumentError("rows must be in [1, 10,000,000]");
+  }
+  std::vector<const TableEncoder*> encoders;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+  }
+  absl::MutexLock model_lock(&model_mu_);
+  if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
+  try {
+    return DecodeJoint(SampleSynthetic(model_->generator(), config_.model().z_dim(),
+                                       config_.training().seed(), rows),
+                       encoders);
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+  }
+}
+
+}  // namespace vfsynth

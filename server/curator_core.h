@@ -1,0 +1,88 @@
+#ifndef VFSYNTH_SERVER_CURATOR_CORE_H_
+#define VFSYNTH_SERVER_CURATOR_CORE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/data/csv.h"
+#include "common/data/encoder.h"
+#include "server/session_hub.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/curator.pb.h"
+
+namespace vfsynth {
+
+class CuratorModel;
+
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// The curator's logic with no gRPC types (the service in curator_service.h is a thin
+// adapter): registration, alignment, the round orchestrator (DESIGN §2) over a
+// SessionHub, status and publication. Callers pass the already-authenticated party.
+class CuratorCore {
+ public:
+  // `config` must be resolved (common/model/config.h).
+  explicit CuratorCore(v1::CuratorConfig config);
+  ~CuratorCore();
+
+  const v1::CuratorConfig& config() const { return config_; }
+  const std::vector<std::string>& roster() const { return roster_; }
+  SessionHub& hub() { return hub_; }
+
+  absl::StatusOr<v1::RegisterResponse> Register(const std::string& party,
+                                                const v1::RegisterRequest& request);
+  // Blocks until every party has sent its tokens (or the join deadline passes).
+  absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
+
+  // Runs the whole job: waits for every party, trains, sends Finished, writes the
+  // synthetic CSV (if configured). Returns the run's outcome.
+  absl::Status Run();
+  // Stops a running job (shutdown): every wait returns `reason`.
+  void Cancel(absl::Status reason);
+
+  v1::StatusResponse Status() const;
+  // Samples and decodes rows from the current generator.
+  absl::StatusOr<CsvTable> Synthesize(int64_t rows);
+
+  // The model after Run() returned (nullptr before training started).
+  CuratorModel* model_for_testing() ABSL_NO_THREAD_SAFETY_ANALYSIS { return model_.get(); }
+
+ private:
+  // Orchestration steps; each returns the first error (timeouts name the party).
+  absl::Status WaitForParties();
+  absl::Status Train();
+  absl::Status CriticStep(int64_t round, int64_t step);
+  absl::Status GeneratorStep(int64_t round);
+  v1::CuratorMessage Envelope(int64_t round, int64_t step) const;
+  // Receives the next message of `party` with payload `expected` for (round, step),
+  // answering malformed or unexpected messages with a ProtocolError and waiting on.
+  absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected,
+                                          int64_t round, int64_t step);
+  absl::Status CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
+  void Fail(const absl::Status& status);
+
+  const v1::CuratorConfig config_;
+  const std::vector<std::string> roster_;
+  SessionHub hub_;
+  const absl::Time join_deadline_;
+
+  mutable absl::Mutex mu_;
+  std::vector<std::optional<v1::RegisterRequest>> registrations_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<TableEncoder>> encoders_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::optional<std::vector<std::string>>> tokens_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
+  absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
+  v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
+  std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_SERVER_CURATOR_CORE_H_

@@ -1,0 +1,47 @@
+#ifndef VFSYNTH_SERVER_CURATOR_SERVER_H_
+#define VFSYNTH_SERVER_CURATOR_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/curator_core.h"
+#include "server/curator_service.h"
+
+namespace vfsynth {
+
+// A running curator: core + gRPC server (+ health service). Build with
+// CuratorServer::BuildAndStart; Run() blocks for the training job.
+class CuratorServer {
+ public:
+  struct Options {
+    v1::CuratorConfig config;  // resolved
+  };
+
+  static absl::StatusOr<std::unique_ptr<CuratorServer>> BuildAndStart(Options options);
+  ~CuratorServer();
+
+  // The bound port (useful with "host:0").
+  int port() const { return port_; }
+  CuratorCore& core() { return *core_; }
+
+  // Runs the job; health turns NOT_SERVING when it ends.
+  absl::Status Run();
+  // Graceful stop: cancels the job and shuts the server down, cancelling open
+  // streams after `grace`.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  CuratorServer() = default;
+  std::unique_ptr<CuratorCore> core_;
+  std::unique_ptr<CuratorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_SERVER_CURATOR_SERVER_H_

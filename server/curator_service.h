@@ -1,0 +1,39 @@
+#ifndef VFSYNTH_SERVER_CURATOR_SERVICE_H_
+#define VFSYNTH_SERVER_CURATOR_SERVICE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "server/curator_core.h"
+#include "vfsynth/v1/curator.grpc.pb.h"
+
+namespace vfsynth {
+
+// Thin gRPC adapter: authenticates every call against the roster, translates
+// messages and calls CuratorCore. Holds no training state of its own.
+class CuratorService final : public v1::Curator::Service {
+ public:
+  explicit CuratorService(CuratorCore* core) : core_(core) {}
+
+  grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
+                        v1::RegisterResponse* response) override;
+  grpc::Status Align(grpc::ServerContext* context, const v1::AlignRequest* request,
+                     v1::AlignResponse* response) override;
+  grpc::Status Train(grpc::ServerContext* context,
+                     grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) override;
+  grpc::Status GetStatus(grpc::ServerContext* context, const v1::StatusRequest* request,
+                         v1::StatusResponse* response) override;
+  grpc::Status Synthesize(grpc::ServerContext* context, const v1::SynthesizeRequest* request,
+                          grpc::ServerWriter<v1::SynthesizeChunk>* writer) override;
+
+ private:
+  absl::StatusOr<std::string> Authenticate(const grpc::ServerContext& context,
+                                           const std::string& claimed) const;
+  CuratorCore* core_;
+};
+
+// absl::Status -> grpc::Status (same code and message).
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_SERVER_CURATOR_SERVICE_H_

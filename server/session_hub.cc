@@ -1,0 +1,141 @@
+#include "server/session_hub.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth {
+
+SessionHub::SessionHub(std::vector<std::string> parties) {
+  for (std::string& name : parties) {
+    Session session;
+    session.name = std::move(name);
+    sessions_.push_back(std::move(session));
+  }
+}
+
+int SessionHub::Index(const std::string& party) const {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < sessions_.size(); ++i) {
+    if (sessions_[i].name == party) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::Status SessionHub::Connect(int party) {
+  absl::MutexLock lock(&mu_);
+  if (!cancelled_.ok()) return cancelled_;
+  Session& session = sessions_[party];
+  if (session.connected) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("party '", session.name, "' already has a Train stream open"));
+  }
+  session.connected = session.ever_connected = true;
+  return absl::OkStatus();
+}
+
+void SessionHub::Disconnect(int party) {
+  absl::MutexLock lock(&mu_);
+  sessions_[party].connected = false;
+}
+
+void SessionHub::Deliver(int party, v1::PartyMessage message, size_t wire_bytes) {
+  absl::MutexLock lock(&mu_);
+  sessions_[party].bytes_received += static_cast<int64_t>(wire_bytes);
+  if (observer_) observer_(party, message);
+  sessions_[party].inbox.push_back(std::move(message));
+}
+
+std::optional<v1::CuratorMessage> SessionHub::NextOutgoing(int party) {
+  absl::MutexLock lock(&mu_);
+  Session& session = sessions_[party];
+  auto ready = [&session]() { return !session.outbox.empty() || session.closed || !session.connected; };
+  mu_.Await(absl::Condition(&ready));
+  if (session.outbox.empty()) return std::nullopt;
+  v1::CuratorMessage message = std::move(session.outbox.front());
+  session.outbox.pop_front();
+  return message;
+}
+
+void SessionHub::CountSent(int party, size_t wire_bytes) {
+  absl::MutexLock lock(&mu_);
+  sessions_[party].bytes_sent += static_cast<int64_t>(wire_bytes);
+}
+
+void SessionHub::Send(int party, v1::CuratorMessage message) {
+  absl::MutexLock lock(&mu_);
+  sessions_[party].outbox.push_back(std::move(message));
+}
+
+void SessionHub::CloseAll() {
+  absl::MutexLock lock(&mu_);
+  for (Session& session : sessions_) session.closed = true;
+}
+
+absl::Status SessionHub::WaitAllConnected(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    if (!cancelled_.ok()) return true;
+    for (const Session& s : sessions_) {
+      if (!s.connected) return false;
+    }
+    return true;
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+  if (!cancelled_.ok()) return cancelled_;
+  std::string missing;
+  for (const Session& s : sessions_) {
+    if (!s.connected) absl::StrAppend(&missing, missing.empty() ? "" : ", ", s.name);
+  }
+  if (!missing.empty()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("parties never opened their Train stream: ", missing));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PartyMessage> SessionHub::Receive(int party, absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  Session& session = sessions_[party];
+  auto ready = [this, &session]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return !session.inbox.empty() || !session.connected || !cancelled_.ok();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+  if (!cancelled_.ok()) return cancelled_;
+  if (!session.inbox.empty()) {
+    v1::PartyMessage message = std::move(session.inbox.front());
+    session.inbox.pop_front();
+    return message;
+  }
+  if (!session.connected) {
+    return absl::UnavailableError(absl::StrCat("party '", session.name, "' disconnected"));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("party '", session.name, "' did not answer within the round timeout"));
+}
+
+void SessionHub::Cancel(absl::Status reason) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_.ok()) cancelled_ = std::move(reason);
+  for (Session& session : sessions_) session.closed = true;
+}
+
+void SessionHub::SetInboundObserver(std::function<void(int, const v1::PartyMessage&)> observer) {
+  absl::MutexLock lock(&mu_);
+  observer_ = std::move(observer);
+}
+
+bool SessionHub::connected(int party) const {
+  absl::MutexLock lock(&mu_);
+  return sessions_[party].connected;
+}
+
+int64_t SessionHub::bytes_sent(int party) const {
+  absl::MutexLock lock(&mu_);
+  return sessions_[party].bytes_sent;
+}
+
+int64_t SessionHub::bytes_received(int party) const {
+  absl::MutexLock lock(&mu_);
+  return sessions_[party].bytes_received;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,253 @@
+// In-process curator and parties over loopback mTLS: numerical equivalence with the
+// reference trainer, authentication and authorisation, what crosses the wire.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "client/party_core.h"
+#include "client/party_session.h"
+#include "common/data/split.h"
+#include "common/model/config.h"
+#include "common/model/party_model.h"
+#include "common/model/curator_model.h"
+#include "common/model/reference_trainer.h"
+#include "common/net/tls.h"
+#include "common/util/file_io.h"
+#include "server/curator_server.h"
+#include "vfsynth/v1/curator.grpc.pb.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kSource = VFSYNTH_SOURCE_DIR;
+const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
+constexpr char kSamplingSecret[] = "test-sampling-secret-0123456789";
+constexpr char kAlignmentKey[] = "test-alignment-key-0123456789";
+
+class DistributedTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(::testing::TempDir() + "/distributed_test");
+    ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                           kSource + "/deploy/schemas/adult.schema.json",
+                           kSource + "/deploy/parties/adult-3.json", *dir_ + "/parties", false)
+                    .ok());
+    const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
+    ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank mallory > /dev/null").c_str()), 0);
+    ASSERT_EQ(std::system((certs + *dir_ + "/other-ca hospital > /dev/null").c_str()), 0);
+    ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
+                                    absl::StrCat("sampling_secret=", kSamplingSecret,
+                                                 "\nalignment_key=", kAlignmentKey, "\n"))
+                    .ok());
+  }
+
+  static v1::TrainingConfig Training() {
+    v1::TrainingConfig t;
+    t.set_batch_size(64);
+    t.set_n_critic(2);
+    t.set_rounds(3);
+    t.set_seed(11);
+    t.set_threads(1);
+    t.set_log_every(1);
+    return t;
+  }
+
+  static v1::TlsConfig Tls(const std::string& ca_dir, const std::string& name) {
+    v1::TlsConfig tls;
+    tls.set_ca(*dir_ + "/" + ca_dir + "/ca.crt");
+    tls.set_cert(*dir_ + "/" + ca_dir + "/" + name + ".crt");
+    tls.set_key(*dir_ + "/" + ca_dir + "/" + name + ".key");
+    return tls;
+  }
+
+  static std::unique_ptr<CuratorServer> StartCurator(double join_timeout) {
+    v1::CuratorConfig config;
+    config.set_run_id("it-run");
+    config.set_listen("127.0.0.1:0");
+    *config.mutable_tls() = Tls("certs", "curator");
+    for (const auto& p : kParties) config.add_parties(p);
+    *config.mutable_training() = Training();
+    config.set_join_timeout_seconds(join_timeout);
+    config.set_round_timeout_seconds(60);
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
+    auto server = CuratorServer::BuildAndStart({config});
+    EXPECT_TRUE(server.ok()) << server.status();
+    return std::move(*server);
+  }
+
+  static v1::PartyConfig PartyConfigFor(const std::string& name, int port) {
+    v1::PartyConfig config;
+    config.set_name(name);
+    config.set_curator(absl::StrCat("127.0.0.1:", port));
+    *config.mutable_tls() = Tls("certs", name);
+    config.set_data(*dir_ + "/parties/" + name + ".csv");
+    config.set_schema(*dir_ + "/parties/" + name + ".schema.json");
+    config.set_secrets(*dir_ + "/secrets.txt");
+    config.set_connect_timeout_seconds(20);
+    EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
+    return config;
+  }
+
+  // A raw stub with the given TLS identity (for the security tests).
+  static std::unique_ptr<v1::Curator::Stub> Stub(int port, const v1::TlsConfig& tls) {
+    auto credentials = MakeChannelCredentials(tls, false);
+    EXPECT_TRUE(credentials.ok());
+    return v1::Curator::NewStub(grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                                          *credentials, MakeChannelArguments(1 << 24)));
+  }
+
+  static grpc::Status TryRegister(v1::Curator::Stub& stub, const std::string& claimed) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::RegisterRequest request;
+    request.set_party(claimed);
+    request.set_protocol_version(kProtocolVersion);
+    v1::RegisterResponse response;
+    return stub.Register(&context, request, &response);
+  }
+
+  static std::string* dir_;
+};
+
+std::string* DistributedTest::dir_ = nullptr;
+
+double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
+  return diff;
+}
+
+TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
+  auto curator = StartCurator(120);
+  const int port = curator->port();
+  // Record everything parties send on their Train streams.
+  std::vector<v1::PartyMessage> inbound;
+  absl::Mutex inbound_mu;
+  curator->core().hub().SetInboundObserver([&](int, const v1::PartyMessage& m) {
+    absl::MutexLock lock(&inbound_mu);
+    inbound.push_back(m);
+  });
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+
+  // Intruders, while the curator waits for its parties; none may disturb the run.
+  {
+    auto status = TryRegister(*Stub(port, Tls("other-ca", "hospital")), "hospital");
+    EXPECT_FALSE(status.ok()) << "certificate from another CA accepted";
+    v1::TlsConfig no_cert;  // trusts the CA but presents no client certificate
+    no_cert.set_ca(*dir_ + "/certs/ca.crt");
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = *ReadFile(no_cert.ca());
+    auto anonymous = v1::Curator::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", port), grpc::SslCredentials(options)));
+    status = TryRegister(*anonymous, "hospital");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    status = TryRegister(*Stub(port, Tls("certs", "mallory")), "mallory");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_THAT(status.error_message(), HasSubstr("no party of the roster"));
+    status = TryRegister(*Stub(port, Tls("certs", "hospital")), "bank");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_THAT(status.error_message(), HasSubstr("claims to be 'bank'"));
+  }
+
+  std::vector<std::unique_ptr<PartyCore>> cores;
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> results(kParties.size());
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    auto core = PartyCore::Create(PartyConfigFor(kParties[k], port));
+    ASSERT_TRUE(core.ok()) << core.status();
+    cores.push_back(std::move(*core));
+  }
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    threads.emplace_back([&, k] {
+      PartySession session(PartyConfigFor(kParties[k], port), cores[k].get());
+      results[k] = session.Run();
+    });
+  }
+  for (auto& t : threads) t.join();
+  run.join();
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+
+  // The single-process reference with the same seeds and secrets.
+  v1::LocalRunConfig local;
+  for (const auto& p : kParties) {
+    auto* party = local.add_parties();
+    party->set_name(p);
+    party->set_data(*dir_ + "/parties/" + p + ".csv");
+    party->set_schema(*dir_ + "/parties/" + p + ".schema.json");
+  }
+  *local.mutable_training() = Training();
+  local.set_sampling_secret(kSamplingSecret);
+  local.set_alignment_key(kAlignmentKey);
+  ASSERT_TRUE(ResolveLocalRunConfig("", &local).ok());
+  auto reference = ReferenceTrainer::Create(local);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_TRUE((*reference)->Train().ok());
+
+  CuratorModel* model = curator->core().model_for_testing();
+  ASSERT_NE(model, nullptr);
+  EXPECT_LE(MaxAbsDiff(model->generator()->parameters(), (*reference)->generator()->parameters()), 1e-5);
+  EXPECT_LE(MaxAbsDiff(model->shared_critic()->parameters(),
+                       (*reference)->shared_critic()->parameters()), 1e-5);
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_LE(MaxAbsDiff(cores[k]->model()->feat()->parameters(),
+                         (*reference)->parties()[k].feat->parameters()), 1e-5) << kParties[k];
+    EXPECT_LE(MaxAbsDiff(cores[k]->model()->head()->parameters(),
+                         (*reference)->parties()[k].head->parameters()), 1e-5) << kParties[k];
+  }
+
+  // What crossed the wire from parties: only features and slice gradients of the
+  // expected shapes (never a d_k-wide real row, never an id).
+  const auto& t = Training();
+  const int64_t steps = static_cast<int64_t>(t.rounds()) * (t.n_critic() + 2);
+  EXPECT_EQ(curator->core().Status().state(), "finished");
+  absl::MutexLock lock(&inbound_mu);
+  EXPECT_EQ(static_cast<int64_t>(inbound.size()), static_cast<int64_t>(kParties.size()) * steps);
+  std::set<int> payloads;
+  for (const v1::PartyMessage& m : inbound) {
+    payloads.insert(m.payload_case());
+    EXPECT_EQ(m.run_id(), "it-run");
+    switch (m.payload_case()) {
+      case v1::PartyMessage::kFeatures:
+        EXPECT_EQ(m.features().h_real().shape(1), 64);  // d_h
+        EXPECT_EQ(m.features().h_fake().shape(1), 64);
+        break;
+      case v1::PartyMessage::kGeneratorFeatures:
+        EXPECT_EQ(m.generator_features().h().shape(1), 64);
+        break;
+      case v1::PartyMessage::kSliceGradient:
+        EXPECT_EQ(m.slice_gradient().grad().shape(0), t.batch_size());
+        break;
+      default:
+        ADD_FAILURE() << "unexpected payload " << m.payload_case();
+    }
+  }
+  EXPECT_EQ(payloads.size(), 3u);
+  // Register carries only the public schema and a count; Align only HMAC tokens.
+  const v1::RegisterRequest reg = cores[0]->MakeRegisterRequest();
+  EXPECT_TRUE(reg.schema().id_column().empty());
+  const v1::AlignRequest align = cores[0]->MakeAlignRequest();
+  ASSERT_GT(align.tokens_size(), 0);
+  EXPECT_EQ(align.tokens(0).size(), 64u);
+}
+
+TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {
+  auto curator = StartCurator(3);
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  run.join();
+  EXPECT_EQ(run_status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(run_status.message(), HasSubstr("hospital"));
+  EXPECT_EQ(curator->core().Status().state(), "failed");
+}
+
+}  // namespace
+}  // namespace vfsynth
