@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs the multi-party topology on this host: one vfsynth-curator and one
+# vfsynth-party per party, as separate processes over loopback mTLS.
+#   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
+#                       [--rows N] [--batch B] [--port P] [--bin DIR]
+# Writes DIR/{certs,parties,logs}, DIR/curator.json, DIR/<party>.json and
+# DIR/synthetic.csv; exits non-zero if any daemon fails. Binaries must be built.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --dataset) DATASET="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --rows) ROWS="$2"; shift 2 ;;
+    --batch) BATCH="$2"; shift 2 ;;
+    --port) PORT="$2"; shift 2 ;;
+    --bin) BIN="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
+case "$DATASET" in
+  adult) CSV="$ROOT/data/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json" ;;
+  wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
+  *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
+esac
+if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there
+  for _ in $(seq 50); do
+    PORT=$(( 20000 + RANDOM % 40000 ))
+    ss -ltn "sport = :$PORT" 2>/dev/null | grep -q LISTEN || break
+  done
+fi
+mkdir -p "$OUT/logs"
+OUT="$(cd "$OUT" && pwd)"
+PARTIES=$(sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' "$LAYOUT")
+
+"$BIN/vfsynth" split --input "$CSV" --schema "$SCHEMA" --parties "$LAYOUT" --out "$OUT/parties" 2> "$OUT/logs/split.log"
+# shellcheck disable=SC2086
+"$ROOT/deploy/gen-certs.sh" "$OUT/certs" $PARTIES > /dev/null
+# Secrets shared by the parties only; the curator never reads this file.
+if [ ! -f "$OUT/party-secrets.txt" ]; then
+  umask 077
+  printf 'sampling_secret=%s\nalignment_key=%s\n' "$(openssl rand -hex 32)" "$(openssl rand -hex 32)" \
+    > "$OUT/party-secrets.txt"
+  umask 022
+fi
+
+roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
+cat > "$OUT/curator.json" <<JSON
+{
+  "run_id": "local-$DATASET",
+  "listen": "127.0.0.1:$PORT",
+  "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
+  "parties": $roster,
+  "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25},
+  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS},
+  "round_timeout_seconds": 120,
+  "join_timeout_seconds": 120
+}
+JSON
+for party in $PARTIES; do
+  cat > "$OUT/$party.json" <<JSON
+{
+  "name": "$party",
+  "curator": "127.0.0.1:$PORT",
+  "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
+  "data": "parties/$party.csv",
+  "schema": "parties/$party.schema.json",
+  "secrets": "party-secrets.txt",
+  "threads": 1
+}
+JSON
+done
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+"$BIN/vfsynth-curator" --config "$OUT/curator.json" 2> "$OUT/logs/curator.log" &
+curator_pid=$!; pids+=("$curator_pid")
+for party in $PARTIES; do
+  "$BIN/vfsynth-party" --config "$OUT/$party.json" 2> "$OUT/logs/$party.log" &
+  pids+=("$!")
+done
+echo "curator (pid $curator_pid) on 127.0.0.1:$PORT, parties: $(echo $PARTIES); logs in $OUT/logs"
+# Show the curator's progress while it runs.
+tail -f "$OUT/logs/curator.log" --pid="$curator_pid" | grep --line-buffered -E "round |aligned|published|error|failed" &
+status=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || status=1
+done
+trap - EXIT
+if [ $status -ne 0 ]; then
+  echo "a daemon failed; last log lines:" >&2
+  tail -n 3 "$OUT"/logs/*.log >&2
+  exit 1
+fi
