@@ -1,0 +1,171 @@
+#include "common/privacy/dp_sgd.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <openssl/rand.h>
+
+#include <cmath>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth {
+namespace {
+
+absl::Status CheckParams(double clip_norm, double noise_multiplier) {
+  if (!std::isfinite(clip_norm) || clip_norm <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("clip norm must be finite and > 0, got ", clip_norm));
+  }
+  if (!std::isfinite(noise_multiplier) || noise_multiplier < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("noise multiplier must be finite and >= 0, got ", noise_multiplier));
+  }
+  return absl::OkStatus();
+}
+
+// Per-example factors min(1, C/‖g_i‖) (0 for a non-finite g_i) and diagnostics.
+torch::Tensor ClipFactors(const torch::Tensor& sq_norms, double clip_norm, ClipDiagnostics* diag) {
+  const torch::Tensor norms = sq_norms.sqrt();  // double
+  const torch::Tensor finite = torch::isfinite(norms);
+  const torch::Tensor safe = torch::where(finite, norms, torch::zeros_like(norms));
+  // Only examples above C are scaled, so small ones stay bit-identical.
+  torch::Tensor factor =
+      torch::where(safe > clip_norm, clip_norm / safe.clamp_min(clip_norm), torch::ones_like(safe));
+  factor = torch::where(finite, factor, torch::zeros_like(factor));
+  diag->batch_size = norms.size(0);
+  diag->nonfinite = (~finite).sum().item<int64_t>();
+  diag->mean_norm = safe.mean().item<double>();
+  diag->max_norm = safe.max().item<double>();
+  diag->fraction_clipped = (safe > clip_norm).to(torch::kDouble).mean().item<double>();
+  return factor;
+}
+
+torch::Tensor Noise(at::IntArrayRef sizes, double stddev, at::Generator& gen,
+                    const torch::TensorOptions& options) {
+  // Draws in double so the Gaussian's tails are not cut by float rounding, then casts.
+  return (torch::randn(sizes, gen, options.dtype(torch::kDouble)) * stddev).to(options.dtype());
+}
+
+}  // namespace
+
+absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_example,
+                                      double clip_norm) {
+  if (absl::Status s = CheckParams(clip_norm, 0.0); !s.ok()) return s;
+  if (per_example.empty()) return absl::InvalidArgumentError("no per-example gradients");
+  const int64_t b = per_example[0].dim() >= 1 ? per_example[0].size(0) : 0;
+  if (b < 1) return absl::InvalidArgumentError("per-example gradients need a batch dimension");
+  for (const auto& g : per_example) {
+    if (!g.defined() || g.dim() < 1 || g.size(0) != b) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("every per-example gradient must be [", b, ", ...]"));
+    }
+  }
+  try {
+    torch::NoGradGuard no_grad;
+    torch::Tensor sq;
+    for (const auto& g : per_example) {
+      const torch::Tensor s = g.reshape({b, -1}).to(torch::kDouble).pow(2).sum(1);
+      sq = sq.defined() ? sq + s : s;
+    }
+    ClippedSum result;
+    const torch::Tensor factor = ClipFactors(sq, clip_norm, &result.diagnostics);
+    for (const auto& g : per_example) {
+      // Zero out non-finite rows explicitly: 0 * inf would be NaN.
+      const torch::Tensor flat = g.reshape({b, -1}).to(torch::kDouble);
+      const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
+      const torch::Tensor summed = (clean * factor.unsqueeze(1)).sum(0);
+      result.sum.push_back(summed.reshape(g.sizes().slice(1)).to(g.scalar_type()));
+    }
+    return result;
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("clip: ", e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
+                                          const std::vector<torch::Tensor>& per_example,
+                                          const DpSgdOptions& options, at::Generator noise) {
+  if (absl::Status s = CheckParams(options.clip_norm, options.noise_multiplier); !s.ok()) return s;
+  if (params.size() != per_example.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(params.size(), " parameters but ",
+                                                   per_example.size(), " per-example gradients"));
+  }
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (!per_example[p].defined() || per_example[p].dim() != params[p].dim() + 1 ||
+        !per_example[p].sizes().slice(1).equals(params[p].sizes())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("per-example gradient ", p, " does not match its parameter's shape"));
+    }
+  }
+  absl::StatusOr<ClippedSum> clipped = ClipAndSum(per_example, options.clip_norm);
+  if (!clipped.ok()) return clipped.status();
+  try {
+    torch::NoGradGuard no_grad;
+    const auto b = static_cast<double>(clipped->diagnostics.batch_size);
+    const double stddev = options.noise_multiplier * 2.0 * options.clip_norm;
+    for (size_t p = 0; p < params.size(); ++p) {
+      torch::Tensor grad = clipped->sum[p];
+      if (stddev > 0) grad = grad + Noise(grad.sizes(), stddev, noise, grad.options());
+      params[p].mutable_grad() = (grad / b).to(params[p].options());
+    }
+    clipped->diagnostics.noise_std = stddev / b;
+    return clipped->diagnostics;
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("DP-SGD step: ", e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double clip_norm,
+                                           double noise_multiplier, at::Generator noise) {
+  if (absl::Status s = CheckParams(clip_norm, noise_multiplier); !s.ok()) return s;
+  if (!rows.defined() || rows.dim() != 2 || rows.size(0) < 1) {
+    return absl::InvalidArgumentError("rows must be [B, d] with B >= 1");
+  }
+  try {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor flat = rows.detach().to(torch::kDouble);
+    const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
+    NoisyRows result;
+    // A row with a non-finite entry is released as pure noise.
+    const torch::Tensor factor =
+        ClipFactors(flat.pow(2).sum(1), clip_norm, &result.diagnostics);
+    torch::Tensor out = clean * factor.unsqueeze(1);
+    const double stddev = noise_multiplier * 2.0 * clip_norm;
+    if (stddev > 0) out = out + Noise(out.sizes(), stddev, noise, out.options());
+    result.rows = out.to(rows.scalar_type());
+    result.diagnostics.noise_std = stddev;
+    return result;
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("feature release: ", e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<at::Generator> MakeSecureGenerator() {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>();
+  auto* impl = gen.get<at::CPUGeneratorImpl>();
+  at::mt19937 engine = impl->engine();
+  at::mt19937_data_pod data = engine.data();
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(data.state_.data()),
+                 static_cast<int>(sizeof(uint32_t) * data.state_.size())) != 1) {
+    return absl::UnavailableError("RAND_bytes failed to seed the DP noise generator");
+  }
+  uint64_t tag = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&tag), sizeof(tag)) != 1) {
+    return absl::UnavailableError("RAND_bytes failed to seed the DP noise generator");
+  }
+  data.seed_ = tag;  // Reported by current_seed(); it does not determine the state.
+  data.seeded_ = true;
+  data.left_ = 1;  // Forces a twist before the first output.
+  data.next_ = 0;
+  engine.set_data(data);
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    impl->set_engine(engine);
+    impl->set_next_float_normal_sample(c10::nullopt);
+    impl->set_next_double_normal_sample(c10::nullopt);
+  }
+  return gen;
+}
+
+}  // namespace vfsynth

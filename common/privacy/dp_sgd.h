@@ -1,0 +1,74 @@
+#ifndef VFSYNTH_COMMON_PRIVACY_DP_SGD_H_
+#define VFSYNTH_COMMON_PRIVACY_DP_SGD_H_
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace vfsynth {
+
+// DP-SGD sanitisation (DESIGN §4). Neighbouring datasets differ by replacing one record,
+// so a clipped contribution has L2 sensitivity 2C and the noise std is z·2C.
+// Clipping and noise depend only on C, z, the local per-example gradients and the
+// injected generator: nothing a remote peer sends can weaken them.
+//
+// The diagnostics below are functions of private data and are NOT differentially
+// private: log them locally, never send or publish them.
+
+struct DpSgdOptions {
+  double clip_norm = 1.0;         // C > 0: bound on each example's joint L2 norm.
+  double noise_multiplier = 0.0;  // z >= 0: noise std per coordinate is z·2C (before /B).
+};
+
+struct ClipDiagnostics {
+  int64_t batch_size = 0;
+  double mean_norm = 0.0;         // Mean pre-clip joint norm over the examples.
+  double max_norm = 0.0;          // Largest pre-clip joint norm.
+  double fraction_clipped = 0.0;  // Share of examples with norm > C.
+  int64_t nonfinite = 0;          // Examples with a NaN/inf gradient, counted as zero.
+  double noise_std = 0.0;         // Std of the noise on the written gradient: z·2C/B.
+};
+
+// Clips each example's gradient (all parameters jointly) to norm <= C and sums over the
+// batch. per_example[p] is [B, ...] (row i = example i). Returns one summed tensor per
+// parameter, shape per_example[p].sizes()[1:], not divided by B. Examples with norm <= C
+// are unchanged; an example with a non-finite entry contributes zero.
+struct ClippedSum {
+  std::vector<torch::Tensor> sum;
+  ClipDiagnostics diagnostics;
+};
+absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_example,
+                                      double clip_norm);
+
+// One DP-SGD gradient: for each parameter p,
+//   params[p].grad() = ( Σ_i clip_C(g_i)[p] + N(0, (z·2C)² I) ) / B,
+// with B = per_example[p].size(0) (the fixed, public batch size). Overwrites (does not
+// accumulate into) .grad(), so the caller's optimizer can step() right after. Noise is
+// drawn from `noise` (pass MakeSecureGenerator() in production, a fixed generator in
+// tests); no noise is drawn when z == 0. per_example must match params in order and shape
+// (as returned by CriticPerExampleGradients / CriticParameters).
+absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
+                                          const std::vector<torch::Tensor>& per_example,
+                                          const DpSgdOptions& options, at::Generator noise);
+
+// `strict` mode's feature release: every row of `rows` [B, d] is clipped to L2 norm
+// <= C_f, then N(0, (z·2C_f)²) noise is added to every entry. Nothing is divided by B.
+// Apply the same call to synthetic rows so the curator cannot tell them apart by noise.
+struct NoisyRows {
+  torch::Tensor rows;  // [B, d], detached.
+  ClipDiagnostics diagnostics;  // noise_std here is z·2C_f (per entry).
+};
+absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double clip_norm,
+                                           double noise_multiplier, at::Generator noise);
+
+// A CPU generator whose whole Mersenne-Twister state (624 words) comes from OpenSSL's
+// RAND_bytes: seeding through the usual 64-bit seed would keep only 32 bits of entropy.
+// mt19937 is not a CSPRNG; its outputs are only ever released inside noisy gradients.
+absl::StatusOr<at::Generator> MakeSecureGenerator();
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_PRIVACY_DP_SGD_H_

@@ -1,0 +1,215 @@
+#include "common/privacy/dp_sgd.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/model/networks.h"
+#include "common/model/wgan.h"
+#include "common/privacy/per_example_gradients.h"
+
+namespace vfsynth {
+namespace {
+
+at::Generator Fixed(uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
+
+// Sample mean and standard deviation of all entries.
+std::pair<double, double> MeanStd(const torch::Tensor& t) {
+  const torch::Tensor d = t.to(torch::kDouble).flatten();
+  return {d.mean().item<double>(), d.std().item<double>()};
+}
+
+TEST(ClipAndSumTest, BoundsEveryNormAndLeavesSmallOnesUnchanged) {
+  // Two parameters; example i's joint gradient is (a_i, b_i) with a known norm.
+  const torch::Tensor a = torch::tensor({{0.3f, 0.4f}, {3.0f, 4.0f}, {0.0f, 0.0f}, {60.0f, 0.0f}});
+  const torch::Tensor b = torch::tensor({{0.0f}, {0.0f}, {0.0f}, {80.0f}});
+  // Norms: 0.5, 5, 0, 100.
+  absl::StatusOr<ClippedSum> clipped = ClipAndSum({a, b}, 1.0);
+  ASSERT_TRUE(clipped.ok()) << clipped.status();
+  EXPECT_NEAR(clipped->diagnostics.mean_norm, (0.5 + 5 + 0 + 100) / 4, 1e-6);
+  EXPECT_NEAR(clipped->diagnostics.max_norm, 100, 1e-4);
+  EXPECT_DOUBLE_EQ(clipped->diagnostics.fraction_clipped, 0.5);
+  // 0.5-norm row unchanged, 5-norm row -> (0.6, 0.8), 100-norm row -> (0.6, 0, 0.8).
+  EXPECT_TRUE(torch::allclose(clipped->sum[0], torch::tensor({0.3f + 0.6f + 0.6f, 0.4f + 0.8f})));
+  EXPECT_TRUE(torch::allclose(clipped->sum[1], torch::tensor({0.8f})));
+
+  // Example by example: the clipped norm is <= C, and a small example is bit-identical.
+  for (int64_t i = 0; i < 4; ++i) {
+    absl::StatusOr<ClippedSum> one = ClipAndSum({a.narrow(0, i, 1), b.narrow(0, i, 1)}, 1.0);
+    ASSERT_TRUE(one.ok());
+    const double norm = std::sqrt(one->sum[0].pow(2).sum().item<double>() +
+                                  one->sum[1].pow(2).sum().item<double>());
+    EXPECT_LE(norm, 1.0 + 1e-6);
+    if (i == 0 || i == 2) {
+      EXPECT_TRUE(torch::equal(one->sum[0], a[i]));
+      EXPECT_TRUE(torch::equal(one->sum[1], b[i]));
+    }
+  }
+}
+
+TEST(ClipAndSumTest, ClipsRealCriticGradientsJointlyOverAllParameters) {
+  torch::manual_seed(11);
+  ScoreNet critic(8, std::vector<int>{16}, 0.2);
+  CriticExamples ex{torch::randn({32, 8}), torch::randn({32, 8}), torch::rand({32, 1}), 10.0, {}, {}};
+  absl::StatusOr<PerExampleGradients> pe = CriticPerExampleGradients({critic.ptr()}, ex);
+  ASSERT_TRUE(pe.ok());
+  const torch::Tensor norms = PerExampleNorms(pe->grads);
+  const double c = norms.median().item<double>();
+  // Clipping each example alone must give norm min(‖g_i‖, C).
+  for (int64_t i = 0; i < 32; ++i) {
+    std::vector<torch::Tensor> one;
+    for (const auto& g : pe->grads) one.push_back(g.narrow(0, i, 1));
+    absl::StatusOr<ClippedSum> clipped = ClipAndSum(one, c);
+    ASSERT_TRUE(clipped.ok());
+    std::vector<torch::Tensor> as_batch;
+    for (const auto& s : clipped->sum) as_batch.push_back(s.unsqueeze(0));
+    const double after = PerExampleNorms(as_batch)[0].item<double>();
+    EXPECT_NEAR(after, std::min(norms[i].item<double>(), c), 1e-5 * c);
+  }
+}
+
+TEST(ClipAndSumTest, NonFiniteExampleContributesZero) {
+  const torch::Tensor g = torch::tensor({{1.0f, 0.0f}, {NAN, 1.0f}, {0.0f, INFINITY}});
+  absl::StatusOr<ClippedSum> clipped = ClipAndSum({g}, 10.0);
+  ASSERT_TRUE(clipped.ok());
+  EXPECT_EQ(clipped->diagnostics.nonfinite, 2);
+  EXPECT_TRUE(torch::equal(clipped->sum[0], torch::tensor({1.0f, 0.0f})));
+}
+
+TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
+  torch::manual_seed(12);
+  v1::ModelConfig config;
+  config.add_feature_hidden(16);
+  config.set_feature_dim(6);
+  config.set_leaky_slope(0.2);
+  FeatureNet feat(9, config);
+  ScoreNet head(6, std::vector<int>{}, 0.2);
+  const int64_t b = 10;
+  const torch::Tensor real = torch::randn({b, 9}), fake = torch::randn({b, 9});
+  const torch::Tensor alpha = torch::rand({b, 1});
+  const torch::Tensor grad_real = torch::randn({b, 6}) / b, grad_fake = torch::randn({b, 6}) / b;
+
+  // The non-private party step's gradient (party_model.cc).
+  auto critic = [&](const torch::Tensor& x) { return head->forward(feat->forward(x)); };
+  const torch::Tensor h_r = feat->forward(real), h_f = feat->forward(fake);
+  const torch::Tensor total = CriticLoss(head->forward(h_r), head->forward(h_f)) +
+                              10.0 * GradientPenalty(critic, real, fake, alpha) +
+                              (h_r * grad_real).sum() + (h_f * grad_fake).sum();
+  absl::StatusOr<std::vector<torch::Tensor>> params = CriticParameters({feat.ptr(), head.ptr()});
+  ASSERT_TRUE(params.ok());
+  const std::vector<torch::Tensor> plain = torch::autograd::grad({total}, *params);
+
+  CriticExamples ex{real, fake, alpha, 10.0, grad_real * b, grad_fake * b};
+  absl::StatusOr<PerExampleGradients> pe = CriticPerExampleGradients({feat.ptr(), head.ptr()}, ex);
+  ASSERT_TRUE(pe.ok());
+  DpSgdOptions options;
+  options.clip_norm = 1e9;
+  options.noise_multiplier = 0.0;
+  absl::StatusOr<ClipDiagnostics> diag = DpSgdStep(*params, pe->grads, options, Fixed(1));
+  ASSERT_TRUE(diag.ok()) << diag.status();
+  EXPECT_EQ(diag->fraction_clipped, 0.0);
+  EXPECT_EQ(diag->noise_std, 0.0);
+  for (size_t p = 0; p < plain.size(); ++p) {
+    const torch::Tensor got = (*params)[p].grad();
+    ASSERT_TRUE(got.defined());
+    EXPECT_TRUE(torch::allclose(got, plain[p], 1e-4, 1e-6)) << "parameter " << p;
+  }
+  // An existing optimizer steps on the written gradients.
+  torch::optim::SGD sgd(*params, torch::optim::SGDOptions(0.1));
+  const torch::Tensor before = (*params)[0].detach().clone();
+  sgd.step();
+  EXPECT_TRUE(torch::allclose((*params)[0].detach(), before - 0.1 * plain[0], 1e-4, 1e-6));
+}
+
+// With zero per-example gradients the written gradient is pure noise / B. Over n = 3·10^5
+// coordinates the sample std has relative standard error 1/sqrt(2n) ≈ 0.13%, so a 1%
+// tolerance is ~7.7 standard errors (false-failure odds ~1e-14) yet would catch a wrong
+// sensitivity (factor 2) or a missing /B. The mean's SE is σ/sqrt(n); we allow 6 SE.
+TEST(DpSgdStepTest, NoiseStdIsZTimesTwoCOverB) {
+  const int64_t b = 8;
+  const double c = 0.7, z = 1.5;
+  const std::vector<torch::Tensor> params = {torch::zeros({500, 400}, torch::requires_grad()),
+                                             torch::zeros({100000}, torch::requires_grad())};
+  const std::vector<torch::Tensor> per_example = {torch::zeros({b, 500, 400}),
+                                                  torch::zeros({b, 100000})};
+  DpSgdOptions options;
+  options.clip_norm = c;
+  options.noise_multiplier = z;
+  absl::StatusOr<ClipDiagnostics> diag = DpSgdStep(params, per_example, options, Fixed(42));
+  ASSERT_TRUE(diag.ok());
+  const double expected = z * 2 * c / b;
+  EXPECT_DOUBLE_EQ(diag->noise_std, expected);
+  const torch::Tensor all = torch::cat({params[0].grad().flatten(), params[1].grad().flatten()});
+  const auto [mean, std] = MeanStd(all);
+  const double n = static_cast<double>(all.numel());
+  EXPECT_NEAR(std, expected, 0.01 * expected);
+  EXPECT_NEAR(mean, 0.0, 6 * expected / std::sqrt(n));
+  // Different parameters get independent noise (not one draw reused).
+  EXPECT_FALSE(torch::equal(params[0].grad().flatten().narrow(0, 0, 1000),
+                            params[1].grad().narrow(0, 0, 1000)));
+
+  // The same fixed generator reproduces the step; another seed does not.
+  const torch::Tensor first = params[1].grad().clone();
+  ASSERT_TRUE(DpSgdStep(params, per_example, options, Fixed(42)).ok());
+  EXPECT_TRUE(torch::equal(params[1].grad(), first));
+  ASSERT_TRUE(DpSgdStep(params, per_example, options, Fixed(43)).ok());
+  EXPECT_FALSE(torch::equal(params[1].grad(), first));
+}
+
+TEST(DpSgdStepTest, RejectsBadArguments) {
+  const std::vector<torch::Tensor> params = {torch::zeros({3}, torch::requires_grad())};
+  const std::vector<torch::Tensor> per_example = {torch::zeros({4, 3})};
+  DpSgdOptions options;
+  options.clip_norm = 0;
+  EXPECT_FALSE(DpSgdStep(params, per_example, options, Fixed(1)).ok());
+  options.clip_norm = 1;
+  options.noise_multiplier = -1;
+  EXPECT_FALSE(DpSgdStep(params, per_example, options, Fixed(1)).ok());
+  options.noise_multiplier = 1;
+  EXPECT_FALSE(DpSgdStep(params, {torch::zeros({4, 2})}, options, Fixed(1)).ok());
+  EXPECT_FALSE(DpSgdStep(params, {}, options, Fixed(1)).ok());
+  EXPECT_TRUE(DpSgdStep(params, per_example, options, Fixed(1)).ok());
+}
+
+TEST(ClipAndNoiseRowsTest, ClipsEachRowAndKeepsSmallRows) {
+  const torch::Tensor rows = torch::tensor({{0.1f, 0.2f, 0.2f}, {3.0f, 0.0f, 4.0f}, {0.0f, 0.0f, 0.0f}});
+  absl::StatusOr<NoisyRows> out = ClipAndNoiseRows(rows, 1.0, 0.0, Fixed(1));
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(torch::equal(out->rows[0], rows[0]));
+  EXPECT_TRUE(torch::allclose(out->rows[1], torch::tensor({0.6f, 0.0f, 0.8f})));
+  EXPECT_TRUE(torch::equal(out->rows[2], rows[2]));
+  EXPECT_NEAR(out->diagnostics.fraction_clipped, 1.0 / 3, 1e-12);
+  EXPECT_LE(out->rows.norm(2, 1).max().item<double>(), 1.0 + 1e-6);
+}
+
+// 2000 x 128 = 256,000 entries: std's relative SE 0.14%, tolerance 1% (~7 SE).
+TEST(ClipAndNoiseRowsTest, NoiseStdIsZTimesTwoCf) {
+  const double c = 2.0, z = 0.8;
+  // Rows far above C_f: after clipping every row has norm C_f exactly, so the noise is
+  // measured on (out - clipped).
+  const torch::Tensor rows = torch::randn({2000, 128}, Fixed(3)) * 10;
+  absl::StatusOr<NoisyRows> clean = ClipAndNoiseRows(rows, c, 0.0, Fixed(4));
+  absl::StatusOr<NoisyRows> noisy = ClipAndNoiseRows(rows, c, z, Fixed(4));
+  ASSERT_TRUE(clean.ok() && noisy.ok());
+  EXPECT_NEAR(clean->rows.norm(2, 1).max().item<double>(), c, 1e-5);
+  EXPECT_DOUBLE_EQ(noisy->diagnostics.noise_std, z * 2 * c);
+  const auto [mean, std] = MeanStd(noisy->rows - clean->rows);
+  EXPECT_NEAR(std, z * 2 * c, 0.01 * z * 2 * c);
+  EXPECT_NEAR(mean, 0.0, 6 * z * 2 * c / std::sqrt(2000.0 * 128));
+}
+
+TEST(SecureGeneratorTest, IndependentStreams) {
+  absl::StatusOr<at::Generator> a = MakeSecureGenerator();
+  absl::StatusOr<at::Generator> b = MakeSecureGenerator();
+  ASSERT_TRUE(a.ok() && b.ok());
+  const torch::Tensor x = torch::randn({1000}, *a);
+  const torch::Tensor y = torch::randn({1000}, *b);
+  EXPECT_FALSE(torch::equal(x, y));
+  const auto [mean, std] = MeanStd(x);
+  EXPECT_NEAR(std, 1.0, 0.15);
+  EXPECT_NEAR(mean, 0.0, 0.2);
+}
+
+}  // namespace
+}  // namespace vfsynth
