@@ -93,6 +93,8 @@ v1::AlignRequest PartyCore::MakeAlignRequest() const {
 }
 
 absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
+  // The rows are reordered and their encoded buffer released on the first call.
+  if (model_ != nullptr) return absl::FailedPreconditionError("alignment was already accepted");
   const std::vector<std::string> common(response.tokens().begin(), response.tokens().end());
   if (!std::is_sorted(common.begin(), common.end()) ||
       std::adjacent_find(common.begin(), common.end()) != common.end()) {

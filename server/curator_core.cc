@@ -204,6 +204,12 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
     reply.mutable_error()->set_code(static_cast<int>(problem.code()));
     reply.mutable_error()->set_message(std::string(problem.message()));
     hub_.Send(party, std::move(reply));
+    // Receive returns queued messages even past the deadline; without this a party
+    // that keeps its inbox full of bad messages would never time out.
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "party '", roster_[party], "' sent no valid message within the round timeout"));
+    }
   }
 }
 

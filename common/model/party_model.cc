@@ -37,9 +37,11 @@ std::pair<torch::Tensor, torch::Tensor> PartyModel::CriticFeatures(int64_t step,
 
 absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tensor& grad_real,
                                                 const torch::Tensor& grad_fake) {
-  if (step != pending_step_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("feature gradients for step ", step, " but step ", pending_step_, " is pending"));
+  // pending_step_ is -1 when nothing is pending: a message for step -1 must not match it.
+  if (pending_step_ < 0 || step != pending_step_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "feature gradients for step ", step, " but ",
+        pending_step_ < 0 ? "no step" : absl::StrCat("step ", pending_step_), " is pending"));
   }
   pending_step_ = -1;
   const torch::Tensor alpha = torch::rand(
@@ -65,9 +67,10 @@ torch::Tensor PartyModel::GeneratorFeatures(int64_t round, const torch::Tensor& 
 
 absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
                                                         const torch::Tensor& grad_features) {
-  if (round != pending_round_) {
+  if (pending_round_ < 0 || round != pending_round_) {  // -1: nothing pending
     return absl::FailedPreconditionError(absl::StrCat(
-        "feature gradient for round ", round, " but round ", pending_round_, " is pending"));
+        "feature gradient for round ", round, " but ",
+        pending_round_ < 0 ? "no round" : absl::StrCat("round ", pending_round_), " is pending"));
   }
   pending_round_ = -1;
   const torch::Tensor loss =

@@ -36,6 +36,8 @@ std::vector<Message> SplitIntoChunks(const Message& message, size_t max_bytes, u
 
 // Reassembles chunked messages. Chunks of one message must arrive in order on one
 // stream; anything else (gaps, a changed count, too many bytes) is an error.
+// `max_total_bytes` bounds everything buffered at once, over all pending message
+// ids, so a peer cannot grow the buffer by interleaving many messages.
 template <typename Message>
 class ChunkAssembler {
  public:
@@ -48,22 +50,23 @@ class ChunkAssembler {
     const auto& chunk = message.chunk();
     Pending& pending = pending_[chunk.message_id()];
     if (chunk.count() == 0 || chunk.index() != pending.next || (pending.next > 0 && chunk.count() != pending.count)) {
-      pending_.erase(chunk.message_id());
+      Drop(chunk.message_id());
       return absl::InvalidArgumentError(absl::StrCat("chunk ", chunk.index(), "/", chunk.count(),
                                                      " of message ", chunk.message_id(), " out of order"));
     }
+    if (chunk.data().size() > max_total_bytes_ - buffered_bytes_) {
+      Drop(chunk.message_id());
+      return absl::ResourceExhaustedError(
+          absl::StrCat("chunked messages exceed ", max_total_bytes_, " bytes"));
+    }
     pending.count = chunk.count();
     pending.bytes += chunk.data();
+    buffered_bytes_ += chunk.data().size();
     ++pending.next;
-    if (pending.bytes.size() > max_total_bytes_) {
-      pending_.erase(chunk.message_id());
-      return absl::ResourceExhaustedError(
-          absl::StrCat("chunked message exceeds ", max_total_bytes_, " bytes"));
-    }
     if (pending.next < pending.count) return std::optional<Message>();
     Message whole;
     const bool parsed = whole.ParseFromString(pending.bytes);
-    pending_.erase(chunk.message_id());
+    Drop(chunk.message_id());
     if (!parsed || whole.has_chunk()) {
       return absl::InvalidArgumentError("reassembled chunks do not form a valid message");
     }
@@ -76,7 +79,15 @@ class ChunkAssembler {
     uint32_t count = 0;
     std::string bytes;
   };
+  void Drop(uint64_t message_id) {
+    auto it = pending_.find(message_id);
+    if (it == pending_.end()) return;
+    buffered_bytes_ -= it->second.bytes.size();
+    pending_.erase(it);
+  }
+
   size_t max_total_bytes_;
+  size_t buffered_bytes_ = 0;  // sum of pending_[*].bytes sizes, <= max_total_bytes_
   absl::flat_hash_map<uint64_t, Pending> pending_;
 };
 

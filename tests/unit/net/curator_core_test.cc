@@ -1,0 +1,534 @@
+// CuratorCore without gRPC: registration and alignment checks, and the round
+// orchestrator driven through its SessionHub by hand-made party messages.
+#include "server/curator_core.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/alignment.h"
+#include "common/model/config.h"
+#include "common/net/tensor_codec.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kRunId[] = "unit-run";
+constexpr int kBatch = 4;
+constexpr int kFeatureDim = 3;
+constexpr int kAlphaWidth = 3;  // a: 2 categories, b: continuous
+constexpr int kBetaWidth = 4;   // c: 3 categories, d: integer
+
+v1::Schema AlphaSchema() {
+  v1::Schema schema;
+  v1::Column* a = schema.add_columns();
+  a->set_name("a");
+  a->set_type("categorical");
+  a->add_categories("x");
+  a->add_categories("y");
+  v1::Column* b = schema.add_columns();
+  b->set_name("b");
+  b->set_type("continuous");
+  b->set_min(0);
+  b->set_max(1);
+  return schema;
+}
+
+v1::Schema BetaSchema() {
+  v1::Schema schema;
+  v1::Column* c = schema.add_columns();
+  c->set_name("c");
+  c->set_type("categorical");
+  for (const char* value : {"p", "q", "r"}) c->add_categories(value);
+  v1::Column* d = schema.add_columns();
+  d->set_name("d");
+  d->set_type("integer");
+  d->set_min(0);
+  d->set_max(10);
+  return schema;
+}
+
+v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, int n_critic) {
+  v1::CuratorConfig config;
+  config.set_run_id(kRunId);
+  config.set_plaintext(true);
+  config.add_parties("alpha");
+  config.add_parties("beta");
+  config.set_round_timeout_seconds(round_timeout);
+  config.set_join_timeout_seconds(join_timeout);
+  v1::ModelConfig* model = config.mutable_model();
+  model->set_z_dim(4);
+  model->add_generator_hidden(8);
+  model->add_feature_hidden(8);
+  model->set_feature_dim(kFeatureDim);
+  model->add_shared_hidden(8);
+  v1::TrainingConfig* training = config.mutable_training();
+  training->set_batch_size(kBatch);
+  training->set_rounds(rounds);
+  training->set_n_critic(n_critic);
+  training->set_seed(5);
+  training->set_threads(1);
+  training->set_log_every(1);
+  EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
+  return config;
+}
+
+// Declares the run's privacy mode (RegisterRequest.privacy.mode, which must equal
+// the curator's privacy.mode) when the protocol carries one. Reflection keeps this
+// test independent of whether the privacy fields exist in this checkout.
+void DeclarePrivacyMode(v1::RegisterRequest* request) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  const auto* config_privacy = config.GetDescriptor()->FindFieldByName("privacy");
+  const auto* request_privacy = request->GetDescriptor()->FindFieldByName("privacy");
+  if (config_privacy == nullptr || request_privacy == nullptr) return;
+  const google::protobuf::Message& from = config.GetReflection()->GetMessage(config, config_privacy);
+  google::protobuf::Message* to = request->GetReflection()->MutableMessage(request, request_privacy);
+  const auto* from_mode = from.GetDescriptor()->FindFieldByName("mode");
+  const auto* to_mode = to->GetDescriptor()->FindFieldByName("mode");
+  if (from_mode == nullptr || to_mode == nullptr) return;
+  to->GetReflection()->SetString(to, to_mode, from.GetReflection()->GetString(from, from_mode));
+}
+
+v1::RegisterRequest Registration(const std::string& party, const v1::Schema& schema) {
+  v1::RegisterRequest request;
+  request.set_party(party);
+  request.set_protocol_version(kProtocolVersion);
+  *request.mutable_schema() = schema;
+  request.set_rows(10);
+  DeclarePrivacyMode(&request);
+  return request;
+}
+
+// Tokens of records r<first> .. r<last>.
+v1::AlignRequest Tokens(const std::string& party, int first, int last) {
+  v1::AlignRequest request;
+  request.set_run_id(kRunId);
+  request.set_party(party);
+  for (int i = first; i <= last; ++i) request.add_tokens(AlignmentToken("unit-key", absl::StrCat("r", i)));
+  return request;
+}
+
+// Both parties align concurrently (Align blocks until every party has sent tokens).
+std::pair<absl::StatusOr<v1::AlignResponse>, absl::StatusOr<v1::AlignResponse>> AlignBoth(
+    CuratorCore& core, const v1::AlignRequest& alpha, const v1::AlignRequest& beta) {
+  absl::StatusOr<v1::AlignResponse> beta_result;
+  std::thread other([&] { beta_result = core.Align("beta", beta); });
+  absl::StatusOr<v1::AlignResponse> alpha_result = core.Align("alpha", alpha);
+  other.join();
+  return {std::move(alpha_result), std::move(beta_result)};
+}
+
+void RegisterBoth(CuratorCore& core) {
+  ASSERT_TRUE(core.Register("alpha", Registration("alpha", AlphaSchema())).ok());
+  ASSERT_TRUE(core.Register("beta", Registration("beta", BetaSchema())).ok());
+}
+
+v1::Tensor Filled(std::vector<int64_t> shape, float value) {
+  std::vector<float> values(static_cast<size_t>(ElementCount(shape)), value);
+  v1::Tensor tensor;
+  EncodeTensor(values.data(), shape, &tensor);
+  return tensor;
+}
+
+v1::PartyMessage Envelope(int64_t round, int64_t step) {
+  v1::PartyMessage message;
+  message.set_run_id(kRunId);
+  message.set_round(round);
+  message.set_step(step);
+  return message;
+}
+
+v1::PartyMessage Features(int64_t round, int64_t step, std::vector<int64_t> real_shape = {kBatch, kFeatureDim},
+                          std::vector<int64_t> fake_shape = {kBatch, kFeatureDim}) {
+  v1::PartyMessage message = Envelope(round, step);
+  *message.mutable_features()->mutable_h_real() = Filled(real_shape, 0.1f);
+  *message.mutable_features()->mutable_h_fake() = Filled(fake_shape, -0.2f);
+  return message;
+}
+
+// ---- registration and alignment ----
+
+TEST(CuratorRegisterTest, UnknownPartyIsPermissionDenied) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  auto response = core.Register("gamma", Registration("gamma", AlphaSchema()));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(response.status().message(), HasSubstr("'gamma'"));
+}
+
+TEST(CuratorRegisterTest, WrongProtocolVersionIsFailedPrecondition) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  v1::RegisterRequest request = Registration("alpha", AlphaSchema());
+  request.set_protocol_version(kProtocolVersion + 1);
+  auto response = core.Register("alpha", request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(response.status().message(), HasSubstr(absl::StrCat("version ", kProtocolVersion + 1)));
+}
+
+TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  v1::Schema schema = AlphaSchema();
+  schema.mutable_columns(0)->clear_categories();
+  auto response = core.Register("alpha", Registration("alpha", schema));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(response.status().message(), AllOf(HasSubstr("schema of 'alpha'"), HasSubstr("categories")));
+  EXPECT_EQ(core.Register("alpha", Registration("alpha", v1::Schema())).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(core.Status().parties(0).registered());
+}
+
+TEST(CuratorRegisterTest, RegistrationIsIdempotentButTheSchemaIsFixed) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  auto first = core.Register("alpha", Registration("alpha", AlphaSchema()));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->run_id(), kRunId);
+  EXPECT_EQ(first->protocol_version(), kProtocolVersion);
+  EXPECT_THAT(first->parties(), ElementsAre("alpha", "beta"));
+  EXPECT_EQ(first->model().feature_dim(), kFeatureDim);
+  EXPECT_EQ(first->training().batch_size(), kBatch);
+
+  auto again = core.Register("alpha", Registration("alpha", AlphaSchema()));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->SerializeAsString(), first->SerializeAsString());
+
+  auto changed = core.Register("alpha", Registration("alpha", BetaSchema()));
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(changed.status().message(), HasSubstr("different schema"));
+  EXPECT_TRUE(core.Status().parties(0).registered());
+  EXPECT_FALSE(core.Status().parties(1).registered());
+}
+
+TEST(CuratorAlignTest, MalformedTokensAreInvalidArgument) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  RegisterBoth(core);
+  for (const std::string& bad : {std::string(64, 'z'), std::string(64, 'A'), std::string(63, 'a'),
+                                 std::string(65, 'a'), std::string()}) {
+    v1::AlignRequest request = Tokens("alpha", 0, 7);
+    request.add_tokens(bad);
+    EXPECT_EQ(core.Align("alpha", request).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  v1::AlignRequest empty = Tokens("alpha", 0, -1);
+  EXPECT_EQ(core.Align("alpha", empty).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(core.Status().parties(0).aligned());  // nothing was recorded
+}
+
+TEST(CuratorAlignTest, MustRegisterFirst) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  auto response = core.Align("alpha", Tokens("alpha", 0, 7));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(response.status().message(), HasSubstr("must Register before Align"));
+  EXPECT_EQ(core.Align("gamma", Tokens("gamma", 0, 7)).status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(CuratorAlignTest, WrongRunIdIsFailedPrecondition) {
+  CuratorCore core(Config(5, 5, 1, 1));
+  RegisterBoth(core);
+  v1::AlignRequest request = Tokens("alpha", 0, 7);
+  request.set_run_id("other-run");
+  auto response = core.Align("alpha", request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(response.status().message(), HasSubstr("'other-run'"));
+}
+
+TEST(CuratorAlignTest, ReturnsTheSortedIntersectionToEveryParty) {
+  CuratorCore core(Config(5, 10, 1, 1));
+  RegisterBoth(core);
+  auto [alpha, beta] = AlignBoth(core, Tokens("alpha", 0, 7), Tokens("beta", 2, 9));
+  ASSERT_TRUE(alpha.ok()) << alpha.status();
+  ASSERT_TRUE(beta.ok()) << beta.status();
+  std::vector<std::string> expected;
+  for (int i = 2; i <= 7; ++i) expected.push_back(AlignmentToken("unit-key", absl::StrCat("r", i)));
+  std::sort(expected.begin(), expected.end());
+  EXPECT_THAT(alpha->tokens(), ::testing::ElementsAreArray(expected));
+  EXPECT_EQ(alpha->SerializeAsString(), beta->SerializeAsString());
+  EXPECT_EQ(core.Status().aligned_records(), 6);
+}
+
+TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
+  CuratorCore core(Config(5, 10, 1, 1));
+  RegisterBoth(core);
+  auto [alpha, beta] = AlignBoth(core, Tokens("alpha", 0, 5), Tokens("beta", 4, 9));
+  for (const auto* result : {&alpha, &beta}) {
+    EXPECT_EQ(result->status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(result->status().message(), AllOf(HasSubstr("only 2 records"), HasSubstr("batch_size 4")));
+  }
+  const absl::Status run = core.Run();
+  EXPECT_EQ(run.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core.Status().state(), "failed");
+}
+
+TEST(CuratorAlignTest, JoinTimeoutNamesTheMissingParty) {
+  CuratorCore core(Config(5, 0.3, 1, 1));
+  RegisterBoth(core);
+  auto alone = core.Align("alpha", Tokens("alpha", 0, 7));
+  EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded);
+  const absl::Status run = core.Run();
+  EXPECT_EQ(run.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(run.message(), AllOf(HasSubstr("beta"), ::testing::Not(HasSubstr("alpha"))));
+}
+
+TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
+  CuratorCore core(Config(5, 30, 1, 1));
+  RegisterBoth(core);
+  absl::StatusOr<v1::AlignResponse> result;
+  std::thread waiter([&] { result = core.Align("alpha", Tokens("alpha", 0, 7)); });
+  core.Cancel(absl::CancelledError("shutdown"));
+  waiter.join();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+}
+
+// ---- the round orchestrator ----
+
+class CuratorRoundTest : public ::testing::Test {
+ protected:
+  // Registers and aligns both parties, starts Run() and opens both streams.
+  // `before_run` may queue inbound messages the run will find waiting.
+  void Start(v1::CuratorConfig config, const std::function<void()>& before_run = {}) {
+    core_ = std::make_unique<CuratorCore>(std::move(config));
+    RegisterBoth(*core_);
+    auto [alpha, beta] = AlignBoth(*core_, Tokens("alpha", 0, 7), Tokens("beta", 2, 9));
+    ASSERT_TRUE(alpha.ok() && beta.ok()) << alpha.status() << " " << beta.status();
+    ASSERT_TRUE(core_->hub().Connect(0).ok());
+    ASSERT_TRUE(core_->hub().Connect(1).ok());
+    if (before_run) before_run();
+    run_ = std::thread([this] { run_status_ = core_->Run(); });
+  }
+
+  void TearDown() override {
+    if (core_ != nullptr) core_->Cancel(absl::CancelledError("test over"));
+    if (run_.joinable()) run_.join();
+  }
+
+  // The next message the curator queues for `party`; a watchdog cancels the run
+  // instead of letting a missing message hang the test.
+  v1::CuratorMessage Next(int party) {
+    auto next = std::async(std::launch::async, [this, party] { return core_->hub().NextOutgoing(party); });
+    if (next.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      ADD_FAILURE() << "the curator sent nothing to party " << party;
+      core_->Cancel(absl::CancelledError("test watchdog"));
+    }
+    std::optional<v1::CuratorMessage> message = next.get();
+    if (!message.has_value()) {
+      ADD_FAILURE() << "party " << party << "'s queue ended";
+      return v1::CuratorMessage();
+    }
+    return *message;
+  }
+
+  absl::Status Finish() {
+    run_.join();
+    return run_status_;
+  }
+
+  void Deliver(int party, v1::PartyMessage message) {
+    core_->hub().Deliver(party, std::move(message), 0);
+  }
+
+  // Delivers a bad message and checks the ProtocolError that answers it.
+  void ExpectRejected(int party, v1::PartyMessage message, const std::vector<std::string>& mentions,
+                      int64_t round = 0, int64_t step = 0) {
+    Deliver(party, std::move(message));
+    const v1::CuratorMessage reply = Next(party);
+    ASSERT_TRUE(reply.has_error()) << reply.DebugString();
+    EXPECT_EQ(reply.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    for (const std::string& mention : mentions) EXPECT_THAT(reply.error().message(), HasSubstr(mention));
+    EXPECT_EQ(reply.run_id(), kRunId);
+    EXPECT_EQ(reply.round(), round);  // the curator answers in the phase it waits in
+    EXPECT_EQ(reply.step(), step);
+  }
+
+  // Both parties answer critic step `step` correctly; the curator must answer
+  // each with its feature gradients (which shows it was still waiting).
+  void CompleteCriticStep(int64_t round, int64_t step) {
+    Deliver(0, Features(round, step));
+    Deliver(1, Features(round, step));
+    for (int k = 0; k < 2; ++k) {
+      const v1::CuratorMessage reply = Next(k);
+      ASSERT_TRUE(reply.has_feature_gradients()) << reply.DebugString();
+      EXPECT_EQ(reply.step(), step);
+      EXPECT_THAT(reply.feature_gradients().grad_real().shape(), ElementsAre(kBatch, kFeatureDim));
+      EXPECT_THAT(reply.feature_gradients().grad_fake().shape(), ElementsAre(kBatch, kFeatureDim));
+    }
+  }
+
+  void ExpectCriticTasks(int64_t round, int64_t step) {
+    const int widths[] = {kAlphaWidth, kBetaWidth};
+    for (int k = 0; k < 2; ++k) {
+      const v1::CuratorMessage task = Next(k);
+      ASSERT_TRUE(task.has_critic_task()) << task.DebugString();
+      EXPECT_EQ(task.run_id(), kRunId);
+      EXPECT_EQ(task.round(), round);
+      EXPECT_EQ(task.step(), step);
+      EXPECT_TRUE(ValidateTensor(task.critic_task().fake_slice(), {kBatch, widths[k]}, "slice", 1 << 20).ok());
+    }
+  }
+
+  std::unique_ptr<CuratorCore> core_;
+  std::thread run_;
+  absl::Status run_status_;
+};
+
+TEST_F(CuratorRoundTest, WronglyShapedFeaturesAreAnsweredAndTheRoundWaitsOn) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  ExpectRejected(0, Features(0, 0, {kBatch, 2}), {"features.h_real", "expected shape [4, 3]", "got [4, 2]"});
+  ExpectRejected(0, Features(0, 0, {kBatch, kFeatureDim}, {kBatch + 1, kFeatureDim}),
+                 {"features.h_fake", "[5, 3]"});
+  EXPECT_EQ(core_->Status().state(), "training");
+  CompleteCriticStep(0, 0);
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 1));
+  core_->Cancel(absl::CancelledError("done"));
+  EXPECT_EQ(Finish().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(CuratorRoundTest, NonFiniteFeaturesAreRejected) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    v1::PartyMessage message = Features(0, 0);
+    std::memcpy(message.mutable_features()->mutable_h_fake()->mutable_data()->data() + 5 * sizeof(float),
+                &bad, sizeof(float));
+    ExpectRejected(0, message, {"features.h_fake", "non-finite", "element 5"});
+  }
+  // The other party's NaN is answered too, once the curator gets to it.
+  v1::PartyMessage nan = Features(0, 0);
+  const float value = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(nan.mutable_features()->mutable_h_real()->mutable_data()->data(), &value, sizeof(float));
+  Deliver(0, Features(0, 0));
+  ExpectRejected(1, nan, {"features.h_real", "non-finite", "element 0"});
+  Deliver(1, Features(0, 0));
+  for (int k = 0; k < 2; ++k) EXPECT_TRUE(Next(k).has_feature_gradients());
+}
+
+TEST_F(CuratorRoundTest, MessagesForAnotherStepRoundRunOrPhaseAreRejected) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  ExpectRejected(0, Features(0, 1), {"unexpected message", "step 1", "for round 0, step 0"});
+  ExpectRejected(0, Features(1, 0), {"unexpected message", "round 1"});
+  v1::PartyMessage stale = Features(0, 0);
+  stale.set_run_id("old-run");
+  ExpectRejected(0, stale, {"'old-run'", "not this run"});
+  v1::PartyMessage generator = Envelope(0, 0);
+  *generator.mutable_generator_features()->mutable_h() = Filled({kBatch, kFeatureDim}, 0);
+  ExpectRejected(0, generator, {"unexpected message"});
+  v1::PartyMessage hello = Envelope(0, 0);
+  hello.mutable_hello()->set_party("alpha");
+  ExpectRejected(0, hello, {"unexpected message"});
+  CompleteCriticStep(0, 0);
+}
+
+TEST_F(CuratorRoundTest, ProtocolErrorFromAPartyAbortsTheRunNamingIt) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  Deliver(0, Features(0, 0));
+  v1::PartyMessage error = Envelope(0, 0);
+  error.mutable_error()->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
+  error.mutable_error()->set_message("critic_task.fake_slice: bad");
+  Deliver(1, error);
+  const absl::Status status = Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("'beta'"), HasSubstr("critic_task.fake_slice: bad")));
+  // Every party is told the run ended, and why.
+  for (int k = 0; k < 2; ++k) {
+    const v1::CuratorMessage finished = Next(k);
+    ASSERT_TRUE(finished.has_finished()) << finished.DebugString();
+    EXPECT_THAT(finished.finished().message(), HasSubstr("'beta'"));
+    EXPECT_FALSE(core_->hub().NextOutgoing(k).has_value());
+  }
+  EXPECT_EQ(core_->Status().state(), "failed");
+}
+
+TEST_F(CuratorRoundTest, SilentPartyTimesOutNamingIt) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(0.3, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  Deliver(0, Features(0, 0));
+  const absl::Status status = Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(status.message(), HasSubstr("'beta'"));
+}
+
+TEST_F(CuratorRoundTest, BacklogOfBadMessagesDoesNotExtendTheRoundTimeout) {
+  // Queued before the run starts, with a round timeout that has passed by the time
+  // the first message is rejected: a party whose inbox never runs dry must still
+  // time out, or a flood of bad messages could stall the run forever.
+  constexpr int kBacklog = 10;
+  ASSERT_NO_FATAL_FAILURE(Start(Config(/*round_timeout=*/1e-6, 30, 2, 2), [this] {
+    Deliver(0, Features(0, 0));
+    for (int i = 0; i < kBacklog; ++i) Deliver(1, Features(0, 7));
+  }));
+  const absl::Status status = Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(status.message(), HasSubstr("'beta'"));
+  int rejections = 0;
+  while (std::optional<v1::CuratorMessage> message = core_->hub().NextOutgoing(1)) {
+    if (message->has_error()) ++rejections;
+  }
+  EXPECT_EQ(rejections, 1) << "the curator kept reading past the round deadline";
+}
+
+TEST_F(CuratorRoundTest, DisconnectDuringARoundEndsTheRunUnavailable) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  core_->hub().Disconnect(0);
+  const absl::Status status = Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(), HasSubstr("'alpha'"));
+}
+
+TEST_F(CuratorRoundTest, FullRunWithHandMadePartyMessages) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, /*rounds=*/1, /*n_critic=*/1)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  CompleteCriticStep(0, 0);
+
+  const int widths[] = {kAlphaWidth, kBetaWidth};
+  for (int k = 0; k < 2; ++k) {
+    const v1::CuratorMessage task = Next(k);
+    ASSERT_TRUE(task.has_generator_task()) << task.DebugString();
+    EXPECT_EQ(task.round(), 0);
+    EXPECT_EQ(task.step(), -1);
+    EXPECT_THAT(task.generator_task().fake_slice().shape(), ElementsAre(kBatch, widths[k]));
+  }
+  for (int k = 0; k < 2; ++k) {
+    v1::PartyMessage features = Envelope(0, -1);
+    *features.mutable_generator_features()->mutable_h() = Filled({kBatch, kFeatureDim}, 0.3f);
+    Deliver(k, features);
+  }
+  for (int k = 0; k < 2; ++k) {
+    const v1::CuratorMessage grad = Next(k);
+    ASSERT_TRUE(grad.has_generator_feature_gradient()) << grad.DebugString();
+    EXPECT_THAT(grad.generator_feature_gradient().grad().shape(), ElementsAre(kBatch, kFeatureDim));
+  }
+  // The slice gradient's width is the party's own encoded width.
+  v1::PartyMessage wrong = Envelope(0, -1);
+  *wrong.mutable_slice_gradient()->mutable_grad() = Filled({kBatch, kAlphaWidth}, 0.01f);
+  for (int k = 0; k < 2; ++k) {
+    v1::PartyMessage grad = Envelope(0, -1);
+    *grad.mutable_slice_gradient()->mutable_grad() = Filled({kBatch, widths[k]}, 0.01f);
+    if (k == 1) ExpectRejected(1, wrong, {"slice_gradient.grad", "[4, 4]", "got [4, 3]"}, 0, -1);
+    Deliver(k, grad);
+  }
+  ASSERT_TRUE(Finish().ok()) << run_status_;
+  for (int k = 0; k < 2; ++k) {
+    const v1::CuratorMessage finished = Next(k);
+    ASSERT_TRUE(finished.has_finished()) << finished.DebugString();
+    EXPECT_EQ(finished.finished().message(), "training finished");
+    EXPECT_FALSE(core_->hub().NextOutgoing(k).has_value());
+  }
+  EXPECT_EQ(core_->Status().state(), "finished");
+  EXPECT_EQ(core_->Status().round(), 1);
+  EXPECT_NE(core_->model_for_testing(), nullptr);
+}
+
+}  // namespace
+}  // namespace vfsynth
