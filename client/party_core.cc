@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -11,6 +13,9 @@
 #include "common/model/party_model.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/ledger.h"
+#include "common/privacy/run_accounting.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
 
@@ -63,6 +68,14 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   *request.mutable_schema() = data_.encoder.schema();
   request.mutable_schema()->clear_id_column();  // the curator has no use for it
   request.set_rows(data_.encoded.rows);
+  const v1::PrivacyConfig& privacy = config_.privacy();
+  v1::PrivacyDeclaration* declared = request.mutable_privacy();
+  declared->set_mode(privacy.mode());
+  declared->set_noise_multiplier(privacy.noise_multiplier());
+  declared->set_clip_norm(privacy.clip_norm());
+  declared->set_feature_clip_norm(privacy.feature_clip_norm());
+  declared->set_delta(privacy.delta());
+  declared->set_epsilon_budget(privacy.epsilon());
   return request;
 }
 
@@ -79,6 +92,7 @@ absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response)
   if (status.ok()) status = ResolveTrainingConfig(&training);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
   run_id_ = response.run_id();
+  num_parties_ = response.parties_size();
   model_config_ = model;
   training_ = training;
   return absl::OkStatus();
@@ -116,7 +130,83 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
+  return PlanPrivacy(static_cast<int64_t>(common.size()));
+}
+
+absl::Status PartyCore::PlanPrivacy(int64_t aligned_records) {
+  const v1::PrivacyConfig& config = config_.privacy();
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config.mode()));
+  if (mode == privacy::Mode::kNone) {
+    spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
+  privacy::RunShape shape;
+  shape.parties = num_parties_;
+  shape.records = aligned_records;
+  shape.batch_size = training_.batch_size();
+  shape.critic_steps = static_cast<int64_t>(training_.rounds()) * training_.n_critic();
+  if (config.has_noise_multiplier()) {
+    noise_multiplier_ = config.noise_multiplier();
+  } else {
+    ASSIGN_OR_RETURN(noise_multiplier_,
+                     privacy::CalibrateRunNoise(mode, config.epsilon(), config.delta(), conversion, shape));
+  }
+  const privacy::StepMechanism joint = privacy::JointMechanism(mode, noise_multiplier_, shape);
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder planned,
+                   privacy::ComputeEpsilon(joint, shape.critic_steps, config.delta(), conversion));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own,
+                   privacy::ComputeEpsilon(privacy::PartyMechanism(mode, noise_multiplier_, shape),
+                                           shape.critic_steps, config.delta(), conversion));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder unamplified,
+                   privacy::ComputeEpsilon(privacy::WithoutAmplification(joint), shape.critic_steps,
+                                           config.delta(), conversion));
+  epsilon_planned_ = planned.epsilon;
+  spdlog::info(
+      "privacy {}: noise multiplier {:.4f}, clip {}, q={:.5f}, {} critic steps: planned joint "
+      "epsilon {:.3f} (this party's own releases {:.3f}; against other parties, who know the "
+      "batches: {:.1f}) at delta {}",
+      config.mode(), noise_multiplier_, config.clip_norm(),
+      static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps, planned.epsilon,
+      own.epsilon, unamplified.epsilon, config.delta());
+  if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the run would spend joint epsilon ", planned.epsilon, " > this party's budget ",
+        config.epsilon(), " (raise privacy.noise_multiplier, or lower rounds or batch_size)"));
+  }
+  privacy::LedgerConfig ledger_config;
+  ledger_config.run_id = run_id_;
+  ledger_config.delta = config.delta();
+  ledger_config.conversion = conversion;
+  ledger_config.epsilon_budget =
+      config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
+  ASSIGN_OR_RETURN(ledger_, privacy::PrivacyLedger::Open(config.ledger(), ledger_config));
+  if (ledger_->Spent().steps > 0) {
+    spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(),
+                 ledger_->Spent().steps, ledger_->Spent().epsilon);
+  }
+  PartyPrivacy sanitiser;
+  sanitiser.mode = config.mode();
+  sanitiser.noise_multiplier = noise_multiplier_;
+  sanitiser.clip_norm = config.clip_norm();
+  sanitiser.feature_clip_norm = config.feature_clip_norm();
+  ASSIGN_OR_RETURN(sanitiser.noise, MakeSecureGenerator());
+  model_->SetPrivacy(std::move(sanitiser));
   return absl::OkStatus();
+}
+
+absl::Status PartyCore::ChargeStep(int64_t step) {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  privacy::RunShape shape;
+  shape.parties = num_parties_;
+  shape.records = model_->rows();
+  shape.batch_size = training_.batch_size();
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
+  return ledger_->Charge(step, privacy::JointMechanism(mode, noise_multiplier_, shape));
+}
+
+double PartyCore::epsilon_spent() const {
+  return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
 v1::PartyMessage PartyCore::MakeHello() const {
@@ -156,8 +246,10 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
                                                          " does not belong to round ", message.round()));
         }
         RETURN_IF_ERROR(Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice"));
-        auto [h_real, h_fake] =
-            model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice()));
+        RETURN_IF_ERROR(ChargeStep(message.step()));
+        ASSIGN_OR_RETURN(auto features,
+                         model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())));
+        const auto& [h_real, h_fake] = features;
         v1::PartyMessage reply = Reply(message);
         ToWire(h_real, reply.mutable_features()->mutable_h_real());
         ToWire(h_fake, reply.mutable_features()->mutable_h_fake());

@@ -13,6 +13,9 @@
 namespace vfsynth {
 
 class PartyModel;
+namespace privacy {
+class PrivacyLedger;
+}
 
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
 // for record alignment. File format: "sampling_secret=..." and "alignment_key=..."
@@ -43,6 +46,10 @@ class PartyCore {
   // something this party must not act on; the party then stops.
   absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
 
+  // Joint epsilon spent so far and planned for the whole run (0 in mode none).
+  double epsilon_spent() const;
+  double epsilon_planned() const { return epsilon_planned_; }
+
   bool finished() const { return finished_; }
   const std::string& finish_message() const { return finish_message_; }
   const std::string& name() const { return config_.name(); }
@@ -51,6 +58,12 @@ class PartyCore {
  private:
   PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data);
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
+  // Calibrates or checks the noise for the run, refuses a run over budget, opens
+  // the ledger and configures the model's sanitisation.
+  absl::Status PlanPrivacy(int64_t aligned_records);
+  // Charges the critic step to the ledger before anything derived from its batch
+  // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
+  absl::Status ChargeStep(int64_t step);
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
 
   v1::PartyConfig config_;
@@ -61,6 +74,10 @@ class PartyCore {
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
+  int num_parties_ = 0;
+  double noise_multiplier_ = 0;
+  double epsilon_planned_ = 0;
+  std::unique_ptr<privacy::PrivacyLedger> ledger_;
   bool finished_ = false;
   std::string finish_message_;
 };

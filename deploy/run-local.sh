@@ -3,11 +3,13 @@
 # vfsynth-party per party, as separate processes over loopback mTLS.
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
+#                       [--privacy none|dpsgd|strict|vflgan] [--epsilon E] [--delta D]
 # Writes DIR/{certs,parties,logs}, DIR/curator.json, DIR/<party>.json and
 # DIR/synthetic.csv; exits non-zero if any daemon fails. Binaries must be built.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
+PRIVACY=none EPSILON="" DELTA=1e-5
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -17,6 +19,9 @@ while [ $# -gt 0 ]; do
     --batch) BATCH="$2"; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
+    --privacy) PRIVACY="$2"; shift 2 ;;
+    --epsilon) EPSILON="$2"; shift 2 ;;
+    --delta) DELTA="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +53,8 @@ if [ ! -f "$OUT/party-secrets.txt" ]; then
 fi
 
 roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
+if [ "$PRIVACY" != none ] && [ -z "$EPSILON" ]; then echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; fi
+privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}}"
 cat > "$OUT/curator.json" <<JSON
 {
   "run_id": "local-$DATASET",
@@ -56,6 +63,7 @@ cat > "$OUT/curator.json" <<JSON
   "parties": $roster,
   "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25},
   "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS},
+  "privacy": $privacy,
   "round_timeout_seconds": 120,
   "join_timeout_seconds": 120
 }
@@ -69,6 +77,7 @@ for party in $PARTIES; do
   "data": "parties/$party.csv",
   "schema": "parties/$party.schema.json",
   "secrets": "party-secrets.txt",
+  "privacy": ${privacy%\}}, "ledger": "$party.ledger"},
   "threads": 1
 }
 JSON

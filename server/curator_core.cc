@@ -12,6 +12,8 @@
 #include "common/model/model_factory.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/run_accounting.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
@@ -42,6 +44,8 @@ CuratorCore::CuratorCore(v1::CuratorConfig config)
   encoders_.resize(roster_.size());
   tokens_.resize(roster_.size());
   status_.set_run_id(config_.run_id());
+  status_.set_privacy_mode(config_.privacy().mode());
+  status_.set_delta(config_.privacy().delta());
   status_.set_state("waiting");
   status_.set_total_rounds(config_.training().rounds());
 }
@@ -56,6 +60,12 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
     return absl::FailedPreconditionError(absl::StrCat("party speaks protocol version ",
                                                       request.protocol_version(),
                                                       ", this curator speaks ", kProtocolVersion));
+  }
+  const std::string declared_mode = request.privacy().mode().empty() ? "none" : request.privacy().mode();
+  if (declared_mode != config_.privacy().mode()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party '", party, "' declares privacy mode '", declared_mode,
+        "' but this run uses '", config_.privacy().mode(), "'"));
   }
   auto encoder = TableEncoder::Create(request.schema());
   if (!encoder.ok()) {
@@ -151,7 +161,52 @@ absl::Status CuratorCore::WaitForParties() {
     }
     if (!intersection_->ok()) return intersection_->status();
   }
+  int64_t records = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    records = status_.aligned_records();
+  }
+  RETURN_IF_ERROR(PlanPrivacy(records));
   return hub_.WaitAllConnected(join_deadline_);
+}
+
+absl::Status CuratorCore::PlanPrivacy(int64_t records) {
+  records_ = records;
+  const v1::PrivacyConfig& p = config_.privacy();
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
+  if (mode == privacy::Mode::kNone) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(p.conversion()));
+  privacy::RunShape shape;
+  shape.parties = static_cast<int>(roster_.size());
+  shape.records = records;
+  shape.batch_size = config_.training().batch_size();
+  shape.critic_steps = static_cast<int64_t>(config_.training().rounds()) * config_.training().n_critic();
+  if (p.has_noise_multiplier()) {
+    noise_multiplier_ = p.noise_multiplier();
+  } else {
+    ASSIGN_OR_RETURN(noise_multiplier_,
+                     privacy::CalibrateRunNoise(mode, p.epsilon(), p.delta(), conversion, shape));
+  }
+  const double planned = JointEpsilonAfter(shape.critic_steps);
+  spdlog::info("privacy {}: noise multiplier {:.4f}, planned joint epsilon {:.3f} at delta {}",
+               p.mode(), noise_multiplier_, planned, p.delta());
+  absl::MutexLock lock(&mu_);
+  status_.set_epsilon_planned(planned);
+  return absl::OkStatus();
+}
+
+double CuratorCore::JointEpsilonAfter(int64_t critic_steps) const {
+  const v1::PrivacyConfig& p = config_.privacy();
+  auto mode = privacy::ParseMode(p.mode());
+  auto conversion = privacy::ParseConversion(p.conversion());
+  if (!mode.ok() || !conversion.ok() || *mode == privacy::Mode::kNone || critic_steps == 0) return 0;
+  privacy::RunShape shape;
+  shape.parties = static_cast<int>(roster_.size());
+  shape.records = records_;
+  shape.batch_size = config_.training().batch_size();
+  auto epsilon = privacy::ComputeEpsilon(privacy::JointMechanism(*mode, noise_multiplier_, shape),
+                                         critic_steps, p.delta(), *conversion);
+  return epsilon.ok() ? epsilon->epsilon : -1;
 }
 
 absl::Status CuratorCore::CheckTensor(const v1::Tensor& tensor, int64_t cols,
@@ -228,7 +283,8 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
     h_real.push_back(FromWire(reply.features().h_real()));
     h_fake.push_back(FromWire(reply.features().h_fake()));
   }
-  const CuratorModel::SharedCriticResult shared = model_->SharedCriticStep(step, h_real, h_fake);
+  ASSIGN_OR_RETURN(const CuratorModel::SharedCriticResult shared,
+                   model_->SharedCriticStep(step, h_real, h_fake));
   for (size_t k = 0; k < roster_.size(); ++k) {
     v1::CuratorMessage message = Envelope(round, step);
     ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
@@ -280,6 +336,10 @@ absl::Status CuratorCore::Train() {
   {
     absl::MutexLock model_lock(&model_mu_);
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
+    if (config_.privacy().mode() == "dpsgd") {
+      ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
+      model_->SetSharedCriticPrivacy(noise_multiplier_, config_.privacy().clip_norm(), noise);
+    }
   }
   {
     absl::MutexLock lock(&mu_);
@@ -300,15 +360,17 @@ absl::Status CuratorCore::Train() {
     status_.set_round(round + 1);
     status_.set_rounds_per_second(rate);
     status_.set_eta_seconds((t.rounds() - round - 1) / std::max(rate, 1e-9));
-    if ((round + 1) % t.log_every() == 0 || round + 1 == t.rounds()) {
+    const bool log = (round + 1) % t.log_every() == 0 || round + 1 == t.rounds();
+    if (log) status_.set_epsilon_spent(JointEpsilonAfter((round + 1) * t.n_critic()));
+    if (log) {
       int64_t sent = 0, received = 0;
       for (size_t k = 0; k < roster_.size(); ++k) {
         sent += hub_.bytes_sent(static_cast<int>(k));
         received += hub_.bytes_received(static_cast<int>(k));
       }
-      spdlog::info("round {}/{} critic_loss={:.4f} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
-                   round + 1, t.rounds(), status_.critic_loss(), rate, status_.eta_seconds(),
-                   (sent + received) / 1048576.0);
+      spdlog::info("round {}/{} critic_loss={:.4f} epsilon={:.3f} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
+                   round + 1, t.rounds(), status_.critic_loss(), status_.epsilon_spent(), rate,
+                   status_.eta_seconds(), (sent + received) / 1048576.0);
     }
   }
   return absl::OkStatus();

@@ -65,6 +65,10 @@ class CuratorCore {
                                           int64_t round, int64_t step);
   absl::Status CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
   void Fail(const absl::Status& status);
+  // Once alignment fixed the record count: the run's noise multiplier (the same
+  // calibration every party does) and planned joint epsilon; dpsgd sanitiser for D_s.
+  absl::Status PlanPrivacy(int64_t records);
+  double JointEpsilonAfter(int64_t critic_steps) const;
 
   const v1::CuratorConfig config_;
   const std::vector<std::string> roster_;
@@ -78,6 +82,8 @@ class CuratorCore {
   std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
   v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
+  double noise_multiplier_ = 0;  // set by PlanPrivacy before training starts
+  int64_t records_ = 0;
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);

@@ -84,6 +84,32 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   return absl::OkStatus();
 }
 
+absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
+  if (!p->has_mode()) p->set_mode("none");
+  if (!p->has_delta()) p->set_delta(1e-5);
+  if (!p->has_clip_norm()) p->set_clip_norm(1.0);
+  if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
+  if (!p->has_conversion()) p->set_conversion("improved");
+  const std::string& mode = p->mode();
+  if (mode != "none" && mode != "dpsgd" && mode != "strict" && mode != "vflgan") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan"));
+  }
+  if (p->conversion() != "improved" && p->conversion() != "classic") {
+    return absl::InvalidArgumentError("privacy.conversion must be 'improved' or 'classic'");
+  }
+  if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
+  RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
+  RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
+  if (p->has_noise_multiplier()) RETURN_IF_ERROR(Positive("privacy.noise_multiplier", p->noise_multiplier()));
+  if (mode != "none" && !p->has_epsilon() && !p->has_noise_multiplier()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.mode '", mode, "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
+  }
+  if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
+  return absl::OkStatus();
+}
+
 std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
@@ -174,6 +200,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
   if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
   c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
+  RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   return ResolveTrainingConfig(c->mutable_training());
 }
@@ -202,6 +229,9 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   c->set_schema(ResolvePath(base_dir, c->schema()));
   c->set_secrets(ResolvePath(base_dir, c->secrets()));
   ResolveTls(base_dir, c->mutable_tls());
+  RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
+  if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
+  c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
   return CheckTls(c->plaintext(), c->tls());
 }
 

@@ -19,6 +19,10 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
 absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
 absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
 
+// Privacy settings: defaults (mode none, δ 1e-5, C = C_f = 1, improved conversion),
+// validation; epsilon is required unless mode is none.
+absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
+
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);

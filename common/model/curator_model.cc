@@ -4,6 +4,9 @@
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/per_example_gradients.h"
+#include "common/util/status_macros.h"
 
 namespace vfsynth {
 
@@ -39,7 +42,7 @@ std::vector<torch::Tensor> CuratorModel::CriticSlices(int64_t step) {
   return Split(generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step)));
 }
 
-CuratorModel::SharedCriticResult CuratorModel::SharedCriticStep(
+absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
     int64_t step, const std::vector<torch::Tensor>& h_real,
     const std::vector<torch::Tensor>& h_fake) {
   std::vector<torch::Tensor> real_leaves, fake_leaves;
@@ -50,6 +53,7 @@ CuratorModel::SharedCriticResult CuratorModel::SharedCriticStep(
   const torch::Tensor alpha =
       torch::rand({hr.size(0), 1},
                   StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
+  if (private_shared_) return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha);
   auto critic = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
   const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
                              training_.gp_lambda() * GradientPenalty(critic, hr, hf, alpha);
@@ -60,6 +64,39 @@ CuratorModel::SharedCriticResult CuratorModel::SharedCriticStep(
   for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad());
   for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad());
   result.loss = loss.item<double>();
+  return result;
+}
+
+absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCriticStep(
+    const torch::Tensor& hr, const torch::Tensor& hf, const torch::Tensor& alpha) {
+  const std::vector<CriticStage> stages = {shared_critic_.ptr()};
+  CriticExamples examples;
+  examples.real = hr;
+  examples.fake = hf;
+  examples.alpha = alpha;
+  examples.gp_lambda = training_.gp_lambda();
+  PerExampleGradientOptions options;
+  options.input_gradients = true;  // the feature gradients the parties need
+  ASSIGN_OR_RETURN(PerExampleGradients per_example,
+                   CriticPerExampleGradients(stages, examples, options));
+  ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
+  DpSgdOptions dp;
+  dp.clip_norm = shared_clip_norm_;
+  dp.noise_multiplier = shared_noise_multiplier_;
+  shared_optimizer_->zero_grad();
+  RETURN_IF_ERROR(DpSgdStep(params, per_example.grads, dp, shared_noise_).status());
+  shared_optimizer_->step();
+  // Per-example input gradients are B times those of the batch-mean loss.
+  const double b = static_cast<double>(hr.size(0));
+  SharedCriticResult result;
+  int offset = 0;
+  for (int k = 0; k < num_parties(); ++k) {
+    const int64_t width = hr.size(1) / num_parties();
+    result.grad_real.push_back(per_example.input_grad_real.narrow(1, offset, width) / b);
+    result.grad_fake.push_back(per_example.input_grad_fake.narrow(1, offset, width) / b);
+    offset += static_cast<int>(width);
+  }
+  result.loss = per_example.loss.mean().item<double>();
   return result;
 }
 

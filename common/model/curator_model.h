@@ -22,6 +22,14 @@ class CuratorModel {
   CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                std::vector<const TableEncoder*> encoders);
 
+  // dpsgd: D_s steps with DP-SGD on exact per-example gradients (noise std z * 2C).
+  void SetSharedCriticPrivacy(double noise_multiplier, double clip_norm, at::Generator noise) {
+    private_shared_ = true;
+    shared_noise_multiplier_ = noise_multiplier;
+    shared_clip_norm_ = clip_norm;
+    shared_noise_ = std::move(noise);
+  }
+
   int num_parties() const { return static_cast<int>(widths_.size()); }
   int party_width(int party) const { return widths_[party]; }
 
@@ -34,8 +42,9 @@ class CuratorModel {
     double loss = 0;
   };
   // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP.
-  SharedCriticResult SharedCriticStep(int64_t step, const std::vector<torch::Tensor>& h_real,
-                                      const std::vector<torch::Tensor>& h_fake);
+  absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step,
+                                                      const std::vector<torch::Tensor>& h_real,
+                                                      const std::vector<torch::Tensor>& h_fake);
 
   // Generator round: slices of G(z) (graph kept for GeneratorStep).
   std::vector<torch::Tensor> GeneratorSlices(int64_t round);
@@ -49,6 +58,9 @@ class CuratorModel {
 
  private:
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
+  absl::StatusOr<SharedCriticResult> PrivateSharedCriticStep(const torch::Tensor& hr,
+                                                             const torch::Tensor& hf,
+                                                             const torch::Tensor& alpha);
 
   v1::ModelConfig model_;
   v1::TrainingConfig training_;
@@ -57,6 +69,10 @@ class CuratorModel {
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
+  bool private_shared_ = false;
+  double shared_noise_multiplier_ = 0;
+  double shared_clip_norm_ = 1;
+  at::Generator shared_noise_;
   int64_t pending_round_ = -1;
   torch::Tensor pending_fake_;
 };

@@ -4,6 +4,9 @@
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/per_example_gradients.h"
+#include "common/util/status_macros.h"
 
 namespace vfsynth {
 
@@ -21,8 +24,8 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
   optimizer_ = MakeAdam(params, training_.lr_critic(), training_);
 }
 
-std::pair<torch::Tensor, torch::Tensor> PartyModel::CriticFeatures(int64_t step,
-                                                                   const torch::Tensor& fake_slice) {
+absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(
+    int64_t step, const torch::Tensor& fake_slice) {
   const torch::Tensor indices =
       torch::randperm(rows(), StreamGenerator(sampling_secret_, streams::kRealBatch, step),
                       torch::kLong)
@@ -32,7 +35,13 @@ std::pair<torch::Tensor, torch::Tensor> PartyModel::CriticFeatures(int64_t step,
   h_real_ = feat_->forward(real_);
   h_fake_ = feat_->forward(slice_);
   pending_step_ = step;
-  return {h_real_.detach(), h_fake_.detach()};
+  if (privacy_.mode != "strict") return std::make_pair(h_real_.detach(), h_fake_.detach());
+  // Synthetic rows get the same clipping and noise, so noise does not tell them apart.
+  ASSIGN_OR_RETURN(NoisyRows real, ClipAndNoiseRows(h_real_.detach(), privacy_.feature_clip_norm,
+                                                    privacy_.noise_multiplier, privacy_.noise));
+  ASSIGN_OR_RETURN(NoisyRows fake, ClipAndNoiseRows(h_fake_.detach(), privacy_.feature_clip_norm,
+                                                    privacy_.noise_multiplier, privacy_.noise));
+  return std::make_pair(real.rows, fake.rows);
 }
 
 absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tensor& grad_real,
@@ -46,6 +55,7 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
   pending_step_ = -1;
   const torch::Tensor alpha = torch::rand(
       {real_.size(0), 1}, StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
+  if (privacy_.mode != "none") return PrivateCriticUpdate(step, alpha, grad_real, grad_fake);
   auto critic = [this](const torch::Tensor& x) { return head_->forward(feat_->forward(x)); };
   const torch::Tensor local = CriticLoss(head_->forward(h_real_), head_->forward(h_fake_)) +
                               training_.gp_lambda() * GradientPenalty(critic, real_, slice_, alpha);
@@ -56,6 +66,37 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
   optimizer_->step();
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
   return local.item<double>();
+}
+
+absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,
+                                                       const torch::Tensor& grad_real,
+                                                       const torch::Tensor& grad_fake) {
+  const std::vector<CriticStage> stages = {feat_.ptr(), head_.ptr()};
+  const double b = static_cast<double>(real_.size(0));
+  CriticExamples examples;
+  examples.real = real_;
+  examples.fake = slice_;
+  examples.alpha = alpha;
+  examples.gp_lambda = training_.gp_lambda();
+  // The curator's gradients are of its batch-mean loss; per example they are B times that.
+  examples.upstream_real = grad_real * b;
+  examples.upstream_fake = grad_fake * b;
+  real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
+  ASSIGN_OR_RETURN(PerExampleGradients per_example, CriticPerExampleGradients(stages, examples));
+  ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
+  DpSgdOptions options;
+  options.clip_norm = privacy_.clip_norm;
+  options.noise_multiplier = privacy_.noise_multiplier;
+  optimizer_->zero_grad();
+  if (privacy_.mode == "vflgan") {
+    // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
+    RETURN_IF_ERROR(DpSgdStep({params[0]}, {per_example.grads[0]}, options, privacy_.noise).status());
+    for (size_t p = 1; p < params.size(); ++p) params[p].mutable_grad() = per_example.grads[p].mean(0);
+  } else {
+    RETURN_IF_ERROR(DpSgdStep(params, per_example.grads, options, privacy_.noise).status());
+  }
+  optimizer_->step();
+  return per_example.loss.mean().item<double>();
 }
 
 torch::Tensor PartyModel::GeneratorFeatures(int64_t round, const torch::Tensor& fake_slice) {

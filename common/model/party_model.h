@@ -12,6 +12,16 @@
 
 namespace vfsynth {
 
+// How a party sanitises what its real rows influence (DESIGN §4). Set by the party
+// from its own configuration only, never from anything the curator sends.
+struct PartyPrivacy {
+  std::string mode = "none";     // none | dpsgd | strict | vflgan
+  double noise_multiplier = 0;   // z: every release has noise std z * 2C
+  double clip_norm = 1;          // C: per-example critic-gradient clip
+  double feature_clip_norm = 1;  // C_f: per-row feature clip (strict)
+  at::Generator noise;           // cryptographically seeded (tests inject a fixed one)
+};
+
 // A party's half of the round protocol (DESIGN §2): its critic D_k = head_k ∘ feat_k
 // over its private, aligned, encoded rows. It is driven one message at a time and
 // keeps the autograd graph between the two halves of a step. All tensor arguments
@@ -21,14 +31,20 @@ class PartyModel {
   PartyModel(std::string name, const v1::ModelConfig& model, const v1::TrainingConfig& training,
              std::string sampling_secret, torch::Tensor table);
 
+  void SetPrivacy(PartyPrivacy privacy) { privacy_ = std::move(privacy); }
+
   int width() const { return static_cast<int>(table_.size(1)); }
   int64_t rows() const { return table_.size(0); }
 
   // Critic step, first half: draws the shared real batch for `step`, returns
-  // (h_real, h_fake) = feat(real batch), feat(fake slice), detached.
-  std::pair<torch::Tensor, torch::Tensor> CriticFeatures(int64_t step, const torch::Tensor& fake_slice);
+  // (h_real, h_fake) = feat(real batch), feat(fake slice), detached; in strict mode
+  // both are row-clipped to C_f and noised before they are returned (released).
+  absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> CriticFeatures(
+      int64_t step, const torch::Tensor& fake_slice);
   // Second half: local WGAN-GP loss plus the curator's feature gradients pushed
-  // through feat; one Adam step on feat and head. Returns the local loss.
+  // through feat; one Adam step on feat and head. Returns the local loss. In the DP
+  // modes the step is DP-SGD on exact per-example gradients (vflgan: only feat's
+  // first-layer weight is clipped and noised, as in the paper).
   absl::StatusOr<double> CriticUpdate(int64_t step, const torch::Tensor& grad_real,
                                       const torch::Tensor& grad_fake);
 
@@ -38,9 +54,14 @@ class PartyModel {
   absl::StatusOr<torch::Tensor> SliceGradient(int64_t round, const torch::Tensor& grad_features);
 
   FeatureNet& feat() { return feat_; }
+  const PartyPrivacy& privacy() const { return privacy_; }
   ScoreNet& head() { return head_; }
 
  private:
+  absl::StatusOr<double> PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,
+                                             const torch::Tensor& grad_real,
+                                             const torch::Tensor& grad_fake);
+
   std::string name_;
   v1::TrainingConfig training_;
   std::string sampling_secret_;
@@ -48,6 +69,7 @@ class PartyModel {
   FeatureNet feat_{nullptr};
   ScoreNet head_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  PartyPrivacy privacy_;
 
   // Pending state between the two halves of a step.
   int64_t pending_step_ = -1;

@@ -66,7 +66,8 @@ class DistributedTest : public ::testing::Test {
     return tls;
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator(double join_timeout) {
+  static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
+                                                     const v1::PrivacyConfig& privacy = {}) {
     v1::CuratorConfig config;
     config.set_run_id("it-run");
     config.set_listen("127.0.0.1:0");
@@ -74,6 +75,7 @@ class DistributedTest : public ::testing::Test {
     for (const auto& p : kParties) config.add_parties(p);
     *config.mutable_training() = Training();
     config.set_join_timeout_seconds(join_timeout);
+    *config.mutable_privacy() = privacy;
     config.set_round_timeout_seconds(60);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
     auto server = CuratorServer::BuildAndStart({config});
@@ -81,7 +83,8 @@ class DistributedTest : public ::testing::Test {
     return std::move(*server);
   }
 
-  static v1::PartyConfig PartyConfigFor(const std::string& name, int port) {
+  static v1::PartyConfig PartyConfigFor(const std::string& name, int port,
+                                        const v1::PrivacyConfig& privacy = {}) {
     v1::PartyConfig config;
     config.set_name(name);
     config.set_curator(absl::StrCat("127.0.0.1:", port));
@@ -90,6 +93,10 @@ class DistributedTest : public ::testing::Test {
     config.set_schema(*dir_ + "/parties/" + name + ".schema.json");
     config.set_secrets(*dir_ + "/secrets.txt");
     config.set_connect_timeout_seconds(20);
+    *config.mutable_privacy() = privacy;
+    if (privacy.mode() != "none" && !privacy.mode().empty()) {
+      config.mutable_privacy()->set_ledger(*dir_ + "/" + name + "-" + privacy.mode() + ".ledger");
+    }
     EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
     return config;
   }
@@ -237,6 +244,95 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   const v1::AlignRequest align = cores[0]->MakeAlignRequest();
   ASSERT_GT(align.tokens_size(), 0);
   EXPECT_EQ(align.tokens(0).size(), 64u);
+}
+
+// Runs curator + parties in-process; returns the curator's and parties' outcomes.
+struct RunOutcome {
+  absl::Status curator;
+  std::vector<absl::Status> parties;
+  v1::StatusResponse status;
+  std::vector<double> party_epsilon_spent, party_epsilon_planned;
+};
+
+RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
+                  const std::function<v1::PartyConfig(const std::string&, int)>& party_config) {
+  RunOutcome outcome;
+  outcome.parties.resize(kParties.size());
+  outcome.party_epsilon_spent.resize(kParties.size());
+  outcome.party_epsilon_planned.resize(kParties.size());
+  const int port = curator->port();
+  std::thread run([&] { outcome.curator = curator->Run(); });
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = party_config(kParties[k], port);
+      auto core = PartyCore::Create(config);
+      if (!core.ok()) {
+        outcome.parties[k] = core.status();
+        return;
+      }
+      PartySession session(config, core->get());
+      outcome.parties[k] = session.Run();
+      outcome.party_epsilon_spent[k] = (*core)->epsilon_spent();
+      outcome.party_epsilon_planned[k] = (*core)->epsilon_planned();
+    });
+  }
+  for (auto& t : threads) t.join();
+  run.join();
+  outcome.status = curator->core().Status();
+  return outcome;
+}
+
+TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(8.0);
+  auto outcome = RunAll(StartCurator(60, privacy), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port, privacy);
+  });
+  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    ASSERT_TRUE(outcome.parties[k].ok()) << kParties[k] << ": " << outcome.parties[k];
+    // Calibrated to the budget, charged once per critic step, all spent by the end.
+    EXPECT_NEAR(outcome.party_epsilon_planned[k], 8.0, 1e-3);
+    EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
+  }
+  EXPECT_EQ(outcome.status.privacy_mode(), "strict");
+  EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
+  EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
+}
+
+TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
+  v1::PrivacyConfig run_privacy;
+  run_privacy.set_mode("dpsgd");
+  run_privacy.set_noise_multiplier(0.3);  // far too little noise for the bank's budget
+  auto outcome = RunAll(StartCurator(10, run_privacy), [&](const std::string& name, int port) {
+    v1::PrivacyConfig privacy = run_privacy;
+    if (name == "bank") privacy.set_epsilon(1.0);
+    return PartyConfigFor(name, port, privacy);
+  });
+  EXPECT_FALSE(outcome.curator.ok());
+  ASSERT_FALSE(outcome.parties[2].ok());
+  EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("budget 1"));
+  EXPECT_EQ(outcome.party_epsilon_spent[2], 0.0);
+}
+
+TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
+  v1::PrivacyConfig strict;
+  strict.set_mode("strict");
+  strict.set_epsilon(5);
+  auto curator = StartCurator(5, strict);
+  auto stub = Stub(curator->port(), Tls("certs", "hospital"));
+  grpc::ClientContext context;
+  v1::RegisterRequest request;
+  request.set_party("hospital");
+  request.set_protocol_version(kProtocolVersion);
+  request.mutable_privacy()->set_mode("none");
+  v1::RegisterResponse response;
+  const grpc::Status status = stub->Register(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("privacy mode 'none'"));
 }
 
 TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {

@@ -57,11 +57,14 @@ TEST(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
       const auto slices = curator.CriticSlices(step);
       std::vector<torch::Tensor> hr, hf;
       for (size_t k = 0; k < parties.size(); ++k) {
-        auto [r, f] = parties[k]->CriticFeatures(step, slices[k]);
-        hr.push_back(r);
-        hf.push_back(f);
+        auto features = parties[k]->CriticFeatures(step, slices[k]);
+        ASSERT_TRUE(features.ok()) << features.status();
+        hr.push_back(features->first);
+        hf.push_back(features->second);
       }
-      const auto shared = curator.SharedCriticStep(step, hr, hf);
+      auto shared_or = curator.SharedCriticStep(step, hr, hf);
+      ASSERT_TRUE(shared_or.ok()) << shared_or.status();
+      const auto& shared = *shared_or;
       for (size_t k = 0; k < parties.size(); ++k) {
         ASSERT_TRUE(parties[k]->CriticUpdate(step, shared.grad_real[k], shared.grad_fake[k]).ok());
       }
