@@ -8,7 +8,7 @@
 # Usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan] [--epsilon E]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=150 PRIVACY=strict EPSILON=10
+ROUNDS=60 PRIVACY=strict EPSILON=10
 USAGE="usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan] [--epsilon E]"
 while [ $# -gt 0 ]; do
   case "$1" in
