@@ -85,7 +85,8 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
 }
 
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
-  if (!p->has_mode()) p->set_mode("none");
+  // strict protects everything that leaves a party (docs/privacy.md); it is the default.
+  if (!p->has_mode()) p->set_mode("strict");
   if (!p->has_delta()) p->set_delta(1e-5);
   if (!p->has_clip_norm()) p->set_clip_norm(1.0);
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);

@@ -19,7 +19,7 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
 absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
 absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
 
-// Privacy settings: defaults (mode none, δ 1e-5, C = C_f = 1, improved conversion),
+// Privacy settings: defaults (mode strict, δ 1e-5, C = C_f = 1, improved conversion),
 // validation; epsilon is required unless mode is none.
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 

@@ -76,6 +76,7 @@ class DistributedTest : public ::testing::Test {
     *config.mutable_training() = Training();
     config.set_join_timeout_seconds(join_timeout);
     *config.mutable_privacy() = privacy;
+    if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
     config.set_round_timeout_seconds(60);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
     auto server = CuratorServer::BuildAndStart({config});
@@ -94,6 +95,7 @@ class DistributedTest : public ::testing::Test {
     config.set_secrets(*dir_ + "/secrets.txt");
     config.set_connect_timeout_seconds(20);
     *config.mutable_privacy() = privacy;
+    if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
     if (privacy.mode() != "none" && !privacy.mode().empty()) {
       config.mutable_privacy()->set_ledger(*dir_ + "/" + name + "-" + privacy.mode() + ".ledger");
     }

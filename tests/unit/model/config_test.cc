@@ -62,3 +62,38 @@ TEST(ConfigTest, UnknownFieldIsAnError) {
 
 }  // namespace
 }  // namespace vfsynth
+
+namespace vfsynth {
+namespace {
+
+TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
+  v1::PrivacyConfig privacy;
+  const absl::Status status = ResolvePrivacyConfig(&privacy);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("'strict' needs privacy.epsilon"));
+  EXPECT_EQ(privacy.mode(), "strict");
+
+  v1::PrivacyConfig budget;
+  budget.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&budget).ok());
+  EXPECT_EQ(budget.mode(), "strict");
+  EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
+  EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
+  EXPECT_EQ(budget.conversion(), "improved");
+
+  v1::PrivacyConfig none;
+  none.set_mode("none");
+  EXPECT_TRUE(ResolvePrivacyConfig(&none).ok());
+
+  v1::PrivacyConfig bad;
+  bad.set_mode("pate-ish");
+  bad.set_epsilon(1);
+  EXPECT_FALSE(ResolvePrivacyConfig(&bad).ok());
+  v1::PrivacyConfig bad_delta;
+  bad_delta.set_epsilon(1);
+  bad_delta.set_delta(1.5);
+  EXPECT_FALSE(ResolvePrivacyConfig(&bad_delta).ok());
+}
+
+}  // namespace
+}  // namespace vfsynth

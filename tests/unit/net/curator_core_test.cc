@@ -80,6 +80,7 @@ v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, 
   training->set_seed(5);
   training->set_threads(1);
   training->set_log_every(1);
+  config.mutable_privacy()->set_mode("none");  // these tests exercise the protocol, not DP
   EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
   return config;
 }

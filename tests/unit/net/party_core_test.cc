@@ -49,6 +49,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt") {
   config.set_schema(Dir() + "/alpha.schema.json");
   config.set_secrets(Dir() + "/" + secrets);
   config.set_max_message_bytes(kLimit);
+  config.mutable_privacy()->set_mode("none");  // these tests exercise the protocol, not DP
   EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
   return config;
 }
