@@ -130,10 +130,10 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
-  return PlanPrivacy(static_cast<int64_t>(common.size()));
+  return PlanPrivacy();
 }
 
-absl::Status PartyCore::PlanPrivacy(int64_t aligned_records) {
+absl::Status PartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config.mode()));
   if (mode == privacy::Mode::kNone) {
@@ -141,11 +141,7 @@ absl::Status PartyCore::PlanPrivacy(int64_t aligned_records) {
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
-  privacy::RunShape shape;
-  shape.parties = num_parties_;
-  shape.records = aligned_records;
-  shape.batch_size = training_.batch_size();
-  shape.critic_steps = static_cast<int64_t>(training_.rounds()) * training_.n_critic();
+  const privacy::RunShape shape = PrivacyShape();
   if (config.has_noise_multiplier()) {
     noise_multiplier_ = config.noise_multiplier();
   } else {
@@ -197,12 +193,17 @@ absl::Status PartyCore::PlanPrivacy(int64_t aligned_records) {
 
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
+  return ledger_->Charge(step, privacy::JointMechanism(mode, noise_multiplier_, PrivacyShape()));
+}
+
+privacy::RunShape PartyCore::PrivacyShape() const {
   privacy::RunShape shape;
   shape.parties = num_parties_;
   shape.records = model_->rows();
   shape.batch_size = training_.batch_size();
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
-  return ledger_->Charge(step, privacy::JointMechanism(mode, noise_multiplier_, shape));
+  shape.critic_steps = static_cast<int64_t>(training_.rounds()) * training_.n_critic();
+  return shape;
 }
 
 double PartyCore::epsilon_spent() const {

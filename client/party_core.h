@@ -15,6 +15,7 @@ namespace vfsynth {
 class PartyModel;
 namespace privacy {
 class PrivacyLedger;
+struct RunShape;
 }
 
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
@@ -60,10 +61,12 @@ class PartyCore {
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
   // Calibrates or checks the noise for the run, refuses a run over budget, opens
   // the ledger and configures the model's sanitisation.
-  absl::Status PlanPrivacy(int64_t aligned_records);
+  absl::Status PlanPrivacy();
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);
+  // The run as the accountant sees it (after alignment).
+  privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
 
   v1::PartyConfig config_;

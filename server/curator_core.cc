@@ -176,11 +176,7 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
   if (mode == privacy::Mode::kNone) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(p.conversion()));
-  privacy::RunShape shape;
-  shape.parties = static_cast<int>(roster_.size());
-  shape.records = records;
-  shape.batch_size = config_.training().batch_size();
-  shape.critic_steps = static_cast<int64_t>(config_.training().rounds()) * config_.training().n_critic();
+  const privacy::RunShape shape = PrivacyShape();
   if (p.has_noise_multiplier()) {
     noise_multiplier_ = p.noise_multiplier();
   } else {
@@ -195,16 +191,21 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   return absl::OkStatus();
 }
 
+privacy::RunShape CuratorCore::PrivacyShape() const {
+  privacy::RunShape shape;
+  shape.parties = static_cast<int>(roster_.size());
+  shape.records = records_;
+  shape.batch_size = config_.training().batch_size();
+  shape.critic_steps = static_cast<int64_t>(config_.training().rounds()) * config_.training().n_critic();
+  return shape;
+}
+
 double CuratorCore::JointEpsilonAfter(int64_t critic_steps) const {
   const v1::PrivacyConfig& p = config_.privacy();
   auto mode = privacy::ParseMode(p.mode());
   auto conversion = privacy::ParseConversion(p.conversion());
   if (!mode.ok() || !conversion.ok() || *mode == privacy::Mode::kNone || critic_steps == 0) return 0;
-  privacy::RunShape shape;
-  shape.parties = static_cast<int>(roster_.size());
-  shape.records = records_;
-  shape.batch_size = config_.training().batch_size();
-  auto epsilon = privacy::ComputeEpsilon(privacy::JointMechanism(*mode, noise_multiplier_, shape),
+  auto epsilon = privacy::ComputeEpsilon(privacy::JointMechanism(*mode, noise_multiplier_, PrivacyShape()),
                                          critic_steps, p.delta(), *conversion);
   return epsilon.ok() ? epsilon->epsilon : -1;
 }

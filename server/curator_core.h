@@ -18,6 +18,9 @@
 namespace vfsynth {
 
 class CuratorModel;
+namespace privacy {
+struct RunShape;
+}
 
 inline constexpr uint32_t kProtocolVersion = 1;
 
@@ -69,6 +72,8 @@ class CuratorCore {
   // calibration every party does) and planned joint epsilon; dpsgd sanitiser for D_s.
   absl::Status PlanPrivacy(int64_t records);
   double JointEpsilonAfter(int64_t critic_steps) const;
+  // The run as the accountant sees it (records_ must be set).
+  privacy::RunShape PrivacyShape() const;
 
   const v1::CuratorConfig config_;
   const std::vector<std::string> roster_;

@@ -14,10 +14,6 @@
 #include "common/util/stream_seed.h"
 
 namespace vfsynth {
-namespace {
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     const v1::LocalRunConfig& config) {
   std::unique_ptr<ReferenceTrainer> trainer(new ReferenceTrainer(config));
