@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
 # Installs every Debian package vfsynth needs to build, test and run the demo.
 # A no-op (no apt call at all) when everything is already present.
+#   deploy/install-deps.sh               build + test + demo tools (what tests/run.sh needs)
+#   deploy/install-deps.sh --build-only  only what compiling the binaries needs (docker/Dockerfile)
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libtorch-dev libopenblas0-openmp
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libssl-dev openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  chromium
+  libcpp-httplib-dev
 )
+# Tests and demo: report rendering (chromium), compose validation (docker-compose),
+# network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes).
+TOOL_PACKAGES=(
+  chromium
+  docker-compose iproute2
+  clang-14 libclang-rt-14-dev llvm-14
+)
+
+PACKAGES=("${BUILD_PACKAGES[@]}")
+case "${1:-}" in
+  --build-only) ;;
+  "") PACKAGES+=("${TOOL_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [--build-only]" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
