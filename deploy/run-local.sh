@@ -4,12 +4,16 @@
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan] [--epsilon E] [--delta D]
+#                       [--host IP] [--launcher CMD]
+# --host: the curator's address (listen and dial; default 127.0.0.1; added to its
+# certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
+# (tests/e2e use it to put each daemon in its own network namespace).
 # Writes DIR/{certs,parties,logs}, DIR/curator.json, DIR/<party>.json and
 # DIR/synthetic.csv; exits non-zero if any daemon fails. Binaries must be built.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
-PRIVACY=none EPSILON="" DELTA=1e-5
+PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -22,6 +26,8 @@ while [ $# -gt 0 ]; do
     --privacy) PRIVACY="$2"; shift 2 ;;
     --epsilon) EPSILON="$2"; shift 2 ;;
     --delta) DELTA="$2"; shift 2 ;;
+    --host) HOST="$2"; shift 2 ;;
+    --launcher) LAUNCHER="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -42,8 +48,13 @@ OUT="$(cd "$OUT" && pwd)"
 PARTIES=$(sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' "$LAYOUT")
 
 "$BIN/vfsynth" split --input "$CSV" --schema "$SCHEMA" --parties "$LAYOUT" --out "$OUT/parties" 2> "$OUT/logs/split.log"
+case "$HOST" in
+  127.0.0.1|localhost) sans="" ;;
+  *[!0-9.]*) sans="DNS:$HOST" ;;
+  *) sans="IP:$HOST" ;;
+esac
 # shellcheck disable=SC2086
-"$ROOT/deploy/gen-certs.sh" "$OUT/certs" $PARTIES > /dev/null
+CURATOR_SANS="$sans" "$ROOT/deploy/gen-certs.sh" "$OUT/certs" $PARTIES > /dev/null
 # Secrets shared by the parties only; the curator never reads this file.
 if [ ! -f "$OUT/party-secrets.txt" ]; then
   umask 077
@@ -58,7 +69,7 @@ privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EP
 cat > "$OUT/curator.json" <<JSON
 {
   "run_id": "local-$DATASET",
-  "listen": "127.0.0.1:$PORT",
+  "listen": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
   "parties": $roster,
   "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25},
@@ -72,7 +83,7 @@ for party in $PARTIES; do
   cat > "$OUT/$party.json" <<JSON
 {
   "name": "$party",
-  "curator": "127.0.0.1:$PORT",
+  "curator": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
   "data": "parties/$party.csv",
   "schema": "parties/$party.schema.json",
@@ -86,13 +97,15 @@ done
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
-"$BIN/vfsynth-curator" --config "$OUT/curator.json" 2> "$OUT/logs/curator.log" &
+# shellcheck disable=SC2086  # the launcher is a command line
+${LAUNCHER:+$LAUNCHER curator} "$BIN/vfsynth-curator" --config "$OUT/curator.json" 2> "$OUT/logs/curator.log" &
 curator_pid=$!; pids+=("$curator_pid")
 for party in $PARTIES; do
-  "$BIN/vfsynth-party" --config "$OUT/$party.json" 2> "$OUT/logs/$party.log" &
+  # shellcheck disable=SC2086
+  ${LAUNCHER:+$LAUNCHER $party} "$BIN/vfsynth-party" --config "$OUT/$party.json" 2> "$OUT/logs/$party.log" &
   pids+=("$!")
 done
-echo "curator (pid $curator_pid) on 127.0.0.1:$PORT, parties: $(echo $PARTIES); logs in $OUT/logs"
+echo "curator (pid $curator_pid) on $HOST:$PORT, parties: $(echo $PARTIES); logs in $OUT/logs"
 # Show the curator's progress while it runs.
 tail -f "$OUT/logs/curator.log" --pid="$curator_pid" | grep --line-buffered -E "round |aligned|published|error|failed" &
 status=0

@@ -72,7 +72,7 @@ grpc::Status CuratorService::Train(
   SessionHub& hub = core_->hub();
   const int index = hub.Index(*party);
   if (absl::Status status = hub.Connect(index); !status.ok()) return ToGrpcStatus(status);
-  spdlog::info("party {} opened its Train stream", *party);
+  spdlog::info("party {} opened its Train stream from {}", *party, context->peer());
 
   // One writer thread drains the outbox; this thread reads (gRPC allows one of each).
   std::atomic<bool> write_failed{false};
