@@ -1,12 +1,15 @@
 #include "common/data/csv.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
+
+constexpr absl::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 // Splits one record starting at `pos`; advances `pos` past its line end and counts
 // the lines it consumed.
@@ -17,11 +20,15 @@ class RecordScanner {
 
   bool AtEnd() const { return pos_ >= text_.size(); }
   int64_t line() const { return line_; }
+  // Whether the last record was a blank line (one empty field, no quotes): it carries
+  // no record. A quoted empty field ("") is a record with one empty value.
+  bool blank() const { return blank_; }
 
   // On success fills `fields`. On malformed input returns an error and leaves the
   // scanner at the start of the next line so the caller may skip the record.
   absl::Status Next(std::vector<std::string>* fields) {
     fields->clear();
+    blank_ = false;
     std::string field;
     bool quoted = false;        // this field started with a quote
     bool in_quotes = false;     // currently inside quotes
@@ -53,6 +60,7 @@ class RecordScanner {
         if (c == '\r' && pos_ < text_.size() && text_[pos_] == '\n') ++pos_;
         ++line_;
         fields->push_back(Finish(field, quoted));
+        blank_ = fields->size() == 1 && !quoted && fields->front().empty();
         return error;
       } else if (after_quote) {
         if (c != ' ' && c != '\t' && error.ok()) {
@@ -73,6 +81,7 @@ class RecordScanner {
           absl::StrCat("quoted field opened on line ", start_line, " is never closed"));
     }
     fields->push_back(Finish(field, quoted));
+    blank_ = fields->size() == 1 && !quoted && fields->front().empty();
     ++line_;
     return error;
   }
@@ -87,14 +96,18 @@ class RecordScanner {
   const CsvReadOptions& options_;
   size_t pos_ = 0;
   int64_t line_ = 1;
+  bool blank_ = false;
 };
 
 bool NeedsQuoting(absl::string_view field, char delimiter) {
   if (field.empty()) return false;
-  if (field.front() == ' ' || field.back() == ' ' || field.front() == '\t' ||
-      field.back() == '\t') {
+  // The reader trims every ASCII space character (\f and \v too) around unquoted fields.
+  if (absl::ascii_isspace(static_cast<unsigned char>(field.front())) ||
+      absl::ascii_isspace(static_cast<unsigned char>(field.back()))) {
     return true;
   }
+  // At the start of a file the reader drops a byte-order mark as encoding noise.
+  if (absl::StartsWith(field, kUtf8Bom)) return true;
   for (char c : field) {
     if (c == delimiter || c == '"' || c == '\n' || c == '\r') return true;
   }
@@ -114,10 +127,6 @@ void AppendField(absl::string_view field, char delimiter, std::string* out) {
   out->push_back('"');
 }
 
-bool IsBlank(const std::vector<std::string>& fields) {
-  return fields.size() == 1 && fields[0].empty();
-}
-
 }  // namespace
 
 int CsvTable::ColumnIndex(absl::string_view name) const {
@@ -129,7 +138,7 @@ int CsvTable::ColumnIndex(absl::string_view name) const {
 
 absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& source,
                                   const CsvReadOptions& options) {
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
+  if (absl::StartsWith(text, kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
   RecordScanner scanner(text, options);
   CsvTable table;
   std::vector<std::string> fields;
@@ -141,9 +150,9 @@ absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& sou
       return absl::InvalidArgumentError(
           absl::StrCat(source, ":", line, ": malformed header: ", status.message()));
     }
-    if (!IsBlank(fields)) break;
+    if (!scanner.blank()) break;
   }
-  if (fields.empty() || IsBlank(fields)) {
+  if (fields.empty() || scanner.blank()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": empty file (no header)"));
   }
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -162,7 +171,7 @@ absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& sou
   while (!scanner.AtEnd()) {
     const int64_t line = scanner.line();
     absl::Status status = scanner.Next(&fields);
-    if (status.ok() && IsBlank(fields)) continue;  // blank lines carry no record
+    if (status.ok() && scanner.blank()) continue;  // blank lines carry no record
     if (status.ok() && fields.size() != table.header.size()) {
       status = absl::InvalidArgumentError(absl::StrCat(
           "expected ", table.header.size(), " fields, found ", fields.size()));
@@ -190,6 +199,11 @@ absl::StatusOr<CsvTable> ReadCsv(const std::string& path, const CsvReadOptions& 
 absl::StatusOr<std::string> FormatCsv(const CsvTable& table, char delimiter) {
   std::string out;
   auto append_row = [&](const std::vector<std::string>& row) {
+    // A lone empty field would be a blank line, which readers skip: write it as "".
+    if (row.size() == 1 && row[0].empty()) {
+      out.append("\"\"\n");
+      return;
+    }
     for (size_t i = 0; i < row.size(); ++i) {
       if (i > 0) out.push_back(delimiter);
       AppendField(row[i], delimiter, &out);
