@@ -55,6 +55,10 @@ class CuratorModel {
 
   Generator& generator() { return generator_; }
   ScoreNet& shared_critic() { return shared_critic_; }
+  // For checkpoints (model_state.h).
+  torch::optim::Adam& generator_optimizer() { return *generator_optimizer_; }
+  torch::optim::Adam& shared_optimizer() { return *shared_optimizer_; }
+  at::Generator& shared_noise() { return shared_noise_; }  // undefined unless dpsgd
 
  private:
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;

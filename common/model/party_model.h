@@ -56,6 +56,7 @@ class PartyModel {
   FeatureNet& feat() { return feat_; }
   const PartyPrivacy& privacy() const { return privacy_; }
   ScoreNet& head() { return head_; }
+  torch::optim::Adam& optimizer() { return *optimizer_; }  // for checkpoints (model_state.h)
 
  private:
   absl::StatusOr<double> PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,

@@ -60,6 +60,14 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     ::unlink(tmp.c_str());
     return status;
   }
+  // The rename itself is durable only once the directory entry is on disk.
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return ErrnoStatus("cannot open directory", dir);
+  const bool synced = ::fsync(dir_fd) == 0;
+  ::close(dir_fd);
+  if (!synced) return ErrnoStatus("cannot flush directory", dir);
   return absl::OkStatus();
 }
 

@@ -12,7 +12,8 @@ namespace vfsynth {
 // Reads a whole file; NOT_FOUND / PERMISSION_DENIED style errors name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
-// Writes atomically: temp file in the same directory, fsync, rename.
+// Writes atomically and durably: temp file in the same directory, fsync, rename,
+// fsync of the directory. Readers see the old or the new contents, never a mix.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
 // Creates a directory and its parents (no error if it exists).

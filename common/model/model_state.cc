@@ -1,0 +1,136 @@
+#include "common/model/model_state.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/model/curator_model.h"
+#include "common/model/party_model.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+constexpr char kNoiseState[] = "noise_state";
+
+void WriteModule(torch::serialize::OutputArchive& root, const std::string& name,
+                 const torch::nn::Module& module) {
+  torch::serialize::OutputArchive archive;
+  module.save(archive);
+  root.write(name, archive);
+}
+
+void WriteOptimizer(torch::serialize::OutputArchive& root, const std::string& name,
+                    const torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  root.write(name, archive);
+}
+
+std::string ToBytes(torch::serialize::OutputArchive& root) {
+  std::ostringstream out;
+  root.save_to(out);
+  return out.str();
+}
+
+std::vector<std::vector<int64_t>> Shapes(const torch::nn::Module& module) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : module.named_parameters()) shapes.push_back(p.value().sizes().vec());
+  for (const auto& b : module.named_buffers()) shapes.push_back(b.value().sizes().vec());
+  return shapes;
+}
+
+// LibTorch's load replaces tensors whatever their shape; a state of another
+// architecture must be an error, not a silently different network.
+absl::Status ReadModule(torch::serialize::InputArchive& root, const std::string& name,
+                        torch::nn::Module& module) {
+  const auto before = Shapes(module);
+  torch::serialize::InputArchive archive;
+  root.read(name, archive);
+  module.load(archive);
+  if (Shapes(module) != before) {
+    return absl::InvalidArgumentError(absl::StrCat("saved ", name, " has another architecture"));
+  }
+  return absl::OkStatus();
+}
+
+void ReadOptimizer(torch::serialize::InputArchive& root, const std::string& name,
+                   torch::optim::Optimizer& optimizer) {
+  torch::serialize::InputArchive archive;
+  root.read(name, archive);
+  optimizer.load(archive);
+}
+
+// Runs `body`, turning LibTorch exceptions into a status naming `what`.
+template <typename Body>
+absl::Status Guard(const char* what, Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& e) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what_without_backtrace()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
+  std::string bytes;
+  RETURN_IF_ERROR(Guard("saving the curator model", [&]() {
+    torch::serialize::OutputArchive root;
+    WriteModule(root, "generator", *model.generator());
+    WriteModule(root, "shared_critic", *model.shared_critic());
+    WriteOptimizer(root, "generator_optimizer", model.generator_optimizer());
+    WriteOptimizer(root, "shared_optimizer", model.shared_optimizer());
+    if (model.shared_noise().defined()) root.write(kNoiseState, model.shared_noise().get_state());
+    bytes = ToBytes(root);
+    return absl::OkStatus();
+  }));
+  return bytes;
+}
+
+absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) {
+  return Guard("restoring the curator model", [&]() {
+    torch::serialize::InputArchive root;
+    root.load_from(bytes.data(), bytes.size());
+    RETURN_IF_ERROR(ReadModule(root, "generator", *model.generator()));
+    RETURN_IF_ERROR(ReadModule(root, "shared_critic", *model.shared_critic()));
+    ReadOptimizer(root, "generator_optimizer", model.generator_optimizer());
+    ReadOptimizer(root, "shared_optimizer", model.shared_optimizer());
+    torch::Tensor noise_state;
+    const bool saved_noise = root.try_read(kNoiseState, noise_state);
+    if (saved_noise != model.shared_noise().defined()) {
+      return absl::InvalidArgumentError(
+          "the saved state and this run disagree on DP-SGD for the shared critic");
+    }
+    if (saved_noise) model.shared_noise().set_state(noise_state);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::string> SavePartyState(PartyModel& model) {
+  std::string bytes;
+  RETURN_IF_ERROR(Guard("saving the party model", [&]() {
+    torch::serialize::OutputArchive root;
+    WriteModule(root, "feat", *model.feat());
+    WriteModule(root, "head", *model.head());
+    WriteOptimizer(root, "optimizer", model.optimizer());
+    bytes = ToBytes(root);
+    return absl::OkStatus();
+  }));
+  return bytes;
+}
+
+absl::Status RestorePartyState(const std::string& bytes, PartyModel& model) {
+  return Guard("restoring the party model", [&]() {
+    torch::serialize::InputArchive root;
+    root.load_from(bytes.data(), bytes.size());
+    RETURN_IF_ERROR(ReadModule(root, "feat", *model.feat()));
+    RETURN_IF_ERROR(ReadModule(root, "head", *model.head()));
+    ReadOptimizer(root, "optimizer", model.optimizer());
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace vfsynth
