@@ -2,21 +2,26 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/data/alignment.h"
+#include "client/reply_journal.h"
 #include "common/data/schema.h"
 #include "common/model/config.h"
+#include "common/model/model_state.h"
 #include "common/model/party_model.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/ledger.h"
 #include "common/privacy/run_accounting.h"
+#include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
+#include "common/util/sha256.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
@@ -45,18 +50,19 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   return secrets;
 }
 
-PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data)
-    : config_(std::move(config)), secrets_(std::move(secrets)), data_(std::move(data)) {}
+PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
+    : config_(std::move(config)), secrets_(std::move(secrets)), data_(std::move(data)), resume_(resume) {}
 
 PartyCore::~PartyCore() = default;
 
-absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config) {
+absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config,
+                                                             bool resume) {
   ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
   ASSIGN_OR_RETURN(PartyData data,
                    LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data)));
+  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data), resume));
   ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   return core;
 }
@@ -91,6 +97,20 @@ absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response)
   absl::Status status = ResolveModelConfig(&model);
   if (status.ok()) status = ResolveTrainingConfig(&training);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  Sha256Builder settings;
+  settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
+  for (const std::string& party : response.parties()) settings.Add(party);
+  const std::string digest = settings.Hex();
+  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
+    if (response.run_id() != run_id_ || digest != settings_digest_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "after reconnecting, the curator runs '", response.run_id(), "' with ",
+          response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
+          "' this party is in"));
+    }
+    return absl::OkStatus();
+  }
+  settings_digest_ = digest;
   run_id_ = response.run_id();
   num_parties_ = response.parties_size();
   model_config_ = model;
@@ -107,8 +127,17 @@ v1::AlignRequest PartyCore::MakeAlignRequest() const {
 }
 
 absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
+  Sha256Builder tokens_digest;
+  for (const std::string& token : response.tokens()) tokens_digest.Add(token);
+  const std::string aligned_digest = tokens_digest.Hex();
   // The rows are reordered and their encoded buffer released on the first call.
-  if (model_ != nullptr) return absl::FailedPreconditionError("alignment was already accepted");
+  if (model_ != nullptr) {
+    if (aligned_digest != aligned_digest_) {
+      return absl::FailedPreconditionError(
+          "after reconnecting, the curator aligned a different set of records");
+    }
+    return absl::OkStatus();
+  }
   const std::vector<std::string> common(response.tokens().begin(), response.tokens().end());
   if (!std::is_sorted(common.begin(), common.end()) ||
       std::adjacent_find(common.begin(), common.end()) != common.end()) {
@@ -127,10 +156,84 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
                             .clone();
   data_.encoded.values.clear();
   data_.encoded.values.shrink_to_fit();
+  aligned_digest_ = aligned_digest;
+  data_digest_ = Sha256Builder()
+                     .Add(aligned_digest)
+                     .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
+                                            table.numel() * table.element_size()))
+                     .Hex();
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
-  return PlanPrivacy();
+  RETURN_IF_ERROR(PlanPrivacy());
+  return OpenCheckpoint();
+}
+
+v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
+  v1::CheckpointHeader header;
+  header.set_kind(absl::StrCat("party:", config_.name()));
+  header.set_run_id(run_id_);
+  header.set_step(step);
+  header.set_config_digest(
+      Sha256Builder()
+          .Add(settings_digest_)
+          .Add(SettingsDigest(model_config_, training_, config_.privacy()))
+          .Hex());
+  header.set_data_digest(data_digest_);
+  return header;
+}
+
+namespace {
+
+std::string StatePath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "state.ckpt").string();
+}
+
+std::string JournalPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "replies.journal").string();
+}
+
+}  // namespace
+
+absl::Status PartyCore::OpenCheckpoint() {
+  const std::string path = StatePath(config_);
+  auto checkpoint = ReadCheckpoint(path);
+  if (!resume_) {
+    if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a checkpoint already exists at ", path,
+          checkpoint.ok() ? absl::StrCat(" (run '", checkpoint->header.run_id(), "', step ",
+                                         checkpoint->header.step(), ")")
+                          : "",
+          ": pass --resume to continue that run, or remove ", config_.checkpoint_dir(),
+          " (or set checkpoint_dir) to start over"));
+    }
+    RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
+    ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
+    return Commit(-1);
+  }
+  if (checkpoint.status().code() == absl::StatusCode::kNotFound) {
+    return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", path));
+  }
+  if (!checkpoint.ok()) return checkpoint.status();
+  RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
+  RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
+  committed_step_ = checkpoint->header.step();
+  ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
+  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
+               committed_step_, journal_->size());
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::Commit(int64_t step) {
+  const absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
+  RETURN_IF_ERROR(WriteCheckpoint(StatePath(config_), CheckpointHeader(step), state));
+  spdlog::debug("committed critic step {}: {} bytes in {:.1f} ms", step, state.size(),
+                absl::ToDoubleMilliseconds(absl::Now() - start));
+  committed_step_ = step;
+  return absl::OkStatus();
 }
 
 absl::Status PartyCore::PlanPrivacy() {
@@ -215,6 +318,7 @@ v1::PartyMessage PartyCore::MakeHello() const {
   hello.set_run_id(run_id_);
   hello.mutable_hello()->set_party(config_.name());
   hello.mutable_hello()->set_protocol_version(kPartyProtocolVersion);
+  hello.mutable_hello()->set_committed_step(committed_step_);
   return hello;
 }
 
@@ -235,72 +339,151 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
   if (message.run_id() != run_id_) {
     return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
   }
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kCriticTask:
+    case v1::CuratorMessage::kFeatureGradients:
+    case v1::CuratorMessage::kGeneratorTask:
+    case v1::CuratorMessage::kGeneratorFeatureGradient:
+      try {
+        return HandleRound(message);
+      } catch (const c10::Error& e) {
+        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+      }
+    case v1::CuratorMessage::kFinished:
+      finished_ = true;
+      finish_message_ = message.finished().message();
+      return std::vector<v1::PartyMessage>();
+    case v1::CuratorMessage::kError:
+      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
+                                             message.error().message()));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected curator message payload ", message.payload_case()));
+  }
+}
+
+absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
   const int64_t d_k = model_->width();
   const int64_t d_h = model_config_.feature_dim();
-  const int64_t steps_per_round = training_.n_critic();
-  std::vector<v1::PartyMessage> replies;
-  try {
-    switch (message.payload_case()) {
-      case v1::CuratorMessage::kCriticTask: {
-        if (message.step() < 0 || message.step() / steps_per_round != message.round()) {
-          return absl::InvalidArgumentError(absl::StrCat("critic step ", message.step(),
-                                                         " does not belong to round ", message.round()));
-        }
-        RETURN_IF_ERROR(Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice"));
-        RETURN_IF_ERROR(ChargeStep(message.step()));
-        ASSIGN_OR_RETURN(auto features,
-                         model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())));
-        const auto& [h_real, h_fake] = features;
-        v1::PartyMessage reply = Reply(message);
-        ToWire(h_real, reply.mutable_features()->mutable_h_real());
-        ToWire(h_fake, reply.mutable_features()->mutable_h_fake());
-        replies.push_back(std::move(reply));
-        break;
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kCriticTask:
+      if (message.step() < 0 || message.step() / training_.n_critic() != message.round()) {
+        return absl::InvalidArgumentError(absl::StrCat("critic step ", message.step(),
+                                                       " does not belong to round ", message.round()));
       }
-      case v1::CuratorMessage::kFeatureGradients: {
-        RETURN_IF_ERROR(Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
-        RETURN_IF_ERROR(Check(message.feature_gradients().grad_fake(), d_h, "feature_gradients.grad_fake"));
-        RETURN_IF_ERROR(model_
-                            ->CriticUpdate(message.step(),
-                                           FromWire(message.feature_gradients().grad_real()),
-                                           FromWire(message.feature_gradients().grad_fake()))
-                            .status());
-        break;
+      return Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice");
+    case v1::CuratorMessage::kFeatureGradients:
+      if (message.step() < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("feature gradients for critic step ", message.step()));
       }
-      case v1::CuratorMessage::kGeneratorTask: {
-        RETURN_IF_ERROR(Check(message.generator_task().fake_slice(), d_k, "generator_task.fake_slice"));
-        v1::PartyMessage reply = Reply(message);
-        ToWire(model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice())),
-               reply.mutable_generator_features()->mutable_h());
-        replies.push_back(std::move(reply));
-        break;
-      }
-      case v1::CuratorMessage::kGeneratorFeatureGradient: {
-        RETURN_IF_ERROR(Check(message.generator_feature_gradient().grad(), d_h,
-                              "generator_feature_gradient.grad"));
-        ASSIGN_OR_RETURN(const torch::Tensor grad,
-                         model_->SliceGradient(message.round(),
-                                               FromWire(message.generator_feature_gradient().grad())));
-        v1::PartyMessage reply = Reply(message);
-        ToWire(grad, reply.mutable_slice_gradient()->mutable_grad());
-        replies.push_back(std::move(reply));
-        break;
-      }
-      case v1::CuratorMessage::kFinished:
-        finished_ = true;
-        finish_message_ = message.finished().message();
-        break;
-      case v1::CuratorMessage::kError:
-        return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
-                                               message.error().message()));
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("unexpected curator message payload ", message.payload_case()));
-    }
-  } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+      RETURN_IF_ERROR(Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
+      return Check(message.feature_gradients().grad_fake(), d_h, "feature_gradients.grad_fake");
+    case v1::CuratorMessage::kGeneratorTask:
+      return Check(message.generator_task().fake_slice(), d_k, "generator_task.fake_slice");
+    default:
+      return Check(message.generator_feature_gradient().grad(), d_h, "generator_feature_gradient.grad");
   }
+}
+
+namespace {
+
+// What the curator asked, independent of when it asked (durable_round changes).
+std::string InputDigest(v1::CuratorMessage message) {
+  message.clear_durable_round();
+  return Sha256Hex(message.SerializeAsString());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
+  RETURN_IF_ERROR(CheckRoundMessage(message));
+  RETURN_IF_ERROR(journal_->DropBefore(message.durable_round()));
+  std::vector<v1::PartyMessage> replies;
+  if (message.has_feature_gradients()) {
+    // Already applied and committed: the curator resent or replays the step.
+    if (message.step() <= committed_step_) return replies;
+    RETURN_IF_ERROR(model_
+                        ->CriticUpdate(message.step(),
+                                       FromWire(message.feature_gradients().grad_real()),
+                                       FromWire(message.feature_gradients().grad_fake()))
+                        .status());
+    // Durable before anything computed from the updated critic can leave.
+    RETURN_IF_ERROR(Commit(message.step()));
+    return replies;
+  }
+  const std::string digest = InputDigest(message);
+  if (const v1::JournalEntry* entry =
+          journal_->Find(message.payload_case(), message.round(), message.step())) {
+    if (entry->input_digest() != digest) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator sent round ", message.round(), ", step ", message.step(),
+          " again with other inputs than before; refusing (its state does not match the run this "
+          "party took part in: another checkpoint, or changed settings)"));
+    }
+    RETURN_IF_ERROR(RebuildPending(message));
+    v1::PartyMessage reply;
+    if (!reply.ParseFromString(entry->reply())) {
+      return absl::DataLossError("a journaled reply does not parse");
+    }
+    replies.push_back(std::move(reply));
+    return replies;
+  }
+  ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
+  v1::JournalEntry entry;
+  entry.set_round(message.round());
+  entry.set_step(message.step());
+  entry.set_payload(message.payload_case());
+  entry.set_input_digest(digest);
+  entry.set_reply(reply.SerializeAsString());
+  RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
+  replies.push_back(std::move(reply));
   return replies;
+}
+
+absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {
+  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  v1::PartyMessage reply = Reply(message);
+  if (message.has_critic_task()) {
+    if (message.step() != committed_step_ + 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator asks for critic step ", message.step(), " but this party's critic has committed step ",
+          committed_step_, message.step() <= committed_step_
+                               ? " and no journaled answer for it (is the curator's checkpoint older than "
+                                 "the rounds it announced as durable?)"
+                               : " (is this party's checkpoint older than the run?)"));
+    }
+    RETURN_IF_ERROR(ChargeStep(message.step()));
+    ASSIGN_OR_RETURN(auto features,
+                     model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())));
+    ToWire(features.first, reply.mutable_features()->mutable_h_real());
+    ToWire(features.second, reply.mutable_features()->mutable_h_fake());
+  } else if (message.has_generator_task()) {
+    if (committed_step_ != last_step_of_round) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
+          committed_step_, ", not ", last_step_of_round));
+    }
+    ToWire(model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice())),
+           reply.mutable_generator_features()->mutable_h());
+  } else {
+    ASSIGN_OR_RETURN(const torch::Tensor grad,
+                     model_->SliceGradient(message.round(),
+                                           FromWire(message.generator_feature_gradient().grad())));
+    ToWire(grad, reply.mutable_slice_gradient()->mutable_grad());
+  }
+  return reply;
+}
+
+absl::Status PartyCore::RebuildPending(const v1::CuratorMessage& message) {
+  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  if (message.has_critic_task() && message.step() == committed_step_ + 1) {
+    // Its update is still to come; the recomputed (noisy) output is discarded unsent.
+    return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())).status();
+  }
+  if (message.has_generator_task() && committed_step_ == last_step_of_round) {
+    model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace vfsynth

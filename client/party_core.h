@@ -7,12 +7,14 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/party_data.h"
+#include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
 
 namespace vfsynth {
 
 class PartyModel;
+class ReplyJournal;
 namespace privacy {
 class PrivacyLedger;
 struct RunShape;
@@ -30,16 +32,29 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 // The party's logic with no gRPC types: builds its Register/Align requests, checks
 // and applies the curator's answers, and turns each curator round message into its
 // replies. Only slices, features and gradients leave; ids leave only as HMAC tokens.
+//
+// Restarts (docs/operations.md, "Failure handling"): the critic state is committed to
+// config.checkpoint_dir after every critic update, before anything computed from it
+// leaves, and every reply is journaled before it is sent. A curator message answered
+// before is answered again from the journal with identical bytes; a critic update
+// already committed is not applied twice. So a party never releases two different
+// answers for one step, and never rolls back past something it released.
 class PartyCore {
  public:
-  // Loads the party's data (config must be resolved).
-  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config);
+  // Loads the party's data (config must be resolved). With `resume`, the party
+  // continues from its checkpoint once aligned; without, an existing checkpoint is
+  // an error (starting over would overwrite it).
+  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config,
+                                                           bool resume = false);
   ~PartyCore();
 
   v1::RegisterRequest MakeRegisterRequest() const;
+  // Again after a reconnect: the run and its settings must be the same.
   absl::Status AcceptRegistration(const v1::RegisterResponse& response);
   v1::AlignRequest MakeAlignRequest() const;
-  // Reorders the rows to the common token order and builds the local critic.
+  // Reorders the rows to the common token order, builds the local critic and opens
+  // (or, resuming, restores) its checkpoint. Again after a reconnect: the records
+  // must be the same.
   absl::Status AcceptAlignment(const v1::AlignResponse& response);
   v1::PartyMessage MakeHello() const;
 
@@ -55,9 +70,23 @@ class PartyCore {
   const std::string& finish_message() const { return finish_message_; }
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
+  int64_t committed_step() const { return committed_step_; }
 
  private:
-  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data);
+  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
+  // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
+  absl::Status OpenCheckpoint();
+  // Writes the critic state after `step`'s update (-1: the initial state).
+  absl::Status Commit(int64_t step);
+  v1::CheckpointHeader CheckpointHeader(int64_t step) const;
+  // Round messages: journal replay, position checks, then Answer.
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
+  // Computes a reply that was never sent before (charging the ledger first).
+  absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
+  // Before a journaled reply is resent: recomputes the pending forward pass the next
+  // curator message needs (the released values come from the journal, not from here).
+  absl::Status RebuildPending(const v1::CuratorMessage& message);
+  absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
   // Calibrates or checks the noise for the run, refuses a run over budget, opens
   // the ledger and configures the model's sanitisation.
@@ -81,6 +110,12 @@ class PartyCore {
   double noise_multiplier_ = 0;
   double epsilon_planned_ = 0;
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
+  const bool resume_;
+  std::string settings_digest_;  // of the curator's run settings, to check a re-registration
+  std::string aligned_digest_;   // of the common tokens, to check a re-alignment
+  std::string data_digest_;      // of the aligned records and their encoded values
+  int64_t committed_step_ = -1;
+  std::unique_ptr<ReplyJournal> journal_;
   bool finished_ = false;
   std::string finish_message_;
 };

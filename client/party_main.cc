@@ -16,6 +16,8 @@
 
 ABSL_FLAG(std::string, config, "", "party config JSON (vfsynth.v1.PartyConfig)");
 ABSL_FLAG(std::string, curator, "", "override the config's curator address (host:port)");
+ABSL_FLAG(bool, resume, false,
+          "continue from this party's checkpoint (checkpoint_dir) after a restart");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 
 int main(int argc, char** argv) {
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto core = vfsynth::PartyCore::Create(*config);
+  auto core = vfsynth::PartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
   if (!core.ok()) {
     spdlog::error("{}", core.status().ToString());
     return 2;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/net/chunking.h"
 #include "common/net/tls.h"
 #include "common/util/status_macros.h"
@@ -34,7 +35,31 @@ void PartySession::Cancel() {
   if (active_ != nullptr) active_->TryCancel();
 }
 
+bool PartySession::Backoff(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  auto cancelled = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return cancelled_; };
+  mu_.AwaitWithTimeout(absl::Condition(&cancelled), delay);
+  return !cancelled_;
+}
+
 absl::Status PartySession::Run() {
+  absl::Time give_up = absl::Now() + absl::Seconds(config_.connect_timeout_seconds());
+  while (true) {
+    bool streamed = false;
+    const absl::Status status = Session(&streamed);
+    // Connection trouble is UNAVAILABLE; everything else (a refusal, the run's end) is final.
+    if (status.code() != absl::StatusCode::kUnavailable) return status;
+    if (streamed) give_up = absl::Now() + absl::Seconds(config_.reconnect_timeout_seconds());
+    if (absl::Now() >= give_up) {
+      return absl::UnavailableError(absl::StrCat(status.message(), "; gave up reconnecting"));
+    }
+    spdlog::warn("{}; redialling the curator until {}", std::string(status.message()),
+                 absl::FormatTime("%H:%M:%S", give_up, absl::LocalTimeZone()));
+    if (!Backoff(absl::Seconds(1))) return absl::CancelledError("party is shutting down");
+  }
+}
+
+absl::Status PartySession::Session(bool* streamed) {
   ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.tls(), config_.plaintext()));
   auto channel = grpc::CreateCustomChannel(config_.curator(), credentials,
                                            MakeChannelArguments(config_.max_message_bytes()));
@@ -59,10 +84,10 @@ absl::Status PartySession::Run() {
     RETURN_IF_ERROR(FromGrpc(stub->Align(&context, core_->MakeAlignRequest(), &response), "Align"));
     RETURN_IF_ERROR(core_->AcceptAlignment(response));
   }
-  return Serve(*stub);
+  return Serve(*stub, streamed);
 }
 
-absl::Status PartySession::Serve(v1::Curator::Stub& stub) {
+absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
   grpc::ClientContext context;
   {
     absl::MutexLock lock(&mu_);
@@ -82,6 +107,7 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub) {
   if (!write(core_->MakeHello())) result = absl::UnavailableError("curator closed the stream at Hello");
   v1::CuratorMessage message;
   while (result.ok() && !core_->finished() && stream->Read(&message)) {
+    *streamed = true;
     auto whole = assembler.Add(std::move(message));
     if (!whole.ok()) {
       result = whole.status();
@@ -118,8 +144,22 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub) {
     }
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(FromGrpc(finish, "Train stream"));
-  return absl::UnavailableError("the curator closed the Train stream before the run finished");
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_) return absl::CancelledError("party is shutting down");
+  }
+  const absl::Status ended = FromGrpc(finish, "Train stream");
+  switch (ended.code()) {
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kInvalidArgument:
+      return ended;  // a refusal, not a lost connection
+    default:
+      // The curator went away (or still holds this party's previous stream): redial.
+      return absl::UnavailableError(ended.ok() ? "the curator closed the Train stream before the run finished"
+                                               : std::string(ended.message()));
+  }
 }
 
 }  // namespace vfsynth

@@ -13,7 +13,10 @@
 namespace vfsynth {
 
 // Thin gRPC client around PartyCore: dials the curator over mTLS, registers,
-// aligns, then serves the Train stream until the curator says Finished.
+// aligns, then serves the Train stream until the curator says Finished. If the
+// curator goes away (its stream breaks without Finished), the session redials for up
+// to reconnect_timeout_seconds and rejoins: Register, Align and Hello again (the core
+// checks the run and records are the same) and the curator resends its round.
 class PartySession {
  public:
   PartySession(v1::PartyConfig config, PartyCore* core) : config_(std::move(config)), core_(core) {}
@@ -24,7 +27,11 @@ class PartySession {
   void Cancel();
 
  private:
-  absl::Status Serve(v1::Curator::Stub& stub);
+  // One connection: register, align, serve. Sets *streamed once a Train stream ran.
+  absl::Status Session(bool* streamed);
+  absl::Status Serve(v1::Curator::Stub& stub, bool* streamed);
+  // Sleeps before redialling; false if the session was cancelled meanwhile.
+  bool Backoff(absl::Duration delay);
 
   v1::PartyConfig config_;
   PartyCore* core_;

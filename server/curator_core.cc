@@ -10,11 +10,15 @@
 #include "common/data/schema.h"
 #include "common/model/curator_model.h"
 #include "common/model/model_factory.h"
+#include "common/model/model_state.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/run_accounting.h"
+#include "common/util/checkpoint_file.h"
+#include "common/util/file_io.h"
 #include "common/util/status_macros.h"
+#include "server/curator_checkpoint.h"
 
 namespace vfsynth {
 namespace {
@@ -35,11 +39,15 @@ absl::Status CheckToken(const std::string& token) {
 
 }  // namespace
 
-CuratorCore::CuratorCore(v1::CuratorConfig config)
+CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
     : config_(std::move(config)),
+      resume_(resume),
       roster_(Roster(config_)),
       hub_(roster_),
-      join_deadline_(absl::Now() + absl::Seconds(config_.join_timeout_seconds())) {
+      // Resuming, the parties only have to come back, not to be started.
+      join_deadline_(absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
+                                                        : config_.join_timeout_seconds())) {
+  consumed_.assign(roster_.size(), -1);
   registrations_.resize(roster_.size());
   encoders_.resize(roster_.size());
   tokens_.resize(roster_.size());
@@ -111,7 +119,7 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
   if (!tokens_[index].has_value()) {
     tokens_[index] = std::vector<std::string>(request.tokens().begin(), request.tokens().end());
   }
-  status_.set_state("aligning");
+  if (status_.state() == "waiting") status_.set_state("aligning");  // not when a party rejoins
   auto all_in = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     if (!cancelled_.ok()) return true;
     for (const auto& t : tokens_) {
@@ -221,16 +229,51 @@ v1::CuratorMessage CuratorCore::Envelope(int64_t round, int64_t step) const {
   message.set_run_id(config_.run_id());
   message.set_round(round);
   message.set_step(step);
+  message.set_durable_round(durable_round_);
   return message;
+}
+
+int64_t CuratorCore::ReplyOrdinal(const v1::PartyMessage& message) const {
+  const int64_t n = config_.training().n_critic();
+  const int64_t base = message.round() * (n + 2);
+  switch (message.payload_case()) {
+    case v1::PartyMessage::kFeatures: {
+      const int64_t c = message.step() - message.round() * n;
+      return c >= 0 && c < n ? base + c : -1;
+    }
+    case v1::PartyMessage::kGeneratorFeatures:
+      return base + n;
+    case v1::PartyMessage::kSliceGradient:
+      return base + n + 1;
+    default:
+      return -1;
+  }
 }
 
 absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
                                                      v1::PartyMessage::PayloadCase expected,
                                                      int64_t round, int64_t step) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(config_.round_timeout_seconds());
+  absl::Time deadline = absl::Now() + absl::Seconds(config_.round_timeout_seconds());
   const int64_t d_h = config_.model().feature_dim();
   while (true) {
-    ASSIGN_OR_RETURN(v1::PartyMessage message, hub_.Receive(party, deadline));
+    absl::StatusOr<v1::PartyMessage> received = hub_.Receive(party, deadline);
+    if (received.status().code() == absl::StatusCode::kUnavailable) {
+      spdlog::warn("party {} disconnected; waiting up to {}s for it to rejoin", roster_[party],
+                   config_.reconnect_timeout_seconds());
+      RETURN_IF_ERROR(hub_.AwaitReconnect(
+          party, absl::Now() + absl::Seconds(config_.reconnect_timeout_seconds())));
+      deadline = absl::Now() + absl::Seconds(config_.round_timeout_seconds());
+      continue;
+    }
+    if (!received.ok()) return received.status();
+    v1::PartyMessage message = std::move(*received);
+    const int64_t ordinal = ReplyOrdinal(message);
+    if (ordinal >= 0 && ordinal <= consumed_[party] && message.run_id() == config_.run_id()) {
+      // A rejoined party answering resent messages from its journal: already used.
+      spdlog::debug("dropping {}'s repeated reply for round {}, step {}", roster_[party],
+                    message.round(), message.step());
+      continue;
+    }
     if (message.has_error()) {
       return absl::AbortedError(absl::StrCat("party '", roster_[party], "' stopped: ",
                                              message.error().message()));
@@ -254,7 +297,10 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
       problem = CheckTensor(message.slice_gradient().grad(), encoders_[party]->width(),
                             "slice_gradient.grad");
     }
-    if (problem.ok()) return message;
+    if (problem.ok()) {
+      consumed_[party] = ordinal;
+      return message;
+    }
     spdlog::warn("rejected a message from {}: {}", roster_[party], problem.ToString());
     v1::CuratorMessage reply = Envelope(round, step);
     reply.mutable_error()->set_code(static_cast<int>(problem.code()));
@@ -342,21 +388,25 @@ absl::Status CuratorCore::Train() {
       model_->SetSharedCriticPrivacy(noise_multiplier_, config_.privacy().clip_norm(), noise);
     }
   }
+  ASSIGN_OR_RETURN(const int64_t first_round, StartFromCheckpoint());
   {
     absl::MutexLock lock(&mu_);
     status_.set_state("training");
+    status_.set_round(first_round);
   }
   spdlog::info("training {} rounds: batch {}, n_critic {}, {} parties", t.rounds(), t.batch_size(),
                t.n_critic(), roster_.size());
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t round = 0; round < t.rounds(); ++round) {
+  for (int64_t round = first_round; round < t.rounds(); ++round) {
+    hub_.BeginRound();
     for (int c = 0; c < t.n_critic(); ++c) {
       RETURN_IF_ERROR(CriticStep(round, round * t.n_critic() + c));
     }
     RETURN_IF_ERROR(GeneratorStep(round));
+    RETURN_IF_ERROR(AfterRound(round + 1));
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double rate = (round + 1) / std::max(elapsed, 1e-9);
+    const double rate = (round + 1 - first_round) / std::max(elapsed, 1e-9);
     absl::MutexLock lock(&mu_);
     status_.set_round(round + 1);
     status_.set_rounds_per_second(rate);
@@ -375,6 +425,73 @@ absl::Status CuratorCore::Train() {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<v1::Schema> schemas;
+    for (const auto& registration : registrations_) schemas.push_back(registration->schema());
+    data_digest_ = CuratorDataDigest(**intersection_, schemas);
+  }
+  const std::string path = CuratorCheckpointPath(config_);
+  if (!resume_) {
+    RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    absl::MutexLock model_lock(&model_mu_);
+    ASSIGN_OR_RETURN(const std::string state, SaveCuratorState(*model_));
+    RETURN_IF_ERROR(WriteCheckpointState(0, state));
+    return 0;
+  }
+  ASSIGN_OR_RETURN(const Checkpoint checkpoint, ReadCheckpoint(path));
+  RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint.header,
+                                         CuratorCheckpointHeader(config_, data_digest_, 0), path));
+  const int64_t round = checkpoint.header.round();
+  if (round < 0 || round > config_.training().rounds()) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, " is at round ", round,
+                                                      ", outside this run's ", config_.training().rounds(),
+                                                      " rounds"));
+  }
+  {
+    absl::MutexLock model_lock(&model_mu_);
+    RETURN_IF_ERROR(RestoreCuratorState(checkpoint.payload, *model_));
+  }
+  durable_round_ = round;
+  spdlog::info("resumed run '{}' at round {} from {}", config_.run_id(), round, path);
+  return round;
+}
+
+absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const std::string& state) {
+  const absl::Time start = absl::Now();
+  RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
+                                  CuratorCheckpointHeader(config_, data_digest_, next_round), state));
+  spdlog::debug("checkpoint of round {}: {} bytes in {:.1f} ms", next_round, state.size(),
+                absl::ToDoubleMilliseconds(absl::Now() - start));
+  // Only now may parties forget their replies for the rounds before it.
+  durable_round_ = next_round;
+  return absl::OkStatus();
+}
+
+absl::Status CuratorCore::AfterRound(int64_t next_round) {
+  std::string state;
+  {
+    absl::MutexLock model_lock(&model_mu_);
+    ASSIGN_OR_RETURN(state, SaveCuratorState(*model_));
+  }
+  const bool due = next_round % config_.checkpoint_every() == 0 || next_round == config_.training().rounds();
+  if (due) return WriteCheckpointState(next_round, state);
+  snapshot_round_ = next_round;
+  snapshot_ = std::move(state);
+  return absl::OkStatus();
+}
+
+void CuratorCore::CheckpointAtShutdown() {
+  if (snapshot_round_ <= durable_round_) return;
+  const absl::Status status = WriteCheckpointState(snapshot_round_, snapshot_);
+  if (status.ok()) {
+    spdlog::info("checkpoint at round {} written on the way out", snapshot_round_);
+  } else {
+    spdlog::error("could not write the checkpoint of round {}: {}", snapshot_round_, status.ToString());
+  }
 }
 
 void CuratorCore::Fail(const absl::Status& status) {
@@ -399,6 +516,7 @@ absl::Status CuratorCore::Run() {
   }
   hub_.CloseAll();
   if (!status.ok()) {
+    CheckpointAtShutdown();
     Fail(status);
     return status;
   }

@@ -29,8 +29,10 @@ inline constexpr uint32_t kProtocolVersion = 1;
 // SessionHub, status and publication. Callers pass the already-authenticated party.
 class CuratorCore {
  public:
-  // `config` must be resolved (common/model/config.h).
-  explicit CuratorCore(v1::CuratorConfig config);
+  // `config` must be resolved (common/model/config.h). With `resume`, training
+  // continues from the checkpoint in config.checkpoint_dir (same run, configuration,
+  // parties and records) and the parties get reconnect_timeout_seconds to rejoin.
+  explicit CuratorCore(v1::CuratorConfig config, bool resume = false);
   ~CuratorCore();
 
   const v1::CuratorConfig& config() const { return config_; }
@@ -59,6 +61,16 @@ class CuratorCore {
   // Orchestration steps; each returns the first error (timeouts name the party).
   absl::Status WaitForParties();
   absl::Status Train();
+  // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
+  absl::StatusOr<int64_t> StartFromCheckpoint();
+  // After round `next_round` - 1: writes the checkpoint when due (checkpoint_every),
+  // otherwise keeps the state in memory for a checkpoint at shutdown.
+  absl::Status AfterRound(int64_t next_round);
+  absl::Status WriteCheckpointState(int64_t next_round, const std::string& state);
+  // Writes the last completed round's state if it is newer than the durable one.
+  void CheckpointAtShutdown();
+  // The reply's place in the run (increasing), or -1 if it names no valid position.
+  int64_t ReplyOrdinal(const v1::PartyMessage& message) const;
   absl::Status CriticStep(int64_t round, int64_t step);
   absl::Status GeneratorStep(int64_t round);
   v1::CuratorMessage Envelope(int64_t round, int64_t step) const;
@@ -76,9 +88,16 @@ class CuratorCore {
   privacy::RunShape PrivacyShape() const;
 
   const v1::CuratorConfig config_;
+  const bool resume_;
   const std::vector<std::string> roster_;
   SessionHub hub_;
   const absl::Time join_deadline_;
+  // Orchestrator thread only.
+  std::string data_digest_;
+  int64_t durable_round_ = 0;          // rounds below it are in the durable checkpoint
+  int64_t snapshot_round_ = -1;        // round of snapshot_ (a completed, not yet written round)
+  std::string snapshot_;
+  std::vector<int64_t> consumed_;      // per party: ordinal of the last reply used
 
   mutable absl::Mutex mu_;
   std::vector<std::optional<v1::RegisterRequest>> registrations_ ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,8 @@
 ABSL_FLAG(std::string, config, "", "curator config JSON (vfsynth.v1.CuratorConfig)");
 ABSL_FLAG(std::string, listen, "", "override the config's listen address (host:port)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+ABSL_FLAG(bool, resume, false,
+          "continue the run from the checkpoint in checkpoint_dir (same run, parties and records)");
 ABSL_FLAG(double, shutdown_grace_seconds, 5, "grace period for open streams on SIGTERM");
 
 int main(int argc, char** argv) {
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto server = vfsynth::CuratorServer::BuildAndStart({*config});
+  auto server = vfsynth::CuratorServer::BuildAndStart({*config, absl::GetFlag(FLAGS_resume)});
   if (!server.ok()) {
     spdlog::error("{}", server.status().ToString());
     return 1;

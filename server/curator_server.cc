@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/net/tls.h"
 #include "common/util/status_macros.h"
+#include "server/curator_checkpoint.h"
 
 namespace vfsynth {
 
@@ -15,8 +16,9 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   if (options.config.plaintext()) {
     spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
   }
+  RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());
-  server->core_ = std::make_unique<CuratorCore>(options.config);
+  server->core_ = std::make_unique<CuratorCore>(options.config, options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;

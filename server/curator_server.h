@@ -19,6 +19,7 @@ class CuratorServer {
  public:
   struct Options {
     v1::CuratorConfig config;  // resolved
+    bool resume = false;       // continue from the checkpoint in config.checkpoint_dir
   };
 
   static absl::StatusOr<std::unique_ptr<CuratorServer>> BuildAndStart(Options options);

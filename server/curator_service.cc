@@ -72,13 +72,19 @@ grpc::Status CuratorService::Train(
   SessionHub& hub = core_->hub();
   const int index = hub.Index(*party);
   if (absl::Status status = hub.Connect(index); !status.ok()) return ToGrpcStatus(status);
-  spdlog::info("party {} opened its Train stream from {}", *party, context->peer());
+  const uint64_t connection = hub.connection(index);
+  if (connection > 1) {
+    spdlog::info("party {} rejoined from {} (stream {}, committed critic step {}): resending its round",
+                 *party, context->peer(), connection, hello.hello().committed_step());
+  } else {
+    spdlog::info("party {} opened its Train stream from {}", *party, context->peer());
+  }
 
   // One writer thread drains the outbox; this thread reads (gRPC allows one of each).
   std::atomic<bool> write_failed{false};
   std::thread writer([&] {
     uint64_t next_id = 0;
-    while (auto message = hub.NextOutgoing(index)) {
+    while (auto message = hub.NextOutgoing(index, connection)) {
       for (const v1::CuratorMessage& piece : SplitIntoChunks(*message, kChunkBytes, next_id++)) {
         hub.CountSent(index, piece.ByteSizeLong());
         if (!stream->Write(piece)) {
@@ -101,7 +107,7 @@ grpc::Status CuratorService::Train(
     if (whole->has_value()) hub.Deliver(index, std::move(**whole), bytes);
   }
   if (context->IsCancelled()) result = grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
-  hub.Disconnect(index);
+  hub.Disconnect(index, connection);
   writer.join();
   spdlog::info("party {} closed its Train stream", *party);
   return result;

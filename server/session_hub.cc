@@ -28,13 +28,25 @@ absl::Status SessionHub::Connect(int party) {
     return absl::AlreadyExistsError(
         absl::StrCat("party '", session.name, "' already has a Train stream open"));
   }
-  session.connected = session.ever_connected = true;
+  if (session.connection > 0) {
+    // A rejoin: whatever was queued for the dead stream is superseded by the round so far.
+    session.outbox.assign(session.round_log.begin(), session.round_log.end());
+  }
+  session.connected = true;
+  ++session.connection;
   return absl::OkStatus();
 }
 
-void SessionHub::Disconnect(int party) {
+uint64_t SessionHub::connection(int party) const {
   absl::MutexLock lock(&mu_);
-  sessions_[party].connected = false;
+  return sessions_[party].connection;
+}
+
+void SessionHub::Disconnect(int party) { Disconnect(party, connection(party)); }
+
+void SessionHub::Disconnect(int party, uint64_t connection) {
+  absl::MutexLock lock(&mu_);
+  if (sessions_[party].connection == connection) sessions_[party].connected = false;
 }
 
 void SessionHub::Deliver(int party, v1::PartyMessage message, size_t wire_bytes) {
@@ -45,11 +57,17 @@ void SessionHub::Deliver(int party, v1::PartyMessage message, size_t wire_bytes)
 }
 
 std::optional<v1::CuratorMessage> SessionHub::NextOutgoing(int party) {
+  return NextOutgoing(party, connection(party));
+}
+
+std::optional<v1::CuratorMessage> SessionHub::NextOutgoing(int party, uint64_t connection) {
   absl::MutexLock lock(&mu_);
   Session& session = sessions_[party];
-  auto ready = [&session]() { return !session.outbox.empty() || session.closed || !session.connected; };
+  auto current = [&session, connection]() { return session.connected && session.connection == connection; };
+  auto ready = [&session, &current]() { return !session.outbox.empty() || session.closed || !current(); };
   mu_.Await(absl::Condition(&ready));
-  if (session.outbox.empty()) return std::nullopt;
+  // An ended or replaced stream must not take messages meant for its successor.
+  if (session.outbox.empty() || !current()) return std::nullopt;
   v1::CuratorMessage message = std::move(session.outbox.front());
   session.outbox.pop_front();
   return message;
@@ -62,7 +80,28 @@ void SessionHub::CountSent(int party, size_t wire_bytes) {
 
 void SessionHub::Send(int party, v1::CuratorMessage message) {
   absl::MutexLock lock(&mu_);
+  sessions_[party].round_log.push_back(message);
   sessions_[party].outbox.push_back(std::move(message));
+}
+
+void SessionHub::BeginRound() {
+  absl::MutexLock lock(&mu_);
+  for (Session& session : sessions_) session.round_log.clear();
+}
+
+absl::Status SessionHub::AwaitReconnect(int party, absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  Session& session = sessions_[party];
+  auto ready = [this, &session]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return session.connected || !cancelled_.ok();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+  if (!cancelled_.ok()) return cancelled_;
+  if (!session.connected) {
+    return absl::UnavailableError(absl::StrCat("party '", session.name,
+                                               "' disconnected and did not come back within the reconnect timeout"));
+  }
+  return absl::OkStatus();
 }
 
 void SessionHub::CloseAll() {

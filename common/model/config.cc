@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/util/proto_json.h"
+#include "common/util/sha256.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
@@ -111,6 +112,20 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   return absl::OkStatus();
 }
 
+std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                           const v1::PrivacyConfig& privacy) {
+  // threads stay in: a different reduction split changes the last bits of a replay.
+  v1::TrainingConfig t = training;
+  t.clear_log_every();
+  v1::PrivacyConfig p = privacy;
+  p.clear_ledger();
+  return Sha256Builder()
+      .Add(model.SerializeAsString())
+      .Add(t.SerializeAsString())
+      .Add(p.SerializeAsString())
+      .Hex();
+}
+
 std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
@@ -185,6 +200,9 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   if (!c->has_round_timeout_seconds()) c->set_round_timeout_seconds(60);
   if (!c->has_join_timeout_seconds()) c->set_join_timeout_seconds(300);
   if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir("checkpoint");
+  if (!c->has_checkpoint_every()) c->set_checkpoint_every(1);
+  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
   if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
   absl::flat_hash_set<std::string> names;
   for (const std::string& name : c->parties()) {
@@ -194,6 +212,10 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("checkpoint_every", c->checkpoint_every()));
+  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
     return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
   }
@@ -221,7 +243,9 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   if (!c->has_skip_bad_rows()) c->set_skip_bad_rows(false);
   if (!c->has_connect_timeout_seconds()) c->set_connect_timeout_seconds(60);
   if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
   RETURN_IF_ERROR(Positive("threads", c->threads()));
+  RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("connect_timeout_seconds", c->connect_timeout_seconds()));
   if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
     return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
@@ -229,6 +253,9 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   c->set_data(ResolvePath(base_dir, c->data()));
   c->set_schema(ResolvePath(base_dir, c->schema()));
   c->set_secrets(ResolvePath(base_dir, c->secrets()));
+  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir(c->data() + ".checkpoint");
+  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");

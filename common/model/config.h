@@ -31,6 +31,11 @@ absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
 
 inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 
+// SHA-256 of the settings a checkpoint's state depends on (model, training without
+// log_every, privacy without the ledger path): resuming under other settings is refused.
+std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                           const v1::PrivacyConfig& privacy);
+
 // `path` if absolute, else base_dir/path.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -66,9 +67,19 @@ class DistributedTest : public ::testing::Test {
     return tls;
   }
 
+  // Checkpoints of the current test (removed when its curator starts).
+  static std::string CheckpointDir(const std::string& daemon) {
+    return *dir_ + "/checkpoints/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+           "/" + daemon;
+  }
+
   static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
                                                      const v1::PrivacyConfig& privacy = {}) {
+    const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
+    std::filesystem::remove_all(test_dir);
+    std::filesystem::create_directories(test_dir);
     v1::CuratorConfig config;
+    config.set_checkpoint_dir(CheckpointDir("curator"));
     config.set_run_id("it-run");
     config.set_listen("127.0.0.1:0");
     *config.mutable_tls() = Tls("certs", "curator");
@@ -87,6 +98,7 @@ class DistributedTest : public ::testing::Test {
   static v1::PartyConfig PartyConfigFor(const std::string& name, int port,
                                         const v1::PrivacyConfig& privacy = {}) {
     v1::PartyConfig config;
+    config.set_checkpoint_dir(CheckpointDir(name));
     config.set_name(name);
     config.set_curator(absl::StrCat("127.0.0.1:", port));
     *config.mutable_tls() = Tls("certs", name);
@@ -97,7 +109,7 @@ class DistributedTest : public ::testing::Test {
     *config.mutable_privacy() = privacy;
     if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
     if (privacy.mode() != "none" && !privacy.mode().empty()) {
-      config.mutable_privacy()->set_ledger(*dir_ + "/" + name + "-" + privacy.mode() + ".ledger");
+      config.mutable_privacy()->set_ledger(CheckpointDir(name) + ".ledger");
     }
     EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
     return config;

@@ -59,7 +59,8 @@ v1::Schema BetaSchema() {
   return schema;
 }
 
-v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, int n_critic) {
+v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, int n_critic,
+                         double reconnect_timeout = 30) {
   v1::CuratorConfig config;
   config.set_run_id(kRunId);
   config.set_plaintext(true);
@@ -81,6 +82,9 @@ v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, 
   training->set_threads(1);
   training->set_log_every(1);
   config.mutable_privacy()->set_mode("none");  // these tests exercise the protocol, not DP
+  config.set_checkpoint_dir(absl::StrCat(::testing::TempDir(), "/curator_core_test/",
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  config.set_reconnect_timeout_seconds(reconnect_timeout);
   EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
   return config;
 }
@@ -478,13 +482,35 @@ TEST_F(CuratorRoundTest, BacklogOfBadMessagesDoesNotExtendTheRoundTimeout) {
   EXPECT_EQ(rejections, 1) << "the curator kept reading past the round deadline";
 }
 
-TEST_F(CuratorRoundTest, DisconnectDuringARoundEndsTheRunUnavailable) {
-  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
+TEST_F(CuratorRoundTest, PartyThatDoesNotComeBackEndsTheRunUnavailableNamingIt) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2, /*reconnect_timeout=*/0.5)));
   ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
   core_->hub().Disconnect(0);
   const absl::Status status = Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(status.message(), HasSubstr("'alpha'"));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("'alpha'"), HasSubstr("did not come back")));
+}
+
+TEST_F(CuratorRoundTest, RejoiningPartyIsResentItsRoundAndRepeatedRepliesAreDropped) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, /*rounds=*/1, /*n_critic=*/2)));
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
+  CompleteCriticStep(0, 0);
+  ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 1));
+  // alpha's stream drops and a new one opens: alpha gets round 0 again from its start.
+  core_->hub().Disconnect(0);
+  ASSERT_TRUE(core_->hub().Connect(0).ok());
+  const v1::CuratorMessage first = Next(0);
+  ASSERT_TRUE(first.has_critic_task()) << first.DebugString();
+  EXPECT_EQ(first.step(), 0);
+  const v1::CuratorMessage gradients = Next(0);
+  ASSERT_TRUE(gradients.has_feature_gradients()) << gradients.DebugString();
+  EXPECT_EQ(gradients.step(), 0);
+  const v1::CuratorMessage second = Next(0);
+  ASSERT_TRUE(second.has_critic_task()) << second.DebugString();
+  EXPECT_EQ(second.step(), 1);
+  // Its journaled answer to step 0 arrives again: dropped silently, not rejected.
+  Deliver(0, Features(0, 0));
+  CompleteCriticStep(0, 1);
 }
 
 TEST_F(CuratorRoundTest, FullRunWithHandMadePartyMessages) {

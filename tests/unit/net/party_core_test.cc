@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "common/model/party_model.h"
 #include "common/net/tensor_codec.h"
 #include "common/util/file_io.h"
+#include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -40,8 +42,16 @@ std::string Write(const std::string& name, const std::string& contents) {
   return path;
 }
 
-v1::PartyConfig Config(const std::string& secrets = "secrets.txt") {
+// A fresh checkpoint directory per core unless `checkpoint_dir` is given (a restart).
+v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string checkpoint_dir = "") {
+  static int cores = 0;
+  if (checkpoint_dir.empty()) {
+    checkpoint_dir = absl::StrCat(Dir(), "/ckpt-", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                                  "-", cores++);
+    std::filesystem::remove_all(checkpoint_dir);
+  }
   v1::PartyConfig config;
+  config.set_checkpoint_dir(checkpoint_dir);
   config.set_name("alpha");
   config.set_curator("127.0.0.1:1");
   config.set_plaintext(true);
@@ -254,15 +264,29 @@ TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnsortedDuplicateShortOrForeignToken
   EXPECT_EQ(core->model()->width(), kWidth);
 }
 
-TEST_F(PartyCoreTest, AlignmentIsAcceptedOnlyOnce) {
-  // A second answer would reorder already reordered rows (and the encoded buffer is
-  // gone); it must be refused, not acted on.
+TEST_F(PartyCoreTest, RealignmentAfterAReconnectMustNameTheSameRecords) {
+  // Rows are reordered only once (the encoded buffer is gone): a second answer after a
+  // reconnect is accepted only if it is the same, and never acted on.
   std::unique_ptr<PartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   PartyModel* model = core->model();
-  const absl::Status again = core->AcceptAlignment(Alignment(2, 9));
-  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  const absl::Status other = core->AcceptAlignment(Alignment(1, 9));
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr("different set of records"));
   EXPECT_EQ(core->model(), model);
+}
+
+TEST_F(PartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
+  std::unique_ptr<PartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  EXPECT_TRUE(core->AcceptRegistration(Registration()).ok());
+  v1::RegisterResponse other = Registration();
+  other.set_run_id("other-run");
+  EXPECT_THAT(core->AcceptRegistration(other).message(), HasSubstr("another run id"));
+  other = Registration();
+  other.mutable_training()->set_rounds(7);
+  EXPECT_THAT(core->AcceptRegistration(other).message(), HasSubstr("other settings"));
 }
 
 // ---- round messages ----
@@ -276,21 +300,22 @@ TEST_F(PartyCoreTest, RoundMessageBeforeAlignmentIsFailedPrecondition) {
 TEST_F(PartyCoreTest, CriticTaskYieldsOneFeaturesReply) {
   std::unique_ptr<PartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
-  auto replies = core->Handle(CriticTask(0, 1));
+  auto replies = core->Handle(CriticTask(0, 0));
   ASSERT_TRUE(replies.ok()) << replies.status();
   ASSERT_THAT(*replies, SizeIs(1));
   const v1::PartyMessage& reply = (*replies)[0];
   EXPECT_EQ(reply.run_id(), kRunId);
   EXPECT_EQ(reply.round(), 0);
-  EXPECT_EQ(reply.step(), 1);
+  EXPECT_EQ(reply.step(), 0);
   ASSERT_TRUE(reply.has_features());
   EXPECT_TRUE(ValidateTensor(reply.features().h_real(), {kBatch, kFeatureDim}, "h_real", kLimit).ok());
   EXPECT_TRUE(ValidateTensor(reply.features().h_fake(), {kBatch, kFeatureDim}, "h_fake", kLimit).ok());
 
   // The matching gradients complete the step; nothing goes back.
-  replies = core->Handle(FeatureGradients(0, 1));
+  replies = core->Handle(FeatureGradients(0, 0));
   ASSERT_TRUE(replies.ok()) << replies.status();
   EXPECT_THAT(*replies, SizeIs(0));
+  EXPECT_EQ(core->committed_step(), 0);
 }
 
 TEST_F(PartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
@@ -315,8 +340,9 @@ TEST_F(PartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
 }
 
 TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
-  std::unique_ptr<PartyCore> core = Registered();
-  ASSERT_NE(core, nullptr);
+  auto created = PartyCore::Create(Config());
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<PartyCore> core = std::move(*created);
   v1::RegisterResponse response = Registration();
   response.mutable_model()->set_feature_dim(70000);  // 4 x 70000 floats > 1 MiB limit
   ASSERT_TRUE(core->AcceptRegistration(response).ok());
@@ -353,18 +379,23 @@ TEST_F(PartyCoreTest, CriticStepOutsideItsRoundIsRefused) {
 TEST_F(PartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecondition) {
   std::unique_ptr<PartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
-  // Nothing pending yet, including the "no step" value -1 used internally.
-  for (const int64_t step : {int64_t{0}, int64_t{-1}}) {
-    auto replies = core->Handle(FeatureGradients(0, step));
-    EXPECT_EQ(replies.status().code(), absl::StatusCode::kFailedPrecondition) << step << ": " << replies.status();
-  }
+  // Nothing pending yet; the "no step" value -1 used internally is no step at all.
+  EXPECT_EQ(core->Handle(FeatureGradients(0, 0)).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core->Handle(FeatureGradients(0, -1)).status().code(), absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(core->Handle(CriticTask(0, 0)).ok());
   auto replies = core->Handle(FeatureGradients(0, 1));
   EXPECT_EQ(replies.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(replies.status().message(), AllOf(HasSubstr("step 1"), HasSubstr("step 0 is pending")));
   ASSERT_TRUE(core->Handle(FeatureGradients(0, 0)).ok());
-  // Used once: the same gradients again are not pending any more.
-  EXPECT_EQ(core->Handle(FeatureGradients(0, 0)).status().code(), absl::StatusCode::kFailedPrecondition);
+  // Applied once and committed: the same gradients again (a curator resending its
+  // round) change nothing.
+  const torch::Tensor weights = core->model()->feat()->parameters()[0].clone();
+  auto again = core->Handle(FeatureGradients(0, 0));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(*again, SizeIs(0));
+  EXPECT_TRUE(torch::equal(weights, core->model()->feat()->parameters()[0]));
+  // The next step's gradients before its task: nothing pending.
+  EXPECT_EQ(core->Handle(FeatureGradients(0, 1)).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
@@ -376,15 +407,23 @@ TEST_F(PartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
               absl::StatusCode::kFailedPrecondition)
         << round;
   }
-  auto replies = core->Handle(GeneratorTask(2));
+  // The generator phase of a round needs its critic steps done first.
+  const absl::Status early = core->Handle(GeneratorTask(0)).status();
+  EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.message(), HasSubstr("committed step -1, not 1"));
+  for (int64_t step = 0; step < kNCritic; ++step) {
+    ASSERT_TRUE(core->Handle(CriticTask(0, step)).ok());
+    ASSERT_TRUE(core->Handle(FeatureGradients(0, step)).ok());
+  }
+  auto replies = core->Handle(GeneratorTask(0));
   ASSERT_TRUE(replies.ok()) << replies.status();
   ASSERT_THAT(*replies, SizeIs(1));
-  EXPECT_EQ((*replies)[0].round(), 2);
+  EXPECT_EQ((*replies)[0].round(), 0);
   EXPECT_EQ((*replies)[0].step(), -1);
   EXPECT_THAT((*replies)[0].generator_features().h().shape(), ElementsAre(kBatch, kFeatureDim));
 
   EXPECT_EQ(core->Handle(GeneratorFeatureGradient(1)).status().code(), absl::StatusCode::kFailedPrecondition);
-  replies = core->Handle(GeneratorFeatureGradient(2));
+  replies = core->Handle(GeneratorFeatureGradient(0));
   ASSERT_TRUE(replies.ok()) << replies.status();
   ASSERT_THAT(*replies, SizeIs(1));
   EXPECT_TRUE(ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
@@ -417,6 +456,117 @@ TEST_F(PartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
   EXPECT_THAT(*replies, SizeIs(0));
   EXPECT_TRUE(core->finished());
   EXPECT_EQ(core->finish_message(), "training finished");
+}
+
+// ---- restarts: journal and checkpoint ----
+
+// strict mode (noisy releases, a ledger) with its checkpoint in `checkpoint_dir`.
+v1::PartyConfig StrictConfig(const std::string& checkpoint_dir) {
+  v1::PartyConfig config = Config("secrets.txt", checkpoint_dir);
+  config.mutable_privacy()->set_mode("strict");
+  config.mutable_privacy()->set_epsilon(50);
+  config.mutable_privacy()->set_ledger(checkpoint_dir + ".ledger");
+  EXPECT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
+  return config;
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = Dir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".ledger");
+  return dir;
+}
+
+absl::StatusOr<std::unique_ptr<PartyCore>> AlignedWith(const v1::PartyConfig& config, bool resume,
+                                                       v1::RegisterResponse registration = Registration()) {
+  ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config, resume));
+  RETURN_IF_ERROR(core->AcceptRegistration(registration));
+  RETURN_IF_ERROR(core->AcceptAlignment(Alignment(2, 9)));
+  return core;
+}
+
+std::string Only(const absl::StatusOr<std::vector<v1::PartyMessage>>& replies) {
+  EXPECT_TRUE(replies.ok()) << replies.status();
+  if (!replies.ok() || replies->size() != 1) return "";
+  return (*replies)[0].SerializeAsString();
+}
+
+TEST_F(PartyCoreTest, RepeatedCriticTaskIsAnsweredFromTheJournalWithIdenticalBytes) {
+  auto core = AlignedWith(StrictConfig(FreshDir("journal")), false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const std::string first = Only((*core)->Handle(CriticTask(0, 0)));
+  ASSERT_FALSE(first.empty());
+  const double spent = (*core)->epsilon_spent();
+  EXPECT_GT(spent, 0);
+  // Asked again (the curator resent its round): the same release, not a fresh one.
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 0))), first);
+  EXPECT_EQ((*core)->epsilon_spent(), spent);
+  // A fresh computation would differ (new noise): the repeat really is the journal's.
+  auto other = AlignedWith(StrictConfig(FreshDir("journal-other")), false);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(Only((*other)->Handle(CriticTask(0, 0))), first);
+  // The same step with other inputs is refused, never answered with the old noise.
+  v1::CuratorMessage changed = CriticTask(0, 0);
+  *changed.mutable_critic_task()->mutable_fake_slice() = Filled({kBatch, kWidth}, 0.75f);
+  const absl::Status status = (*core)->Handle(changed).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("again with other inputs"));
+}
+
+TEST_F(PartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRechargingOrReleasingAgain) {
+  const std::string dir = FreshDir("restart");
+  std::string step0, step1;
+  double spent = 0;
+  torch::Tensor weights;
+  {
+    auto core = AlignedWith(StrictConfig(dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    step0 = Only((*core)->Handle(CriticTask(0, 0)));
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+    weights = (*core)->model()->feat()->parameters()[0].clone();
+    step1 = Only((*core)->Handle(CriticTask(0, 1)));  // released, its update never came
+    spent = (*core)->epsilon_spent();
+  }  // the process "dies" here: everything it released is already journaled
+  auto core = AlignedWith(StrictConfig(dir), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ((*core)->committed_step(), 0);
+  EXPECT_EQ((*core)->MakeHello().hello().committed_step(), 0);
+  EXPECT_TRUE(torch::equal((*core)->model()->feat()->parameters()[0], weights));
+  // The curator resends the round: the same answers, nothing charged again.
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 0))), step0);
+  ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+  EXPECT_TRUE(torch::equal((*core)->model()->feat()->parameters()[0], weights));
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 1))), step1);
+  EXPECT_EQ((*core)->epsilon_spent(), spent);
+  ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 1)).ok());
+  EXPECT_EQ((*core)->committed_step(), 1);
+  // New work is charged as usual.
+  ASSERT_FALSE(Only((*core)->Handle(GeneratorTask(0))).empty());
+  ASSERT_FALSE(Only((*core)->Handle(GeneratorFeatureGradient(0))).empty());
+  ASSERT_FALSE(Only((*core)->Handle(CriticTask(1, 2))).empty());
+  EXPECT_GT((*core)->epsilon_spent(), spent);
+}
+
+TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatchTheRun) {
+  const std::string dir = FreshDir("refuse");
+  ASSERT_TRUE(AlignedWith(Config("secrets.txt", dir), false).ok());
+  absl::Status status = AlignedWith(Config("secrets.txt", dir), false).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("already exists"), HasSubstr("--resume")));
+
+  status = AlignedWith(Config("secrets.txt", FreshDir("refuse-empty")), true).status();
+  EXPECT_THAT(status.message(), HasSubstr("--resume: there is no checkpoint"));
+
+  v1::RegisterResponse other_settings = Registration();
+  other_settings.mutable_training()->set_gp_lambda(3);
+  status = AlignedWith(Config("secrets.txt", dir), true, other_settings).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("configuration"));
+  v1::RegisterResponse other_run = Registration();
+  other_run.set_run_id("another-run");
+  EXPECT_THAT(AlignedWith(Config("secrets.txt", dir), true, other_run).status().message(),
+              HasSubstr("another run"));
+  EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
 }
 
 }  // namespace

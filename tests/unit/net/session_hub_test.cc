@@ -179,5 +179,44 @@ TEST(SessionHubTest, ObserverSeesEveryDeliveredMessage) {
   EXPECT_THAT(seen, ::testing::ElementsAre(std::pair<int, int64_t>(1, 4), std::pair<int, int64_t>(0, 6)));
 }
 
+TEST(SessionHubTest, RejoiningPartyGetsItsRoundAgainAndTheOldStreamNothing) {
+  SessionHub hub({"alpha", "beta"});
+  ASSERT_TRUE(hub.Connect(0).ok());
+  const uint64_t first = hub.connection(0);
+  hub.Send(0, Outgoing(1));  // an earlier round
+  hub.BeginRound();
+  hub.Send(0, Outgoing(2));
+  hub.Send(0, Outgoing(3));
+  ASSERT_EQ(hub.NextOutgoing(0, first)->step(), 1);
+  ASSERT_EQ(hub.NextOutgoing(0, first)->step(), 2);  // 3 is still queued when the stream dies
+  hub.Disconnect(0, first);
+  EXPECT_FALSE(hub.NextOutgoing(0, first).has_value());
+  ASSERT_TRUE(hub.Connect(0).ok());
+  const uint64_t second = hub.connection(0);
+  EXPECT_GT(second, first);
+  // The old stream's late Disconnect does not end the new one.
+  hub.Disconnect(0, first);
+  EXPECT_TRUE(hub.connected(0));
+  // This round from its start, each message once; nothing of the round before.
+  EXPECT_EQ(hub.NextOutgoing(0, second)->step(), 2);
+  EXPECT_EQ(hub.NextOutgoing(0, second)->step(), 3);
+  hub.Send(0, Outgoing(4));
+  EXPECT_EQ(hub.NextOutgoing(0, second)->step(), 4);
+}
+
+TEST(SessionHubTest, AwaitReconnectWaitsForTheNextStreamOrNamesTheParty) {
+  SessionHub hub({"alpha", "beta"});
+  ASSERT_TRUE(hub.Connect(1).ok());
+  hub.Disconnect(1);
+  const absl::Status gone = hub.AwaitReconnect(1, absl::Now() + absl::Milliseconds(50));
+  EXPECT_EQ(gone.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(gone.message(), HasSubstr("party 'beta' disconnected and did not come back"));
+  absl::Status back;
+  std::thread waiter([&] { back = hub.AwaitReconnect(1, Far()); });
+  ASSERT_TRUE(hub.Connect(1).ok());
+  waiter.join();
+  EXPECT_TRUE(back.ok()) << back;
+}
+
 }  // namespace
 }  // namespace vfsynth

@@ -1,0 +1,147 @@
+#include "client/reply_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/util/file_io.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+// Record framing: u32 length, u64 FNV-1a of the bytes, the bytes (little-endian).
+constexpr size_t kFrame = 12;
+
+uint64_t Fnv64(const std::string& data) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+void AppendLe(uint64_t value, int bytes, std::string* out) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+uint64_t ReadLe(const std::string& data, size_t offset, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) {
+    value |= static_cast<uint64_t>(static_cast<unsigned char>(data[offset + i])) << (8 * i);
+  }
+  return value;
+}
+
+std::string Frame(const v1::JournalEntry& entry) {
+  const std::string bytes = entry.SerializeAsString();
+  std::string record;
+  AppendLe(bytes.size(), 4, &record);
+  AppendLe(Fnv64(bytes), 8, &record);
+  record += bytes;
+  return record;
+}
+
+absl::Status Errno(const std::string& what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const std::string& data, const std::string& path) {
+  size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("cannot append to", path);
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return Errno("cannot flush", path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::string& path) {
+  std::string contents;
+  if (auto existing = ReadFile(path); existing.ok()) {
+    contents = std::move(*existing);
+  } else if (existing.status().code() != absl::StatusCode::kNotFound) {
+    return existing.status();
+  }
+  std::map<Key, v1::JournalEntry> entries;
+  size_t offset = 0;
+  while (offset < contents.size()) {
+    const bool whole_frame = contents.size() - offset >= kFrame;
+    const size_t length = whole_frame ? ReadLe(contents, offset, 4) : 0;
+    if (!whole_frame || contents.size() - offset - kFrame < length) break;  // torn tail
+    const std::string bytes = contents.substr(offset + kFrame, length);
+    v1::JournalEntry entry;
+    if (Fnv64(bytes) != ReadLe(contents, offset + 4, 8) || !entry.ParseFromString(bytes)) {
+      if (offset + kFrame + length == contents.size()) break;  // torn last record
+      return absl::DataLossError(absl::StrCat("reply journal ", path, " is damaged at byte ", offset));
+    }
+    entries[{entry.payload(), entry.round(), entry.step()}] = std::move(entry);
+    offset += kFrame + length;
+  }
+  if (offset < contents.size()) {
+    spdlog::warn("reply journal {}: dropping a torn last record ({} bytes; its reply was never sent)",
+                 path, contents.size() - offset);
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno("cannot open", path);
+  if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
+    ::close(fd);
+    return Errno("cannot truncate", path);
+  }
+  std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd));
+  journal->entries_ = std::move(entries);
+  return journal;
+}
+
+absl::Status ReplyJournal::Remove(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path);
+  return absl::OkStatus();
+}
+
+ReplyJournal::~ReplyJournal() { ::close(fd_); }
+
+const v1::JournalEntry* ReplyJournal::Find(int payload, int64_t round, int64_t step) const {
+  auto it = entries_.find({payload, round, step});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+absl::Status ReplyJournal::Append(const v1::JournalEntry& entry) {
+  RETURN_IF_ERROR(WriteAll(fd_, Frame(entry), path_));
+  entries_[{entry.payload(), entry.round(), entry.step()}] = entry;
+  return absl::OkStatus();
+}
+
+absl::Status ReplyJournal::DropBefore(int64_t round) {
+  bool any = false;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.round() < round) {
+      it = entries_.erase(it);
+      any = true;
+    } else {
+      ++it;
+    }
+  }
+  if (!any) return absl::OkStatus();
+  std::string contents;
+  for (const auto& [key, entry] : entries_) contents += Frame(entry);
+  RETURN_IF_ERROR(WriteFileAtomically(path_, contents));
+  // The old descriptor points at the replaced file; append to the new one.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot reopen", path_);
+  ::close(fd_);
+  fd_ = fd;
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,50 @@
+#ifndef VFSYNTH_CLIENT_REPLY_JOURNAL_H_
+#define VFSYNTH_CLIENT_REPLY_JOURNAL_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vfsynth/v1/checkpoint.pb.h"
+
+namespace vfsynth {
+
+// The party's journal of the replies it released since the curator's last durable
+// checkpoint: an append-only file of length-prefixed, checksummed JournalEntry
+// records, each fsync'ed BEFORE its reply is sent. A curator message the party has
+// already answered (the curator resent it after a reconnect, or replays rounds after
+// --resume) is answered from here with the identical bytes, so no noisy release is
+// ever made twice (docs/privacy.md, "Restarts and replays").
+class ReplyJournal {
+ public:
+  // Creates `path` or replays it. A torn last record (a crash mid-append; its reply
+  // was never sent) is dropped and the file truncated; other damage is DATA_LOSS.
+  static absl::StatusOr<std::unique_ptr<ReplyJournal>> Open(const std::string& path);
+  // Empties the journal (a fresh run).
+  static absl::Status Remove(const std::string& path);
+  ~ReplyJournal();
+
+  // The entry answering the curator's (payload, round, step), or nullptr.
+  const v1::JournalEntry* Find(int payload, int64_t round, int64_t step) const;
+  // Appends and fsyncs; returns only once the entry is durable.
+  absl::Status Append(const v1::JournalEntry& entry);
+  // Forgets entries of rounds below `round` (the curator will never replay them);
+  // rewrites the file atomically. A no-op if nothing is that old.
+  absl::Status DropBefore(int64_t round);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  using Key = std::tuple<int, int64_t, int64_t>;
+  ReplyJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  std::string path_;
+  int fd_;
+  std::map<Key, v1::JournalEntry> entries_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_REPLY_JOURNAL_H_

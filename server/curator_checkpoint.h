@@ -1,0 +1,34 @@
+#ifndef VFSYNTH_SERVER_CURATOR_CHECKPOINT_H_
+#define VFSYNTH_SERVER_CURATOR_CHECKPOINT_H_
+
+// Where the curator's checkpoint lives and what it must say to be resumed
+// (docs/operations.md, "Failure handling").
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "vfsynth/v1/checkpoint.pb.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/schema.pb.h"
+
+namespace vfsynth {
+
+std::string CuratorCheckpointPath(const v1::CuratorConfig& config);
+
+// Startup check, before any party joins: with --resume the checkpoint must exist;
+// without it there must be none (starting over would overwrite it). Both errors say
+// what to do.
+absl::Status CheckCuratorCheckpointOnStartup(const v1::CuratorConfig& config, bool resume);
+
+// Digest of the aligned records and the parties' public schemas (roster order).
+std::string CuratorDataDigest(const std::vector<std::string>& tokens,
+                              const std::vector<v1::Schema>& schemas);
+
+// The header a checkpoint of this run, configuration and data carries.
+v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
+                                             const std::string& data_digest, int64_t round);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_SERVER_CURATOR_CHECKPOINT_H_
