@@ -4,16 +4,19 @@
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan] [--epsilon E] [--delta D]
-#                       [--host IP] [--launcher CMD]
+#                       [--host IP] [--launcher CMD] [--prepare-only]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
 # Writes DIR/{certs,parties,logs}, DIR/curator.json, DIR/<party>.json and
 # DIR/synthetic.csv; exits non-zero if any daemon fails. Binaries must be built.
+# --prepare-only writes the data, certificates, secrets and configs and starts nothing.
+# After a crash, restart a daemon with the same command plus --resume
+# (docs/operations.md, "Failure handling").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
-PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER=""
+PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -28,6 +31,7 @@ while [ $# -gt 0 ]; do
     --delta) DELTA="$2"; shift 2 ;;
     --host) HOST="$2"; shift 2 ;;
     --launcher) LAUNCHER="$2"; shift 2 ;;
+    --prepare-only) PREPARE_ONLY=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +97,10 @@ for party in $PARTIES; do
 }
 JSON
 done
+if [ "$PREPARE_ONLY" = 1 ]; then
+  echo "configs in $OUT: curator.json $(printf '%s.json ' $PARTIES)(port $PORT)"
+  exit 0
+fi
 
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }

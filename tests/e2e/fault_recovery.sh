@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Crash recovery with real processes over loopback mTLS, in strict mode (every party
+# keeps a privacy ledger):
+#   1. an uninterrupted run gives the reference ledgers;
+#   2. kill -9 of a party at a random critic step, restarted with --resume;
+#   3. kill -9 of the curator at a random critic step, restarted with --resume;
+#      in 2 and 3 the run completes, every party's ledger charges each critic step
+#      exactly once, and its final epsilon equals the uninterrupted run's;
+#   4. a party that never comes back: the curator fails the run once its reconnect
+#      timeout passes, naming the party.
+set -euo pipefail
+BIN="$1"; SRC="$2"
+WORK=$(mktemp -d)
+PARTIES="hospital insurer bank"
+ROUNDS=6 N_CRITIC=5
+STEPS=$((ROUNDS * N_CRITIC))
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for log in "$WORK"/*/logs/*.log; do echo "== $log" >&2; tail -n 12 "$log" >&2; done
+  exit 1
+}
+
+prepare() {  # DIR [RECONNECT_TIMEOUT]
+  "$SRC/deploy/run-local.sh" --out "$1" --dataset adult --rounds $ROUNDS --batch 128 --rows 300 \
+    --privacy strict --epsilon 10 --bin "$BIN" --prepare-only > /dev/null
+  python3 - "$1/curator.json" "${2:-120}" <<'PY'
+import json, sys
+path, timeout = sys.argv[1], float(sys.argv[2])
+config = json.load(open(path))
+config["reconnect_timeout_seconds"] = timeout
+json.dump(config, open(path, "w"), indent=2)
+PY
+}
+start_curator() {  # DIR [--resume]
+  "$BIN/vfsynth-curator" --config "$1/curator.json" "${@:2}" 2>> "$1/logs/curator.log" &
+  CURATOR=$!; pids+=("$CURATOR")
+}
+start_party() {  # DIR NAME [--resume]
+  "$BIN/vfsynth-party" --config "$1/$2.json" "${@:3}" 2>> "$1/logs/$2.log" &
+  eval "PID_$2=$!"; pids+=("$!")
+}
+start_all() {
+  start_curator "$1"
+  for party in $PARTIES; do start_party "$1" "$party"; done
+}
+charges() { if [ -f "$1/$2.ledger" ]; then grep -c '^charge' "$1/$2.ledger" || true; else echo 0; fi; }
+# Blocks until PARTY's ledger holds N charges (fails if PID exits first).
+wait_charges() {  # DIR PARTY N PID
+  while [ "$(charges "$1" "$2")" -lt "$3" ]; do
+    kill -0 "$4" 2>/dev/null || fail "process $4 exited before $2 charged $3 steps"
+    sleep 0.1
+  done
+}
+expect_exit() {  # PID CODE WHAT
+  set +e; wait "$1"; local rc=$?; set -e
+  [ "$rc" -eq "$2" ] || fail "$3 exited with $rc, expected $2"
+}
+wait_all_ok() {  # DIR
+  expect_exit "$CURATOR" 0 "curator"
+  for party in $PARTIES; do
+    local pid_var="PID_$party"
+    expect_exit "${!pid_var}" 0 "$party"
+  done
+  [ "$(wc -l < "$1/synthetic.csv")" -eq 301 ] || fail "no synthetic table in $1"
+}
+# Every critic step charged exactly once, and the same final epsilon as the reference.
+check_ledgers() {  # DIR REFERENCE_DIR
+  for party in $PARTIES; do
+    python3 - "$1/$party.ledger" "$2/$party.ledger" "$STEPS" <<'PY' || fail "$party's ledger in $1"
+import sys
+def charges(path):
+    rows = []
+    for line in open(path):
+        fields = line.rstrip("\n").split("\t")
+        if fields[0] == "charge":
+            rows.append(dict(f.split("=", 1) for f in fields[1:]))
+    return rows
+got, reference, steps = charges(sys.argv[1]), charges(sys.argv[2]), int(sys.argv[3])
+rounds = [int(r["round"]) for r in got]
+assert rounds == list(range(steps)), f"charged steps {rounds}, expected 0..{steps - 1} once each"
+assert got[-1]["epsilon"] == reference[-1]["epsilon"], (got[-1]["epsilon"], reference[-1]["epsilon"])
+print(sys.argv[1], "charged", len(rounds), "steps once each; epsilon", got[-1]["epsilon"])
+PY
+  done
+}
+random_step() { echo $(( 3 + RANDOM % (STEPS - 8) )); }
+
+# 1. Uninterrupted reference run.
+REF="$WORK/reference"; prepare "$REF"; start_all "$REF"; wait_all_ok "$REF"
+for party in $PARTIES; do [ "$(charges "$REF" "$party")" -eq $STEPS ] || fail "reference $party ledger"; done
+
+# 2. A party killed at a random step and restarted.
+RUN="$WORK/party-crash"; prepare "$RUN"; start_all "$RUN"
+VICTIM=$(echo $PARTIES | tr ' ' '\n' | shuf -n 1); STEP=$(random_step)
+victim_pid_var="PID_$VICTIM"
+wait_charges "$RUN" "$VICTIM" "$STEP" "${!victim_pid_var}"
+kill -9 "${!victim_pid_var}"; expect_exit "${!victim_pid_var}" 137 "killed $VICTIM"
+echo "killed $VICTIM after $(charges "$RUN" "$VICTIM") charged steps"
+start_party "$RUN" "$VICTIM" --resume
+wait_all_ok "$RUN"
+grep -q "party $VICTIM rejoined" "$RUN/logs/curator.log" || fail "curator did not log $VICTIM rejoining"
+grep -q "resumed from" "$RUN/logs/$VICTIM.log" || fail "$VICTIM did not resume from its checkpoint"
+check_ledgers "$RUN" "$REF"
+
+# 3. The curator killed at a random step and restarted with --resume.
+RUN="$WORK/curator-crash"; prepare "$RUN"; start_all "$RUN"
+STEP=$(random_step)
+wait_charges "$RUN" hospital "$STEP" "$CURATOR"
+kill -9 "$CURATOR"; expect_exit "$CURATOR" 137 "killed curator"
+echo "killed the curator after hospital charged $(charges "$RUN" hospital) steps"
+start_curator "$RUN" --resume
+wait_all_ok "$RUN"
+grep -q "resumed run 'local-adult' at round" "$RUN/logs/curator.log" || fail "curator did not resume"
+check_ledgers "$RUN" "$REF"
+
+# 4. A party that never comes back fails the run, naming it.
+RUN="$WORK/party-gone"; prepare "$RUN" 4; start_all "$RUN"
+wait_charges "$RUN" bank 3 "$PID_bank"
+kill -9 "$PID_bank"; expect_exit "$PID_bank" 137 "killed bank"
+expect_exit "$CURATOR" 1 "curator without bank"
+grep -q "party 'bank' disconnected and did not come back within the reconnect timeout" "$RUN/logs/curator.log" ||
+  fail "the curator's failure does not name the missing party"
+for party in hospital insurer; do
+  pid_var="PID_$party"; expect_exit "${!pid_var}" 1 "$party after the run failed"
+  grep -q "curator ended the run.*'bank'" "$RUN/logs/$party.log" || fail "$party was not told why the run ended"
+done
+echo PASS
