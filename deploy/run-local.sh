@@ -102,6 +102,8 @@ if [ "$PREPARE_ONLY" = 1 ]; then
   exit 0
 fi
 
+# A fresh run: checkpoints of an earlier run in DIR would be refused (--resume is by hand).
+rm -rf "$OUT/checkpoint" "$OUT"/parties/*.checkpoint
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT

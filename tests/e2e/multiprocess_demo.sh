@@ -21,7 +21,7 @@ python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.sc
 # A party whose certificate names another party is refused; the curator keeps
 # waiting for the real one (join timeout) and SIGTERM then stops it cleanly.
 cd "$WORK/run"
-sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 30/' curator.json > curator2.json
+sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 30, "checkpoint_dir": "checkpoint2"/' curator.json > curator2.json
 PORT=$(sed -n 's/.*"listen": "127.0.0.1:\([0-9]*\)".*/\1/p' curator2.json)
 "$BIN/vfsynth-curator" --config curator2.json 2> curator2.log &
 CURATOR=$!
