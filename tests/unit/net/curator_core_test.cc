@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <limits>
@@ -16,6 +17,9 @@
 #include "common/data/alignment.h"
 #include "common/model/config.h"
 #include "common/net/tensor_codec.h"
+#include "common/util/checkpoint_file.h"
+#include "common/util/file_io.h"
+#include "server/curator_checkpoint.h"
 
 namespace vfsynth {
 namespace {
@@ -281,6 +285,35 @@ TEST(CuratorAlignTest, JoinTimeoutNamesTheMissingParty) {
   const absl::Status run = core.Run();
   EXPECT_EQ(run.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(run.message(), AllOf(HasSubstr("beta"), ::testing::Not(HasSubstr("alpha"))));
+}
+
+TEST(CuratorCheckpointTest, StartupRequiresACheckpointToResumeAndRefusesToOverwriteOne) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  std::filesystem::remove_all(config.checkpoint_dir());
+  absl::Status status = CheckCuratorCheckpointOnStartup(config, /*resume=*/true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("--resume: there is no checkpoint at"));
+  EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, false).ok());
+
+  ASSERT_TRUE(MakeDirectories(config.checkpoint_dir()).ok());
+  ASSERT_TRUE(WriteCheckpoint(CuratorCheckpointPath(config), CuratorCheckpointHeader(config, "data", 3), "state").ok());
+  status = CheckCuratorCheckpointOnStartup(config, false);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("already exists"), HasSubstr("round 3"), HasSubstr("--resume")));
+  EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, true).ok());
+
+  v1::CuratorConfig other_run = config;
+  other_run.set_run_id("another-run");
+  EXPECT_THAT(CheckCuratorCheckpointOnStartup(other_run, true).message(), HasSubstr("belongs to run 'unit-run'"));
+  // Settings that change the state's meaning change the header the checkpoint must carry.
+  v1::CuratorConfig other_settings = config;
+  other_settings.mutable_training()->set_gp_lambda(1);
+  EXPECT_NE(CuratorCheckpointHeader(other_settings, "data", 3).config_digest(),
+            CuratorCheckpointHeader(config, "data", 3).config_digest());
+  v1::CuratorConfig only_logging = config;
+  only_logging.mutable_training()->set_log_every(7);
+  EXPECT_EQ(CuratorCheckpointHeader(only_logging, "data", 3).config_digest(),
+            CuratorCheckpointHeader(config, "data", 3).config_digest());
 }
 
 TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {

@@ -1,0 +1,113 @@
+// The party's reply journal: durable appends, replay after a restart, a torn last
+// record dropped, other damage refused, and old rounds forgotten.
+#include "client/reply_journal.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/util/file_io.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::JournalEntry Entry(int64_t round, int64_t step, const std::string& reply) {
+  v1::JournalEntry entry;
+  entry.set_round(round);
+  entry.set_step(step);
+  entry.set_payload(10);
+  entry.set_input_digest("digest-" + std::to_string(step));
+  entry.set_reply(reply);
+  return entry;
+}
+
+std::string Path(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/reply_journal_" + name;
+  std::filesystem::remove(path);
+  return path;
+}
+
+TEST(ReplyJournalTest, EntriesSurviveAReopen) {
+  const std::string path = Path("reopen");
+  {
+    auto journal = ReplyJournal::Open(path);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    ASSERT_TRUE((*journal)->Append(Entry(0, 0, "first")).ok());
+    ASSERT_TRUE((*journal)->Append(Entry(0, 1, std::string("second\0bytes", 12))).ok());
+  }
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_EQ((*journal)->size(), 2u);
+  ASSERT_NE((*journal)->Find(10, 0, 1), nullptr);
+  EXPECT_EQ((*journal)->Find(10, 0, 1)->reply(), std::string("second\0bytes", 12));
+  EXPECT_EQ((*journal)->Find(10, 0, 1)->input_digest(), "digest-1");
+  EXPECT_EQ((*journal)->Find(11, 0, 1), nullptr);  // another payload
+  EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);
+}
+
+TEST(ReplyJournalTest, TornLastRecordIsDroppedAndAppendsContinue) {
+  const std::string path = Path("torn");
+  {
+    auto journal = ReplyJournal::Open(path);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->Append(Entry(0, 0, "kept")).ok());
+    ASSERT_TRUE((*journal)->Append(Entry(0, 1, "torn away")).ok());
+  }
+  auto bytes = ReadFile(path);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteFileAtomically(path, bytes->substr(0, bytes->size() - 3)).ok());  // crash mid-append
+  {
+    auto journal = ReplyJournal::Open(path);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    EXPECT_EQ((*journal)->size(), 1u);
+    EXPECT_EQ((*journal)->Find(10, 0, 1), nullptr);
+    ASSERT_TRUE((*journal)->Append(Entry(0, 1, "again")).ok());
+  }
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  ASSERT_NE((*journal)->Find(10, 0, 1), nullptr);
+  EXPECT_EQ((*journal)->Find(10, 0, 1)->reply(), "again");
+}
+
+TEST(ReplyJournalTest, DamageBeforeTheLastRecordIsDataLoss) {
+  const std::string path = Path("damaged");
+  {
+    auto journal = ReplyJournal::Open(path);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->Append(Entry(0, 0, "first record")).ok());
+    ASSERT_TRUE((*journal)->Append(Entry(0, 1, "second record")).ok());
+  }
+  auto bytes = ReadFile(path);
+  ASSERT_TRUE(bytes.ok());
+  std::string damaged = *bytes;
+  damaged[14] ^= 0x20;  // inside the first record's bytes
+  ASSERT_TRUE(WriteFileAtomically(path, damaged).ok());
+  const absl::Status status = ReplyJournal::Open(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("damaged"));
+}
+
+TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurably) {
+  const std::string path = Path("drop");
+  {
+    auto journal = ReplyJournal::Open(path);
+    ASSERT_TRUE(journal.ok());
+    for (int64_t round = 0; round < 3; ++round) ASSERT_TRUE((*journal)->Append(Entry(round, round, "r")).ok());
+    ASSERT_TRUE((*journal)->DropBefore(2).ok());
+    EXPECT_EQ((*journal)->size(), 1u);
+    ASSERT_TRUE((*journal)->Append(Entry(3, 3, "after")).ok());  // appends go to the rewritten file
+    ASSERT_TRUE((*journal)->DropBefore(1).ok());                 // nothing that old: no-op
+  }
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_EQ((*journal)->size(), 2u);
+  EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);
+  EXPECT_NE((*journal)->Find(10, 2, 2), nullptr);
+  EXPECT_NE((*journal)->Find(10, 3, 3), nullptr);
+}
+
+}  // namespace
+}  // namespace vfsynth
