@@ -245,21 +245,24 @@ absl::Status PartyCore::PlanPrivacy() {
   }
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
   const privacy::RunShape shape = PrivacyShape();
+  if (privacy::IsEnsembleMode(mode) && config.ensemble().shards() > shape.records) {
+    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
+                                                      " exceeds the ", shape.records, " aligned records"));
+  }
   if (config.has_noise_multiplier()) {
     noise_multiplier_ = config.noise_multiplier();
   } else {
     ASSIGN_OR_RETURN(noise_multiplier_,
                      privacy::CalibrateRunNoise(mode, config.epsilon(), config.delta(), conversion, shape));
   }
-  const privacy::StepMechanism joint = privacy::JointMechanism(mode, noise_multiplier_, shape);
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder planned,
-                   privacy::ComputeEpsilon(joint, shape.critic_steps, config.delta(), conversion));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own,
-                   privacy::ComputeEpsilon(privacy::PartyMechanism(mode, noise_multiplier_, shape),
-                                           shape.critic_steps, config.delta(), conversion));
+  auto run_epsilon = [&](privacy::View view) {
+    return privacy::RunEpsilon(mode, noise_multiplier_, shape, training_.rounds(), view,
+                               config.delta(), conversion);
+  };
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder planned, run_epsilon(privacy::View::kJoint));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own, run_epsilon(privacy::View::kParty));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder unamplified,
-                   privacy::ComputeEpsilon(privacy::WithoutAmplification(joint), shape.critic_steps,
-                                           config.delta(), conversion));
+                   run_epsilon(privacy::View::kAgainstParties));
   epsilon_planned_ = planned.epsilon;
   spdlog::info(
       "privacy {}: noise multiplier {:.4f}, clip {}, q={:.5f}, {} critic steps: planned joint "
@@ -289,6 +292,7 @@ absl::Status PartyCore::PlanPrivacy() {
   sanitiser.noise_multiplier = noise_multiplier_;
   sanitiser.clip_norm = config.clip_norm();
   sanitiser.feature_clip_norm = config.feature_clip_norm();
+  sanitiser.ensemble = config.ensemble();
   ASSIGN_OR_RETURN(sanitiser.noise, MakeSecureGenerator());
   model_->SetPrivacy(std::move(sanitiser));
   return absl::OkStatus();
@@ -297,7 +301,18 @@ absl::Status PartyCore::PlanPrivacy() {
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
-  return ledger_->Charge(step, privacy::JointMechanism(mode, noise_multiplier_, PrivacyShape()));
+  const privacy::LedgerCharge charge =
+      privacy::CriticStepCharge(mode, noise_multiplier_, PrivacyShape(), step);
+  return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
+}
+
+absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
+  const std::optional<privacy::LedgerCharge> charge =
+      privacy::GeneratorRoundCharge(mode, noise_multiplier_, PrivacyShape(), round);
+  if (!charge.has_value()) return absl::OkStatus();
+  return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
 privacy::RunShape PartyCore::PrivacyShape() const {
@@ -306,6 +321,10 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   shape.records = model_->rows();
   shape.batch_size = training_.batch_size();
   shape.critic_steps = static_cast<int64_t>(training_.rounds()) * training_.n_critic();
+  shape.n_critic = training_.n_critic();
+  const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
+  shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
+                                              ensemble.vote_aggregation(), ensemble.projection_dim());
   return shape;
 }
 
@@ -466,6 +485,7 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
     ToWire(model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice())),
            reply.mutable_generator_features()->mutable_h());
   } else {
+    RETURN_IF_ERROR(ChargeGeneratorRound(message.round()));
     ASSIGN_OR_RETURN(const torch::Tensor grad,
                      model_->SliceGradient(message.round(),
                                            FromWire(message.generator_feature_gradient().grad())));

@@ -94,6 +94,8 @@ class PartyCore {
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);
+  // Ensemble modes: charges the round's sanitised slice gradients before they leave.
+  absl::Status ChargeGeneratorRound(int64_t round);
   // The run as the accountant sees it (after alignment).
   privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;

@@ -14,6 +14,7 @@
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
 #include "common/privacy/rdp.h"
+#include "common/privacy/run_accounting.h"
 #include "common/util/status_macros.h"
 
 ABSL_FLAG(std::string, noise_multiplier, "",
@@ -28,6 +29,16 @@ ABSL_FLAG(std::string, conversion, "improved", "privacy: RDP->DP conversion, imp
 ABSL_FLAG(std::string, sampler, "wor",
           "privacy: wor (fixed-size batch without replacement, replace-one, what vfsynth "
           "does) | poisson (Opacus, add/remove-one)");
+
+ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate");
+ABSL_FLAG(int32_t, party_count, 1, "privacy plan: number of parties K");
+ABSL_FLAG(int64_t, records, 0, "privacy plan: aligned records N");
+ABSL_FLAG(int64_t, batch_size, 256, "privacy plan: batch size B");
+ABSL_FLAG(int64_t, generator_rounds, 0, "privacy plan: generator rounds");
+ABSL_FLAG(int32_t, n_critic, 5, "privacy plan: critic steps per round");
+ABSL_FLAG(int32_t, shards, 256, "privacy plan (gswgan/pate): shard critics E per party");
+ABSL_FLAG(std::string, vote_aggregation, "threshold", "privacy plan (pate): threshold|gnmax");
+ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coordinates p");
 
 namespace vfsynth {
 namespace {
@@ -121,9 +132,64 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
   return absl::OkStatus();
 }
 
+// A whole training run as the daemons account it (run_accounting.h): calibrates z
+// for --epsilon, or takes --noise-multiplier, and prints the three views.
+absl::Status RunPlan() {
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
+  if (mode == privacy::Mode::kNone) return absl::InvalidArgumentError("--mode none has nothing to plan");
+  const double delta = absl::GetFlag(FLAGS_delta);
+  if (!(delta > 0.0 && delta < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
+  }
+  ASSIGN_OR_RETURN(const Conversion conversion, privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
+  privacy::RunShape shape;
+  shape.parties = absl::GetFlag(FLAGS_party_count);
+  shape.records = absl::GetFlag(FLAGS_records);
+  shape.batch_size = absl::GetFlag(FLAGS_batch_size);
+  shape.n_critic = absl::GetFlag(FLAGS_n_critic);
+  const int64_t rounds = absl::GetFlag(FLAGS_generator_rounds);
+  const int shards = absl::GetFlag(FLAGS_shards);
+  const std::string aggregation = absl::GetFlag(FLAGS_vote_aggregation);
+  const int projection_dim = absl::GetFlag(FLAGS_projection_dim);
+  if (shape.parties < 1 || shape.n_critic < 1 || rounds < 1 || shards < 1 || projection_dim < 1) {
+    return absl::InvalidArgumentError("--party-count, --n-critic, --generator-rounds, --shards and --projection-dim must be >= 1");
+  }
+  if (shape.batch_size < 1 || shape.records < shape.batch_size) {
+    return absl::InvalidArgumentError("--records must be at least --batch-size >= 1");
+  }
+  if (aggregation != "threshold" && aggregation != "gnmax") {
+    return absl::InvalidArgumentError("--vote-aggregation must be threshold or gnmax");
+  }
+  shape.critic_steps = rounds * shape.n_critic;
+  shape.ensemble =
+      privacy::MakeEnsembleShape(absl::GetFlag(FLAGS_mode), shards, aggregation, projection_dim);
+  double z = 0.0;
+  if (!absl::GetFlag(FLAGS_noise_multiplier).empty()) {
+    ASSIGN_OR_RETURN(const std::vector<double> values, ReadNoiseMultipliers(1));
+    if (values.size() != 1) return absl::InvalidArgumentError("plan takes one --noise-multiplier");
+    z = values[0];
+  } else {
+    const double epsilon = absl::GetFlag(FLAGS_epsilon);
+    if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+      return absl::InvalidArgumentError("plan needs --epsilon > 0 or --noise-multiplier");
+    }
+    ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, epsilon, delta, conversion, shape));
+  }
+  auto view = [&](privacy::View v) {
+    return privacy::RunEpsilon(mode, z, shape, rounds, v, delta, conversion);
+  };
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder joint, view(privacy::View::kJoint));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder party, view(privacy::View::kParty));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder against, view(privacy::View::kAgainstParties));
+  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g party_epsilon=%.6f against_parties_epsilon=%.6f\n",
+              z, joint.epsilon, joint.order, party.epsilon, against.epsilon);
+  return absl::OkStatus();
+}
+
 absl::Status RunPrivacyCommand(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "plan") return RunPlan();
   if (args.size() != 1 || (args[0] != "epsilon" && args[0] != "calibrate")) {
-    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate [flags]");
+    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate|plan [flags]");
   }
   ASSIGN_OR_RETURN(const CommonFlags flags, ReadCommonFlags());
   return args[0] == "epsilon" ? RunEpsilon(flags) : RunCalibrate(flags);
@@ -134,7 +200,10 @@ const CommandRegistration kRegistration(
     {"privacy epsilon --noise-multiplier Z --sample-rate Q --steps T --delta D [--releases R] "
      "[--conversion improved|classic] [--sampler wor|poisson]\n"
      "  privacy calibrate --epsilon E --delta D --sample-rate Q --steps T [--releases R] "
-     "[--conversion ...] [--sampler ...]",
+     "[--conversion ...] [--sampler ...]\n"
+     "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
+     "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
+     "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--conversion ...]",
      &RunPrivacyCommand});
 
 }  // namespace

@@ -5,11 +5,11 @@
 # demo-out/synthetic.csv and demo-out/report.html, and prints a summary.
 # Privacy: mode `strict` at (epsilon 10, delta 1e-5) by default; every party calibrates
 # its noise to that budget over the demo's rounds and keeps a ledger.
-# Usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan] [--epsilon E]
+# Usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=60 PRIVACY=strict EPSILON=10
-USAGE="usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan] [--epsilon E]"
+USAGE="usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;

@@ -3,7 +3,7 @@
 # vfsynth-party per party, as separate processes over loopback mTLS.
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
-#                       [--privacy none|dpsgd|strict|vflgan] [--epsilon E] [--delta D]
+#                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`

@@ -205,6 +205,10 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   shape.records = records_;
   shape.batch_size = config_.training().batch_size();
   shape.critic_steps = static_cast<int64_t>(config_.training().rounds()) * config_.training().n_critic();
+  shape.n_critic = config_.training().n_critic();
+  const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
+  shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
+                                              ensemble.vote_aggregation(), ensemble.projection_dim());
   return shape;
 }
 
@@ -213,8 +217,9 @@ double CuratorCore::JointEpsilonAfter(int64_t critic_steps) const {
   auto mode = privacy::ParseMode(p.mode());
   auto conversion = privacy::ParseConversion(p.conversion());
   if (!mode.ok() || !conversion.ok() || *mode == privacy::Mode::kNone || critic_steps == 0) return 0;
-  auto epsilon = privacy::ComputeEpsilon(privacy::JointMechanism(*mode, noise_multiplier_, PrivacyShape()),
-                                         critic_steps, p.delta(), *conversion);
+  auto epsilon = privacy::RunEpsilon(*mode, noise_multiplier_, PrivacyShape(),
+                                     critic_steps / config_.training().n_critic(),
+                                     privacy::View::kJoint, p.delta(), *conversion);
   return epsilon.ok() ? epsilon->epsilon : -1;
 }
 

@@ -24,6 +24,35 @@ absl::Status PositiveList(const char* name, const Repeated& values) {
   return absl::OkStatus();
 }
 
+absl::Status ResolveEnsembleConfig(const std::string& mode, v1::EnsembleConfig* e) {
+  // A vote needs many voters to stand out of its noise; a drawn critic needs enough rows.
+  if (!e->has_shards()) e->set_shards(mode == "pate" ? 1024 : 256);
+  if (!e->has_shard_hidden()) e->set_shard_hidden(64);
+  if (!e->has_shard_batch()) e->set_shard_batch(64);
+  if (!e->has_vote_top_k()) e->set_vote_top_k(5);
+  if (!e->has_vote_clip()) e->set_vote_clip(1.0);
+  if (!e->has_vote_threshold()) e->set_vote_threshold(0.5);
+  if (!e->has_vote_aggregation()) e->set_vote_aggregation("threshold");
+  if (!e->has_projection_dim()) e->set_projection_dim(8);
+  if (!e->has_gnmax_bins()) e->set_gnmax_bins(10);
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e->shards()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_hidden", e->shard_hidden()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e->shard_batch()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e->vote_top_k()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e->vote_clip()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.projection_dim", e->projection_dim()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.gnmax_bins", e->gnmax_bins()));
+  if (!(e->vote_threshold() >= 0 && e->vote_threshold() <= 1)) {
+    return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
+  }
+  if (e->vote_aggregation() != "threshold" && e->vote_aggregation() != "gnmax") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.ensemble.vote_aggregation must be 'threshold' or 'gnmax', got '",
+        e->vote_aggregation(), "'"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ResolveModelConfig(v1::ModelConfig* m) {
@@ -93,10 +122,12 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!p->has_conversion()) p->set_conversion("improved");
   const std::string& mode = p->mode();
-  if (mode != "none" && mode != "dpsgd" && mode != "strict" && mode != "vflgan") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan"));
+  if (mode != "none" && mode != "dpsgd" && mode != "strict" && mode != "vflgan" &&
+      mode != "gswgan" && mode != "pate") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
   }
+  RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
   if (p->conversion() != "improved" && p->conversion() != "classic") {
     return absl::InvalidArgumentError("privacy.conversion must be 'improved' or 'classic'");
   }

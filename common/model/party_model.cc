@@ -1,6 +1,7 @@
 #include "common/model/party_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model/ensemble_party.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
@@ -14,6 +15,7 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
                        const v1::TrainingConfig& training, std::string sampling_secret,
                        torch::Tensor table)
     : name_(std::move(name)),
+      model_(model),
       training_(training),
       sampling_secret_(std::move(sampling_secret)),
       table_(std::move(table)) {
@@ -24,6 +26,17 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
   optimizer_ = MakeAdam(params, training_.lr_critic(), training_);
 }
 
+PartyModel::~PartyModel() = default;
+
+void PartyModel::SetPrivacy(PartyPrivacy privacy) {
+  privacy_ = std::move(privacy);
+  ensemble_.reset();
+  if (privacy_.mode == "gswgan" || privacy_.mode == "pate") {
+    ensemble_ = std::make_unique<EnsembleParty>(name_, training_, model_, privacy_, sampling_secret_,
+                                                table_, feat_);
+  }
+}
+
 absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(
     int64_t step, const torch::Tensor& fake_slice) {
   const torch::Tensor indices =
@@ -32,6 +45,10 @@ absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatur
           .narrow(0, 0, training_.batch_size());
   real_ = table_.index_select(0, indices);
   slice_ = fake_slice;
+  if (ensemble_ != nullptr) {
+    pending_step_ = step;
+    return ensemble_->CriticFeatures(step, real_, fake_slice);
+  }
   h_real_ = feat_->forward(real_);
   h_fake_ = feat_->forward(slice_);
   pending_step_ = step;
@@ -53,6 +70,11 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
         pending_step_ < 0 ? "no step" : absl::StrCat("step ", pending_step_), " is pending"));
   }
   pending_step_ = -1;
+  if (ensemble_ != nullptr) {
+    real_ = slice_ = torch::Tensor();
+    RETURN_IF_ERROR(ensemble_->CriticUpdate(grad_fake));
+    return 0.0;  // the shard critics' losses stay local
+  }
   const torch::Tensor alpha = torch::rand(
       {real_.size(0), 1}, StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
   if (privacy_.mode != "none") return PrivateCriticUpdate(step, alpha, grad_real, grad_fake);
@@ -114,6 +136,14 @@ absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
         pending_round_ < 0 ? "no round" : absl::StrCat("round ", pending_round_), " is pending"));
   }
   pending_round_ = -1;
+  if (ensemble_ != nullptr) {
+    // D_s's gradient through feat (trained on synthetic rows only) is post-processing;
+    // the ensemble's part is the sanitised release.
+    torch::Tensor shared = torch::autograd::grad({(gen_features_ * grad_features).sum()}, {gen_slice_})[0];
+    ASSIGN_OR_RETURN(const torch::Tensor sanitised, ensemble_->SanitisedSliceGradient(gen_slice_));
+    gen_slice_ = gen_features_ = torch::Tensor();
+    return shared + sanitised;
+  }
   const torch::Tensor loss =
       -head_->forward(gen_features_).mean() + (gen_features_ * grad_features).sum();
   torch::Tensor grad = torch::autograd::grad({loss}, {gen_slice_})[0];

@@ -15,12 +15,15 @@ namespace vfsynth {
 // How a party sanitises what its real rows influence (DESIGN §4). Set by the party
 // from its own configuration only, never from anything the curator sends.
 struct PartyPrivacy {
-  std::string mode = "none";     // none | dpsgd | strict | vflgan
+  std::string mode = "none";     // none | dpsgd | strict | vflgan | gswgan | pate
   double noise_multiplier = 0;   // z: every release has noise std z * 2C
   double clip_norm = 1;          // C: per-example critic-gradient clip
   double feature_clip_norm = 1;  // C_f: per-row feature clip (strict)
   at::Generator noise;           // cryptographically seeded (tests inject a fixed one)
+  v1::EnsembleConfig ensemble;   // gswgan / pate
 };
+
+class EnsembleParty;
 
 // A party's half of the round protocol (DESIGN §2): its critic D_k = head_k ∘ feat_k
 // over its private, aligned, encoded rows. It is driven one message at a time and
@@ -30,8 +33,11 @@ class PartyModel {
  public:
   PartyModel(std::string name, const v1::ModelConfig& model, const v1::TrainingConfig& training,
              std::string sampling_secret, torch::Tensor table);
+  ~PartyModel();
 
-  void SetPrivacy(PartyPrivacy privacy) { privacy_ = std::move(privacy); }
+  // gswgan / pate also build the shard-critic ensemble (ensemble_party.h), which then
+  // replaces the local critic head_k: its training would need real rows un-noised.
+  void SetPrivacy(PartyPrivacy privacy);
 
   int width() const { return static_cast<int>(table_.size(1)); }
   int64_t rows() const { return table_.size(0); }
@@ -64,6 +70,7 @@ class PartyModel {
                                              const torch::Tensor& grad_fake);
 
   std::string name_;
+  v1::ModelConfig model_;
   v1::TrainingConfig training_;
   std::string sampling_secret_;
   torch::Tensor table_;
@@ -71,6 +78,7 @@ class PartyModel {
   ScoreNet head_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
   PartyPrivacy privacy_;
+  std::unique_ptr<EnsembleParty> ensemble_;
 
   // Pending state between the two halves of a step.
   int64_t pending_step_ = -1;

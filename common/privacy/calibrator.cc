@@ -42,9 +42,6 @@ absl::Status ValidateTarget(const CalibrationTarget& target) {
 absl::StatusOr<double> CalibrateNoiseMultiplier(const CalibrationTarget& target,
                                                 double relative_tolerance) {
   RETURN_IF_ERROR(ValidateTarget(target));
-  if (!(relative_tolerance > 0.0)) {
-    return absl::InvalidArgumentError("calibration tolerance must be > 0");
-  }
   auto epsilon_at = [&](double z) -> absl::StatusOr<double> {
     StepMechanism mechanism{std::vector<double>(target.releases, z), target.sample_rate,
                             target.sampler};
@@ -52,24 +49,41 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(const CalibrationTarget& target,
                      ComputeEpsilon(mechanism, target.steps, target.delta, target.conversion));
     return result.epsilon;
   };
+  absl::StatusOr<double> z = CalibrateNoise(epsilon_at, target.epsilon, relative_tolerance);
+  if (absl::IsOutOfRange(z.status())) {
+    return absl::OutOfRangeError(absl::StrCat(
+        z.status().message(), " with the ", ConversionName(target.conversion),
+        " conversion (its floor at the largest RDP order); raise epsilon or delta, or "
+        "lower the sample rate or steps"));
+  }
+  return z;
+}
 
+absl::StatusOr<double> CalibrateNoise(
+    const std::function<absl::StatusOr<double>(double z)>& epsilon_at, double target_epsilon,
+    double relative_tolerance) {
+  if (!(target_epsilon > 0.0) || !std::isfinite(target_epsilon)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target epsilon must be finite and > 0, got ", target_epsilon));
+  }
+  if (!(relative_tolerance > 0.0)) {
+    return absl::InvalidArgumentError("calibration tolerance must be > 0");
+  }
   // Bracket [lo, hi] with ε(lo) > target >= ε(hi).
   double hi = 1.0;
   ASSIGN_OR_RETURN(double eps_hi, epsilon_at(hi));
-  while (eps_hi > target.epsilon) {
+  while (eps_hi > target_epsilon) {
     if (hi >= kMaxNoise) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "epsilon ", target.epsilon, " is unreachable: even noise multiplier ", hi, " gives ",
-          eps_hi, " with the ", ConversionName(target.conversion),
-          " conversion (its floor at the largest RDP order); raise epsilon or delta, or "
-          "lower the sample rate or steps"));
+      return absl::OutOfRangeError(absl::StrCat("epsilon ", target_epsilon,
+                                                " is unreachable: even noise multiplier ", hi,
+                                                " gives ", eps_hi));
     }
     hi *= 2.0;
     ASSIGN_OR_RETURN(eps_hi, epsilon_at(hi));
   }
   double lo = hi / 2.0;
   ASSIGN_OR_RETURN(double eps_lo, epsilon_at(lo));
-  while (eps_lo <= target.epsilon) {
+  while (eps_lo <= target_epsilon) {
     hi = lo;
     if (lo <= kMinNoise) return hi;  // the target needs (almost) no noise
     lo /= 2.0;
@@ -78,7 +92,7 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(const CalibrationTarget& target,
   while (hi - lo > relative_tolerance * hi) {
     const double mid = 0.5 * (lo + hi);
     ASSIGN_OR_RETURN(const double eps_mid, epsilon_at(mid));
-    if (eps_mid > target.epsilon) {
+    if (eps_mid > target_epsilon) {
       lo = mid;
     } else {
       hi = mid;

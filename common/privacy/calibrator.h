@@ -5,6 +5,7 @@
 // stays within a target.
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/statusor.h"
 #include "common/privacy/conversion.h"
@@ -30,6 +31,13 @@ struct CalibrationTarget {
 // the RDP itself falls under δ²).
 absl::StatusOr<double> CalibrateNoiseMultiplier(const CalibrationTarget& target,
                                                 double relative_tolerance = 1e-6);
+
+// The same bisection for any run whose ε is decreasing in one noise multiplier z
+// (e.g. the ensemble modes, which compose several kinds of release): the smallest z
+// with epsilon_at(z) <= target_epsilon, up to relative_tolerance.
+absl::StatusOr<double> CalibrateNoise(
+    const std::function<absl::StatusOr<double>(double z)>& epsilon_at, double target_epsilon,
+    double relative_tolerance = 1e-6);
 
 }  // namespace vfsynth::privacy
 

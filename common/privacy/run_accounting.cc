@@ -4,17 +4,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/privacy/calibrator.h"
+#include "common/util/status_macros.h"
 
 namespace vfsynth::privacy {
 namespace {
 
 int ReleasesPerParty(Mode mode) { return mode == Mode::kStrict ? 2 : 1; }
 
+double BatchRate(const RunShape& shape) {
+  return static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
+}
+
 int JointReleases(Mode mode, int parties) {
   switch (mode) {
     case Mode::kDpsgd: return parties + 1;
     case Mode::kStrict: return 2 * parties;
     case Mode::kVflgan: return parties;
+    case Mode::kGswgan:
+    case Mode::kPate: return parties;  // the feature releases of the shared batch
     case Mode::kNone: return 0;
   }
   return 0;
@@ -23,7 +30,7 @@ int JointReleases(Mode mode, int parties) {
 StepMechanism Mechanism(int releases, double z, const RunShape& shape) {
   StepMechanism mechanism;
   mechanism.noise_multipliers.assign(releases, z);
-  mechanism.sample_rate = static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
+  mechanism.sample_rate = BatchRate(shape);
   mechanism.sampler = Sampler::kWithoutReplacement;
   return mechanism;
 }
@@ -35,9 +42,13 @@ absl::StatusOr<Mode> ParseMode(const std::string& name) {
   if (name == "dpsgd") return Mode::kDpsgd;
   if (name == "strict") return Mode::kStrict;
   if (name == "vflgan") return Mode::kVflgan;
-  return absl::InvalidArgumentError(
-      absl::StrCat("privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan"));
+  if (name == "gswgan") return Mode::kGswgan;
+  if (name == "pate") return Mode::kPate;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
 }
+
+bool IsEnsembleMode(Mode mode) { return mode == Mode::kGswgan || mode == Mode::kPate; }
 
 std::string ModeName(Mode mode) {
   switch (mode) {
@@ -45,6 +56,8 @@ std::string ModeName(Mode mode) {
     case Mode::kDpsgd: return "dpsgd";
     case Mode::kStrict: return "strict";
     case Mode::kVflgan: return "vflgan";
+    case Mode::kGswgan: return "gswgan";
+    case Mode::kPate: return "pate";
   }
   return "?";
 }
@@ -62,13 +75,73 @@ StepMechanism WithoutAmplification(StepMechanism mechanism) {
   return mechanism;
 }
 
+EnsembleShape MakeEnsembleShape(const std::string& mode, int shards,
+                                const std::string& vote_aggregation, int projection_dim) {
+  EnsembleShape shape;
+  shape.shards = shards;
+  shape.projection_dim = projection_dim;
+  shape.aggregation = mode == "gswgan"           ? RowAggregation::kGswgan
+                      : vote_aggregation == "gnmax" ? RowAggregation::kPateGnmax
+                                                    : RowAggregation::kPateThreshold;
+  return shape;
+}
+
+std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
+                                      View view) {
+  if (mode == Mode::kNone || rounds == 0) return {};
+  const int64_t critic_steps = rounds * shape.n_critic;
+  const int parties = view == View::kParty ? 1 : shape.parties;
+  StepMechanism features = view == View::kParty ? PartyMechanism(mode, z, shape)
+                                                : JointMechanism(mode, z, shape);
+  if (view == View::kAgainstParties) features = WithoutAmplification(features);
+  std::vector<ChargedSteps> releases = {{features, critic_steps}};
+  if (IsEnsembleMode(mode)) {
+    releases.push_back({RowRelease(z, shape.ensemble), rounds * parties * shape.batch_size});
+  }
+  return releases;
+}
+
+absl::StatusOr<EpsilonAndOrder> RunEpsilon(Mode mode, double z, const RunShape& shape,
+                                           int64_t rounds, View view, double delta,
+                                           Conversion conversion) {
+  return ComposedEpsilon(RunReleases(mode, z, shape, rounds, view), delta, conversion);
+}
+
+LedgerCharge CriticStepCharge(Mode mode, double z, const RunShape& shape, int64_t step) {
+  LedgerCharge charge;
+  charge.mechanism = JointMechanism(mode, z, shape);
+  charge.key = IsEnsembleMode(mode) ? step + step / shape.n_critic : step;
+  return charge;
+}
+
+std::optional<LedgerCharge> GeneratorRoundCharge(Mode mode, double z, const RunShape& shape,
+                                                 int64_t round) {
+  if (!IsEnsembleMode(mode)) return std::nullopt;
+  LedgerCharge charge;
+  charge.key = round * (shape.n_critic + 1) + shape.n_critic;
+  charge.mechanism = RowRelease(z, shape.ensemble);
+  charge.steps = static_cast<int64_t>(shape.parties) * shape.batch_size;
+  return charge;
+}
+
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,
                                          Conversion conversion, const RunShape& shape) {
   if (mode == Mode::kNone) return absl::InvalidArgumentError("mode 'none' has no noise to calibrate");
+  if (IsEnsembleMode(mode)) {
+    const int64_t rounds = shape.critic_steps / shape.n_critic;
+    if (rounds < 1) return absl::InvalidArgumentError("an ensemble run needs at least one round");
+    return CalibrateNoise(
+        [&](double z) -> absl::StatusOr<double> {
+          ASSIGN_OR_RETURN(const EpsilonAndOrder result,
+                           RunEpsilon(mode, z, shape, rounds, View::kJoint, delta, conversion));
+          return result.epsilon;
+        },
+        epsilon);
+  }
   CalibrationTarget target;
   target.epsilon = epsilon;
   target.delta = delta;
-  target.sample_rate = static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
+  target.sample_rate = BatchRate(shape);
   target.steps = shape.critic_steps;
   target.releases = JointReleases(mode, shape.parties);
   target.conversion = conversion;

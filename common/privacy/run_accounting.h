@@ -2,18 +2,23 @@
 #define VFSYNTH_COMMON_PRIVACY_RUN_ACCOUNTING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/conversion.h"
+#include "common/privacy/ensemble_accounting.h"
 
 namespace vfsynth::privacy {
 
 // Privacy modes of a training run (DESIGN §4).
-enum class Mode { kNone, kDpsgd, kStrict, kVflgan };
+enum class Mode { kNone, kDpsgd, kStrict, kVflgan, kGswgan, kPate };
 absl::StatusOr<Mode> ParseMode(const std::string& name);
 std::string ModeName(Mode mode);
+// gswgan and pate: shard-critic ensembles (ensemble_accounting.h).
+bool IsEnsembleMode(Mode mode);
 
 // What one critic step looks like to the accountant. Batches are uniform fixed-size
 // samples without replacement, q = batch_size / records.
@@ -22,6 +27,8 @@ struct RunShape {
   int64_t records = 0;
   int64_t batch_size = 0;
   int64_t critic_steps = 0;  // rounds * n_critic
+  int n_critic = 1;
+  EnsembleShape ensemble;    // gswgan / pate only
 };
 
 // Gaussian releases one party makes per critic step, each with noise multiplier z:
@@ -34,6 +41,40 @@ StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape);
 // The same per-step releases as seen by another party, who knows the sampled
 // indices (no amplification: q = 1).
 StepMechanism WithoutAmplification(StepMechanism mechanism);
+
+// The ensemble shape of the mode named `mode` (gswgan: per-row shard draws; pate: the
+// vote aggregation "threshold" or "gnmax" with `projection_dim` coordinates).
+EnsembleShape MakeEnsembleShape(const std::string& mode, int shards,
+                                const std::string& vote_aggregation, int projection_dim);
+
+// Whose releases a run's epsilon covers.
+enum class View {
+  kJoint,           // every party's: the guarantee to a person whose record all parties hold
+  kParty,           // this party's own
+  kAgainstParties,  // every party's, seen by another party: it knows the shared batches
+                    // (no amplification by the batch sample), not a party's shard draws
+};
+// Every release of the first `rounds` generator rounds, assuming every party uses z.
+// Ensemble modes: per critic step, the parties' noisy real-feature rows of the shared
+// batch (q = B/N, one sampling event); per generator round, B row releases per party.
+std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
+                                      View view);
+absl::StatusOr<EpsilonAndOrder> RunEpsilon(Mode mode, double z, const RunShape& shape,
+                                           int64_t rounds, View view, double delta,
+                                           Conversion conversion);
+
+// A party's ledger charge (joint view). Ledger keys increase through the run: critic
+// step s is key s, except in ensemble modes, where round r's critic steps are keys
+// r·(n_critic+1)+c and its generator-phase row releases key r·(n_critic+1)+n_critic.
+struct LedgerCharge {
+  int64_t key = 0;
+  StepMechanism mechanism;
+  int64_t steps = 1;
+};
+LedgerCharge CriticStepCharge(Mode mode, double z, const RunShape& shape, int64_t step);
+// Only ensemble modes release anything computed from real rows in the generator phase.
+std::optional<LedgerCharge> GeneratorRoundCharge(Mode mode, double z, const RunShape& shape,
+                                                 int64_t round);
 
 // The noise multiplier for which the whole run's joint epsilon equals `epsilon`.
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,

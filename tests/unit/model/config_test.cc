@@ -95,5 +95,32 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   EXPECT_FALSE(ResolvePrivacyConfig(&bad_delta).ok());
 }
 
+TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
+  for (const char* mode : {"gswgan", "pate"}) {
+    v1::PrivacyConfig privacy;
+    privacy.set_mode(mode);
+    privacy.set_epsilon(10);
+    ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << mode;
+    EXPECT_EQ(privacy.ensemble().shards(), std::string(mode) == "pate" ? 1024 : 256);
+    EXPECT_EQ(privacy.ensemble().vote_top_k(), 5);
+    EXPECT_EQ(privacy.ensemble().vote_aggregation(), "threshold");
+  }
+  v1::PrivacyConfig bad;
+  bad.set_mode("pate");
+  bad.set_epsilon(10);
+  bad.mutable_ensemble()->set_vote_aggregation("median");
+  EXPECT_THAT(ResolvePrivacyConfig(&bad).message(), ::testing::HasSubstr("vote_aggregation"));
+  v1::PrivacyConfig no_shards;
+  no_shards.set_mode("gswgan");
+  no_shards.set_epsilon(10);
+  no_shards.mutable_ensemble()->set_shards(0);
+  EXPECT_THAT(ResolvePrivacyConfig(&no_shards).message(), ::testing::HasSubstr("shards"));
+  v1::PrivacyConfig threshold;
+  threshold.set_mode("pate");
+  threshold.set_epsilon(10);
+  threshold.mutable_ensemble()->set_vote_threshold(1.5);
+  EXPECT_FALSE(ResolvePrivacyConfig(&threshold).ok());
+}
+
 }  // namespace
 }  // namespace vfsynth

@@ -114,4 +114,27 @@ TEST(PrivacyCliTest, BadInputFailsWithAClearMessage) {
   }
 }
 
+// `plan` accounts for a whole run as the daemons do: calibrating for --epsilon and
+// feeding the result back as --noise-multiplier gives that epsilon again.
+TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
+  for (const char* mode : {"dpsgd", "strict", "gswgan", "pate"}) {
+    const std::string shape =
+        absl::StrCat("privacy plan --mode ", mode, " --party-count 3 --records 32561 --batch-size 256 "
+                     "--generator-rounds 60 --n-critic 5 --delta 1e-5 --shards 32");
+    Result r = RunVfsynth(shape + " --epsilon 10");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NEAR(Value(r.out, "epsilon"), 10, 1e-3) << r.out;
+    const double z = Value(r.out, "noise_multiplier");
+    EXPECT_GT(z, 0) << r.out;
+    EXPECT_LT(Value(r.out, "party_epsilon"), Value(r.out, "epsilon")) << r.out;
+    r = RunVfsynth(absl::StrCat(shape, " --noise-multiplier ", z));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NEAR(Value(r.out, "epsilon"), 10, 1e-3) << r.out;
+  }
+  const Result bad = RunVfsynth("privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
+                                "--epsilon 1 --delta 1e-5");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--records"), std::string::npos) << bad.out;
+}
+
 }  // namespace
