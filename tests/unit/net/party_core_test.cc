@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -567,6 +568,53 @@ TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatch
   EXPECT_THAT(AlignedWith(Config("secrets.txt", dir), true, other_run).status().message(),
               HasSubstr("another run"));
   EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
+
+// gswgan: the party charges each critic step's feature release and, before the slice
+// gradient leaves, the round's per-row releases, under increasing ledger keys.
+TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
+  const std::string ledger = Dir() + "/gswgan.ledger";
+  std::remove(ledger.c_str());
+  v1::PartyConfig config = Config();
+  config.mutable_privacy()->set_mode("gswgan");
+  config.mutable_privacy()->set_epsilon(10);
+  config.mutable_privacy()->set_ledger(ledger);
+  config.mutable_privacy()->mutable_ensemble()->set_shards(2);
+  ASSERT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
+  auto core = PartyCore::Create(config);
+  ASSERT_TRUE(core.ok()) << core.status();
+  ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
+  ASSERT_TRUE((*core)->AcceptAlignment(Alignment(2, 9)).ok());
+  EXPECT_NEAR((*core)->epsilon_planned(), 10, 1e-3);
+  for (int64_t step = 0; step < kNCritic; ++step) {
+    auto replies = (*core)->Handle(CriticTask(0, step));
+    ASSERT_TRUE(replies.ok()) << replies.status();
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+  }
+  const double after_critic = (*core)->epsilon_spent();
+  EXPECT_GT(after_critic, 0);
+  ASSERT_TRUE((*core)->Handle(GeneratorTask(0)).ok());
+  EXPECT_EQ((*core)->epsilon_spent(), after_critic);  // synthetic features: nothing charged
+  auto replies = (*core)->Handle(GeneratorFeatureGradient(0));
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  EXPECT_TRUE(ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
+  EXPECT_GT((*core)->epsilon_spent(), after_critic);
+  auto text = ReadFile(ledger);
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(*text, AllOf(HasSubstr("charge\tround=0\tsteps=1\t"), HasSubstr("charge\tround=1\tsteps=1\t"),
+                           HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
+}
+
+TEST_F(PartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
+  v1::PartyConfig config = Config();
+  config.mutable_privacy()->set_mode("pate");
+  config.mutable_privacy()->set_epsilon(10);
+  config.mutable_privacy()->set_ledger(Dir() + "/pate.ledger");
+  config.mutable_privacy()->mutable_ensemble()->set_shards(9);
+  ASSERT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
+  auto core = PartyCore::Create(config);
+  ASSERT_TRUE(core.ok()) << core.status();
+  ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
+  EXPECT_THAT((*core)->AcceptAlignment(Alignment(2, 9)).message(), HasSubstr("exceeds the 8 aligned records"));
 }
 
 }  // namespace
