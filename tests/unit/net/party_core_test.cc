@@ -568,6 +568,7 @@ TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatch
   EXPECT_THAT(AlignedWith(Config("secrets.txt", dir), true, other_run).status().message(),
               HasSubstr("another run"));
   EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
+}
 
 // gswgan: the party charges each critic step's feature release and, before the slice
 // gradient leaves, the round's per-row releases, under increasing ledger keys.
