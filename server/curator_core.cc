@@ -191,7 +191,7 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
     ASSIGN_OR_RETURN(noise_multiplier_,
                      privacy::CalibrateRunNoise(mode, p.epsilon(), p.delta(), conversion, shape));
   }
-  const double planned = JointEpsilonAfter(shape.critic_steps);
+  const double planned = EpsilonAfter(shape.critic_steps, privacy::View::kJoint);
   spdlog::info("privacy {}: noise multiplier {:.4f}, planned joint epsilon {:.3f} at delta {}",
                p.mode(), noise_multiplier_, planned, p.delta());
   absl::MutexLock lock(&mu_);
@@ -212,14 +212,14 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   return shape;
 }
 
-double CuratorCore::JointEpsilonAfter(int64_t critic_steps) const {
+double CuratorCore::EpsilonAfter(int64_t critic_steps, privacy::View view) const {
   const v1::PrivacyConfig& p = config_.privacy();
   auto mode = privacy::ParseMode(p.mode());
   auto conversion = privacy::ParseConversion(p.conversion());
   if (!mode.ok() || !conversion.ok() || *mode == privacy::Mode::kNone || critic_steps == 0) return 0;
   auto epsilon = privacy::RunEpsilon(*mode, noise_multiplier_, PrivacyShape(),
                                      critic_steps / config_.training().n_critic(),
-                                     privacy::View::kJoint, p.delta(), *conversion);
+                                     view, p.delta(), *conversion);
   return epsilon.ok() ? epsilon->epsilon : -1;
 }
 
@@ -417,8 +417,10 @@ absl::Status CuratorCore::Train() {
     status_.set_rounds_per_second(rate);
     status_.set_eta_seconds((t.rounds() - round - 1) / std::max(rate, 1e-9));
     const bool log = (round + 1) % t.log_every() == 0 || round + 1 == t.rounds();
-    if (log) status_.set_epsilon_spent(JointEpsilonAfter((round + 1) * t.n_critic()));
     if (log) {
+      const int64_t steps = (round + 1) * t.n_critic();
+      status_.set_epsilon_spent(EpsilonAfter(steps, privacy::View::kJoint));
+      party_epsilon_spent_ = EpsilonAfter(steps, privacy::View::kParty);
       int64_t sent = 0, received = 0;
       for (size_t k = 0; k < roster_.size(); ++k) {
         sent += hub_.bytes_sent(static_cast<int>(k));
@@ -561,6 +563,12 @@ v1::StatusResponse CuratorCore::Status() const {
     party->set_registered(registrations_[k].has_value());
     party->set_aligned(tokens_[k].has_value());
     party->set_connected(hub_.connected(static_cast<int>(k)));
+    const absl::Time last = hub_.last_message(static_cast<int>(k));
+    party->set_seconds_since_last_message(
+        last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));
+    party->set_epsilon_spent(party_epsilon_spent_);
+    party->set_bytes_sent(hub_.bytes_sent(static_cast<int>(k)));
+    party->set_bytes_received(hub_.bytes_received(static_cast<int>(k)));
   }
   return status;
 }

@@ -20,6 +20,7 @@ namespace vfsynth {
 class CuratorModel;
 namespace privacy {
 struct RunShape;
+enum class View;
 }
 
 inline constexpr uint32_t kProtocolVersion = 1;
@@ -83,7 +84,8 @@ class CuratorCore {
   // Once alignment fixed the record count: the run's noise multiplier (the same
   // calibration every party does) and planned joint epsilon; dpsgd sanitiser for D_s.
   absl::Status PlanPrivacy(int64_t records);
-  double JointEpsilonAfter(int64_t critic_steps) const;
+  // Epsilon after `critic_steps` steps from `view`'s releases (0 in mode none).
+  double EpsilonAfter(int64_t critic_steps, privacy::View view) const;
   // The run as the accountant sees it (records_ must be set).
   privacy::RunShape PrivacyShape() const;
 
@@ -106,6 +108,8 @@ class CuratorCore {
   std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
   v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
+  // Each party's own releases so far (every party runs the same calibrated noise).
+  double party_epsilon_spent_ ABSL_GUARDED_BY(mu_) = 0;
   double noise_multiplier_ = 0;  // set by PlanPrivacy before training starts
   int64_t records_ = 0;
 

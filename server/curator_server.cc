@@ -7,6 +7,7 @@
 #include "common/net/tls.h"
 #include "common/util/status_macros.h"
 #include "server/curator_checkpoint.h"
+#include "server/metrics_text.h"
 
 namespace vfsynth {
 
@@ -30,6 +31,12 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.config.listen()));
   }
   server->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (!options.config.metrics_listen().empty()) {
+    CuratorCore* core = server->core_.get();
+    ASSIGN_OR_RETURN(server->metrics_,
+                     MetricsServer::Start(options.config.metrics_listen(),
+                                          [core] { return FormatPrometheusMetrics(core->Status()); }));
+  }
   spdlog::info("curator for run '{}' listening on port {} ({} parties)", options.config.run_id(),
                server->port_, options.config.parties_size());
   return server;
@@ -44,6 +51,7 @@ absl::Status CuratorServer::Run() {
 }
 
 void CuratorServer::Shutdown(absl::Duration grace) {
+  metrics_.reset();
   if (server_ == nullptr) return;
   core_->Cancel(absl::CancelledError("curator is shutting down"));
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

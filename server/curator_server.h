@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "server/curator_core.h"
 #include "server/curator_service.h"
+#include "server/metrics_server.h"
 
 namespace vfsynth {
 
@@ -27,6 +28,8 @@ class CuratorServer {
 
   // The bound port (useful with "host:0").
   int port() const { return port_; }
+  // The bound port of the metrics endpoint (0 when config.metrics_listen is empty).
+  int metrics_port() const { return metrics_ == nullptr ? 0 : metrics_->port(); }
   CuratorCore& core() { return *core_; }
 
   // Runs the job; health turns NOT_SERVING when it ends.
@@ -40,6 +43,7 @@ class CuratorServer {
   std::unique_ptr<CuratorCore> core_;
   std::unique_ptr<CuratorService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsServer> metrics_;  // optional; reads core_
   int port_ = 0;
 };
 

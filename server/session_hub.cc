@@ -52,6 +52,7 @@ void SessionHub::Disconnect(int party, uint64_t connection) {
 void SessionHub::Deliver(int party, v1::PartyMessage message, size_t wire_bytes) {
   absl::MutexLock lock(&mu_);
   sessions_[party].bytes_received += static_cast<int64_t>(wire_bytes);
+  sessions_[party].last_message = absl::Now();
   if (observer_) observer_(party, message);
   sessions_[party].inbox.push_back(std::move(message));
 }
@@ -175,6 +176,11 @@ int64_t SessionHub::bytes_sent(int party) const {
 int64_t SessionHub::bytes_received(int party) const {
   absl::MutexLock lock(&mu_);
   return sessions_[party].bytes_received;
+}
+
+absl::Time SessionHub::last_message(int party) const {
+  absl::MutexLock lock(&mu_);
+  return sessions_[party].last_message;
 }
 
 }  // namespace vfsynth

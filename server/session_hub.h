@@ -69,6 +69,8 @@ class SessionHub {
   bool connected(int party) const;
   int64_t bytes_sent(int party) const;
   int64_t bytes_received(int party) const;
+  // When the party's last inbound message arrived (InfinitePast if none yet).
+  absl::Time last_message(int party) const;
 
  private:
   struct Session {
@@ -81,6 +83,7 @@ class SessionHub {
     std::deque<v1::PartyMessage> inbox;
     int64_t bytes_sent = 0;
     int64_t bytes_received = 0;
+    absl::Time last_message = absl::InfinitePast();
   };
 
   mutable absl::Mutex mu_;

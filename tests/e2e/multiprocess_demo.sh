@@ -2,7 +2,8 @@
 # The demo topology end to end with real processes: vfsynth-curator and one
 # vfsynth-party per party over loopback mTLS; checks the published synthetic CSV
 # (all columns, categories from the schema, numerics inside the bounds), a party
-# with a wrong certificate being refused, and SIGTERM stopping the curator cleanly.
+# with a wrong certificate being refused, `vfsynth status` and the metrics endpoint
+# of a waiting curator, and SIGTERM stopping the curator cleanly.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
@@ -21,7 +22,10 @@ python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.sc
 # A party whose certificate names another party is refused; the curator keeps
 # waiting for the real one (join timeout) and SIGTERM then stops it cleanly.
 cd "$WORK/run"
-sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 30, "checkpoint_dir": "checkpoint2"/' curator.json > curator2.json
+MPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 30, "checkpoint_dir": "checkpoint2", "metrics_listen": "127.0.0.1:'"$MPORT"'"/' \
+  curator.json > curator2.json
+grep -q metrics_listen curator2.json || fail "could not edit curator.json"
 PORT=$(sed -n 's/.*"listen": "127.0.0.1:\([0-9]*\)".*/\1/p' curator2.json)
 "$BIN/vfsynth-curator" --config curator2.json 2> curator2.log &
 CURATOR=$!
@@ -33,6 +37,29 @@ set -e
 [ $rc -ne 0 ] || fail "impostor party was accepted"
 grep -q "PERMISSION_DENIED" impostor.log || { cat impostor.log; fail "impostor not refused with PERMISSION_DENIED"; }
 grep -q "claims to be 'bank'" impostor.log || { cat impostor.log; fail "refusal does not name the problem"; }
+
+# The operator's view of the waiting curator: status over mTLS and Prometheus text.
+"$BIN/vfsynth" status --curator "127.0.0.1:$PORT" --ca certs/ca.crt --cert certs/operator.crt \
+  --key certs/operator.key > status.txt 2> status.err || { cat status.err; fail "vfsynth status"; }
+grep -q "run local-adult: waiting, round 0/" status.txt || { cat status.txt; fail "status report"; }
+grep -Eq "^bank +no +no +NO" status.txt || { cat status.txt; fail "status does not show bank absent"; }
+"$BIN/vfsynth" status --party-config hospital.json --json > status.json 2> status.err \
+  || { cat status.err; fail "vfsynth status --party-config --json"; }
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["state"] == "waiting", s' status.json \
+  || fail "status JSON"
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  "http://127.0.0.1:$MPORT/metrics" > metrics.txt || fail "metrics endpoint"
+grep -q '^vfsynth_run_state{state="waiting"} 1$' metrics.txt || { cat metrics.txt; fail "metrics state"; }
+grep -q '^vfsynth_party_connected{party="bank"} 0$' metrics.txt || { cat metrics.txt; fail "metrics party"; }
+# Bad use gets a clear error, not a hang or a crash.
+set +e
+"$BIN/vfsynth" status > /dev/null 2> status-usage.err; urc=$?
+"$BIN/vfsynth" status --curator 127.0.0.1:1 --ca certs/ca.crt --cert certs/operator.crt \
+  --key certs/operator.key --timeout-seconds 2 > /dev/null 2> status-down.err; drc=$?
+set -e
+[ $urc -eq 2 ] && grep -q "needs --curator" status-usage.err || { cat status-usage.err; fail "status usage error"; }
+[ $drc -eq 1 ] && grep -q "GetStatus at 127.0.0.1:1" status-down.err || { cat status-down.err; fail "status of a dead curator"; }
+
 kill -TERM "$CURATOR"
 set +e; wait "$CURATOR"; crc=$?; set -e
 [ $crc -eq 1 ] || fail "curator exit code $crc after SIGTERM (expected 1: run cancelled)"

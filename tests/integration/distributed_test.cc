@@ -2,6 +2,7 @@
 // reference trainer, authentication and authorisation, what crosses the wire.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/party_core.h"
 #include "client/party_session.h"
+#include "client/status_client.h"
 #include "common/data/split.h"
 #include "common/model/config.h"
 #include "common/model/party_model.h"
@@ -74,7 +76,8 @@ class DistributedTest : public ::testing::Test {
   }
 
   static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
-                                                     const v1::PrivacyConfig& privacy = {}) {
+                                                     const v1::PrivacyConfig& privacy = {},
+                                                     const std::string& metrics_listen = "") {
     const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
     std::filesystem::remove_all(test_dir);
     std::filesystem::create_directories(test_dir);
@@ -89,6 +92,7 @@ class DistributedTest : public ::testing::Test {
     *config.mutable_privacy() = privacy;
     if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
     config.set_round_timeout_seconds(60);
+    if (!metrics_listen.empty()) config.set_metrics_listen(metrics_listen);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
     auto server = CuratorServer::BuildAndStart({config});
     EXPECT_TRUE(server.ok()) << server.status();
@@ -268,8 +272,10 @@ struct RunOutcome {
   std::vector<double> party_epsilon_spent, party_epsilon_planned;
 };
 
+// `after_run` (optional) sees the curator after the run, before it shuts down.
 RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
-                  const std::function<v1::PartyConfig(const std::string&, int)>& party_config) {
+                  const std::function<v1::PartyConfig(const std::string&, int)>& party_config,
+                  const std::function<void(CuratorServer&)>& after_run = nullptr) {
   RunOutcome outcome;
   outcome.parties.resize(kParties.size());
   outcome.party_epsilon_spent.resize(kParties.size());
@@ -294,6 +300,7 @@ RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
   for (auto& t : threads) t.join();
   run.join();
   outcome.status = curator->core().Status();
+  if (after_run) after_run(*curator);
   return outcome;
 }
 
@@ -314,6 +321,59 @@ TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   EXPECT_EQ(outcome.status.privacy_mode(), "strict");
   EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
   EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
+}
+
+TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(8.0);
+  absl::StatusOr<v1::StatusResponse> status = absl::UnknownError("not fetched");
+  absl::StatusOr<v1::StatusResponse> foreign = absl::UnknownError("not fetched");
+  std::string metrics;
+  int metrics_code = 0;
+  auto outcome = RunAll(
+      StartCurator(60, privacy, "127.0.0.1:0"),
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
+      [&](CuratorServer& curator) {
+        const std::string address = absl::StrCat("127.0.0.1:", curator.port());
+        status = FetchCuratorStatus(address, Tls("certs", "operator"), false, absl::Seconds(10));
+        foreign = FetchCuratorStatus(address, Tls("other-ca", "hospital"), false, absl::Seconds(10));
+        ASSERT_GT(curator.metrics_port(), 0);
+        httplib::Client client("127.0.0.1", curator.metrics_port());
+        const auto response = client.Get("/metrics");
+        ASSERT_TRUE(response);
+        metrics_code = response->status;
+        metrics = response->body;
+      });
+  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_FALSE(foreign.ok()) << "a certificate from another CA got the status";
+  EXPECT_EQ(status->state(), "finished");
+  EXPECT_EQ(status->round(), Training().rounds());
+  EXPECT_NEAR(status->epsilon_spent(), 8.0, 1e-3);
+  ASSERT_EQ(status->parties_size(), static_cast<int>(kParties.size()));
+  for (int k = 0; k < status->parties_size(); ++k) {
+    const v1::PartyStatus& party = status->parties(k);
+    EXPECT_EQ(party.name(), kParties[k]);
+    EXPECT_TRUE(party.registered() && party.aligned());
+    // A party's own releases are a strict part of the joint ones.
+    EXPECT_GT(party.epsilon_spent(), 0);
+    EXPECT_LT(party.epsilon_spent(), status->epsilon_spent());
+    EXPECT_GE(party.seconds_since_last_message(), 0);
+    EXPECT_GT(party.bytes_sent(), 0);
+    EXPECT_GT(party.bytes_received(), 0);
+  }
+  const std::string report = FormatStatusReport(*status);
+  EXPECT_THAT(report, HasSubstr("run it-run: finished, round 3/3"));
+  EXPECT_THAT(report, HasSubstr("privacy strict: joint epsilon 8.000"));
+  EXPECT_THAT(report, HasSubstr("insurer"));
+
+  EXPECT_EQ(metrics_code, 200);
+  EXPECT_THAT(metrics, HasSubstr("\nvfsynth_round 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("vfsynth_run_state{state=\"finished\"} 1\n"));
+  // The endpoint reports the same traffic counters as GetStatus.
+  EXPECT_THAT(metrics, HasSubstr(absl::StrCat("vfsynth_party_received_bytes_total{party=\"bank\"} ",
+                                              status->parties(2).bytes_received(), "\n")));
 }
 
 TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
