@@ -68,6 +68,7 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (!m->has_gumbel_tau()) m->set_gumbel_tau(0.2);
   if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);
   if (!m->has_generator_norm()) m->set_generator_norm("batch");
+  if (!m->has_generator_towers()) m->set_generator_towers("joint");
   RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
   RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
   RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
@@ -84,6 +85,10 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (m->generator_norm() != "batch" && m->generator_norm() != "none") {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.generator_norm must be 'batch' or 'none', got '", m->generator_norm(), "'"));
+  }
+  if (m->generator_towers() != "joint" && m->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.generator_towers must be 'joint' or 'per_party', got '", m->generator_towers(), "'"));
   }
   return absl::OkStatus();
 }

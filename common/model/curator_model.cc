@@ -13,12 +13,8 @@ namespace vfsynth {
 CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                            std::vector<const TableEncoder*> encoders)
     : model_(model), training_(training) {
-  int total = 0;
-  for (const TableEncoder* encoder : encoders) {
-    widths_.push_back(encoder->width());
-    total += encoder->width();
-  }
-  generator_ = MakeGenerator(model_, training_.seed(), JointLayout(encoders), total);
+  for (const TableEncoder* encoder : encoders) widths_.push_back(encoder->width());
+  generator_ = MakeGenerator(model_, training_.seed(), encoders);
   shared_critic_ = MakeSharedCritic(model_, training_.seed(), num_parties());
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);

@@ -6,9 +6,15 @@
 namespace vfsynth {
 
 Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
-                        const std::vector<OutputBlock>& blocks, int width) {
+                        const std::vector<const TableEncoder*>& encoders) {
+  std::vector<int> widths;
+  int total = 0;
+  for (const TableEncoder* encoder : encoders) {
+    widths.push_back(encoder->width());
+    total += encoder->width();
+  }
   return SeededModule<Generator>(CuratorStreamKey(seed), absl::StrCat(streams::kInit, "/generator"),
-                                 model, blocks, width);
+                                 model, JointLayout(encoders), total, widths);
 }
 
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties) {

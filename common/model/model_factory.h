@@ -16,8 +16,9 @@ namespace vfsynth {
 
 // One place that builds every network from its named init stream, so the reference
 // trainer, the curator and the parties construct bit-identical starting weights.
+// G over the parties' columns, in party order (`encoders` give each party's layout).
 Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
-                        const std::vector<OutputBlock>& blocks, int width);
+                        const std::vector<const TableEncoder*>& encoders);
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
                                const std::string& party, int width);

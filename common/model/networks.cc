@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <numeric>
+
 #include "common/util/stream_seed.h"
 
 namespace vfsynth {
@@ -27,27 +29,41 @@ torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int out
 }
 
 GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks,
-                             int output_width)
+                             int output_width, const std::vector<int>& tower_widths)
     : blocks_(std::move(blocks)),
       output_width_(output_width),
       gumbel_(config.categorical_output() == "gumbel"),
       tau_(config.gumbel_tau()) {
-  torch::nn::Sequential body;
-  int width = config.z_dim();
+  const bool per_party = config.generator_towers() == "per_party";
+  const std::vector<int> towers = per_party ? tower_widths : std::vector<int>{output_width};
+  TORCH_CHECK(std::accumulate(towers.begin(), towers.end(), 0) == output_width,
+              "generator towers must cover the ", output_width, " output columns");
   const bool batch_norm = config.generator_norm() == "batch";
-  for (int h : config.generator_hidden()) {
-    // A bias before BatchNorm is cancelled by the mean subtraction: its gradient is
-    // pure rounding noise, which Adam would amplify into lr-sized random steps.
-    body->push_back(torch::nn::Linear(torch::nn::LinearOptions(width, h).bias(!batch_norm)));
-    if (batch_norm) body->push_back(torch::nn::BatchNorm1d(h));
-    body->push_back(torch::nn::ReLU());
-    width = h;
+  for (size_t k = 0; k < towers.size(); ++k) {
+    torch::nn::Sequential body;
+    int width = config.z_dim();
+    for (int h : config.generator_hidden()) {
+      // A bias before BatchNorm is cancelled by the mean subtraction: its gradient is
+      // pure rounding noise, which Adam would amplify into lr-sized random steps.
+      body->push_back(torch::nn::Linear(torch::nn::LinearOptions(width, h).bias(!batch_norm)));
+      if (batch_norm) body->push_back(torch::nn::BatchNorm1d(h));
+      body->push_back(torch::nn::ReLU());
+      width = h;
+    }
+    // A joint generator keeps its original module names (checkpoints stay readable).
+    const std::string suffix = per_party ? std::to_string(k) : "";
+    bodies_.push_back(register_module("body" + suffix, body));
+    outs_.push_back(register_module("out" + suffix, torch::nn::Linear(width, towers[k])));
   }
-  body_ = register_module("body", body);
-  out_ = register_module("out", torch::nn::Linear(width, output_width));
 }
 
-torch::Tensor GeneratorImpl::Logits(const torch::Tensor& z) { return out_(body_->forward(z)); }
+torch::Tensor GeneratorImpl::Logits(const torch::Tensor& z) {
+  if (bodies_.size() == 1) return outs_[0](bodies_[0]->forward(z));
+  std::vector<torch::Tensor> logits;
+  logits.reserve(bodies_.size());
+  for (size_t k = 0; k < bodies_.size(); ++k) logits.push_back(outs_[k](bodies_[k]->forward(z)));
+  return torch::cat(logits, 1);
+}
 
 namespace {
 

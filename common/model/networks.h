@@ -14,9 +14,14 @@ namespace vfsynth {
 // Global generator: z -> hidden stack -> logits over all encoded columns of all
 // parties -> per-block output heads (softmax or Gumbel-softmax for one-hot blocks,
 // tanh for scalars).
+//
+// With model.generator_towers "per_party", each party's columns come from a tower of
+// their own (z -> hidden -> d_k, `tower_widths` gives the d_k in party order); the
+// towers' logits are concatenated, so the output layout is the same.
 class GeneratorImpl : public torch::nn::Module {
  public:
-  GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width);
+  GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width,
+                const std::vector<int>& tower_widths = {});
 
   // Training output: relaxed one-hot blocks. `gumbel` supplies the Gumbel noise in
   // "gumbel" mode (it is not used in "softmax" mode).
@@ -31,8 +36,9 @@ class GeneratorImpl : public torch::nn::Module {
  private:
   torch::Tensor Logits(const torch::Tensor& z);
 
-  torch::nn::Sequential body_{nullptr};
-  torch::nn::Linear out_{nullptr};
+  // One (body, out) pair per tower; a joint generator has one tower of every column.
+  std::vector<torch::nn::Sequential> bodies_;
+  std::vector<torch::nn::Linear> outs_;
   std::vector<OutputBlock> blocks_;
   int output_width_;
   bool gumbel_;

@@ -73,7 +73,7 @@ absl::Status ReferenceTrainer::Build() {
     for (const auto& param : party.head->parameters()) params.push_back(param);
     party.optimizer = MakeAdam(params, t.lr_critic(), t);
   }
-  generator_ = MakeGenerator(m, t.seed(), JointLayout(encoders), total_width_);
+  generator_ = MakeGenerator(m, t.seed(), encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
   generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);

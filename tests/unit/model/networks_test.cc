@@ -77,6 +77,33 @@ TEST_P(GeneratorHeadsTest, SamplesDecodeToValidOneHotRows) {
 
 INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));
 
+// model.generator_towers "per_party": each party's columns come from its own tower,
+// so a party's slice depends on its tower's parameters only.
+TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
+  // 10 columns: party 0 holds the 4-wide one-hot block, party 1 the rest.
+  const TableEncoder encoder = MixedEncoder();
+  v1::ModelConfig m = SmallModel("softmax");
+  m.set_generator_towers("per_party");
+  m.set_generator_norm("none");
+  Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
+  v1::ModelConfig joint_config = m;
+  joint_config.set_generator_towers("joint");
+  Generator joint(joint_config, encoder.blocks(), encoder.width());
+  EXPECT_EQ(g->parameters().size(), 2 * joint->parameters().size());
+  const torch::Tensor out = g->forward(torch::randn({16, 8}), StreamGenerator("k", "g", 0));
+  ASSERT_EQ(out.size(1), encoder.width());
+  const std::vector<torch::Tensor> grads =
+      torch::autograd::grad({(out.narrow(1, 0, 4) * torch::arange(4)).sum()}, g->parameters(), {},
+                            true, false, true);
+  const auto named = g->named_parameters();
+  for (size_t i = 0; i < named.size(); ++i) {
+    const bool own = named[i].key().rfind("body0", 0) == 0 || named[i].key().rfind("out0", 0) == 0;
+    const bool touched = grads[i].defined() && grads[i].abs().sum().item<double>() > 0;
+    EXPECT_EQ(touched, own) << named[i].key();
+  }
+  EXPECT_THROW(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 5}), c10::Error);
+}
+
 TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
   const v1::ModelConfig m = SmallModel("gumbel");
   FeatureNet a = SeededModule<FeatureNet>("key", "feat", 5, m);
