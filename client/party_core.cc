@@ -406,6 +406,18 @@ absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) con
 
 namespace {
 
+// How handling `message` is recorded in the step profile (docs/performance.md).
+v1::StepKind StepKindOf(const v1::CuratorMessage& message) {
+  if (message.has_critic_task()) return v1::STEP_CRITIC;
+  if (message.has_feature_gradients()) return v1::STEP_CRITIC_UPDATE;
+  if (message.has_generator_task()) return v1::STEP_GENERATOR;
+  return v1::STEP_GENERATOR_GRADIENT;
+}
+
+int64_t StepIndexOf(const v1::CuratorMessage& message) {
+  return message.has_critic_task() || message.has_feature_gradients() ? message.step() : message.round();
+}
+
 // What the curator asked, independent of when it asked (durable_round changes).
 std::string InputDigest(v1::CuratorMessage message) {
   message.clear_durable_round();
@@ -415,22 +427,26 @@ std::string InputDigest(v1::CuratorMessage message) {
 }  // namespace
 
 absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
-  RETURN_IF_ERROR(CheckRoundMessage(message));
-  RETURN_IF_ERROR(journal_->DropBefore(message.durable_round()));
+  ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
+  RETURN_IF_ERROR(
+      Timed(profile_, StepPhase::kDurability, [&] { return journal_->DropBefore(message.durable_round()); }));
   std::vector<v1::PartyMessage> replies;
   if (message.has_feature_gradients()) {
     // Already applied and committed: the curator resent or replays the step.
     if (message.step() <= committed_step_) return replies;
-    RETURN_IF_ERROR(model_
-                        ->CriticUpdate(message.step(),
-                                       FromWire(message.feature_gradients().grad_real()),
-                                       FromWire(message.feature_gradients().grad_fake()))
-                        .status());
+    const torch::Tensor grad_real =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
+    const torch::Tensor grad_fake =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_fake()); });
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
+                      return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
+                    }));
     // Durable before anything computed from the updated critic can leave.
-    RETURN_IF_ERROR(Commit(message.step()));
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
     return replies;
   }
-  const std::string digest = InputDigest(message);
+  const std::string digest = Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); });
   if (const v1::JournalEntry* entry =
           journal_->Find(message.payload_case(), message.round(), message.step())) {
     if (entry->input_digest() != digest) {
@@ -448,6 +464,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     return replies;
   }
   ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
+  ScopedPhase durability(profile_, StepPhase::kDurability);
   v1::JournalEntry entry;
   entry.set_round(message.round());
   entry.set_step(message.step());
@@ -471,9 +488,12 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
                                  "the rounds it announced as durable?)"
                                : " (is this party's checkpoint older than the run?)"));
     }
-    RETURN_IF_ERROR(ChargeStep(message.step()));
-    ASSIGN_OR_RETURN(auto features,
-                     model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())));
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return ChargeStep(message.step()); }));
+    const torch::Tensor slice =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
+    ASSIGN_OR_RETURN(auto features, Timed(profile_, StepPhase::kCompute,
+                                          [&] { return model_->CriticFeatures(message.step(), slice); }));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(features.first, reply.mutable_features()->mutable_h_real());
     ToWire(features.second, reply.mutable_features()->mutable_h_fake());
   } else if (message.has_generator_task()) {
@@ -482,13 +502,21 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
           "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
           committed_step_, ", not ", last_step_of_round));
     }
-    ToWire(model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice())),
-           reply.mutable_generator_features()->mutable_h());
+    const torch::Tensor slice =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_task().fake_slice()); });
+    const torch::Tensor features = Timed(profile_, StepPhase::kCompute,
+                                         [&] { return model_->GeneratorFeatures(message.round(), slice); });
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
-    RETURN_IF_ERROR(ChargeGeneratorRound(message.round()));
-    ASSIGN_OR_RETURN(const torch::Tensor grad,
-                     model_->SliceGradient(message.round(),
-                                           FromWire(message.generator_feature_gradient().grad())));
+    RETURN_IF_ERROR(
+        Timed(profile_, StepPhase::kDurability, [&] { return ChargeGeneratorRound(message.round()); }));
+    const torch::Tensor grad_features =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_feature_gradient().grad()); });
+    ASSIGN_OR_RETURN(const torch::Tensor grad, Timed(profile_, StepPhase::kCompute, [&] {
+                       return model_->SliceGradient(message.round(), grad_features);
+                     }));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(grad, reply.mutable_slice_gradient()->mutable_grad());
   }
   return reply;

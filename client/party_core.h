@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/party_data.h"
+#include "common/util/step_profile.h"
 #include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -71,6 +72,8 @@ class PartyCore {
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
   int64_t committed_step() const { return committed_step_; }
+  // Per-message wall-clock breakdown (docs/performance.md).
+  const StepProfile& profile() const { return profile_; }
 
  private:
   PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
@@ -120,6 +123,7 @@ class PartyCore {
   std::unique_ptr<ReplyJournal> journal_;
   bool finished_ = false;
   std::string finish_message_;
+  StepProfile profile_;
 };
 
 }  // namespace vfsynth

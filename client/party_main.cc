@@ -19,6 +19,8 @@ ABSL_FLAG(std::string, curator, "", "override the config's curator address (host
 ABSL_FLAG(bool, resume, false,
           "continue from this party's checkpoint (checkpoint_dir) after a restart");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+ABSL_FLAG(std::string, profile_out, "",
+          "at exit, write this party's per-step time breakdown here (JSON, docs/performance.md)");
 
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
@@ -65,6 +67,10 @@ int main(int argc, char** argv) {
   done = true;
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  if (!absl::GetFlag(FLAGS_profile_out).empty()) {
+    const absl::Status written = vfsynth::WriteStepProfile((*core)->profile(), absl::GetFlag(FLAGS_profile_out));
+    if (!written.ok()) spdlog::error("step profile: {}", written.ToString());
+  }
   if (!status.ok()) {
     spdlog::error("{}", status.ToString());
     return 1;

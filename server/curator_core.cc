@@ -261,7 +261,8 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
   absl::Time deadline = absl::Now() + absl::Seconds(config_.round_timeout_seconds());
   const int64_t d_h = config_.model().feature_dim();
   while (true) {
-    absl::StatusOr<v1::PartyMessage> received = hub_.Receive(party, deadline);
+    absl::StatusOr<v1::PartyMessage> received =
+        Timed(profile_, StepPhase::kWait, [&] { return hub_.Receive(party, deadline); });
     if (received.status().code() == absl::StatusCode::kUnavailable) {
       spdlog::warn("party {} disconnected; waiting up to {}s for it to rejoin", roster_[party],
                    config_.reconnect_timeout_seconds());
@@ -283,6 +284,7 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
       return absl::AbortedError(absl::StrCat("party '", roster_[party], "' stopped: ",
                                              message.error().message()));
     }
+    ScopedPhase validation(profile_, StepPhase::kCodec);
     absl::Status problem;
     if (message.run_id() != config_.run_id()) {
       problem = absl::InvalidArgumentError(absl::StrCat("run id '", message.run_id(), "' is not this run"));
@@ -322,26 +324,36 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
 
 absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
   absl::MutexLock model_lock(&model_mu_);
-  const std::vector<torch::Tensor> slices = model_->CriticSlices(step);
-  for (size_t k = 0; k < roster_.size(); ++k) {
-    v1::CuratorMessage message = Envelope(round, step);
-    ToWire(slices[k], message.mutable_critic_task()->mutable_fake_slice());
-    hub_.Send(static_cast<int>(k), std::move(message));
+  ScopedStep timing(profile_, v1::STEP_CRITIC, step);
+  const std::vector<torch::Tensor> slices =
+      Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticSlices(step); });
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    for (size_t k = 0; k < roster_.size(); ++k) {
+      v1::CuratorMessage message = Envelope(round, step);
+      ToWire(slices[k], message.mutable_critic_task()->mutable_fake_slice());
+      hub_.Send(static_cast<int>(k), std::move(message));
+    }
   }
   std::vector<torch::Tensor> h_real, h_fake;
   for (size_t k = 0; k < roster_.size(); ++k) {
     ASSIGN_OR_RETURN(const v1::PartyMessage reply,
                      Expect(static_cast<int>(k), v1::PartyMessage::kFeatures, round, step));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     h_real.push_back(FromWire(reply.features().h_real()));
     h_fake.push_back(FromWire(reply.features().h_fake()));
   }
   ASSIGN_OR_RETURN(const CuratorModel::SharedCriticResult shared,
-                   model_->SharedCriticStep(step, h_real, h_fake));
-  for (size_t k = 0; k < roster_.size(); ++k) {
-    v1::CuratorMessage message = Envelope(round, step);
-    ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
-    ToWire(shared.grad_fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
-    hub_.Send(static_cast<int>(k), std::move(message));
+                   Timed(profile_, StepPhase::kCompute,
+                         [&] { return model_->SharedCriticStep(step, h_real, h_fake); }));
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    for (size_t k = 0; k < roster_.size(); ++k) {
+      v1::CuratorMessage message = Envelope(round, step);
+      ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
+      ToWire(shared.grad_fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
+      hub_.Send(static_cast<int>(k), std::move(message));
+    }
   }
   absl::MutexLock lock(&mu_);
   status_.set_critic_loss(shared.loss);
@@ -350,31 +362,42 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
 
 absl::Status CuratorCore::GeneratorStep(int64_t round) {
   absl::MutexLock model_lock(&model_mu_);
-  const std::vector<torch::Tensor> slices = model_->GeneratorSlices(round);
-  for (size_t k = 0; k < roster_.size(); ++k) {
-    v1::CuratorMessage message = Envelope(round, -1);
-    ToWire(slices[k], message.mutable_generator_task()->mutable_fake_slice());
-    hub_.Send(static_cast<int>(k), std::move(message));
+  ScopedStep timing(profile_, v1::STEP_GENERATOR, round);
+  const std::vector<torch::Tensor> slices =
+      Timed(profile_, StepPhase::kCompute, [&] { return model_->GeneratorSlices(round); });
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    for (size_t k = 0; k < roster_.size(); ++k) {
+      v1::CuratorMessage message = Envelope(round, -1);
+      ToWire(slices[k], message.mutable_generator_task()->mutable_fake_slice());
+      hub_.Send(static_cast<int>(k), std::move(message));
+    }
   }
   std::vector<torch::Tensor> features;
   for (size_t k = 0; k < roster_.size(); ++k) {
     ASSIGN_OR_RETURN(const v1::PartyMessage reply,
                      Expect(static_cast<int>(k), v1::PartyMessage::kGeneratorFeatures, round, -1));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     features.push_back(FromWire(reply.generator_features().h()));
   }
-  const std::vector<torch::Tensor> grads = model_->SharedGeneratorGradients(features);
-  for (size_t k = 0; k < roster_.size(); ++k) {
-    v1::CuratorMessage message = Envelope(round, -1);
-    ToWire(grads[k], message.mutable_generator_feature_gradient()->mutable_grad());
-    hub_.Send(static_cast<int>(k), std::move(message));
+  const std::vector<torch::Tensor> grads =
+      Timed(profile_, StepPhase::kCompute, [&] { return model_->SharedGeneratorGradients(features); });
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    for (size_t k = 0; k < roster_.size(); ++k) {
+      v1::CuratorMessage message = Envelope(round, -1);
+      ToWire(grads[k], message.mutable_generator_feature_gradient()->mutable_grad());
+      hub_.Send(static_cast<int>(k), std::move(message));
+    }
   }
   std::vector<torch::Tensor> slice_grads;
   for (size_t k = 0; k < roster_.size(); ++k) {
     ASSIGN_OR_RETURN(const v1::PartyMessage reply,
                      Expect(static_cast<int>(k), v1::PartyMessage::kSliceGradient, round, -1));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     slice_grads.push_back(FromWire(reply.slice_gradient().grad()));
   }
-  return model_->GeneratorStep(round, slice_grads);
+  return Timed(profile_, StepPhase::kCompute, [&] { return model_->GeneratorStep(round, slice_grads); });
 }
 
 absl::Status CuratorCore::Train() {
@@ -479,6 +502,8 @@ absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const std::st
 }
 
 absl::Status CuratorCore::AfterRound(int64_t next_round) {
+  ScopedStep timing(profile_, v1::STEP_CHECKPOINT, next_round);
+  ScopedPhase durability(profile_, StepPhase::kDurability);
   std::string state;
   {
     absl::MutexLock model_lock(&model_mu_);

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
+#include "common/util/step_profile.h"
 #include "server/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -39,6 +40,8 @@ class CuratorCore {
   const v1::CuratorConfig& config() const { return config_; }
   const std::vector<std::string>& roster() const { return roster_; }
   SessionHub& hub() { return hub_; }
+  // Per-step wall-clock breakdown of the rounds (docs/performance.md).
+  StepProfile& profile() { return profile_; }
 
   absl::StatusOr<v1::RegisterResponse> Register(const std::string& party,
                                                 const v1::RegisterRequest& request);
@@ -93,6 +96,7 @@ class CuratorCore {
   const bool resume_;
   const std::vector<std::string> roster_;
   SessionHub hub_;
+  StepProfile profile_;
   const absl::Time join_deadline_;
   // Orchestrator thread only.
   std::string data_digest_;
