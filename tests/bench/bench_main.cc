@@ -1,0 +1,234 @@
+// vfsynth-bench: critic and generator step times of the single-process reference
+// trainer vs the distributed system (in-process curator, vfsynth-party processes,
+// loopback mTLS), the breakdown of a step, and wire bytes vs the minimal payload.
+// Writes a JSON report (vfsynth.v1.BenchReport) and prints markdown tables;
+// docs/performance.md has the numbers and how to reproduce them.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "common/util/cli.h"
+#include "common/util/file_io.h"
+#include "common/util/proto_json.h"
+#include "common/util/status_macros.h"
+#include "tests/bench/bench_cases.h"
+#include "tests/bench/bench_fixture.h"
+#include "tests/bench/bench_report.h"
+#include "tests/bench/distributed_bench.h"
+#include "tests/bench/reference_bench.h"
+
+ABSL_FLAG(std::string, grid, "full", "full: K 2,3,5,8 x B 64,256,1024 x none,dpsgd,strict + VFLGAN sizes; smoke: a tiny grid");
+ABSL_FLAG(std::string, parties, "", "override the grid's party counts, e.g. 2,3");
+ABSL_FLAG(std::string, batches, "", "override the grid's batch sizes, e.g. 64,256");
+ABSL_FLAG(std::string, modes, "", "override the grid's privacy modes, e.g. none,strict");
+ABSL_FLAG(std::string, vflgan_modes, "", "override the modes of the VFLGAN-size cases ('-' for none of them)");
+ABSL_FLAG(std::string, out, "bench.json", "JSON report (vfsynth.v1.BenchReport)");
+ABSL_FLAG(std::string, markdown, "", "also write the markdown tables here");
+ABSL_FLAG(std::string, work_dir, "/tmp/vfsynth-bench", "party files, certificates, checkpoints, logs");
+ABSL_FLAG(std::string, party_binary, "", "vfsynth-party (default: next to this binary)");
+ABSL_FLAG(double, budget_seconds, 8, "target duration of one distributed run's measured rounds");
+ABSL_FLAG(double, reference_budget_seconds, 2, "target duration of one reference timing");
+ABSL_FLAG(int32_t, min_rounds, 2, "fewest measured rounds (after the warm-up round)");
+ABSL_FLAG(int32_t, max_rounds, 30, "most measured rounds (after the warm-up round)");
+ABSL_FLAG(int32_t, n_critic, 5, "critic steps per round");
+ABSL_FLAG(int32_t, curator_threads, 1, "LibTorch threads of the curator");
+ABSL_FLAG(int32_t, party_threads, 1, "LibTorch threads of each party");
+ABSL_FLAG(int32_t, reference_threads, 2, "LibTorch threads of the reference trainer");
+ABSL_FLAG(bool, wire, true, "count wire bytes in an extra short run through a TCP relay (mode none)");
+ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+
+namespace vfsynth::bench {
+namespace {
+
+template <typename T>
+absl::StatusOr<std::vector<T>> ParseList(const std::string& text, std::vector<T> fallback) {
+  if (text.empty()) return fallback;
+  std::vector<T> values;
+  if (text == "-") return values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    if constexpr (std::is_same_v<T, int>) {
+      int value = 0;
+      if (!absl::SimpleAtoi(part, &value)) return absl::InvalidArgumentError(absl::StrCat("not a number: ", part));
+      values.push_back(value);
+    } else {
+      values.emplace_back(part);
+    }
+  }
+  return values;
+}
+
+absl::StatusOr<std::vector<BenchCase>> Grid() {
+  const bool smoke = absl::GetFlag(FLAGS_grid) == "smoke";
+  if (!smoke && absl::GetFlag(FLAGS_grid) != "full") return absl::InvalidArgumentError("--grid is full or smoke");
+  ASSIGN_OR_RETURN(const auto parties, ParseList<int>(absl::GetFlag(FLAGS_parties),
+                                                      smoke ? std::vector<int>{2} : std::vector<int>{2, 3, 5, 8}));
+  ASSIGN_OR_RETURN(const auto batches, ParseList<int>(absl::GetFlag(FLAGS_batches),
+                                                      smoke ? std::vector<int>{64} : std::vector<int>{64, 256, 1024}));
+  const std::vector<std::string> all_modes = {"none", "dpsgd", "strict"};
+  ASSIGN_OR_RETURN(const auto modes, ParseList<std::string>(absl::GetFlag(FLAGS_modes), all_modes));
+  ASSIGN_OR_RETURN(const auto vflgan, ParseList<std::string>(absl::GetFlag(FLAGS_vflgan_modes), {"none"}));
+  return MakeGrid(parties, batches, modes, vflgan);
+}
+
+std::string PartyBinary() {
+  if (!absl::GetFlag(FLAGS_party_binary).empty()) return absl::GetFlag(FLAGS_party_binary);
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "vfsynth-party").string();
+}
+
+// Rounds to measure so that a run takes about the budget, from the reference's
+// round time (DP steps cost more than the reference's non-private ones).
+int MeasuredRounds(const BenchCase& c, const ReferenceTiming& reference, int n_critic) {
+  const double round_ms = n_critic * Median(reference.critic_ms) + Median(reference.generator_ms);
+  const double factor = c.mode == "none" ? 3.0 : 8.0;
+  const int rounds = static_cast<int>(absl::GetFlag(FLAGS_budget_seconds) * 1000 / std::max(1e-3, factor * round_ms));
+  return std::clamp(rounds, absl::GetFlag(FLAGS_min_rounds), absl::GetFlag(FLAGS_max_rounds));
+}
+
+absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSettings& settings, const Fixture& f,
+                                              bool relay) {
+  std::filesystem::remove_all(settings.dir);  // checkpoints of an earlier run would be refused
+  DistributedOptions options;
+  ASSIGN_OR_RETURN(options.curator, CuratorConfigFor(c, settings, f));
+  for (size_t k = 0; k < f.names.size(); ++k) {
+    ASSIGN_OR_RETURN(v1::PartyConfig party, PartyConfigFor(c, settings, f, static_cast<int>(k), "127.0.0.1:0"));
+    options.parties.push_back(std::move(party));
+  }
+  options.party_binary = PartyBinary();
+  options.dir = settings.dir + "/logs";
+  options.relay = relay;
+  return RunDistributed(options);
+}
+
+absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, const ReferenceTiming& reference,
+                                      RunSettings settings) {
+  const int n_critic = settings.n_critic;
+  v1::BenchCase result;
+  result.set_name(c.name());
+  result.set_preset(c.preset);
+  result.set_parties(c.parties);
+  result.set_batch_size(c.batch);
+  result.set_mode(c.mode);
+  for (int w : f.widths) result.add_party_widths(w);
+  result.set_feature_dim(BenchModel(c.preset).has_feature_dim() ? BenchModel(c.preset).feature_dim() : 64);
+  result.set_n_critic(n_critic);
+  result.set_reference_steps(static_cast<int>(reference.critic_ms.size()));
+  result.set_reference_critic_ms(Median(reference.critic_ms));
+  result.set_reference_generator_ms(Median(reference.generator_ms));
+
+  const int measured = MeasuredRounds(c, reference, n_critic);
+  settings.rounds = measured + 1;
+  settings.dir = absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/runs/", c.name());
+  ASSIGN_OR_RETURN(const DistributedResult run, Distributed(c, settings, f, /*relay=*/false));
+  result.set_measured_rounds(measured);
+  *result.mutable_critic() = Summarize(run.curator, run.parties, v1::STEP_CRITIC, n_critic, 1);
+  *result.mutable_generator() = Summarize(run.curator, run.parties, v1::STEP_GENERATOR, n_critic, 1);
+  result.set_checkpoint_ms(CheckpointMs(run.curator));
+  result.set_round_ms(n_critic * result.critic().total_ms() + result.generator().total_ms() + result.checkpoint_ms());
+  result.set_critic_ratio(result.critic().total_ms() / std::max(1e-9, result.reference_critic_ms()));
+  result.set_generator_ratio(result.generator().total_ms() / std::max(1e-9, result.reference_generator_ms()));
+
+  if (c.mode == "none" && absl::GetFlag(FLAGS_wire)) {
+    settings.rounds = 4;
+    ASSIGN_OR_RETURN(const DistributedResult wire, Distributed(c, settings, f, /*relay=*/true));
+    v1::BenchWire* w = result.mutable_wire();
+    const double per = static_cast<double>(std::max(1, wire.counted_rounds)) * c.parties;
+    double minimal = 0;
+    for (int width : f.widths) minimal += MinimalBytesPerRound(c.batch, width, result.feature_dim(), n_critic);
+    w->set_rounds(wire.counted_rounds);
+    w->set_tcp_bytes(static_cast<double>(wire.tcp_bytes) / per);
+    w->set_message_bytes(static_cast<double>(wire.message_bytes) / per);
+    w->set_minimal_bytes(minimal / c.parties);
+    w->set_tcp_ratio(w->tcp_bytes() / w->minimal_bytes());
+    w->set_message_ratio(w->message_bytes() / w->minimal_bytes());
+  }
+  return result;
+}
+
+absl::Status Main(const std::string& command) {
+  ASSIGN_OR_RETURN(const std::vector<BenchCase> cases, Grid());
+  const std::string work = absl::GetFlag(FLAGS_work_dir);
+  RETURN_IF_ERROR(MakeDirectories(work));
+  RunSettings settings;
+  settings.n_critic = absl::GetFlag(FLAGS_n_critic);
+  settings.curator_threads = absl::GetFlag(FLAGS_curator_threads);
+  settings.party_threads = absl::GetFlag(FLAGS_party_threads);
+  settings.reference_threads = absl::GetFlag(FLAGS_reference_threads);
+
+  v1::BenchReport report;
+  report.set_date(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()));
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  report.set_host(host);
+  report.set_cores(static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  report.set_command(command);
+  report.set_curator_threads(settings.curator_threads);
+  report.set_party_threads(settings.party_threads);
+  report.set_reference_threads(settings.reference_threads);
+  report.set_checkpoint_dir(work + "/runs");
+
+  std::map<std::pair<int, std::string>, Fixture> fixtures;
+  std::map<std::tuple<std::string, int, int>, ReferenceTiming> references;
+  for (const BenchCase& c : cases) {
+    const absl::Time start = absl::Now();
+    auto fixture = fixtures.find({c.parties, c.preset});
+    if (fixture == fixtures.end()) {
+      ASSIGN_OR_RETURN(Fixture f, PrepareFixture(work, c.parties, c.preset));
+      fixture = fixtures.emplace(std::make_pair(c.parties, c.preset), std::move(f)).first;
+    }
+    auto reference = references.find({c.preset, c.parties, c.batch});
+    if (reference == references.end()) {
+      RunSettings reference_settings = settings;
+      reference_settings.rounds = absl::GetFlag(FLAGS_max_rounds) + 1;
+      ASSIGN_OR_RETURN(const v1::LocalRunConfig config, ReferenceConfig(c, reference_settings, fixture->second));
+      ASSIGN_OR_RETURN(ReferenceTiming timing,
+                       TimeReference(config, absl::Seconds(absl::GetFlag(FLAGS_reference_budget_seconds)),
+                                     absl::GetFlag(FLAGS_min_rounds)));
+      reference = references.emplace(std::make_tuple(c.preset, c.parties, c.batch), std::move(timing)).first;
+    }
+    ASSIGN_OR_RETURN(v1::BenchCase result, RunCase(c, fixture->second, reference->second, settings));
+    spdlog::info("{}: critic {:.2f} ms (reference {:.2f}), generator {:.2f} ms (reference {:.2f}), {} rounds, {:.0f} s",
+                 result.name(), result.critic().total_ms(), result.reference_critic_ms(),
+                 result.generator().total_ms(), result.reference_generator_ms(), result.measured_rounds(),
+                 absl::ToDoubleSeconds(absl::Now() - start));
+    *report.add_cases() = std::move(result);
+    // Written after every case, so a long run that stops early still leaves its numbers.
+    *report.mutable_targets() = ComputeTargets({report.cases().begin(), report.cases().end()});
+    ASSIGN_OR_RETURN(const std::string json, ToJson(report));
+    RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_out), json));
+  }
+  const std::string tables = MarkdownTables(report);
+  std::cout << tables;
+  if (!absl::GetFlag(FLAGS_markdown).empty()) RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_markdown), tables));
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace vfsynth::bench
+
+int main(int argc, char** argv) {
+  vfsynth::EnsurePassiveOpenMpWait(argv);
+  absl::SetProgramUsageMessage("vfsynth-bench [--grid full|smoke] [--out bench.json] [--markdown tables.md]");
+  std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
+  std::vector<char*> raw;
+  for (std::string& arg : args) raw.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  vfsynth::InitLogging("bench", absl::GetFlag(FLAGS_log_level));
+  const absl::Status status = vfsynth::bench::Main(absl::StrJoin(args, " "));
+  if (!status.ok()) {
+    spdlog::error("{}", status.ToString());
+    return 1;
+  }
+  return 0;
+}
