@@ -24,7 +24,8 @@ ABSL_DECLARE_FLAG(std::string, out);
 ABSL_FLAG(std::string, real, "", "eval/audit: the real joint CSV");
 ABSL_FLAG(std::string, synthetic, "", "eval: the synthetic CSV");
 ABSL_FLAG(std::string, target, "", "eval: categorical column to predict for utility (empty: skip)");
-ABSL_FLAG(std::string, holdout, "", "eval: real rows the generator never saw (DCR reference)");
+ABSL_FLAG(std::string, holdout, "",
+          "eval: real rows the generator never saw (utility test set and DCR reference)");
 ABSL_FLAG(int64_t, eval_max_rows, 0, "eval: subsample real and synthetic to this many rows (0: all)");
 ABSL_FLAG(int64_t, eval_seed, 0, "eval: seed for sampling, 80/20 splits, AVD sets, models");
 ABSL_FLAG(std::string, eval_models, "random_forest,logistic_regression,mlp",

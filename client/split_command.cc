@@ -14,6 +14,9 @@ ABSL_FLAG(std::string, schema, "", "split: schema JSON of the joint CSV");
 ABSL_FLAG(std::string, parties, "", "split: parties JSON ({parties:[{name, columns}]})");
 ABSL_FLAG(std::string, out, "", "split/eval: output directory");
 ABSL_FLAG(bool, skip_bad_rows, false, "drop (and count) malformed rows instead of failing");
+ABSL_FLAG(double, holdout_fraction, 0,
+          "split: hold this share of rows out of the party files (OUT/holdout.csv; the rest: OUT/train.csv)");
+ABSL_FLAG(uint64_t, holdout_seed, 0, "split: seed of the holdout draw");
 
 namespace vfsynth {
 
@@ -28,10 +31,14 @@ absl::Status RunSplitCommand(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("split needs --input, --schema, --parties and --out");
   }
   ASSIGN_OR_RETURN(const SplitResult result,
-                   SplitFiles(input, schema, parties, out, absl::GetFlag(FLAGS_skip_bad_rows)));
+                   SplitFiles(input, schema, parties, out, absl::GetFlag(FLAGS_skip_bad_rows),
+                              {absl::GetFlag(FLAGS_holdout_fraction), absl::GetFlag(FLAGS_holdout_seed)}));
   for (const PartyTable& party : result.parties) {
     spdlog::info("wrote {}/{}.csv ({} rows, {} columns) and {}/{}.schema.json", out, party.name,
                  party.table.rows.size(), party.schema.columns_size(), out, party.name);
+  }
+  if (absl::GetFlag(FLAGS_holdout_fraction) > 0) {
+    spdlog::info("held out {}/holdout.csv; the parties' rows are {}/train.csv", out, out);
   }
   if (!result.unassigned_columns.empty()) {
     spdlog::warn("columns held by no party (not written): {}",
@@ -41,7 +48,7 @@ absl::Status RunSplitCommand(const std::vector<std::string>& args) {
 }
 
 const CommandRegistration kRegistration(
-    "split", {"split        --input T.csv --schema S.json --parties P.json --out DIR [--skip-bad-rows]", &RunSplitCommand});
+    "split", {"split        --input T.csv --schema S.json --parties P.json --out DIR [--skip-bad-rows] [--holdout-fraction F --holdout-seed S]", &RunSplitCommand});
 
 }  // namespace
 }  // namespace vfsynth

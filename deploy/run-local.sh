@@ -5,18 +5,24 @@
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
+#                       [--seed S] [--holdout F] [--model JSON] [--training JSON]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
 # Writes DIR/{certs,parties,logs}, DIR/curator.json, DIR/<party>.json and
 # DIR/synthetic.csv; exits non-zero if any daemon fails. Binaries must be built.
 # --prepare-only writes the data, certificates, secrets and configs and starts nothing.
+# --seed: training.seed (also the holdout draw). --holdout F: keep a share F of the
+# records out of training (DIR/parties/holdout.csv; the trained-on joint rows are
+# DIR/parties/train.csv) for evaluation. --model / --training: JSON members added to
+# the curator's model / training objects, e.g. --training '"n_critic": 3, "lr_critic": 1e-4'.
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
+SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -32,6 +38,10 @@ while [ $# -gt 0 ]; do
     --host) HOST="$2"; shift 2 ;;
     --launcher) LAUNCHER="$2"; shift 2 ;;
     --prepare-only) PREPARE_ONLY=1; shift ;;
+    --seed) SEED="$2"; shift 2 ;;
+    --holdout) HOLDOUT="$2"; shift 2 ;;
+    --model) MODEL_JSON="$2"; shift 2 ;;
+    --training) TRAINING_JSON="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +61,8 @@ mkdir -p "$OUT/logs"
 OUT="$(cd "$OUT" && pwd)"
 PARTIES=$(sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' "$LAYOUT")
 
-"$BIN/vfsynth" split --input "$CSV" --schema "$SCHEMA" --parties "$LAYOUT" --out "$OUT/parties" 2> "$OUT/logs/split.log"
+"$BIN/vfsynth" split --input "$CSV" --schema "$SCHEMA" --parties "$LAYOUT" --out "$OUT/parties" \
+  --holdout-fraction "$HOLDOUT" --holdout-seed "$SEED" 2> "$OUT/logs/split.log"
 case "$HOST" in
   127.0.0.1|localhost) sans="" ;;
   *[!0-9.]*) sans="DNS:$HOST" ;;
@@ -76,7 +87,8 @@ cat > "$OUT/curator.json" <<JSON
   "listen": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
   "parties": $roster,
-  "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25},
+  "model": {${MODEL_JSON}},
+  "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
   "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS},
   "privacy": $privacy,
   "round_timeout_seconds": 120,

@@ -1,6 +1,8 @@
 #include "common/data/split.h"
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -110,17 +112,50 @@ absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& 
   return result;
 }
 
+std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOptions& options) {
+  const size_t n = table.rows.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(options.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto held = static_cast<size_t>(std::llround(options.fraction * static_cast<double>(n)));
+  std::vector<bool> is_held(n, false);
+  for (size_t i = 0; i < held; ++i) is_held[order[i]] = true;
+  CsvTable kept, out;
+  kept.header = out.header = table.header;
+  for (size_t r = 0; r < n; ++r) {
+    CsvTable& into = is_held[r] ? out : kept;
+    into.rows.push_back(table.rows[r]);
+    if (r < table.line_numbers.size()) into.line_numbers.push_back(table.line_numbers[r]);
+  }
+  return {std::move(kept), std::move(out)};
+}
+
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
                                        const std::string& parties_path, const std::string& out_dir,
-                                       bool skip_bad_rows) {
+                                       bool skip_bad_rows, const HoldoutOptions& holdout) {
+  if (!(holdout.fraction >= 0 && holdout.fraction < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("holdout fraction ", holdout.fraction, " is not in [0, 1)"));
+  }
   ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
   v1::PartiesFile parties;
   RETURN_IF_ERROR(LoadJsonFile(parties_path, &parties));
   CsvReadOptions options;
   options.skip_bad_rows = skip_bad_rows;
-  ASSIGN_OR_RETURN(const CsvTable joint, ReadCsv(input, options));
-  ASSIGN_OR_RETURN(SplitResult result, SplitTable(joint, schema, parties));
+  ASSIGN_OR_RETURN(CsvTable joint, ReadCsv(input, options));
   RETURN_IF_ERROR(MakeDirectories(out_dir));
+  if (holdout.fraction > 0) {
+    auto [kept, held] = HoldOutRows(joint, holdout);
+    if (kept.rows.empty() || held.rows.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("a holdout fraction of ", holdout.fraction, " of ",
+                                                     joint.rows.size(), " rows leaves a side empty"));
+    }
+    RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/train.csv"), kept));
+    RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/holdout.csv"), held));
+    joint = std::move(kept);
+  }
+  ASSIGN_OR_RETURN(SplitResult result, SplitTable(joint, schema, parties));
   for (const PartyTable& party : result.parties) {
     RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/", party.name, ".csv"), party.table));
     ASSIGN_OR_RETURN(const std::string json, ToJson(party.schema));

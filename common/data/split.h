@@ -1,7 +1,9 @@
 #ifndef VFSYNTH_COMMON_DATA_SPLIT_H_
 #define VFSYNTH_COMMON_DATA_SPLIT_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,10 +32,22 @@ struct SplitResult {
 absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
                                        const v1::PartiesFile& parties);
 
-// Reads, splits and writes DIR/<party>.csv and DIR/<party>.schema.json.
+// A uniformly random share of the rows kept out of training (for evaluation).
+struct HoldoutOptions {
+  double fraction = 0;  // in [0, 1); 0: no holdout
+  uint64_t seed = 0;
+};
+
+// Deterministic random cut of `table`'s rows: (kept, held out), each in input order,
+// round(fraction * rows) rows held out.
+std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOptions& options);
+
+// Reads, splits and writes DIR/<party>.csv and DIR/<party>.schema.json. With a
+// holdout, the held-out rows go (joint, all columns) to DIR/holdout.csv, the others
+// to DIR/train.csv, and only those others are cut into party files.
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
                                        const std::string& parties_path, const std::string& out_dir,
-                                       bool skip_bad_rows);
+                                       bool skip_bad_rows, const HoldoutOptions& holdout = {});
 
 }  // namespace vfsynth
 

@@ -68,19 +68,23 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
   spdlog::info("fidelity done: quality {:.4f}, 2-AVD {:.4f}, FD {:.4f}", result.quality.overall,
                result.avd2, result.frechet_distance);
 
+  std::optional<EvalTable> holdout;
+  if (holdout_csv != nullptr) {
+    ASSIGN_OR_RETURN(holdout, MakeEvalTable(*holdout_csv, schema, "holdout"));
+  }
   if (options.utility && !target.empty()) {
     UtilityOptions utility_options = options.utility_options;
     utility_options.seed = options.seed;
     ASSIGN_OR_RETURN(result.utility,
-                     ComputeUtility(result.real, result.synthetic, schema, target, utility_options));
+                     ComputeUtility(result.real, result.synthetic, schema, target, utility_options,
+                                    holdout.has_value() ? &*holdout : nullptr));
   }
 
   DcrOptions dcr_options = options.dcr_options;
   dcr_options.seed = options.seed;
-  if (holdout_csv != nullptr) {
-    ASSIGN_OR_RETURN(const EvalTable holdout, MakeEvalTable(*holdout_csv, schema, "holdout"));
+  if (holdout.has_value()) {
     result.holdout_source = "holdout file";
-    result.dcr = ComputeDcr(result.synthetic, result.real, holdout, dcr_options);
+    result.dcr = ComputeDcr(result.synthetic, result.real, *holdout, dcr_options);
   } else {
     const RowSplit split = SplitRows(result.real.rows, 0.8, options.seed);
     result.holdout_source = "real 20% split";

@@ -31,6 +31,18 @@ absl::StatusOr<TrainTest> SplitLabeled(const EvalTable& table, const v1::Schema&
   return out;
 }
 
+// All of `train` for training, all of `test` for testing.
+absl::StatusOr<TrainTest> LabeledPair(const EvalTable& train, const EvalTable& test,
+                                      const v1::Schema& schema, const std::string& target) {
+  TrainTest out;
+  ASSIGN_OR_RETURN(out.train, MakeLabeledData(train, schema, target));
+  ASSIGN_OR_RETURN(out.test, MakeLabeledData(test, schema, target));
+  if (out.train.x.rows == 0 || out.test.x.rows == 0) {
+    return absl::InvalidArgumentError("no rows with a target value in the real or the holdout table");
+  }
+  return out;
+}
+
 absl::StatusOr<ClassificationScores> Score(const Classifier& model, const LabeledData& test,
                                            int positive_class) {
   ASSIGN_OR_RETURN(const std::vector<int> predicted, model.Predict(test.x));
@@ -63,8 +75,11 @@ absl::StatusOr<std::unique_ptr<Classifier>> MakeClassifier(const std::string& na
 
 absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTable& synthetic,
                                              const v1::Schema& schema, const std::string& target,
-                                             const UtilityOptions& options) {
-  ASSIGN_OR_RETURN(const TrainTest r, SplitLabeled(real, schema, target, options));
+                                             const UtilityOptions& options,
+                                             const EvalTable* real_test) {
+  ASSIGN_OR_RETURN(const TrainTest r, real_test != nullptr
+                                          ? LabeledPair(real, *real_test, schema, target)
+                                          : SplitLabeled(real, schema, target, options));
   ASSIGN_OR_RETURN(const TrainTest s, SplitLabeled(synthetic, schema, target, options));
   UtilityResult result;
   result.target = target;

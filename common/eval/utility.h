@@ -48,10 +48,12 @@ struct UtilityResult {
 // Real and synthetic tables are each split train_fraction / rest with `seed`.
 // TRTR/TRTS use a model fitted on the real train part, TSTR/TSTS one fitted on the
 // synthetic train part; TRTR and TSTR test on the same real test part, TRTS and
-// TSTS on the synthetic test part.
+// TSTS on the synthetic test part. With `real_test` (real rows the generator never
+// saw), the real train part is all of `real` and the real test part is `real_test`.
 absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTable& synthetic,
                                              const v1::Schema& schema, const std::string& target,
-                                             const UtilityOptions& options);
+                                             const UtilityOptions& options,
+                                             const EvalTable* real_test = nullptr);
 
 }  // namespace vfsynth
 

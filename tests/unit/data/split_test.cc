@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "common/data/schema.h"
 #include "common/util/proto_json.h"
@@ -107,6 +109,61 @@ TEST(SplitTest, SplitsShippedAdultIntoLoadableFiles) {
     EXPECT_EQ(table->rows.size(), 32561u);
   }
   EXPECT_EQ(columns, 15);
+}
+
+TEST(SplitTest, HoldOutRowsIsADeterministicPartition) {
+  CsvTable table;
+  table.header = {"v"};
+  for (int i = 0; i < 1000; ++i) {
+    table.rows.push_back({std::to_string(i)});
+    table.line_numbers.push_back(i + 2);
+  }
+  const auto [kept, held] = HoldOutRows(table, {0.2, 7});
+  ASSERT_EQ(held.rows.size(), 200u);
+  ASSERT_EQ(kept.rows.size(), 800u);
+  EXPECT_EQ(kept.header, table.header);
+  ASSERT_EQ(held.line_numbers.size(), 200u);
+  // Every row lands on exactly one side, each side in input order.
+  std::vector<int> seen(1000, 0);
+  int previous = -1;
+  for (size_t i = 0; i < held.rows.size(); ++i) {
+    const int v = std::stoi(held.rows[i][0]);
+    EXPECT_GT(v, previous);
+    EXPECT_EQ(held.line_numbers[i], v + 2);
+    previous = v;
+    ++seen[v];
+  }
+  for (const auto& row : kept.rows) ++seen[std::stoi(row[0])];
+  EXPECT_THAT(seen, ::testing::Each(1));
+  // Same seed, same cut; another seed, another cut; not simply the first rows.
+  EXPECT_EQ(HoldOutRows(table, {0.2, 7}).second.rows, held.rows);
+  EXPECT_NE(HoldOutRows(table, {0.2, 8}).second.rows, held.rows);
+  EXPECT_NE(std::stoi(held.rows.back()[0]), 199);
+}
+
+TEST(SplitTest, SplitFilesWithHoldoutWritesTrainAndHoldoutTables) {
+  const std::string out = ::testing::TempDir() + "/split_adult_holdout";
+  const std::string source = VFSYNTH_SOURCE_DIR;
+  auto result = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                           source + "/deploy/schemas/adult.schema.json",
+                           source + "/deploy/parties/adult-3.json", out, false, {0.2, 1});
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto train = ReadCsv(out + "/train.csv");
+  auto holdout = ReadCsv(out + "/holdout.csv");
+  ASSERT_TRUE(train.ok() && holdout.ok());
+  EXPECT_EQ(holdout->rows.size(), 6512u);  // round(0.2 * 32561)
+  EXPECT_EQ(train->rows.size(), 32561u - 6512u);
+  EXPECT_EQ(train->header.size(), 15u);  // the joint columns
+  for (const PartyTable& party : result->parties) {
+    EXPECT_EQ(party.table.rows.size(), train->rows.size()) << party.name;
+  }
+  for (double bad : {-0.1, 1.0}) {
+    auto refused = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                              source + "/deploy/schemas/adult.schema.json",
+                              source + "/deploy/parties/adult-3.json", out + "_bad", false, {bad, 1});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_THAT(refused.status().message(), HasSubstr("not in [0, 1)"));
+  }
 }
 
 }  // namespace

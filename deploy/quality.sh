@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One row of docs/evaluation.md's results table: trains the distributed system
+# (curator + parties over loopback mTLS, deploy/run-local.sh) once per seed on 80% of
+# the records, evaluates the published table of the last round against the 20% it
+# never saw (vfsynth eval --holdout), and prints the mean and spread over seeds.
+#   deploy/quality.sh --out DIR [--dataset adult|wine-red|wine-white] [--privacy MODE]
+#                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N]
+#                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
+# Writes DIR/seed-<s>/ (run, metrics.json, report.html) and DIR/summary.json.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="" DATASET=adult PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000
+BIN="$ROOT/build/bin"
+EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --dataset) DATASET="$2"; shift 2 ;;
+    --privacy) PRIVACY="$2"; shift 2 ;;
+    --epsilon) EPSILON="$2"; shift 2 ;;
+    --seeds) SEEDS="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --eval-rows) EVAL_ROWS="$2"; shift 2 ;;
+    --bin) BIN="$2"; EXTRA+=(--bin "$2"); shift 2 ;;
+    *) EXTRA+=("$1"); shift ;;
+  esac
+done
+[ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
+case "$DATASET" in
+  adult) SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; TARGET=class; LAYOUT="$ROOT/deploy/parties/adult-3.json" ;;
+  wine-red|wine-white) SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; TARGET=quality; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
+  *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
+esac
+privacy_args=(--privacy "$PRIVACY")
+if [ "$PRIVACY" != none ]; then
+  [ -n "$EPSILON" ] || { echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; }
+  privacy_args+=(--epsilon "$EPSILON")
+fi
+mkdir -p "$OUT"
+for seed in $SEEDS; do
+  run="$OUT/seed-$seed"
+  rm -rf "$run"
+  start=$(date +%s.%N)
+  "$ROOT/deploy/run-local.sh" --out "$run" --dataset "$DATASET" --rounds "$ROUNDS" --seed "$seed" \
+    --holdout 0.2 "${privacy_args[@]}" "${EXTRA[@]}" > "$run.log" 2>&1 \
+    || { tail -n 20 "$run.log" >&2; echo "run with seed $seed failed" >&2; exit 1; }
+  end=$(date +%s.%N)
+  echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' > "$run/train-seconds"
+  "$BIN/vfsynth" eval --real "$run/parties/train.csv" --holdout "$run/parties/holdout.csv" \
+    --synthetic "$run/synthetic.csv" --schema "$SCHEMA" --target "$TARGET" --out "$run" \
+    --eval-max-rows "$EVAL_ROWS" --eval-seed "$seed" 2> "$run/eval.log" \
+    || { tail -n 5 "$run/eval.log" >&2; exit 1; }
+  echo "seed $seed: $(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' "$run/metrics.json") ($(cat "$run/train-seconds") s training)"
+done
+python3 "$ROOT/deploy/quality_summary.py" --layout "$LAYOUT" \
+  --label "$DATASET $PRIVACY${EPSILON:+ ε=$EPSILON} ($ROUNDS rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
+python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["markdown_row"])' "$OUT/summary.json"

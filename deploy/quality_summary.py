@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Mean and spread over seeds of the metrics deploy/quality.sh collects.
+
+Reads RUN/metrics.json and RUN/train-seconds of each run directory; cross-party pair
+trends are the mean pair-trend score over column pairs held by two different parties
+(the party layout JSON names who holds what). Prints JSON with a markdown table row.
+"""
+import argparse
+import json
+import os
+import statistics
+
+
+def cross_party_pair_trends(metrics, owner):
+    scores = []
+    for pair in metrics["fidelity"]["pairs"]:
+        a, b = pair["columns"].split(" / ")
+        if owner.get(a) is not None and owner.get(b) is not None and owner[a] != owner[b]:
+            if pair["score"] == pair["score"]:  # NaN-skipping, as the pair-trend mean
+                scores.append(pair["score"])
+    return statistics.fmean(scores) if scores else float("nan")
+
+
+def run_metrics(run, owner):
+    with open(os.path.join(run, "metrics.json")) as f:
+        m = json.load(f)
+    forest = next(x for x in m["utility"]["models"] if x["model"] == "random_forest")
+    with open(os.path.join(run, "train-seconds")) as f:
+        seconds = float(f.read())
+    return {
+        "total_difference": forest["total_difference"],
+        "tstr_accuracy": forest["tstr"]["accuracy"],
+        "trtr_accuracy": forest["trtr"]["accuracy"],
+        "column_shapes": m["fidelity"]["column_shapes"],
+        "pair_trends": m["fidelity"]["column_pair_trends"],
+        "cross_party_pair_trends": cross_party_pair_trends(m, owner),
+        "avd_2way": m["fidelity"]["avd_2way"],
+        "dcr_share_closer_to_train": m["privacy"]["dcr"]["share_closer_to_train"],
+        "train_seconds": seconds,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layout", required=True)
+    parser.add_argument("--label", required=True)
+    parser.add_argument("runs", nargs="+")
+    args = parser.parse_args()
+    with open(args.layout) as f:
+        owner = {c: p["name"] for p in json.load(f)["parties"] for c in p["columns"]}
+    runs = [run_metrics(r, owner) for r in args.runs]
+    summary = {"label": args.label, "seeds": len(runs), "runs": runs, "mean": {}, "spread": {}}
+    for key in runs[0]:
+        values = [r[key] for r in runs]
+        summary["mean"][key] = statistics.fmean(values)
+        summary["spread"][key] = [min(values), max(values)]
+    cells = [args.label, str(len(runs))]
+    for key in ["total_difference", "column_shapes", "pair_trends", "cross_party_pair_trends",
+                "avd_2way", "dcr_share_closer_to_train", "train_seconds"]:
+        lo, hi = summary["spread"][key]
+        fmt = "{:.0f}" if key == "train_seconds" else "{:.3f}"
+        cells.append(f"{fmt.format(summary['mean'][key])} ({fmt.format(lo)}–{fmt.format(hi)})")
+    summary["markdown_row"] = "| " + " | ".join(cells) + " |"
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
