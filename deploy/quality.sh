@@ -4,12 +4,12 @@
 # the records, evaluates the published table of the last round against the 20% it
 # never saw (vfsynth eval --holdout), and prints the mean and spread over seeds.
 #   deploy/quality.sh --out DIR [--dataset adult|wine-red|wine-white] [--privacy MODE]
-#                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N]
+#                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N] [--schema S.json]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
 # Writes DIR/seed-<s>/ (run, metrics.json, report.html) and DIR/summary.json.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="" DATASET=adult PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000
+OUT="" DATASET=adult PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
 BIN="$ROOT/build/bin"
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -22,6 +22,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS="$2"; shift 2 ;;
     --eval-rows) EVAL_ROWS="$2"; shift 2 ;;
     --bin) BIN="$2"; EXTRA+=(--bin "$2"); shift 2 ;;
+    --schema) SCHEMA_OVERRIDE="$2"; EXTRA+=(--schema "$2"); shift 2 ;;
     *) EXTRA+=("$1"); shift ;;
   esac
 done
@@ -31,6 +32,7 @@ case "$DATASET" in
   wine-red|wine-white) SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; TARGET=quality; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
 esac
+[ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 privacy_args=(--privacy "$PRIVACY")
 if [ "$PRIVACY" != none ]; then
   [ -n "$EPSILON" ] || { echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; }
@@ -53,5 +55,5 @@ for seed in $SEEDS; do
   echo "seed $seed: $(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' "$run/metrics.json") ($(cat "$run/train-seconds") s training)"
 done
 python3 "$ROOT/deploy/quality_summary.py" --layout "$LAYOUT" \
-  --label "$DATASET $PRIVACY${EPSILON:+ ε=$EPSILON} ($ROUNDS rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
+  --label "$DATASET${SCHEMA_OVERRIDE:+ ($(basename "$SCHEMA_OVERRIDE" .schema.json))} $PRIVACY${EPSILON:+ ε=$EPSILON} ($ROUNDS rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["markdown_row"])' "$OUT/summary.json"

@@ -5,7 +5,7 @@
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
-#                       [--seed S] [--holdout F] [--model JSON] [--training JSON]
+#                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--schema S.json]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
@@ -16,13 +16,14 @@
 # records out of training (DIR/parties/holdout.csv; the trained-on joint rows are
 # DIR/parties/train.csv) for evaluation. --model / --training: JSON members added to
 # the curator's model / training objects, e.g. --training '"n_critic": 3, "lr_critic": 1e-4'.
+# --schema: another schema of the dataset's columns (e.g. deploy/schemas/adult-mixed.schema.json).
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
-SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON=""
+SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" SCHEMA_OVERRIDE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
     --holdout) HOLDOUT="$2"; shift 2 ;;
     --model) MODEL_JSON="$2"; shift 2 ;;
     --training) TRAINING_JSON="$2"; shift 2 ;;
+    --schema) SCHEMA_OVERRIDE="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +53,7 @@ case "$DATASET" in
   wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
 esac
+[ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there
   for _ in $(seq 50); do
     PORT=$(( 20000 + RANDOM % 40000 ))

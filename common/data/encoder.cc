@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,15 @@ int BinIndex(const v1::Column& column, double value) {
   const auto it = std::upper_bound(edges.begin(), edges.end(), value);
   const int index = static_cast<int>(it - edges.begin()) - 1;
   return std::clamp(index, 0, column.bins_size() - 2);
+}
+
+// Bounds of bin `index` as decoding uses them: the last bin includes its upper edge;
+// an integer bin [a, b) holds the integers a .. ceil(b) - 1.
+std::pair<double, double> BinRange(const v1::Column& column, int index, bool integer) {
+  const double lo = column.bins(index);
+  double hi = column.bins(index + 1);
+  if (integer && index + 2 < column.bins_size()) hi = std::max(std::ceil(lo), std::ceil(hi) - 1);
+  return {lo, hi};
 }
 
 }  // namespace
@@ -48,6 +58,7 @@ absl::StatusOr<TableEncoder> TableEncoder::Create(const v1::Schema& schema) {
     codec.missing_token = MissingToken(encoder.schema_, column);
     codec.binned = column.bins_size() > 0;
     codec.missing_offset = -1;
+    codec.within_offset = -1;
     codec.value_offset = offset;
     if (codec.kind == ColumnKind::kCategorical || codec.binned) {
       const int values = codec.kind == ColumnKind::kCategorical ? column.categories_size()
@@ -55,6 +66,11 @@ absl::StatusOr<TableEncoder> TableEncoder::Create(const v1::Schema& schema) {
       codec.value_width = values + (column.nullable() ? 1 : 0);
       encoder.blocks_.push_back({BlockKind::kSoftmax, offset, codec.value_width});
       offset += codec.value_width;
+      if (column.within_bin()) {
+        codec.within_offset = offset;
+        encoder.blocks_.push_back({BlockKind::kTanh, offset, 1});
+        offset += 1;
+      }
     } else {
       codec.value_width = 1;
       encoder.blocks_.push_back({BlockKind::kTanh, offset, 1});
@@ -108,7 +124,13 @@ absl::Status TableEncoder::EncodeValue(const ColumnCodec& codec, const std::stri
     value = std::clamp(value, column.min(), column.max());
   }
   if (codec.binned) {
-    row[codec.value_offset + BinIndex(column, value)] = 1.0f;
+    const int bin = BinIndex(column, value);
+    row[codec.value_offset + bin] = 1.0f;
+    if (codec.within_offset >= 0) {
+      const auto [lo, hi] = BinRange(column, bin, codec.kind == ColumnKind::kInteger);
+      const double position = hi > lo ? std::clamp((value - lo) / (hi - lo), 0.0, 1.0) : 0.0;
+      row[codec.within_offset] = static_cast<float>(2.0 * position - 1.0);
+    }
   } else {
     row[codec.value_offset] =
         static_cast<float>(2.0 * (value - column.min()) / (column.max() - column.min()) - 1.0);
@@ -175,6 +197,13 @@ std::string TableEncoder::DecodeValue(const ColumnCodec& codec, const float* row
                                                               : column.bins_size() - 1;
     if (index >= values) return codec.missing_token;
     if (codec.kind == ColumnKind::kCategorical) return column.categories(index);
+    if (codec.within_offset >= 0) {
+      const auto [lo, hi] = BinRange(column, index, integer);
+      const double scaled = std::clamp(static_cast<double>(row[codec.within_offset]), -1.0, 1.0);
+      double value = lo + (scaled + 1.0) * 0.5 * (hi - lo);
+      if (integer) value = std::clamp(std::round(value), std::ceil(lo), std::floor(hi));
+      return FormatNumber(value, integer);
+    }
     double mid = 0.5 * (column.bins(index) + column.bins(index + 1));
     if (integer) mid = std::clamp(std::round(mid), column.min(), column.max());
     return FormatNumber(mid, integer);

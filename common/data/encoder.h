@@ -48,7 +48,8 @@ struct EncodeResult {
 // statistics of the data:
 //   categorical -> one-hot over declared categories (+1 slot for missing if nullable)
 //   numeric     -> scaled to [-1, 1] by the declared bounds, or one-hot over declared
-//                  bins; nullable numerics get an extra present/missing block.
+//                  bins (with within_bin: plus the position inside the bin scaled to
+//                  [-1, 1]); nullable numerics get an extra present/missing block.
 class TableEncoder {
  public:
   static absl::StatusOr<TableEncoder> Create(const v1::Schema& schema);
@@ -75,6 +76,7 @@ class TableEncoder {
     int value_width;      // categories(+missing) or bins(+missing) or 1
     int missing_offset;   // scalar numerics: offset of the 2-wide present/missing block, else -1
     bool binned;
+    int within_offset;    // binned with within_bin: the position scalar, else -1
   };
 
   absl::Status EncodeValue(const ColumnCodec& codec, const std::string& text, float* row,

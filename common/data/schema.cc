@@ -28,6 +28,9 @@ absl::Status ValidateNumeric(const v1::Column& column) {
     return ColumnError(column, "numeric columns take bounds, not 'categories'");
   }
   if (column.bins_size() == 1) return ColumnError(column, "'bins' needs at least 2 edges");
+  if (column.within_bin() && column.bins_size() == 0) {
+    return ColumnError(column, "'within_bin' needs declared 'bins'");
+  }
   for (int i = 0; i < column.bins_size(); ++i) {
     const double edge = column.bins(i);
     if (!std::isfinite(edge) || edge < column.min() || edge > column.max()) {

@@ -142,8 +142,11 @@ TEST(EncoderTest, MissingSchemaColumnIsAnError) {
   EXPECT_THAT(result.status().message(), HasSubstr("'score'"));
 }
 
-TEST(EncoderTest, AdultRoundTripsExactly) {
-  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json");
+class AdultSchemaTest : public ::testing::TestWithParam<const char*> {};
+
+// Both shipped Adult schemas: min-max scalars and the mixed (within_bin) encoding.
+TEST_P(AdultSchemaTest, AdultRoundTripsExactly) {
+  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/" + GetParam());
   ASSERT_TRUE(schema.ok()) << schema.status();
   auto table = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
   ASSERT_TRUE(table.ok()) << table.status();
@@ -157,6 +160,72 @@ TEST(EncoderTest, AdultRoundTripsExactly) {
   for (size_t r = 0; r < table->rows.size(); ++r) {
     ASSERT_EQ(decoded.rows[r], table->rows[r]) << "row " << r;
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, AdultSchemaTest,
+                         ::testing::Values("adult.schema.json", "adult-mixed.schema.json"));
+
+}  // namespace
+}  // namespace vfsynth
+
+namespace vfsynth {
+namespace {
+
+// Declared bins as the modes of a mixed encoding: bin one-hot + position in the bin.
+v1::Schema WithinBinSchema() {
+  auto schema = ParseSchema(R"({"columns":[
+      {"name":"gain","type":"integer","min":0,"max":99999,"bins":[0,1,2000,99999],"within_bin":true},
+      {"name":"rate","type":"continuous","min":0,"max":1,"bins":[0,0.5,1],"within_bin":true}]})",
+                            "within.json");
+  EXPECT_TRUE(schema.ok()) << schema.status();
+  return *schema;
+}
+
+TEST(EncoderTest, WithinBinEncodesBinAndPosition) {
+  auto encoder = TableEncoder::Create(WithinBinSchema());
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  // gain: 3 bins + position; rate: 2 bins + position.
+  ASSERT_EQ(encoder->width(), 4 + 3);
+  ASSERT_EQ(encoder->blocks().size(), 4u);
+  EXPECT_EQ(encoder->blocks()[1].kind, BlockKind::kTanh);
+  EXPECT_EQ(encoder->blocks()[1].offset, 3);
+  CsvTable table;
+  table.header = {"gain", "rate"};
+  table.rows = {{"0", "0"}, {"1", "0.25"}, {"1999", "0.75"}, {"1000", "1"}, {"99999", "0.5"}};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::vector<float>& v = result->table.values;
+  // 0 is the point mass [0, 1): bin 0, position -1.
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(v[3], -1.0f);
+  // 1 and 1999 are the ends of the integer bin [1, 2000) = 1..1999.
+  EXPECT_EQ(v[7 + 1], 1.0f);
+  EXPECT_FLOAT_EQ(v[7 + 3], -1.0f);
+  EXPECT_FLOAT_EQ(v[14 + 3], 1.0f);
+  // 0.25 is the middle of [0, 0.5).
+  EXPECT_FLOAT_EQ(v[7 + 6], 0.0f);
+  // Every value decodes to itself, not to its bin's midpoint.
+  const CsvTable decoded = encoder->Decode(v.data(), result->table.rows);
+  EXPECT_EQ(decoded.rows, table.rows);
+}
+
+TEST(EncoderTest, WithinBinDecodesInsideTheChosenBin) {
+  auto encoder = TableEncoder::Create(WithinBinSchema());
+  ASSERT_TRUE(encoder.ok());
+  // Generator-like output: soft bin scores, positions anywhere (even beyond [-1, 1]).
+  const std::vector<float> row = {0.1f, 0.7f, 0.2f, 3.0f, 0.6f, 0.4f, -0.2f};
+  const CsvTable decoded = encoder->Decode(row.data(), 1);
+  EXPECT_EQ(decoded.rows[0][0], "1999");  // bin [1, 2000), position clamped to its top
+  double rate = 0;
+  ASSERT_TRUE(absl::SimpleAtod(decoded.rows[0][1], &rate));
+  EXPECT_NEAR(rate, 0.2, 1e-6);  // bin [0, 0.5), position -0.2 -> 0.4 of the way
+}
+
+TEST(EncoderTest, WithinBinNeedsBins) {
+  auto schema = ParseSchema(
+      R"({"columns":[{"name":"x","type":"integer","min":0,"max":9,"within_bin":true}]})", "x.json");
+  ASSERT_FALSE(schema.ok());
+  EXPECT_THAT(schema.status().message(), HasSubstr("'within_bin' needs declared 'bins'"));
 }
 
 }  // namespace
