@@ -73,14 +73,14 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   examples.gp_lambda = training_.gp_lambda();
   PerExampleGradientOptions options;
   options.input_gradients = true;  // the feature gradients the parties need
-  ASSIGN_OR_RETURN(PerExampleGradients per_example,
-                   CriticPerExampleGradients(stages, examples, options));
+  ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example,
+                   CriticFactoredGradients(stages, examples, options));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
   DpSgdOptions dp;
   dp.clip_norm = shared_clip_norm_;
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
-  RETURN_IF_ERROR(DpSgdStep(params, per_example.grads, dp, shared_noise_).status());
+  RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, dp, shared_noise_).status());
   shared_optimizer_->step();
   // Per-example input gradients are B times those of the batch-mean loss.
   const double b = static_cast<double>(hr.size(0));

@@ -104,7 +104,7 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   examples.upstream_real = grad_real * b;
   examples.upstream_fake = grad_fake * b;
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
-  ASSIGN_OR_RETURN(PerExampleGradients per_example, CriticPerExampleGradients(stages, examples));
+  ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example, CriticFactoredGradients(stages, examples));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
   DpSgdOptions options;
   options.clip_norm = privacy_.clip_norm;
@@ -112,10 +112,13 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   optimizer_->zero_grad();
   if (privacy_.mode == "vflgan") {
     // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
-    RETURN_IF_ERROR(DpSgdStep({params[0]}, {per_example.grads[0]}, options, privacy_.noise).status());
-    for (size_t p = 1; p < params.size(); ++p) params[p].mutable_grad() = per_example.grads[p].mean(0);
+    RETURN_IF_ERROR(DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise).status());
+    const torch::Tensor mean = torch::full({static_cast<int64_t>(b)}, 1.0 / b, torch::kDouble);
+    for (size_t p = 1; p < params.size(); ++p) {
+      params[p].mutable_grad() = FactoredWeightedSum(per_example.grads[p], mean);
+    }
   } else {
-    RETURN_IF_ERROR(DpSgdStep(params, per_example.grads, options, privacy_.noise).status());
+    RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, options, privacy_.noise).status());
   }
   optimizer_->step();
   return per_example.loss.mean().item<double>();

@@ -47,6 +47,20 @@ torch::Tensor Noise(at::IntArrayRef sizes, double stddev, at::Generator& gen,
   return (torch::randn(sizes, gen, options.dtype(torch::kDouble)) * stddev).to(options.dtype());
 }
 
+// params[p].grad() = (sums[p] + N(0, (z·2C)²)) / B; returns the written noise std.
+double WriteNoisyMean(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& sums,
+                      int64_t batch, const DpSgdOptions& options, at::Generator& noise) {
+  torch::NoGradGuard no_grad;
+  const auto b = static_cast<double>(batch);
+  const double stddev = options.noise_multiplier * 2.0 * options.clip_norm;
+  for (size_t p = 0; p < params.size(); ++p) {
+    torch::Tensor grad = sums[p];
+    if (stddev > 0) grad = grad + Noise(grad.sizes(), stddev, noise, grad.options());
+    params[p].mutable_grad() = (grad / b).to(params[p].options());
+  }
+  return stddev / b;
+}
+
 }  // namespace
 
 absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_example,
@@ -101,16 +115,45 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
   absl::StatusOr<ClippedSum> clipped = ClipAndSum(per_example, options.clip_norm);
   if (!clipped.ok()) return clipped.status();
   try {
-    torch::NoGradGuard no_grad;
-    const auto b = static_cast<double>(clipped->diagnostics.batch_size);
-    const double stddev = options.noise_multiplier * 2.0 * options.clip_norm;
-    for (size_t p = 0; p < params.size(); ++p) {
-      torch::Tensor grad = clipped->sum[p];
-      if (stddev > 0) grad = grad + Noise(grad.sizes(), stddev, noise, grad.options());
-      params[p].mutable_grad() = (grad / b).to(params[p].options());
-    }
-    clipped->diagnostics.noise_std = stddev / b;
+    clipped->diagnostics.noise_std =
+        WriteNoisyMean(params, clipped->sum, clipped->diagnostics.batch_size, options, noise);
     return clipped->diagnostics;
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("DP-SGD step: ", e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
+                                          const std::vector<FactoredGradient>& per_example,
+                                          const DpSgdOptions& options, at::Generator noise) {
+  if (absl::Status s = CheckParams(options.clip_norm, options.noise_multiplier); !s.ok()) return s;
+  if (params.size() != per_example.size() || params.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(params.size(), " parameters but ",
+                                                   per_example.size(), " per-example gradients"));
+  }
+  const int64_t b = per_example[0].left.empty() ? 0 : per_example[0].left[0].size(0);
+  for (size_t p = 0; p < params.size(); ++p) {
+    const FactoredGradient& g = per_example[p];
+    const bool weight = !g.right.empty();
+    bool ok = !g.left.empty() && params[p].dim() == (weight ? 2 : 1) &&
+              (!weight || g.right.size() == g.left.size());
+    for (size_t m = 0; ok && m < g.left.size(); ++m) {
+      ok = g.left[m].dim() == 2 && g.left[m].size(0) == b && g.left[m].size(1) == params[p].size(0) &&
+           (!weight || (g.right[m].dim() == 2 && g.right[m].size(0) == b &&
+                        g.right[m].size(1) == params[p].size(1)));
+    }
+    if (!ok || b < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("per-example gradient ", p, " does not match its parameter's shape"));
+    }
+  }
+  try {
+    ClipDiagnostics diagnostics;
+    const torch::Tensor factor = ClipFactors(FactoredSquaredNorms(per_example), options.clip_norm, &diagnostics);
+    std::vector<torch::Tensor> sums;
+    for (const FactoredGradient& g : per_example) sums.push_back(FactoredWeightedSum(g, factor));
+    diagnostics.noise_std = WriteNoisyMean(params, sums, b, options, noise);
+    return diagnostics;
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("DP-SGD step: ", e.what_without_backtrace()));
   }

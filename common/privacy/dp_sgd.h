@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/privacy/per_example_gradients.h"
 
 namespace vfsynth {
 
@@ -52,6 +53,13 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
 // (as returned by CriticPerExampleGradients / CriticParameters).
 absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
                                           const std::vector<torch::Tensor>& per_example,
+                                          const DpSgdOptions& options, at::Generator noise);
+
+// DpSgdStep on factored per-example gradients (CriticFactoredGradients): norms and
+// the clipped sum come from the factors, the [B, ...] gradients are never formed. The
+// noise is drawn exactly as above.
+absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
+                                          const std::vector<FactoredGradient>& per_example,
                                           const DpSgdOptions& options, at::Generator noise);
 
 // `strict` mode's feature release: every row of `rows` [B, d] is clipped to L2 norm

@@ -126,48 +126,24 @@ absl::Status CheckShapes(const std::vector<Stage>& stages, const CriticExamples&
   return absl::OkStatus();
 }
 
-// Per-example replicas of one stage's parameters: leaves whose row i stands for example i.
-struct Replicas {
-  std::vector<torch::Tensor> weight;  // Per Linear: [B, out, in] (stride-0 expand).
-  std::vector<torch::Tensor> bias;    // Per Linear: [B, out] or undefined.
+// The critic's layers, stage after stage.
+struct Flat {
+  std::vector<Layer> layers;
+  size_t first_stage_end = 0;  // layers[0, first_stage_end) are the first stage
 };
 
-Replicas Replicate(const Stage& stage, int64_t b, std::vector<torch::Tensor>* leaves) {
-  Replicas rep;
-  for (const Layer& layer : stage.layers) {
-    if (layer.linear == nullptr) continue;
-    const torch::Tensor& w = layer.linear->weight;
-    torch::Tensor w_rep = w.detach().unsqueeze(0).expand({b, w.size(0), w.size(1)});
-    w_rep.requires_grad_(true);
-    leaves->push_back(w_rep);
-    rep.weight.push_back(w_rep);
-    if (layer.linear->options.bias()) {
-      const torch::Tensor& bias = layer.linear->bias;
-      torch::Tensor b_rep = bias.detach().unsqueeze(0).expand({b, bias.size(0)});
-      b_rep.requires_grad_(true);
-      leaves->push_back(b_rep);
-      rep.bias.push_back(b_rep);
-    } else {
-      rep.bias.emplace_back();
-    }
+Flat Flatten(const std::vector<Stage>& stages) {
+  Flat flat;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    flat.layers.insert(flat.layers.end(), stages[k].layers.begin(), stages[k].layers.end());
+    if (k == 0) flat.first_stage_end = flat.layers.size();
   }
-  return rep;
+  return flat;
 }
 
-// x: [B, n, in] (n rows per example) -> [B, n, out], row block i through replica i.
-torch::Tensor Forward(const Stage& stage, const Replicas& rep, torch::Tensor x) {
-  size_t linear_index = 0;
-  for (const Layer& layer : stage.layers) {
-    if (layer.linear == nullptr) {
-      x = torch::leaky_relu(x, layer.slope);
-      continue;
-    }
-    const torch::Tensor w_t = rep.weight[linear_index].transpose(1, 2);
-    const torch::Tensor& bias = rep.bias[linear_index];
-    x = bias.defined() ? torch::baddbmm(bias.unsqueeze(1), x, w_t) : torch::bmm(x, w_t);
-    ++linear_index;
-  }
-  return x;
+// LeakyReLU's derivative at z: 1 where z > 0, else the slope (as LibTorch's backward).
+torch::Tensor LeakyMask(const torch::Tensor& z, double slope) {
+  return torch::where(z > 0, torch::ones_like(z), torch::full_like(z, slope));
 }
 
 }  // namespace
@@ -180,63 +156,185 @@ absl::StatusOr<std::vector<torch::Tensor>> CriticParameters(const std::vector<Cr
   return params;
 }
 
-absl::StatusOr<PerExampleGradients> CriticPerExampleGradients(
+absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     const std::vector<CriticStage>& stages, const CriticExamples& examples,
     const PerExampleGradientOptions& options) {
   absl::StatusOr<std::vector<Stage>> parsed = ParseStages(stages);
   if (!parsed.ok()) return parsed.status();
   if (absl::Status status = CheckShapes(*parsed, examples); !status.ok()) return status;
   try {
-    torch::AutoGradMode grad_mode(true);
+    torch::NoGradGuard no_grad;  // explicit math below; nothing needs a graph
+    const Flat flat = Flatten(*parsed);
+    const std::vector<Layer>& layers = flat.layers;
     const int64_t b = examples.real.size(0);
-    std::vector<torch::Tensor> leaves;
-    std::vector<Replicas> replicas;
-    for (const Stage& stage : *parsed) replicas.push_back(Replicate(stage, b, &leaves));
-    const size_t num_params = leaves.size();
+    const torch::Tensor real = examples.real.detach();
+    const torch::Tensor fake = examples.fake.detach();
+    const torch::Tensor x_hat = examples.alpha * real + (1 - examples.alpha) * fake;
 
-    torch::Tensor real = examples.real.detach();
-    torch::Tensor fake = examples.fake.detach();
-    torch::Tensor x_hat;
-    if (options.input_gradients) {
-      real.requires_grad_(true);
-      fake.requires_grad_(true);
-      leaves.push_back(real);
-      leaves.push_back(fake);
-      // Through r and f, so the penalty's dependence on the inputs is included.
-      x_hat = examples.alpha * real + (1 - examples.alpha) * fake;
-    } else {
-      x_hat = (examples.alpha * real + (1 - examples.alpha) * fake).detach().requires_grad_(true);
-    }
-
-    // Rows r_i, f_i, x̂_i of example i share one replica: a single bmm per layer.
-    torch::Tensor h = torch::stack({real, fake, x_hat}, 1);
+    // Forward over the rows [r; f; x̂]: each Linear's input, each LeakyReLU's mask.
+    torch::Tensor a = torch::cat({real, fake, x_hat}, 0);
+    std::vector<torch::Tensor> inputs(layers.size()), masks(layers.size());
     torch::Tensor first_stage_out;
-    for (size_t k = 0; k < parsed->size(); ++k) {
-      h = Forward((*parsed)[k], replicas[k], h);
-      if (k == 0) first_stage_out = h;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      if (layers[l].linear != nullptr) {
+        inputs[l] = a;
+        a = torch::linear(a, layers[l].linear->weight, layers[l].linear->bias);
+      } else {
+        masks[l] = LeakyMask(a, layers[l].slope);
+        a = a * masks[l];
+      }
+      if (l + 1 == flat.first_stage_end) first_stage_out = a;
     }
-    const torch::Tensor scores = h.squeeze(2);  // [B, 3]
-    const torch::Tensor grad_x =
-        torch::autograd::grad({scores.select(1, 2).sum()}, {x_hat}, /*grad_outputs=*/{},
-                              /*retain_graph=*/true, /*create_graph=*/true)[0];
-    torch::Tensor loss = scores.select(1, 1) - scores.select(1, 0) +
-                         examples.gp_lambda * (grad_x.norm(2, 1) - 1).pow(2);
+    const torch::Tensor scores = a.squeeze(1);  // [3B]
+
+    // First-order part of ℓ_i: D(f_i) - D(r_i) + <g_r, stage_1(r_i)> + <g_f, stage_1(f_i)>,
+    // back-propagated over the rows [r; f]. delta[l] = ∂ℓ/∂(output of Linear l).
+    const auto opts = real.options();
+    torch::Tensor g = torch::cat({-torch::ones({b, 1}, opts), torch::ones({b, 1}, opts)}, 0);
+    std::vector<torch::Tensor> delta(layers.size());
+    for (size_t l = layers.size(); l-- > 0;) {
+      if (l + 1 == flat.first_stage_end) {
+        torch::Tensor up_r = examples.upstream_real.defined() ? examples.upstream_real.detach()
+                                                              : torch::zeros({b, g.size(1)}, opts);
+        torch::Tensor up_f = examples.upstream_fake.defined() ? examples.upstream_fake.detach()
+                                                              : torch::zeros({b, g.size(1)}, opts);
+        g = g + torch::cat({up_r, up_f}, 0);
+      }
+      if (layers[l].linear == nullptr) {
+        g = g * masks[l].narrow(0, 0, 2 * b);
+      } else {
+        delta[l] = g;
+        g = g.mm(layers[l].linear->weight);
+      }
+    }
+
+    // The penalty: grad_x D(x̂) = u_1 W_1 with u_l = ∂D/∂(output of Linear l) at x̂. The
+    // masks are piecewise constant, so λ(‖grad_x‖ - 1)² depends on the parameters only
+    // through the W_l in this chain: its gradient for W_l is u_l ⊗ ρ_l, ρ_l = ∂GP/∂(u_l W_l).
+    std::vector<torch::Tensor> u(layers.size());
+    torch::Tensor v = torch::ones({b, 1}, opts);
+    for (size_t l = layers.size(); l-- > 0;) {
+      if (layers[l].linear == nullptr) {
+        v = v * masks[l].narrow(0, 2 * b, b);
+      } else {
+        u[l] = v;
+        v = v.mm(layers[l].linear->weight);
+      }
+    }
+    const torch::Tensor norm = v.norm(2, 1, /*keepdim=*/true);
+    const torch::Tensor penalty = (norm.squeeze(1) - 1).pow(2);
+    // d/dg (‖g‖ - 1)² = 2 (‖g‖ - 1) g / ‖g‖ (0 at g = 0, as LibTorch's norm backward).
+    torch::Tensor rho = torch::where(norm > 0, 2 * examples.gp_lambda * (norm - 1) / norm,
+                                     torch::zeros_like(norm)) * v;
+    std::vector<torch::Tensor> rho_at(layers.size());
+    for (size_t l = 0; l < layers.size(); ++l) {
+      if (layers[l].linear == nullptr) {
+        rho = rho * masks[l].narrow(0, 2 * b, b);
+      } else {
+        rho_at[l] = rho;
+        rho = rho.mm(layers[l].linear->weight.t());
+      }
+    }
+
+    FactoredPerExampleGradients result;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      if (layers[l].linear == nullptr) continue;
+      const torch::Tensor d_r = delta[l].narrow(0, 0, b), d_f = delta[l].narrow(0, b, b);
+      FactoredGradient weight;
+      weight.left = {d_r, d_f, u[l]};
+      weight.right = {inputs[l].narrow(0, 0, b), inputs[l].narrow(0, b, b), rho_at[l]};
+      result.grads.push_back(std::move(weight));
+      if (layers[l].linear->options.bias()) result.grads.push_back(FactoredGradient{{d_r, d_f}, {}});
+    }
+    torch::Tensor loss = scores.narrow(0, b, b) - scores.narrow(0, 0, b) + examples.gp_lambda * penalty;
     if (examples.upstream_real.defined()) {
-      loss = loss + (first_stage_out.select(1, 0) * examples.upstream_real.detach()).sum(1);
+      loss = loss + (first_stage_out.narrow(0, 0, b) * examples.upstream_real.detach()).sum(1);
     }
     if (examples.upstream_fake.defined()) {
-      loss = loss + (first_stage_out.select(1, 1) * examples.upstream_fake.detach()).sum(1);
+      loss = loss + (first_stage_out.narrow(0, b, b) * examples.upstream_fake.detach()).sum(1);
     }
-    // Example i's loss depends only on replica row i, so the gradient of the sum is per-example.
-    std::vector<torch::Tensor> grads = torch::autograd::grad({loss.sum()}, leaves);
-
-    PerExampleGradients result;
-    result.grads.assign(grads.begin(), grads.begin() + static_cast<std::ptrdiff_t>(num_params));
+    result.loss = loss;
     if (options.input_gradients) {
-      result.input_grad_real = grads[num_params];
-      result.input_grad_fake = grads[num_params + 1];
+      // The penalty's input gradient vanishes (piecewise-constant masks again).
+      result.input_grad_real = g.narrow(0, 0, b);
+      result.input_grad_fake = g.narrow(0, b, b);
     }
-    result.loss = loss.detach();
+    return result;
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("per-example gradients: ", e.what_without_backtrace()));
+  }
+}
+
+torch::Tensor Materialize(const FactoredGradient& gradient) {
+  torch::NoGradGuard no_grad;
+  if (gradient.right.empty()) {
+    torch::Tensor sum = gradient.left[0];
+    for (size_t m = 1; m < gradient.left.size(); ++m) sum = sum + gradient.left[m];
+    return sum;
+  }
+  // [B, out, M] x [B, M, in]: all outer products of an example in one bmm.
+  return torch::bmm(torch::stack(gradient.left, 2), torch::stack(gradient.right, 1));
+}
+
+torch::Tensor FactoredSquaredNorms(const std::vector<FactoredGradient>& gradients) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor sq;
+  for (const FactoredGradient& g : gradients) {
+    torch::Tensor s;
+    if (g.right.empty()) {
+      s = Materialize(g).to(torch::kDouble).pow(2).sum(1);
+    } else {
+      // ‖Σ_m l_m r_mᵀ‖² = Σ_{m,m'} (l_m·l_m')(r_m·r_m').
+      std::vector<torch::Tensor> l, r;
+      for (const auto& t : g.left) l.push_back(t.to(torch::kDouble));
+      for (const auto& t : g.right) r.push_back(t.to(torch::kDouble));
+      for (size_t m = 0; m < l.size(); ++m) {
+        for (size_t n = m; n < l.size(); ++n) {
+          const torch::Tensor term = (l[m] * l[n]).sum(1) * (r[m] * r[n]).sum(1);
+          const torch::Tensor weighted = m == n ? term : 2 * term;
+          s = s.defined() ? s + weighted : weighted;
+        }
+      }
+    }
+    sq = sq.defined() ? sq + s : s;
+  }
+  return sq;
+}
+
+torch::Tensor FactoredWeightedSum(const FactoredGradient& gradient, const torch::Tensor& weights) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor keep = (weights != 0).unsqueeze(1);
+  const torch::Tensor w = weights.to(gradient.left[0].scalar_type()).unsqueeze(1);
+  // Rows of zero weight are dropped outright: 0 * inf would be NaN.
+  auto clean = [&keep](const torch::Tensor& t) { return torch::where(keep, t, torch::zeros_like(t)); };
+  if (gradient.right.empty()) {
+    torch::Tensor sum;
+    for (const auto& l : gradient.left) {
+      const torch::Tensor s = (clean(l) * w).sum(0);
+      sum = sum.defined() ? sum + s : s;
+    }
+    return sum;
+  }
+  std::vector<torch::Tensor> left, right;
+  for (size_t m = 0; m < gradient.left.size(); ++m) {
+    left.push_back(clean(gradient.left[m]) * w);
+    right.push_back(clean(gradient.right[m]));
+  }
+  return torch::cat(left, 0).t().mm(torch::cat(right, 0));
+}
+
+absl::StatusOr<PerExampleGradients> CriticPerExampleGradients(
+    const std::vector<CriticStage>& stages, const CriticExamples& examples,
+    const PerExampleGradientOptions& options) {
+  absl::StatusOr<FactoredPerExampleGradients> factored =
+      CriticFactoredGradients(stages, examples, options);
+  if (!factored.ok()) return factored.status();
+  try {
+    PerExampleGradients result;
+    for (const FactoredGradient& g : factored->grads) result.grads.push_back(Materialize(g));
+    result.loss = factored->loss;
+    result.input_grad_real = factored->input_grad_real;
+    result.input_grad_fake = factored->input_grad_fake;
     return result;
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("per-example gradients: ", e.what_without_backtrace()));

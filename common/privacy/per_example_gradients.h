@@ -17,11 +17,17 @@ namespace vfsynth {
 // such a Sequential and which owns no other parameters (FeatureNetImpl, ScoreNetImpl
 // from common/model/networks.h). Any other module type is an InvalidArgument error.
 //
-// Method: per-sample parameter replication. Each Linear weight W [out, in] becomes a
-// leaf W_rep [B, out, in] (a stride-0 expand, so no copy), every row is pushed through
-// its own replica with bmm/baddbmm, the gradient penalty's input gradient is taken with
-// create_graph, and one backward of Σ_i ℓ_i with respect to the replicas yields ∂ℓ_i/∂θ
-// in row i. Exact, including the penalty's double backward.
+// Method: explicit forward and backward passes over the batch, with the gradients kept
+// as sums of outer products. Example i's gradient of a Linear weight W is
+//   δ(r_i) ⊗ a(r_i) + δ(f_i) ⊗ a(f_i) + u(x̂_i) ⊗ ρ(x̂_i):
+// the first-order terms (δ: gradient at the layer's output, a: its input) and the
+// penalty's, which reaches W only through the backward chain grad_x D(x̂) = u_1 W_1
+// (LeakyReLU's derivative is piecewise constant, so the activations' dependence on W
+// contributes nothing; u: ∂D/∂(layer output) at x̂, ρ: ∂GP/∂(u W)). A bias gets
+// δ(r_i) + δ(f_i). Exact (the same values as autograd's double backward, up to float
+// rounding), about three batched forward passes of work, and norms and clipped sums
+// can be taken without ever forming the [B, out, in] tensors (FactoredSquaredNorms,
+// FactoredWeightedSum; dp_sgd.h uses them).
 using CriticStage = std::shared_ptr<torch::nn::Module>;
 
 // One critic batch. All tensors are on the CPU with the parameters' dtype.
@@ -57,17 +63,46 @@ struct PerExampleGradients {
   torch::Tensor input_grad_fake;  // [B, d_in]: ∂ℓ_i/∂f_i, only if options.input_gradients.
 };
 
+// A parameter's per-example gradients, factored: example i's gradient is
+// Σ_m left[m][i] ⊗ right[m][i] for a Linear weight ([out, in]; left[m] is [B, out],
+// right[m] is [B, in]), or Σ_m left[m][i] for a bias (right empty).
+struct FactoredGradient {
+  std::vector<torch::Tensor> left;
+  std::vector<torch::Tensor> right;
+};
+
+struct FactoredPerExampleGradients {
+  std::vector<FactoredGradient> grads;  // CriticParameters(stages) order
+  torch::Tensor loss;                   // [B]: ℓ_i
+  torch::Tensor input_grad_real;        // [B, d_in], only if options.input_gradients
+  torch::Tensor input_grad_fake;
+};
+
 // The stages' parameters in the order used by PerExampleGradients::grads (each stage's
 // parameters() order, stage after stage). Fails like CriticPerExampleGradients on a bad stage.
 absl::StatusOr<std::vector<torch::Tensor>> CriticParameters(const std::vector<CriticStage>& stages);
 
-// Computes the per-example gradients above. Does not touch the parameters or their .grad().
-// Runs with grad mode enabled even under a NoGradGuard. Errors: InvalidArgument for an
+// Computes the per-example gradients above, materialised (B times the parameters'
+// memory; DP-SGD uses the factored form instead). Does not touch the parameters or
+// their .grad(); needs no grad mode. Errors: InvalidArgument for an
 // unsupported stage, a non-scalar critic output, or mismatched shapes; Internal for a
 // LibTorch failure.
 absl::StatusOr<PerExampleGradients> CriticPerExampleGradients(
     const std::vector<CriticStage>& stages, const CriticExamples& examples,
     const PerExampleGradientOptions& options = {});
+
+// The same gradients, factored (see the top of this file). Same errors.
+absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
+    const std::vector<CriticStage>& stages, const CriticExamples& examples,
+    const PerExampleGradientOptions& options = {});
+
+// [B, param shape...]: the per-example gradients written out.
+torch::Tensor Materialize(const FactoredGradient& gradient);
+// [B] (double): each example's squared L2 norm over all the given parameters jointly.
+torch::Tensor FactoredSquaredNorms(const std::vector<FactoredGradient>& gradients);
+// Σ_i weights[i] · g_i (parameter shape, the factors' dtype); examples of weight 0 are
+// left out entirely (even if their gradient is not finite).
+torch::Tensor FactoredWeightedSum(const FactoredGradient& gradient, const torch::Tensor& weights);
 
 // [B, P]: each example's gradient over all parameters, concatenated in parameter order.
 torch::Tensor FlattenPerExample(const std::vector<torch::Tensor>& per_example);

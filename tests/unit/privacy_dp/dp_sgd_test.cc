@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "common/model/networks.h"
 #include "common/model/wgan.h"
@@ -120,6 +121,52 @@ TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
   const torch::Tensor before = (*params)[0].detach().clone();
   sgd.step();
   EXPECT_TRUE(torch::allclose((*params)[0].detach(), before - 0.1 * plain[0], 1e-4, 1e-6));
+}
+
+// The factored step (what the critics use) clips and noises exactly like the step on
+// materialised per-example gradients: same norms, same clipped sum, same noise draws.
+TEST(DpSgdStepTest, FactoredEqualsMaterialised) {
+  torch::manual_seed(13);
+  v1::ModelConfig config;
+  config.add_feature_hidden(16);
+  config.set_feature_dim(6);
+  config.set_leaky_slope(0.2);
+  FeatureNet feat(9, config);
+  ScoreNet head(6, std::vector<int>{}, 0.2);
+  const int64_t b = 12;
+  CriticExamples ex{torch::randn({b, 9}), torch::randn({b, 9}), torch::rand({b, 1}), 10.0,
+                    torch::randn({b, 6}), torch::randn({b, 6})};
+  ex.upstream_real[3][2] = std::numeric_limits<float>::infinity();  // example 3 is dropped
+  absl::StatusOr<std::vector<torch::Tensor>> params = CriticParameters({feat.ptr(), head.ptr()});
+  ASSERT_TRUE(params.ok());
+  absl::StatusOr<FactoredPerExampleGradients> factored =
+      CriticFactoredGradients({feat.ptr(), head.ptr()}, ex);
+  ASSERT_TRUE(factored.ok()) << factored.status();
+  std::vector<torch::Tensor> materialised;
+  for (const FactoredGradient& g : factored->grads) materialised.push_back(Materialize(g));
+  const torch::Tensor norms = FactoredSquaredNorms(factored->grads).sqrt();
+  const torch::Tensor expected_norms = PerExampleNorms(materialised);
+  EXPECT_FALSE(std::isfinite(norms[3].item<double>()));
+  const torch::Tensor finite = torch::isfinite(expected_norms);
+  EXPECT_TRUE(torch::allclose(norms.masked_select(finite), expected_norms.masked_select(finite), 1e-6, 1e-9));
+
+  DpSgdOptions options;
+  options.clip_norm = 0.5 * expected_norms.masked_select(finite).median().item<double>();  // clips about half
+  options.noise_multiplier = 0.7;
+  ASSERT_TRUE(DpSgdStep(*params, materialised, options, Fixed(5)).ok());
+  std::vector<torch::Tensor> want;
+  for (const auto& p : *params) want.push_back(p.grad().clone());
+  absl::StatusOr<ClipDiagnostics> diag = DpSgdStepFactored(*params, factored->grads, options, Fixed(5));
+  ASSERT_TRUE(diag.ok()) << diag.status();
+  EXPECT_EQ(diag->nonfinite, 1);
+  EXPECT_GT(diag->fraction_clipped, 0.2);
+  for (size_t p = 0; p < want.size(); ++p) {
+    EXPECT_TRUE(torch::allclose((*params)[p].grad(), want[p], 1e-4, 1e-6)) << "parameter " << p;
+  }
+  // A mismatch between factors and parameters is refused.
+  std::vector<FactoredGradient> wrong = factored->grads;
+  wrong[0].right.pop_back();
+  EXPECT_FALSE(DpSgdStepFactored(*params, wrong, options, Fixed(5)).ok());
 }
 
 // With zero per-example gradients the written gradient is pure noise / B. Over n = 3·10^5
