@@ -78,13 +78,18 @@ TEST(ClipAndSumTest, NonFiniteExampleContributesZero) {
   EXPECT_TRUE(torch::equal(clipped->sum[0], torch::tensor({1.0f, 0.0f})));
 }
 
-TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
-  torch::manual_seed(12);
+// A party's feat: 9 columns - 16 - 6 features.
+FeatureNet SmallFeatureNet() {
   v1::ModelConfig config;
   config.add_feature_hidden(16);
   config.set_feature_dim(6);
   config.set_leaky_slope(0.2);
-  FeatureNet feat(9, config);
+  return FeatureNet(9, config);
+}
+
+TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
+  torch::manual_seed(12);
+  FeatureNet feat = SmallFeatureNet();
   ScoreNet head(6, std::vector<int>{}, 0.2);
   const int64_t b = 10;
   const torch::Tensor real = torch::randn({b, 9}), fake = torch::randn({b, 9});
@@ -127,11 +132,7 @@ TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
 // materialised per-example gradients: same norms, same clipped sum, same noise draws.
 TEST(DpSgdStepTest, FactoredEqualsMaterialised) {
   torch::manual_seed(13);
-  v1::ModelConfig config;
-  config.add_feature_hidden(16);
-  config.set_feature_dim(6);
-  config.set_leaky_slope(0.2);
-  FeatureNet feat(9, config);
+  FeatureNet feat = SmallFeatureNet();
   ScoreNet head(6, std::vector<int>{}, 0.2);
   const int64_t b = 12;
   CriticExamples ex{torch::randn({b, 9}), torch::randn({b, 9}), torch::rand({b, 1}), 10.0,
