@@ -141,9 +141,11 @@ Flat Flatten(const std::vector<Stage>& stages) {
   return flat;
 }
 
-// LeakyReLU's derivative at z: 1 where z > 0, else the slope (as LibTorch's backward).
-torch::Tensor LeakyMask(const torch::Tensor& z, double slope) {
-  return torch::where(z > 0, torch::ones_like(z), torch::full_like(z, slope));
+// `grad` times LeakyReLU's derivative at `z` (1 where z > 0, else the slope), rows
+// [start, start + n) of z: LibTorch's own backward kernel, one pass.
+torch::Tensor ThroughLeaky(const torch::Tensor& grad, const torch::Tensor& z, int64_t start, int64_t n,
+                           double slope) {
+  return torch::leaky_relu_backward(grad, z.narrow(0, start, n), slope, /*self_is_result=*/false);
 }
 
 }  // namespace
@@ -171,18 +173,14 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     const torch::Tensor fake = examples.fake.detach();
     const torch::Tensor x_hat = examples.alpha * real + (1 - examples.alpha) * fake;
 
-    // Forward over the rows [r; f; x̂]: each Linear's input, each LeakyReLU's mask.
+    // Forward over the rows [r; f; x̂]: each Linear's and each LeakyReLU's input.
     torch::Tensor a = torch::cat({real, fake, x_hat}, 0);
-    std::vector<torch::Tensor> inputs(layers.size()), masks(layers.size());
+    std::vector<torch::Tensor> inputs(layers.size());
     torch::Tensor first_stage_out;
     for (size_t l = 0; l < layers.size(); ++l) {
-      if (layers[l].linear != nullptr) {
-        inputs[l] = a;
-        a = torch::linear(a, layers[l].linear->weight, layers[l].linear->bias);
-      } else {
-        masks[l] = LeakyMask(a, layers[l].slope);
-        a = a * masks[l];
-      }
+      inputs[l] = a;
+      a = layers[l].linear != nullptr ? torch::linear(a, layers[l].linear->weight, layers[l].linear->bias)
+                                      : torch::leaky_relu(a, layers[l].slope);
       if (l + 1 == flat.first_stage_end) first_stage_out = a;
     }
     const torch::Tensor scores = a.squeeze(1);  // [3B]
@@ -201,21 +199,21 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
         g = g + torch::cat({up_r, up_f}, 0);
       }
       if (layers[l].linear == nullptr) {
-        g = g * masks[l].narrow(0, 0, 2 * b);
+        g = ThroughLeaky(g, inputs[l], 0, 2 * b, layers[l].slope);
       } else {
         delta[l] = g;
         g = g.mm(layers[l].linear->weight);
       }
     }
 
-    // The penalty: grad_x D(x̂) = u_1 W_1 with u_l = ∂D/∂(output of Linear l) at x̂. The
-    // masks are piecewise constant, so λ(‖grad_x‖ - 1)² depends on the parameters only
+    // The penalty: grad_x D(x̂) = u_1 W_1 with u_l = ∂D/∂(output of Linear l) at x̂.
+    // LeakyReLU's derivative is piecewise constant, so λ(‖grad_x‖ - 1)² depends on the parameters only
     // through the W_l in this chain: its gradient for W_l is u_l ⊗ ρ_l, ρ_l = ∂GP/∂(u_l W_l).
     std::vector<torch::Tensor> u(layers.size());
     torch::Tensor v = torch::ones({b, 1}, opts);
     for (size_t l = layers.size(); l-- > 0;) {
       if (layers[l].linear == nullptr) {
-        v = v * masks[l].narrow(0, 2 * b, b);
+        v = ThroughLeaky(v, inputs[l], 2 * b, b, layers[l].slope);
       } else {
         u[l] = v;
         v = v.mm(layers[l].linear->weight);
@@ -229,7 +227,7 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     std::vector<torch::Tensor> rho_at(layers.size());
     for (size_t l = 0; l < layers.size(); ++l) {
       if (layers[l].linear == nullptr) {
-        rho = rho * masks[l].narrow(0, 2 * b, b);
+        rho = ThroughLeaky(rho, inputs[l], 2 * b, b, layers[l].slope);
       } else {
         rho_at[l] = rho;
         rho = rho.mm(layers[l].linear->weight.t());
@@ -255,7 +253,7 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     }
     result.loss = loss;
     if (options.input_gradients) {
-      // The penalty's input gradient vanishes (piecewise-constant masks again).
+      // The penalty's input gradient vanishes (piecewise-constant derivatives again).
       result.input_grad_real = g.narrow(0, 0, b);
       result.input_grad_fake = g.narrow(0, b, b);
     }
@@ -303,24 +301,24 @@ torch::Tensor FactoredSquaredNorms(const std::vector<FactoredGradient>& gradient
 
 torch::Tensor FactoredWeightedSum(const FactoredGradient& gradient, const torch::Tensor& weights) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor keep = (weights != 0).unsqueeze(1);
   const torch::Tensor w = weights.to(gradient.left[0].scalar_type()).unsqueeze(1);
-  // Rows of zero weight are dropped outright: 0 * inf would be NaN.
-  auto clean = [&keep](const torch::Tensor& t) { return torch::where(keep, t, torch::zeros_like(t)); };
-  if (gradient.right.empty()) {
-    torch::Tensor sum;
-    for (const auto& l : gradient.left) {
-      const torch::Tensor s = (clean(l) * w).sum(0);
-      sum = sum.defined() ? sum + s : s;
-    }
-    return sum;
-  }
-  std::vector<torch::Tensor> left, right;
+  // Rows of zero weight are dropped outright (0 * inf would be NaN); usually there are none.
+  const torch::Tensor keep = (weights != 0).unsqueeze(1);
+  const bool all_kept = keep.all().item<bool>();
+  auto clean = [&](const torch::Tensor& t) {
+    return all_kept ? t : torch::where(keep, t, torch::zeros_like(t));
+  };
+  torch::Tensor sum;
   for (size_t m = 0; m < gradient.left.size(); ++m) {
-    left.push_back(clean(gradient.left[m]) * w);
-    right.push_back(clean(gradient.right[m]));
+    const torch::Tensor left = clean(gradient.left[m]) * w;
+    if (gradient.right.empty()) {
+      sum = sum.defined() ? sum.add_(left.sum(0)) : left.sum(0);
+    } else {
+      const torch::Tensor right = clean(gradient.right[m]);
+      sum = sum.defined() ? sum.addmm_(left.t(), right) : left.t().mm(right);
+    }
   }
-  return torch::cat(left, 0).t().mm(torch::cat(right, 0));
+  return sum;
 }
 
 absl::StatusOr<PerExampleGradients> CriticPerExampleGradients(
