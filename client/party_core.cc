@@ -211,7 +211,8 @@ absl::Status PartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
     ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
-    return Commit(-1);
+    RETURN_IF_ERROR(Commit(-1));
+    return committer_.Await();
   }
   if (checkpoint.status().code() == absl::StatusCode::kNotFound) {
     return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", path));
@@ -228,10 +229,20 @@ absl::Status PartyCore::OpenCheckpoint() {
 
 absl::Status PartyCore::Commit(int64_t step) {
   const absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
-  RETURN_IF_ERROR(WriteCheckpoint(StatePath(config_), CheckpointHeader(step), state));
-  spdlog::debug("committed critic step {}: {} bytes in {:.1f} ms", step, state.size(),
-                absl::ToDoubleMilliseconds(absl::Now() - start));
+  // The snapshot is taken now (the next message may draw noise or update the critic);
+  // only the write runs in the background.
+  ASSIGN_OR_RETURN(std::string state, SavePartyState(*model_));
+  const absl::Duration snapshot = absl::Now() - start;
+  RETURN_IF_ERROR(committer_.Start(
+      [path = StatePath(config_), header = CheckpointHeader(step), state = std::move(state), step,
+       snapshot]() -> absl::Status {
+        const absl::Time start = absl::Now();
+        RETURN_IF_ERROR(WriteCheckpoint(path, header, state));
+        spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step,
+                      state.size(), absl::ToDoubleMilliseconds(snapshot),
+                      absl::ToDoubleMilliseconds(absl::Now() - start));
+        return absl::OkStatus();
+      }));
   committed_step_ = step;
   return absl::OkStatus();
 }
@@ -369,6 +380,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
         return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
       }
     case v1::CuratorMessage::kFinished:
+      RETURN_IF_ERROR(committer_.Await());
       finished_ = true;
       finish_message_ = message.finished().message();
       return std::vector<v1::PartyMessage>();
@@ -444,7 +456,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
                     }));
     // Durable before anything computed from the updated critic can leave.
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
-    return replies;
+    return replies;  // the write completes before the next reply leaves (AwaitCommit)
   }
   const std::string digest = Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); });
   if (const v1::JournalEntry* entry =
@@ -460,6 +472,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     if (!reply.ParseFromString(entry->reply())) {
       return absl::DataLossError("a journaled reply does not parse");
     }
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
     replies.push_back(std::move(reply));
     return replies;
   }
@@ -472,6 +485,10 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   entry.set_input_digest(digest);
   entry.set_reply(reply.SerializeAsString());
   RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
+  // So is the critic state it was computed from: its commit was written meanwhile. (A
+  // crash between the two leaves a journaled reply ahead of the state; the curator's
+  // resend re-applies that update, same inputs and noise state, before it asks again.)
+  RETURN_IF_ERROR(committer_.Await());
   replies.push_back(std::move(reply));
   return replies;
 }

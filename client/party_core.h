@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/party_data.h"
+#include "common/util/background_task.h"
 #include "common/util/step_profile.h"
 #include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
@@ -79,7 +80,8 @@ class PartyCore {
   PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
   // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
   absl::Status OpenCheckpoint();
-  // Writes the critic state after `step`'s update (-1: the initial state).
+  // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
+  // it in the background (committer_); every reply waits for that write first.
   absl::Status Commit(int64_t step);
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   // Round messages: journal replay, position checks, then Answer.
@@ -124,6 +126,7 @@ class PartyCore {
   bool finished_ = false;
   std::string finish_message_;
   StepProfile profile_;
+  BackgroundTask committer_;  // the state write in flight; declared last: joined first
 };
 
 }  // namespace vfsynth
