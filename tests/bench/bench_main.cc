@@ -48,6 +48,7 @@ ABSL_FLAG(int32_t, party_threads, 1, "LibTorch threads of each party");
 ABSL_FLAG(int32_t, reference_threads, 2, "LibTorch threads of the reference trainer");
 ABSL_FLAG(bool, wire, true, "count wire bytes in an extra short run through a TCP relay (mode none)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+ABSL_FLAG(std::string, party_log_level, "warn", "log level of the party processes (logs under --work_dir)");
 
 namespace vfsynth::bench {
 namespace {
@@ -108,6 +109,7 @@ absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSetti
   options.party_binary = PartyBinary();
   options.dir = settings.dir + "/logs";
   options.relay = relay;
+  options.party_log_level = absl::GetFlag(FLAGS_party_log_level);
   return RunDistributed(options);
 }
 

@@ -64,7 +64,7 @@ absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& optio
     profiles.push_back(stem + ".profile.json");
     ASSIGN_OR_RETURN(ChildProcess child,
                      ChildProcess::Spawn({options.party_binary, "--config", stem + ".json", "--profile_out",
-                                          profiles.back(), "--log_level", "warn"},
+                                          profiles.back(), "--log_level", options.party_log_level},
                                          stem + ".log"));
     children.push_back(std::move(child));
   }

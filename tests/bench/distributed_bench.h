@@ -17,6 +17,7 @@ struct DistributedOptions {
   std::string party_binary;               // vfsynth-party
   std::string dir;                        // configs, logs and profiles go here
   bool relay = false;                     // parties dial through a counting TcpRelay
+  std::string party_log_level = "warn";
 };
 
 struct DistributedResult {
