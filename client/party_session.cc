@@ -98,10 +98,8 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
   absl::Status result = absl::OkStatus();
   uint64_t next_id = 0;
   auto write = [&](const v1::PartyMessage& message) {
-    for (const v1::PartyMessage& piece : SplitIntoChunks(message, kChunkBytes, next_id++)) {
-      if (!stream->Write(piece)) return false;
-    }
-    return true;
+    return WriteChunked(message, kChunkBytes, next_id++,
+                        [&](const v1::PartyMessage& piece) { return stream->Write(piece); });
   };
   ChunkAssembler<v1::CuratorMessage> assembler(config_.max_message_bytes());
   if (!write(core_->MakeHello())) result = absl::UnavailableError("curator closed the stream at Hello");

@@ -85,12 +85,13 @@ grpc::Status CuratorService::Train(
   std::thread writer([&] {
     uint64_t next_id = 0;
     while (auto message = hub.NextOutgoing(index, connection)) {
-      for (const v1::CuratorMessage& piece : SplitIntoChunks(*message, kChunkBytes, next_id++)) {
+      const bool written = WriteChunked(*message, kChunkBytes, next_id++, [&](const v1::CuratorMessage& piece) {
         hub.CountSent(index, piece.ByteSizeLong());
-        if (!stream->Write(piece)) {
-          write_failed = true;
-          return;
-        }
+        return stream->Write(piece);
+      });
+      if (!written) {
+        write_failed = true;
+        return;
       }
     }
   });

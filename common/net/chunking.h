@@ -17,8 +17,8 @@ namespace vfsynth {
 // pass through unchanged. `Message` is CuratorMessage or PartyMessage.
 template <typename Message>
 std::vector<Message> SplitIntoChunks(const Message& message, size_t max_bytes, uint64_t message_id) {
+  if (message.ByteSizeLong() <= max_bytes) return {message};
   const std::string bytes = message.SerializeAsString();
-  if (bytes.size() <= max_bytes) return {message};
   const uint32_t count = static_cast<uint32_t>((bytes.size() + max_bytes - 1) / max_bytes);
   std::vector<Message> chunks(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -32,6 +32,18 @@ std::vector<Message> SplitIntoChunks(const Message& message, size_t max_bytes, u
     chunk->set_data(bytes.substr(static_cast<size_t>(i) * max_bytes, max_bytes));
   }
   return chunks;
+}
+
+// Writes `message` with `write` (bool(const Message&), false on failure): as it is
+// when its serialized size is at most `max_bytes` (no copy, no extra serialization),
+// else as the chunks of SplitIntoChunks. False as soon as a write fails.
+template <typename Message, typename Write>
+bool WriteChunked(const Message& message, size_t max_bytes, uint64_t message_id, Write&& write) {
+  if (message.ByteSizeLong() <= max_bytes) return write(message);
+  for (const Message& piece : SplitIntoChunks(message, max_bytes, message_id)) {
+    if (!write(piece)) return false;
+  }
+  return true;
 }
 
 // Reassembles chunked messages. Chunks of one message must arrive in order on one
