@@ -32,7 +32,7 @@ struct RunSettings {
   int n_critic = 5;
   int curator_threads = 1;  // torch intra-op threads
   int party_threads = 1;
-  int reference_threads = 2;
+  int reference_threads = 1;
   std::string dir;          // run directory: configs, checkpoints, ledgers, logs
 };
 

@@ -52,6 +52,7 @@ def main():
         fail(f"cases {sorted(cases)} != expected {sorted(args.cases)}")
     for name, c in cases.items():
         for key in ("parties", "batch_size", "feature_dim", "n_critic", "measured_rounds", "reference_steps",
+                    "reference_threads",
                     "reference_critic_ms", "reference_generator_ms", "checkpoint_ms", "critic_ratio",
                     "generator_ratio", "round_ms"):
             number(c, key, name)

@@ -13,6 +13,7 @@ absl::StatusOr<ReferenceTiming> TimeReference(const v1::LocalRunConfig& config,
   ASSIGN_OR_RETURN(std::unique_ptr<ReferenceTrainer> trainer, ReferenceTrainer::Create(config));
   const int n_critic = config.training().n_critic();
   ReferenceTiming timing;
+  timing.threads = config.training().threads();
   try {
     trainer->generator()->train();
     const absl::Time start = absl::Now();

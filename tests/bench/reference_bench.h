@@ -10,6 +10,7 @@
 namespace vfsynth::bench {
 
 struct ReferenceTiming {
+  int threads = 0;                   // LibTorch intra-op threads used
   std::vector<double> critic_ms;     // one entry per timed critic step
   std::vector<double> generator_ms;  // one entry per timed generator step
 };
