@@ -458,10 +458,10 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
     return replies;  // the write completes before the next reply leaves (AwaitCommit)
   }
-  const std::string digest = Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); });
+  auto digest = [&] { return Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); }); };
   if (const v1::JournalEntry* entry =
           journal_->Find(message.payload_case(), message.round(), message.step())) {
-    if (entry->input_digest() != digest) {
+    if (entry->input_digest() != digest()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the curator sent round ", message.round(), ", step ", message.step(),
           " again with other inputs than before; refusing (its state does not match the run this "
@@ -478,11 +478,16 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   }
   ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
   ScopedPhase durability(profile_, StepPhase::kDurability);
+  if (!MustJournal(message)) {
+    RETURN_IF_ERROR(committer_.Await());
+    replies.push_back(std::move(reply));
+    return replies;
+  }
   v1::JournalEntry entry;
   entry.set_round(message.round());
   entry.set_step(message.step());
   entry.set_payload(message.payload_case());
-  entry.set_input_digest(digest);
+  entry.set_input_digest(InputDigest(message));
   entry.set_reply(reply.SerializeAsString());
   RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
   // So is the critic state it was computed from: its commit was written meanwhile. (A
@@ -491,6 +496,16 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   RETURN_IF_ERROR(committer_.Await());
   replies.push_back(std::move(reply));
   return replies;
+}
+
+bool PartyCore::MustJournal(const v1::CuratorMessage& message) const {
+  if (message.has_critic_task()) return true;  // fresh noise, a new charge: never twice
+  // A generator-round reply without noise of its own (every mode but the ensemble
+  // ones) is a deterministic function of the committed critic and the curator's
+  // input, and post-processing of what the critic already paid for: recomputing it
+  // after a restart gives the same bytes at no privacy cost.
+  auto mode = privacy::ParseMode(config_.privacy().mode());
+  return !mode.ok() || privacy::IsEnsembleMode(*mode);
 }
 
 absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {

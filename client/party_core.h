@@ -86,6 +86,9 @@ class PartyCore {
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   // Round messages: journal replay, position checks, then Answer.
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
+  // Whether a reply to `message` is journaled before it is sent (not needed for the
+  // noiseless generator-round replies, which are recomputed identically).
+  bool MustJournal(const v1::CuratorMessage& message) const;
   // Computes a reply that was never sent before (charging the ledger first).
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next

@@ -548,6 +548,33 @@ TEST_F(PartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRecharging
   EXPECT_GT((*core)->epsilon_spent(), spent);
 }
 
+// Generator-round replies carry no noise of their own outside the ensemble modes: they
+// are not journaled, and a restarted party recomputes the very same bytes.
+TEST_F(PartyCoreTest, RestartedPartyRecomputesItsGeneratorRoundIdentically) {
+  const std::string dir = FreshDir("generator-restart");
+  std::string features, slice_gradient;
+  {
+    auto core = AlignedWith(StrictConfig(dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    for (int64_t step = 0; step < kNCritic; ++step) {
+      ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, step))).empty());
+      ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+    }
+    features = Only((*core)->Handle(GeneratorTask(0)));
+    slice_gradient = Only((*core)->Handle(GeneratorFeatureGradient(0)));
+    ASSERT_FALSE(features.empty());
+    ASSERT_FALSE(slice_gradient.empty());
+  }
+  auto core = AlignedWith(StrictConfig(dir), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  for (int64_t step = 0; step < kNCritic; ++step) {  // the curator resends its round
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, step))).empty());
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+  }
+  EXPECT_EQ(Only((*core)->Handle(GeneratorTask(0))), features);
+  EXPECT_EQ(Only((*core)->Handle(GeneratorFeatureGradient(0))), slice_gradient);
+}
+
 TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatchTheRun) {
   const std::string dir = FreshDir("refuse");
   ASSERT_TRUE(AlignedWith(Config("secrets.txt", dir), false).ok());
