@@ -24,6 +24,7 @@ ABSL_FLAG(std::string, profile_out, "",
 
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
+  vfsynth::TuneMemoryAllocator();
   absl::SetProgramUsageMessage("vfsynth-party --config party.json");
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
   std::vector<char*> raw;

@@ -35,6 +35,7 @@ std::string Usage() {
 
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
+  vfsynth::TuneMemoryAllocator();
   const std::string usage = vfsynth::Usage();
   absl::SetProgramUsageMessage(usage);
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);

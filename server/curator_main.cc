@@ -22,6 +22,7 @@ ABSL_FLAG(double, shutdown_grace_seconds, 5, "grace period for open streams on S
 
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
+  vfsynth::TuneMemoryAllocator();
   absl::SetProgramUsageMessage("vfsynth-curator --config curator.json");
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
   std::vector<char*> raw;

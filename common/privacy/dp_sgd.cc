@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/privacy/fast_cast.h"
 
 namespace vfsynth {
 namespace {
@@ -44,7 +45,8 @@ torch::Tensor ClipFactors(const torch::Tensor& sq_norms, double clip_norm, ClipD
 torch::Tensor Noise(at::IntArrayRef sizes, double stddev, at::Generator& gen,
                     const torch::TensorOptions& options) {
   // Draws in double so the Gaussian's tails are not cut by float rounding, then casts.
-  return (torch::randn(sizes, gen, options.dtype(torch::kDouble)) * stddev).to(options.dtype());
+  return CastCopy(torch::randn(sizes, gen, options.dtype(torch::kDouble)) * stddev,
+                  c10::typeMetaToScalarType(options.dtype()));
 }
 
 // params[p].grad() = (sums[p] + N(0, (z·2C)²)) / B; returns the written noise std.
@@ -79,17 +81,17 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
     torch::NoGradGuard no_grad;
     torch::Tensor sq;
     for (const auto& g : per_example) {
-      const torch::Tensor s = g.reshape({b, -1}).to(torch::kDouble).pow(2).sum(1);
+      const torch::Tensor s = CastCopy(g.reshape({b, -1}), torch::kDouble).pow(2).sum(1);
       sq = sq.defined() ? sq + s : s;
     }
     ClippedSum result;
     const torch::Tensor factor = ClipFactors(sq, clip_norm, &result.diagnostics);
     for (const auto& g : per_example) {
       // Zero out non-finite rows explicitly: 0 * inf would be NaN.
-      const torch::Tensor flat = g.reshape({b, -1}).to(torch::kDouble);
+      const torch::Tensor flat = CastCopy(g.reshape({b, -1}), torch::kDouble);
       const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
       const torch::Tensor summed = (clean * factor.unsqueeze(1)).sum(0);
-      result.sum.push_back(summed.reshape(g.sizes().slice(1)).to(g.scalar_type()));
+      result.sum.push_back(CastCopy(summed.reshape(g.sizes().slice(1)), g.scalar_type()));
     }
     return result;
   } catch (const c10::Error& e) {
@@ -167,7 +169,7 @@ absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double cli
   }
   try {
     torch::NoGradGuard no_grad;
-    const torch::Tensor flat = rows.detach().to(torch::kDouble);
+    const torch::Tensor flat = CastCopy(rows.detach(), torch::kDouble);
     const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
     NoisyRows result;
     // A row with a non-finite entry is released as pure noise.
@@ -176,7 +178,7 @@ absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double cli
     torch::Tensor out = clean * factor.unsqueeze(1);
     const double stddev = noise_multiplier * 2.0 * clip_norm;
     if (stddev > 0) out = out + Noise(out.sizes(), stddev, noise, out.options());
-    result.rows = out.to(rows.scalar_type());
+    result.rows = CastCopy(out, rows.scalar_type());
     result.diagnostics.noise_std = stddev;
     return result;
   } catch (const c10::Error& e) {

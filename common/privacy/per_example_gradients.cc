@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/privacy/fast_cast.h"
 
 namespace vfsynth {
 namespace {
@@ -280,12 +281,13 @@ torch::Tensor FactoredSquaredNorms(const std::vector<FactoredGradient>& gradient
   for (const FactoredGradient& g : gradients) {
     torch::Tensor s;
     if (g.right.empty()) {
-      s = Materialize(g).to(torch::kDouble).pow(2).sum(1);
+      s = CastCopy(Materialize(g), torch::kDouble).pow(2).sum(1);
     } else {
-      // ‖Σ_m l_m r_mᵀ‖² = Σ_{m,m'} (l_m·l_m')(r_m·r_m').
+      // ‖Σ_m l_m r_mᵀ‖² = Σ_{m,n} (l_m·l_n)(r_m·r_n), in double (the clip bound must not
+      // depend on float rounding).
       std::vector<torch::Tensor> l, r;
-      for (const auto& t : g.left) l.push_back(t.to(torch::kDouble));
-      for (const auto& t : g.right) r.push_back(t.to(torch::kDouble));
+      for (const auto& t : g.left) l.push_back(CastCopy(t, torch::kDouble));
+      for (const auto& t : g.right) r.push_back(CastCopy(t, torch::kDouble));
       for (size_t m = 0; m < l.size(); ++m) {
         for (size_t n = m; n < l.size(); ++n) {
           const torch::Tensor term = (l[m] * l[n]).sum(1) * (r[m] * r[n]).sum(1);

@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -26,6 +27,11 @@ void EnsurePassiveOpenMpWait(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
   ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   ::execv("/proc/self/exe", argv);
+}
+
+void TuneMemoryAllocator() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest accepted value on 64-bit
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
 }
 
 void InitLogging(const std::string& name, const std::string& level) {

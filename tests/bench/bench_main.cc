@@ -240,6 +240,7 @@ absl::Status Main(const std::string& command) {
 
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
+  vfsynth::TuneMemoryAllocator();
   absl::SetProgramUsageMessage("vfsynth-bench [--grid full|smoke] [--out bench.json] [--markdown tables.md]");
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
   std::vector<char*> raw;
