@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "client/party_core.h"
 #include "client/party_session.h"
@@ -36,7 +38,8 @@ constexpr char kAlignmentKey[] = "test-alignment-key-0123456789";
 class DistributedTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir() + "/distributed_test");
+    // Per process: two checkouts (or two ctest runs) must not share certificates or checkpoints.
+    dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/distributed_test_", ::getpid()));
     ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
                            kSource + "/deploy/schemas/adult.schema.json",
                            kSource + "/deploy/parties/adult-3.json", *dir_ + "/parties", false)
@@ -48,6 +51,13 @@ class DistributedTest : public ::testing::Test {
                                     absl::StrCat("sampling_secret=", kSamplingSecret,
                                                  "\nalignment_key=", kAlignmentKey, "\n"))
                     .ok());
+  }
+
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+    dir_ = nullptr;
   }
 
   static v1::TrainingConfig Training() {
