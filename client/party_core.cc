@@ -20,6 +20,7 @@
 #include "common/privacy/ledger.h"
 #include "common/privacy/run_accounting.h"
 #include "common/util/checkpoint_file.h"
+#include "common/util/checkpoint_slots.h"
 #include "common/util/file_io.h"
 #include "common/util/sha256.h"
 #include "common/util/status_macros.h"
@@ -165,6 +166,7 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
+  ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
   RETURN_IF_ERROR(PlanPrivacy());
   return OpenCheckpoint();
 }
@@ -186,7 +188,7 @@ v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
 namespace {
 
 std::string StatePath(const v1::PartyConfig& config) {
-  return (std::filesystem::path(config.checkpoint_dir()) / "state.ckpt").string();
+  return (std::filesystem::path(config.checkpoint_dir()) / "state").string();  // slots state.0, state.1
 }
 
 std::string JournalPath(const v1::PartyConfig& config) {
@@ -196,8 +198,9 @@ std::string JournalPath(const v1::PartyConfig& config) {
 }  // namespace
 
 absl::Status PartyCore::OpenCheckpoint() {
-  const std::string path = StatePath(config_);
-  auto checkpoint = ReadCheckpoint(path);
+  state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
+  const std::string path = absl::StrCat(StatePath(config_), ".{0,1}");
+  auto checkpoint = state_->Read();
   if (!resume_) {
     if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -234,10 +237,12 @@ absl::Status PartyCore::Commit(int64_t step) {
   ASSIGN_OR_RETURN(std::string state, SavePartyState(*model_));
   const absl::Duration snapshot = absl::Now() - start;
   RETURN_IF_ERROR(committer_.Start(
-      [path = StatePath(config_), header = CheckpointHeader(step), state = std::move(state), step,
-       snapshot]() -> absl::Status {
+      [slots = state_.get(), journal = journal_.get(), header = CheckpointHeader(step),
+       state = std::move(state), step, snapshot]() -> absl::Status {
         const absl::Time start = absl::Now();
-        RETURN_IF_ERROR(WriteCheckpoint(path, header, state));
+        // Replies recomputable from the state being replaced are durable first.
+        RETURN_IF_ERROR(journal->Sync());
+        RETURN_IF_ERROR(slots->Write(header, state));
         spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step,
                       state.size(), absl::ToDoubleMilliseconds(snapshot),
                       absl::ToDoubleMilliseconds(absl::Now() - start));
@@ -436,6 +441,16 @@ std::string InputDigest(v1::CuratorMessage message) {
   return Sha256Hex(message.SerializeAsString());
 }
 
+v1::JournalEntry JournalEntryFor(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
+  v1::JournalEntry entry;
+  entry.set_round(message.round());
+  entry.set_step(message.step());
+  entry.set_payload(message.payload_case());
+  entry.set_input_digest(InputDigest(message));
+  entry.set_reply(reply.SerializeAsString());
+  return entry;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
@@ -445,8 +460,10 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
       Timed(profile_, StepPhase::kDurability, [&] { return journal_->DropBefore(message.durable_round()); }));
   std::vector<v1::PartyMessage> replies;
   if (message.has_feature_gradients()) {
-    // Already applied and committed: the curator resent or replays the step.
+    // Already applied: the curator resent or replays the step.
     if (message.step() <= committed_step_) return replies;
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
+                          [&] { return JournalRecomputedReplies(message.durable_round()); }));
     const torch::Tensor grad_real =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
     const torch::Tensor grad_fake =
@@ -454,9 +471,16 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
                       return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
                     }));
-    // Durable before anything computed from the updated critic can leave.
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
-    return replies;  // the write completes before the next reply leaves (AwaitCommit)
+    const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
+    if (mode_ != privacy::Mode::kNone || last_of_round) {
+      // Durable before anything computed from the updated critic can leave.
+      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
+    } else {
+      // Mode none: every update is deterministic, so one lost in a crash is re-applied
+      // identically from the round's resent messages; only a round's last is committed.
+      committed_step_ = message.step();
+    }
+    return replies;  // the write completes before the next reply leaves (committer_.Await)
   }
   auto digest = [&] { return Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); }); };
   if (const v1::JournalEntry* entry =
@@ -478,34 +502,74 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   }
   ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
   ScopedPhase durability(profile_, StepPhase::kDurability);
-  if (!MustJournal(message)) {
+  const Journaling journaling = JournalingOf(message);
+  if (journaling == Journaling::kRecompute) {
     RETURN_IF_ERROR(committer_.Await());
+    KeepRecomputed(message, reply);
     replies.push_back(std::move(reply));
     return replies;
   }
-  v1::JournalEntry entry;
-  entry.set_round(message.round());
-  entry.set_step(message.step());
-  entry.set_payload(message.payload_case());
-  entry.set_input_digest(InputDigest(message));
-  entry.set_reply(reply.SerializeAsString());
-  RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
-  // So is the critic state it was computed from: its commit was written meanwhile. (A
-  // crash between the two leaves a journaled reply ahead of the state; the curator's
-  // resend re-applies that update, same inputs and noise state, before it asks again.)
-  RETURN_IF_ERROR(committer_.Await());
+  const v1::JournalEntry entry = JournalEntryFor(message, reply);
+  if (journaling == Journaling::kBeforeSending) {
+    RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
+    // So is the critic state it was computed from: its commit was written meanwhile. (A
+    // crash between the two leaves a journaled reply ahead of the state; the curator's
+    // resend re-applies that update, same inputs, before it asks again.)
+    RETURN_IF_ERROR(committer_.Await());
+  } else {
+    // Written only once the state it was computed from is durable (never ahead of it),
+    // and sent before it is durable itself: until the next commit replaces that state
+    // the reply can be recomputed to the same bytes. The flush runs in the background
+    // while the curator works, and that commit starts only after it (committer_ runs
+    // jobs in order). In mode none the round's last commit flushes the journal.
+    RETURN_IF_ERROR(committer_.Await());
+    RETURN_IF_ERROR(journal_->AppendUnsynced(entry));
+    if (mode_ != privacy::Mode::kNone) {
+      RETURN_IF_ERROR(committer_.Start([journal = journal_.get()] { return journal->Sync(); }));
+    }
+  }
   replies.push_back(std::move(reply));
   return replies;
 }
 
-bool PartyCore::MustJournal(const v1::CuratorMessage& message) const {
-  if (message.has_critic_task()) return true;  // fresh noise, a new charge: never twice
+void PartyCore::KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
+  for (auto& [kept_message, kept_reply] : recomputed_) {
+    if (kept_message.payload_case() == message.payload_case()) {
+      kept_message = message;
+      kept_reply = reply;
+      return;
+    }
+  }
+  recomputed_.emplace_back(message, reply);
+}
+
+absl::Status PartyCore::JournalRecomputedReplies(int64_t durable_round) {
+  // Recomputed generator-round replies are only reproducible from the critic of their
+  // round. Once it changes, the curator can still ask for them again if its durable
+  // checkpoint is not past their round (checkpoint_every > 1, or a curator crash now):
+  // journal them; the commit of the changed critic flushes them before it is durable.
+  for (const auto& [message, reply] : recomputed_) {
+    if (message.round() >= durable_round) RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
+  }
+  recomputed_.clear();
+  return absl::OkStatus();
+}
+
+PartyCore::Journaling PartyCore::JournalingOf(const v1::CuratorMessage& message) const {
+  const bool noisy_features = mode_ == privacy::Mode::kStrict || privacy::IsEnsembleMode(mode_);
+  if (message.has_critic_task()) {
+    // Features with fresh noise (strict; the ensembles, whose shard critics also step
+    // here): never twice, so durable before they leave. Without noise (none, dpsgd,
+    // vflgan) they are a deterministic function of the committed critic state and the
+    // step's counter-based batch, and the step's charge is idempotent: recomputing them
+    // gives the same bytes at no new cost, for as long as that state is the committed one.
+    return noisy_features ? Journaling::kBeforeSending : Journaling::kBeforeReplacingState;
+  }
   // A generator-round reply without noise of its own (every mode but the ensemble
   // ones) is a deterministic function of the committed critic and the curator's
-  // input, and post-processing of what the critic already paid for: recomputing it
-  // after a restart gives the same bytes at no privacy cost.
-  auto mode = privacy::ParseMode(config_.privacy().mode());
-  return !mode.ok() || privacy::IsEnsembleMode(*mode);
+  // input, and post-processing of what the critic already paid for, and the critic
+  // does not change until the next round: it is recomputed, never journaled.
+  return privacy::IsEnsembleMode(mode_) ? Journaling::kBeforeSending : Journaling::kRecompute;
 }
 
 absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {

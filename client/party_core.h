@@ -3,10 +3,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/party_data.h"
+#include "common/privacy/run_accounting.h"
 #include "common/util/background_task.h"
 #include "common/util/step_profile.h"
 #include "vfsynth/v1/checkpoint.pb.h"
@@ -15,6 +17,7 @@
 
 namespace vfsynth {
 
+class CheckpointSlots;
 class PartyModel;
 class ReplyJournal;
 namespace privacy {
@@ -37,8 +40,10 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 //
 // Restarts (docs/operations.md, "Failure handling"): the critic state is committed to
 // config.checkpoint_dir after every critic update, before anything computed from it
-// leaves, and every reply is journaled before it is sent. A curator message answered
-// before is answered again from the journal with identical bytes; a critic update
+// leaves. A reply with fresh noise is journaled durably before it is sent; one without
+// is recomputed identically from the committed state, or journaled and made durable
+// before that state is replaced (JournalingOf). A curator message answered before is
+// answered again with identical bytes; a critic update
 // already committed is not applied twice. So a party never releases two different
 // answers for one step, and never rolls back past something it released.
 class PartyCore {
@@ -86,9 +91,16 @@ class PartyCore {
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   // Round messages: journal replay, position checks, then Answer.
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
-  // Whether a reply to `message` is journaled before it is sent (not needed for the
-  // noiseless generator-round replies, which are recomputed identically).
-  bool MustJournal(const v1::CuratorMessage& message) const;
+  // How a reply is kept for a repeated question (docs/operations.md, "The consistency
+  // rule"): recomputed from the committed critic (kRecompute); journaled, durable before
+  // the committed state it was computed from is replaced (kBeforeReplacingState); or
+  // journaled durably before it is sent (kBeforeSending: fresh noise).
+  enum class Journaling { kRecompute, kBeforeReplacingState, kBeforeSending };
+  Journaling JournalingOf(const v1::CuratorMessage& message) const;
+  // Keeps a recomputed reply (and its question) while the critic it came from is current.
+  void KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply);
+  // Before the critic changes: journals the kept replies the curator may ask again.
+  absl::Status JournalRecomputedReplies(int64_t durable_round);
   // Computes a reply that was never sent before (charging the ledger first).
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
@@ -124,8 +136,13 @@ class PartyCore {
   std::string settings_digest_;  // of the curator's run settings, to check a re-registration
   std::string aligned_digest_;   // of the common tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
+  privacy::Mode mode_ = privacy::Mode::kNone;
+  // The last critic update applied; durable too, except between the steps of a round
+  // in mode none (Handle).
   int64_t committed_step_ = -1;
+  std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
   std::unique_ptr<ReplyJournal> journal_;
+  std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;  // KeepRecomputed
   bool finished_ = false;
   std::string finish_message_;
   StepProfile profile_;

@@ -61,7 +61,6 @@ absl::Status WriteAll(int fd, const std::string& data, const std::string& path) 
     if (n < 0) return Errno("cannot append to", path);
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) return Errno("cannot flush", path);
   return absl::OkStatus();
 }
 
@@ -109,16 +108,40 @@ absl::Status ReplyJournal::Remove(const std::string& path) {
   return absl::OkStatus();
 }
 
-ReplyJournal::~ReplyJournal() { ::close(fd_); }
+ReplyJournal::~ReplyJournal() {
+  absl::MutexLock lock(&mu_);
+  ::close(fd_);
+}
 
 const v1::JournalEntry* ReplyJournal::Find(int payload, int64_t round, int64_t step) const {
   auto it = entries_.find({payload, round, step});
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-absl::Status ReplyJournal::Append(const v1::JournalEntry& entry) {
-  RETURN_IF_ERROR(WriteAll(fd_, Frame(entry), path_));
+absl::Status ReplyJournal::Append(const v1::JournalEntry& entry) { return Write(entry, /*sync=*/true); }
+
+absl::Status ReplyJournal::AppendUnsynced(const v1::JournalEntry& entry) {
+  return Write(entry, /*sync=*/false);
+}
+
+absl::Status ReplyJournal::Write(const v1::JournalEntry& entry, bool sync) {
+  const std::string record = Frame(entry);
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(WriteAll(fd_, record, path_));
+    unsynced_ = true;
+  }
+  if (sync) RETURN_IF_ERROR(Sync());
   entries_[{entry.payload(), entry.round(), entry.step()}] = entry;
+  return absl::OkStatus();
+}
+
+absl::Status ReplyJournal::Sync() {
+  absl::MutexLock lock(&mu_);
+  if (!unsynced_) return absl::OkStatus();
+  // fdatasync also writes the grown file size, which finding the new records needs.
+  if (::fdatasync(fd_) != 0) return Errno("cannot flush", path_);
+  unsynced_ = false;
   return absl::OkStatus();
 }
 
@@ -135,12 +158,14 @@ absl::Status ReplyJournal::DropBefore(int64_t round) {
   if (!any) return absl::OkStatus();
   std::string contents;
   for (const auto& [key, entry] : entries_) contents += Frame(entry);
-  RETURN_IF_ERROR(WriteFileAtomically(path_, contents));
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(WriteFileAtomically(path_, contents));  // durable: every kept entry is synced
   // The old descriptor points at the replaced file; append to the new one.
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return Errno("cannot reopen", path_);
   ::close(fd_);
   fd_ = fd;
+  unsynced_ = false;
   return absl::OkStatus();
 }
 

@@ -6,15 +6,20 @@
 #include <string>
 #include <tuple>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "vfsynth/v1/checkpoint.pb.h"
 
 namespace vfsynth {
 
 // The party's journal of the replies it released since the curator's last durable
 // checkpoint: an append-only file of length-prefixed, checksummed JournalEntry
-// records, each fsync'ed BEFORE its reply is sent. A curator message the party has
+// records. An entry with noise or a charge is fsync'ed BEFORE its reply is sent
+// (Append); one the party could recompute identically from its committed state is
+// only written (AppendUnsynced) and made durable by Sync() before that state is
+// replaced (docs/operations.md, "The consistency rule"). A curator message the party has
 // already answered (the curator resent it after a reconnect, or replays rounds after
 // --resume) is answered from here with the identical bytes, so no noisy release is
 // ever made twice (docs/privacy.md, "Restarts and replays").
@@ -31,6 +36,11 @@ class ReplyJournal {
   const v1::JournalEntry* Find(int payload, int64_t round, int64_t step) const;
   // Appends and fsyncs; returns only once the entry is durable.
   absl::Status Append(const v1::JournalEntry& entry);
+  // Appends without fsync: durable after the next Sync() (or DropBefore).
+  absl::Status AppendUnsynced(const v1::JournalEntry& entry);
+  // Makes every appended entry durable. Safe to call from another thread than the
+  // other methods (the party's background commit does).
+  absl::Status Sync();
   // Forgets entries of rounds below `round` (the curator will never replay them);
   // rewrites the file atomically. A no-op if nothing is that old.
   absl::Status DropBefore(int64_t round);
@@ -39,9 +49,12 @@ class ReplyJournal {
  private:
   using Key = std::tuple<int, int64_t, int64_t>;
   ReplyJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  absl::Status Write(const v1::JournalEntry& entry, bool sync);
 
   std::string path_;
-  int fd_;
+  absl::Mutex mu_;  // the descriptor is swapped by DropBefore while Sync may run
+  int fd_ ABSL_GUARDED_BY(mu_);
+  bool unsynced_ ABSL_GUARDED_BY(mu_) = false;
   std::map<Key, v1::JournalEntry> entries_;
 };
 

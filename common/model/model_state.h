@@ -9,8 +9,8 @@
 //
 // A party's DP noise generator is deliberately NOT saved: its state would let whoever
 // reads the file subtract the noise from every release. It is reseeded from the OS
-// on restart, which is sound because a party never recomputes a release that left
-// (docs/operations.md, "Failure handling").
+// on restart, which is sound because a party never recomputes a noisy release that
+// left (docs/operations.md, "Failure handling").
 
 #include <string>
 

@@ -461,15 +461,18 @@ TEST_F(PartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
 
 // ---- restarts: journal and checkpoint ----
 
-// strict mode (noisy releases, a ledger) with its checkpoint in `checkpoint_dir`.
-v1::PartyConfig StrictConfig(const std::string& checkpoint_dir) {
+// A DP mode with a ledger and its checkpoint in `checkpoint_dir`.
+v1::PartyConfig PrivateConfig(const std::string& checkpoint_dir, const std::string& mode) {
   v1::PartyConfig config = Config("secrets.txt", checkpoint_dir);
-  config.mutable_privacy()->set_mode("strict");
+  config.mutable_privacy()->set_mode(mode);
   config.mutable_privacy()->set_epsilon(50);
   config.mutable_privacy()->set_ledger(checkpoint_dir + ".ledger");
   EXPECT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
   return config;
 }
+
+// strict mode: noisy releases.
+v1::PartyConfig StrictConfig(const std::string& checkpoint_dir) { return PrivateConfig(checkpoint_dir, "strict"); }
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = Dir() + "/" + name;
@@ -573,6 +576,117 @@ TEST_F(PartyCoreTest, RestartedPartyRecomputesItsGeneratorRoundIdentically) {
   }
   EXPECT_EQ(Only((*core)->Handle(GeneratorTask(0))), features);
   EXPECT_EQ(Only((*core)->Handle(GeneratorFeatureGradient(0))), slice_gradient);
+}
+
+std::string JournalPath(const std::string& dir) { return dir + "/replies.journal"; }
+
+// What an OS crash may leave of the journal: the entries durable by then.
+void CutJournal(const std::string& dir, uintmax_t size) {
+  ASSERT_LT(size, std::filesystem::file_size(JournalPath(dir)));
+  std::filesystem::resize_file(JournalPath(dir), size);
+}
+
+// dpsgd: critic features carry no noise of their own. A reply is sent before its
+// journal entry is durable; if a crash loses the entry, the restarted party recomputes
+// the same bytes from its committed critic, and the step's charge is not repeated.
+TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdenticallyWithoutRecharging) {
+  const std::string dir = FreshDir("dpsgd-restart");
+  std::string step0, step1;
+  uintmax_t durable = 0;
+  double spent = 0;
+  {
+    auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    step0 = Only((*core)->Handle(CriticTask(0, 0)));
+    durable = std::filesystem::file_size(JournalPath(dir));  // flushed before step 0 is committed
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+    step1 = Only((*core)->Handle(CriticTask(0, 1)));  // released; its entry not yet needed durable
+    spent = (*core)->epsilon_spent();
+    EXPECT_GT(spent, 0);
+  }
+  CutJournal(dir, durable);
+  auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ((*core)->committed_step(), 0);
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 0))), step0);  // from the journal
+  ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());  // already committed: skipped
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 1))), step1);  // recomputed
+  EXPECT_EQ((*core)->epsilon_spent(), spent);
+  auto ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok());
+  size_t charges_of_step1 = 0;
+  for (size_t at = ledger->find("charge\tround=1\t"); at != std::string::npos;
+       at = ledger->find("charge\tround=1\t", at + 1)) {
+    ++charges_of_step1;
+  }
+  EXPECT_EQ(charges_of_step1, 1u);
+}
+
+// Mode none: only a round's last critic update is committed. A party that crashes in
+// the middle of a round resumes at the end of the previous one and, fed the round the
+// curator resends, recomputes the same replies and reaches the same critic.
+TEST_F(PartyCoreTest, RestartedPartyInModeNoneReplaysTheRoundIdentically) {
+  const std::string dir = FreshDir("none-restart");
+  std::string step2, step3;
+  uintmax_t durable = 0;
+  torch::Tensor weights;
+  {
+    auto core = AlignedWith(Config("secrets.txt", dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    for (int64_t step = 0; step < kNCritic; ++step) {
+      ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, step))).empty());
+      ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+    }
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorTask(0))).empty());
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorFeatureGradient(0))).empty());
+    durable = std::filesystem::file_size(JournalPath(dir));
+    step2 = Only((*core)->Handle(CriticTask(1, 2)));
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(1, 2)).ok());
+    EXPECT_EQ((*core)->committed_step(), 2);
+    weights = (*core)->model()->feat()->parameters()[0].clone();
+    step3 = Only((*core)->Handle(CriticTask(1, 3)));
+  }
+  CutJournal(dir, durable);
+  auto core = AlignedWith(Config("secrets.txt", dir), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ((*core)->committed_step(), kNCritic - 1);  // step 2 was never made durable
+  EXPECT_FALSE(torch::equal((*core)->model()->feat()->parameters()[0], weights));
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(1, 2))), step2);
+  ASSERT_TRUE((*core)->Handle(FeatureGradients(1, 2)).ok());
+  EXPECT_TRUE(torch::equal((*core)->model()->feat()->parameters()[0], weights));
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(1, 3))), step3);
+}
+
+// A curator whose durable checkpoint lags (checkpoint_every > 1) replays a round the
+// party has moved past: its recomputed generator-round replies were journaled when the
+// critic changed, so even a restarted party answers them with the same bytes.
+TEST_F(PartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCuratorMayReplayThem) {
+  const std::string dir = FreshDir("generator-lagging-checkpoint");
+  std::vector<std::string> round0;
+  {
+    auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    for (int64_t step = 0; step < kNCritic; ++step) {
+      round0.push_back(Only((*core)->Handle(CriticTask(0, step))));
+      ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+    }
+    round0.push_back(Only((*core)->Handle(GeneratorTask(0))));
+    round0.push_back(Only((*core)->Handle(GeneratorFeatureGradient(0))));
+    // Round 1 while the curator's checkpoint is still at round 0 (durable_round 0).
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(1, kNCritic))).empty());
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(1, kNCritic)).ok());
+  }
+  auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ((*core)->committed_step(), kNCritic);
+  std::vector<std::string> replayed;
+  for (int64_t step = 0; step < kNCritic; ++step) {  // the resumed curator replays round 0
+    replayed.push_back(Only((*core)->Handle(CriticTask(0, step))));
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok());
+  }
+  replayed.push_back(Only((*core)->Handle(GeneratorTask(0))));
+  replayed.push_back(Only((*core)->Handle(GeneratorFeatureGradient(0))));
+  EXPECT_EQ(replayed, round0);
 }
 
 TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatchTheRun) {
