@@ -231,23 +231,19 @@ absl::Status PartyCore::OpenCheckpoint() {
 }
 
 absl::Status PartyCore::Commit(int64_t step) {
-  const absl::Time start = absl::Now();
-  // The snapshot is taken now (the next message may draw noise or update the critic);
-  // only the write runs in the background.
-  ASSIGN_OR_RETURN(std::string state, SavePartyState(*model_));
-  const absl::Duration snapshot = absl::Now() - start;
-  RETURN_IF_ERROR(committer_.Start(
-      [slots = state_.get(), journal = journal_.get(), header = CheckpointHeader(step),
-       state = std::move(state), step, snapshot]() -> absl::Status {
-        const absl::Time start = absl::Now();
-        // Replies recomputable from the state being replaced are durable first.
-        RETURN_IF_ERROR(journal->Sync());
-        RETURN_IF_ERROR(slots->Write(header, state));
-        spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step,
-                      state.size(), absl::ToDoubleMilliseconds(snapshot),
-                      absl::ToDoubleMilliseconds(absl::Now() - start));
-        return absl::OkStatus();
-      }));
+  // The snapshot too is taken in the background: nothing changes the critic state before
+  // this job is done, since every update (HandleRound) awaits committer_ first.
+  RETURN_IF_ERROR(committer_.Start([this, header = CheckpointHeader(step), step]() -> absl::Status {
+    const absl::Time start = absl::Now();
+    ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
+    const absl::Time snapshot = absl::Now();
+    // Replies recomputable from the state being replaced are durable first.
+    RETURN_IF_ERROR(journal_->Sync());
+    RETURN_IF_ERROR(state_->Write(header, state));
+    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
+                  absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
+    return absl::OkStatus();
+  }));
   committed_step_ = step;
   return absl::OkStatus();
 }
@@ -464,6 +460,8 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     if (message.step() <= committed_step_) return replies;
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
                           [&] { return JournalRecomputedReplies(message.durable_round()); }));
+    // The previous commit may still be reading the state (its snapshot).
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
     const torch::Tensor grad_real =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
     const torch::Tensor grad_fake =
@@ -504,7 +502,12 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   ScopedPhase durability(profile_, StepPhase::kDurability);
   const Journaling journaling = JournalingOf(message);
   if (journaling == Journaling::kRecompute) {
-    RETURN_IF_ERROR(committer_.Await());
+    // Mode none: the round's last update needs to be durable only before the curator
+    // can leave the round (and stop resending it), i.e. before the slice gradient
+    // leaves; the generator features are recomputed identically after a crash.
+    if (mode_ != privacy::Mode::kNone || message.has_generator_feature_gradient()) {
+      RETURN_IF_ERROR(committer_.Await());
+    }
     KeepRecomputed(message, reply);
     replies.push_back(std::move(reply));
     return replies;
@@ -584,14 +587,17 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
                                  "the rounds it announced as durable?)"
                                : " (is this party's checkpoint older than the run?)"));
     }
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return ChargeStep(message.step()); }));
+    // The charge's fsync overlaps the features; they are discarded unsent if it fails.
+    RETURN_IF_ERROR(charger_.Start([this, step = message.step()] { return ChargeStep(step); }));
     const torch::Tensor slice =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
-    ASSIGN_OR_RETURN(auto features, Timed(profile_, StepPhase::kCompute,
-                                          [&] { return model_->CriticFeatures(message.step(), slice); }));
+    auto features =
+        Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticFeatures(message.step(), slice); });
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return charger_.Await(); }));
+    if (!features.ok()) return features.status();
     ScopedPhase codec(profile_, StepPhase::kCodec);
-    ToWire(features.first, reply.mutable_features()->mutable_h_real());
-    ToWire(features.second, reply.mutable_features()->mutable_h_fake());
+    ToWire(features->first, reply.mutable_features()->mutable_h_real());
+    ToWire(features->second, reply.mutable_features()->mutable_h_fake());
   } else if (message.has_generator_task()) {
     if (committed_step_ != last_step_of_round) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -86,7 +86,8 @@ class PartyCore {
   // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
   absl::Status OpenCheckpoint();
   // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
-  // it in the background (committer_); every reply waits for that write first.
+  // it, both in the background (committer_); every reply and every later update waits
+  // for that job first.
   absl::Status Commit(int64_t step);
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   // Round messages: journal replay, position checks, then Answer.
@@ -146,6 +147,7 @@ class PartyCore {
   bool finished_ = false;
   std::string finish_message_;
   StepProfile profile_;
+  BackgroundTask charger_;    // the ledger charge of the critic step being answered
   BackgroundTask committer_;  // the state write in flight; declared last: joined first
 };
 

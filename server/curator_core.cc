@@ -234,7 +234,7 @@ v1::CuratorMessage CuratorCore::Envelope(int64_t round, int64_t step) const {
   message.set_run_id(config_.run_id());
   message.set_round(round);
   message.set_step(step);
-  message.set_durable_round(durable_round_);
+  message.set_durable_round(durable_round_.load());
   return message;
 }
 
@@ -322,18 +322,22 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
   }
 }
 
-absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
+void CuratorCore::SendTasks(int64_t round, int64_t step, const std::vector<at::Tensor>& slices) {
+  ScopedPhase codec(profile_, StepPhase::kCodec);
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    v1::CuratorMessage message = Envelope(round, step);
+    v1::Tensor* slice = step >= 0 ? message.mutable_critic_task()->mutable_fake_slice()
+                                  : message.mutable_generator_task()->mutable_fake_slice();
+    ToWire(slices[k], slice);
+    hub_.Send(static_cast<int>(k), std::move(message));
+  }
+}
+
+absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bool last) {
   absl::MutexLock model_lock(&model_mu_);
   ScopedStep timing(profile_, v1::STEP_CRITIC, step);
-  const std::vector<torch::Tensor> slices =
-      Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticSlices(step); });
-  {
-    ScopedPhase codec(profile_, StepPhase::kCodec);
-    for (size_t k = 0; k < roster_.size(); ++k) {
-      v1::CuratorMessage message = Envelope(round, step);
-      ToWire(slices[k], message.mutable_critic_task()->mutable_fake_slice());
-      hub_.Send(static_cast<int>(k), std::move(message));
-    }
+  if (first) {
+    SendTasks(round, step, Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticSlices(step); }));
   }
   std::vector<torch::Tensor> h_real, h_fake;
   for (size_t k = 0; k < roster_.size(); ++k) {
@@ -343,6 +347,21 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
     h_real.push_back(FromWire(reply.features().h_real()));
     h_fake.push_back(FromWire(reply.features().h_fake()));
   }
+  // The next tasks' slices depend on G only, which this step leaves alone: they are
+  // computed on a helper thread while D_s updates (the parties idle meanwhile, so its
+  // core is free) and sent right after the feature gradients. Same operations in the
+  // same order on G as one thread would run: the same bytes.
+  std::vector<torch::Tensor> next;
+  BackgroundTask slicer;  // joined before `next` goes
+  CuratorModel* model = model_.get();
+  RETURN_IF_ERROR(slicer.Start([&next, model, round, step, last]() -> absl::Status {
+    try {
+      next = last ? model->GeneratorSlices(round) : model->CriticSlices(step + 1);
+      return absl::OkStatus();
+    } catch (const c10::Error& e) {
+      return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+    }
+  }));
   ASSIGN_OR_RETURN(const CuratorModel::SharedCriticResult shared,
                    Timed(profile_, StepPhase::kCompute,
                          [&] { return model_->SharedCriticStep(step, h_real, h_fake); }));
@@ -355,6 +374,8 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
       hub_.Send(static_cast<int>(k), std::move(message));
     }
   }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer.Await(); }));
+  SendTasks(round, last ? -1 : step + 1, next);
   absl::MutexLock lock(&mu_);
   status_.set_critic_loss(shared.loss);
   return absl::OkStatus();
@@ -363,16 +384,7 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step) {
 absl::Status CuratorCore::GeneratorStep(int64_t round) {
   absl::MutexLock model_lock(&model_mu_);
   ScopedStep timing(profile_, v1::STEP_GENERATOR, round);
-  const std::vector<torch::Tensor> slices =
-      Timed(profile_, StepPhase::kCompute, [&] { return model_->GeneratorSlices(round); });
-  {
-    ScopedPhase codec(profile_, StepPhase::kCodec);
-    for (size_t k = 0; k < roster_.size(); ++k) {
-      v1::CuratorMessage message = Envelope(round, -1);
-      ToWire(slices[k], message.mutable_generator_task()->mutable_fake_slice());
-      hub_.Send(static_cast<int>(k), std::move(message));
-    }
-  }
+  // Its tasks were sent by the round's last critic step.
   std::vector<torch::Tensor> features;
   for (size_t k = 0; k < roster_.size(); ++k) {
     ASSIGN_OR_RETURN(const v1::PartyMessage reply,
@@ -428,7 +440,7 @@ absl::Status CuratorCore::Train() {
   for (int64_t round = first_round; round < t.rounds(); ++round) {
     hub_.BeginRound();
     for (int c = 0; c < t.n_critic(); ++c) {
-      RETURN_IF_ERROR(CriticStep(round, round * t.n_critic() + c));
+      RETURN_IF_ERROR(CriticStep(round, round * t.n_critic() + c, c == 0, c + 1 == t.n_critic()));
     }
     RETURN_IF_ERROR(GeneratorStep(round));
     RETURN_IF_ERROR(AfterRound(round + 1));
@@ -454,7 +466,7 @@ absl::Status CuratorCore::Train() {
                    status_.eta_seconds(), (sent + received) / 1048576.0);
     }
   }
-  return absl::OkStatus();
+  return checkpointer_.Await();  // the last round's checkpoint is on disk before the run ends
 }
 
 absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
@@ -504,21 +516,28 @@ absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const std::st
 absl::Status CuratorCore::AfterRound(int64_t next_round) {
   ScopedStep timing(profile_, v1::STEP_CHECKPOINT, next_round);
   ScopedPhase durability(profile_, StepPhase::kDurability);
-  std::string state;
+  std::shared_ptr<const std::string> state;
   {
     absl::MutexLock model_lock(&model_mu_);
-    ASSIGN_OR_RETURN(state, SaveCuratorState(*model_));
+    ASSIGN_OR_RETURN(std::string bytes, SaveCuratorState(*model_));
+    state = std::make_shared<const std::string>(std::move(bytes));
   }
-  const bool due = next_round % config_.checkpoint_every() == 0 || next_round == config_.training().rounds();
-  if (due) return WriteCheckpointState(next_round, state);
   snapshot_round_ = next_round;
-  snapshot_ = std::move(state);
-  return absl::OkStatus();
+  snapshot_ = state;
+  const bool due = next_round % config_.checkpoint_every() == 0 || next_round == config_.training().rounds();
+  if (!due) return absl::OkStatus();
+  // Written while the next round runs (it waits for the previous write first); parties
+  // learn the new durable_round only once it is on disk.
+  return checkpointer_.Start(
+      [this, next_round, state] { return WriteCheckpointState(next_round, *state); });
 }
 
 void CuratorCore::CheckpointAtShutdown() {
+  if (const absl::Status status = checkpointer_.Await(); !status.ok()) {
+    spdlog::error("writing a checkpoint failed: {}", status.ToString());
+  }
   if (snapshot_round_ <= durable_round_) return;
-  const absl::Status status = WriteCheckpointState(snapshot_round_, snapshot_);
+  const absl::Status status = WriteCheckpointState(snapshot_round_, *snapshot_);
   if (status.ok()) {
     spdlog::info("checkpoint at round {} written on the way out", snapshot_round_);
   } else {

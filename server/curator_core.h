@@ -1,6 +1,7 @@
 #ifndef VFSYNTH_SERVER_CURATOR_CORE_H_
 #define VFSYNTH_SERVER_CURATOR_CORE_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,10 +12,15 @@
 #include "absl/synchronization/mutex.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
+#include "common/util/background_task.h"
 #include "common/util/step_profile.h"
 #include "server/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
+
+namespace at {
+class Tensor;
+}
 
 namespace vfsynth {
 
@@ -67,15 +73,21 @@ class CuratorCore {
   absl::Status Train();
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
-  // After round `next_round` - 1: writes the checkpoint when due (checkpoint_every),
-  // otherwise keeps the state in memory for a checkpoint at shutdown.
+  // After round `next_round` - 1: snapshots the state and, when due (checkpoint_every),
+  // writes it in the background (checkpointer_) while the next round runs; the state
+  // is kept in memory for a checkpoint at shutdown.
   absl::Status AfterRound(int64_t next_round);
   absl::Status WriteCheckpointState(int64_t next_round, const std::string& state);
-  // Writes the last completed round's state if it is newer than the durable one.
+  // Waits for a write in flight, then writes the last completed round's state if it is
+  // newer than the durable one.
   void CheckpointAtShutdown();
   // The reply's place in the run (increasing), or -1 if it names no valid position.
   int64_t ReplyOrdinal(const v1::PartyMessage& message) const;
-  absl::Status CriticStep(int64_t round, int64_t step);
+  // One critic step. The first of a round computes and sends its tasks; every step
+  // sends the next step's tasks (the last: the generator round's) before it returns.
+  absl::Status CriticStep(int64_t round, int64_t step, bool first, bool last);
+  // Sends each party its slice as `step`'s critic task, or (step -1) generator task.
+  void SendTasks(int64_t round, int64_t step, const std::vector<at::Tensor>& slices);
   absl::Status GeneratorStep(int64_t round);
   v1::CuratorMessage Envelope(int64_t round, int64_t step) const;
   // Receives the next message of `party` with payload `expected` for (round, step),
@@ -100,9 +112,11 @@ class CuratorCore {
   const absl::Time join_deadline_;
   // Orchestrator thread only.
   std::string data_digest_;
-  int64_t durable_round_ = 0;          // rounds below it are in the durable checkpoint
-  int64_t snapshot_round_ = -1;        // round of snapshot_ (a completed, not yet written round)
-  std::string snapshot_;
+  // Rounds below it are in the durable checkpoint; advanced by checkpointer_ once a
+  // write is on disk (parties may then forget replies of earlier rounds).
+  std::atomic<int64_t> durable_round_{0};
+  int64_t snapshot_round_ = -1;        // round of snapshot_ (the last completed round's state)
+  std::shared_ptr<const std::string> snapshot_;
   std::vector<int64_t> consumed_;      // per party: ordinal of the last reply used
 
   mutable absl::Mutex mu_;
@@ -119,6 +133,7 @@ class CuratorCore {
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);
+  BackgroundTask checkpointer_;  // the checkpoint write in flight; declared last: joined first
 };
 
 }  // namespace vfsynth
