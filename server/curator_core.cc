@@ -629,7 +629,7 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   absl::MutexLock model_lock(&model_mu_);
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
   try {
-    return DecodeJoint(SampleSynthetic(model_->generator(), config_.model().z_dim(),
+    return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.model().z_dim(),
                                        config_.training().seed(), rows),
                        encoders);
   } catch (const c10::Error& e) {

@@ -69,12 +69,16 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);
   if (!m->has_generator_norm()) m->set_generator_norm("batch");
   if (!m->has_generator_towers()) m->set_generator_towers("joint");
+  if (!m->has_shared_critic_weight()) m->set_shared_critic_weight(1.0);
   RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
   RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
   RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
   RETURN_IF_ERROR(PositiveList("model.feature_hidden", m->feature_hidden()));
   RETURN_IF_ERROR(PositiveList("model.shared_hidden", m->shared_hidden()));
   RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
+  if (!(m->shared_critic_weight() >= 0 && m->shared_critic_weight() <= 100)) {
+    return absl::InvalidArgumentError("model.shared_critic_weight must be in [0, 100]");
+  }
   if (m->leaky_slope() < 0 || m->leaky_slope() >= 1) {
     return absl::InvalidArgumentError("model.leaky_slope must be in [0, 1)");
   }
@@ -105,6 +109,7 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!t->has_seed()) t->set_seed(1);
   if (!t->has_threads()) t->set_threads(2);
   if (!t->has_log_every()) t->set_log_every(50);
+  if (!t->has_generator_average_decay()) t->set_generator_average_decay(0.0);
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
   RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
   RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
@@ -112,6 +117,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   RETURN_IF_ERROR(Positive("training.threads", t->threads()));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
+  if (!(t->generator_average_decay() >= 0 && t->generator_average_decay() < 1)) {
+    return absl::InvalidArgumentError("training.generator_average_decay must be in [0, 1)");
+  }
   if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");

@@ -18,6 +18,10 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   shared_critic_ = MakeSharedCritic(model_, training_.seed(), num_parties());
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
+  if (training_.generator_average_decay() > 0) {
+    average_ = std::make_unique<GeneratorAverage>(MakeGenerator(model_, training_.seed(), encoders),
+                                                  generator_, training_.generator_average_decay());
+  }
 }
 
 std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {
@@ -57,8 +61,9 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
   loss.backward();
   shared_optimizer_->step();
   SharedCriticResult result;
-  for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad());
-  for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad());
+  const double weight = model_.shared_critic_weight();
+  for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad() * weight);
+  for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad() * weight);
   result.loss = loss.item<double>();
   return result;
 }
@@ -83,13 +88,13 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, dp, shared_noise_).status());
   shared_optimizer_->step();
   // Per-example input gradients are B times those of the batch-mean loss.
-  const double b = static_cast<double>(hr.size(0));
+  const double scale = model_.shared_critic_weight() / static_cast<double>(hr.size(0));
   SharedCriticResult result;
   int offset = 0;
   for (int k = 0; k < num_parties(); ++k) {
     const int64_t width = hr.size(1) / num_parties();
-    result.grad_real.push_back(per_example.input_grad_real.narrow(1, offset, width) / b);
-    result.grad_fake.push_back(per_example.input_grad_fake.narrow(1, offset, width) / b);
+    result.grad_real.push_back(per_example.input_grad_real.narrow(1, offset, width) * scale);
+    result.grad_fake.push_back(per_example.input_grad_fake.narrow(1, offset, width) * scale);
     offset += static_cast<int>(width);
   }
   result.loss = per_example.loss.mean().item<double>();
@@ -111,7 +116,8 @@ std::vector<torch::Tensor> CuratorModel::SharedGeneratorGradients(
     const std::vector<torch::Tensor>& h) {
   std::vector<torch::Tensor> leaves;
   for (const auto& part : h) leaves.push_back(part.detach().requires_grad_(true));
-  const torch::Tensor loss = -shared_critic_->forward(torch::cat(leaves, 1)).mean();
+  const torch::Tensor loss =
+      -model_.shared_critic_weight() * shared_critic_->forward(torch::cat(leaves, 1)).mean();
   return torch::autograd::grad({loss}, leaves);
 }
 
@@ -127,6 +133,7 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
       torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});
   for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i];
   generator_optimizer_->step();
+  if (average_ != nullptr) average_->Update(generator_);
   pending_fake_ = torch::Tensor();
   return absl::OkStatus();
 }

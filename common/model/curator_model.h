@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
+#include "common/model/generator_average.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -54,6 +55,12 @@ class CuratorModel {
   absl::Status GeneratorStep(int64_t round, const std::vector<torch::Tensor>& slice_grads);
 
   Generator& generator() { return generator_; }
+  // What synthesis publishes: the weight average if training.generator_average_decay
+  // > 0, else the last iterate.
+  Generator& published_generator() {
+    return average_ != nullptr ? average_->average() : generator_;
+  }
+  GeneratorAverage* generator_average() { return average_.get(); }  // null if off
   ScoreNet& shared_critic() { return shared_critic_; }
   // For checkpoints (model_state.h).
   torch::optim::Adam& generator_optimizer() { return *generator_optimizer_; }
@@ -73,6 +80,7 @@ class CuratorModel {
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
+  std::unique_ptr<GeneratorAverage> average_;
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;

@@ -14,6 +14,7 @@ namespace vfsynth {
 namespace {
 
 constexpr char kNoiseState[] = "noise_state";
+constexpr char kAverageUpdates[] = "generator_average_updates";
 
 void WriteModule(torch::serialize::OutputArchive& root, const std::string& name,
                  const torch::nn::Module& module) {
@@ -84,6 +85,10 @@ absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
     WriteOptimizer(root, "generator_optimizer", model.generator_optimizer());
     WriteOptimizer(root, "shared_optimizer", model.shared_optimizer());
     if (model.shared_noise().defined()) root.write(kNoiseState, model.shared_noise().get_state());
+    if (GeneratorAverage* average = model.generator_average()) {
+      WriteModule(root, "generator_average", *average->average());
+      root.write(kAverageUpdates, torch::tensor(average->updates(), torch::kLong));
+    }
     bytes = ToBytes(root);
     return absl::OkStatus();
   }));
@@ -105,6 +110,16 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) 
           "the saved state and this run disagree on DP-SGD for the shared critic");
     }
     if (saved_noise) model.shared_noise().set_state(noise_state);
+    torch::Tensor updates;
+    const bool saved_average = root.try_read(kAverageUpdates, updates);
+    if (saved_average != (model.generator_average() != nullptr)) {
+      return absl::InvalidArgumentError(
+          "the saved state and this run disagree on training.generator_average_decay");
+    }
+    if (saved_average) {
+      RETURN_IF_ERROR(ReadModule(root, "generator_average", *model.generator_average()->average()));
+      model.generator_average()->set_updates(updates.item<int64_t>());
+    }
     return absl::OkStatus();
   });
 }

@@ -77,6 +77,10 @@ absl::Status ReferenceTrainer::Build() {
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
   generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);
+  if (t.generator_average_decay() > 0) {
+    average_ = std::make_unique<GeneratorAverage>(MakeGenerator(m, t.seed(), encoders), generator_,
+                                                  t.generator_average_decay());
+  }
   return absl::OkStatus();
 }
 
@@ -112,8 +116,9 @@ double ReferenceTrainer::CriticStep(int64_t step) {
     total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
             t.gp_lambda() * GradientPenalty(critic, real, slice, alpha);
   }
-  const torch::Tensor hr_all = torch::cat(h_real, 1);
-  const torch::Tensor hf_all = torch::cat(h_fake, 1);
+  const double weight = config_.model().shared_critic_weight();
+  const torch::Tensor hr_all = ScaleGradient(torch::cat(h_real, 1), weight);
+  const torch::Tensor hf_all = ScaleGradient(torch::cat(h_fake, 1), weight);
   const torch::Tensor alpha_shared =
       torch::rand({b, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
   auto shared = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
@@ -142,12 +147,15 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
     features.push_back(h);
     loss = loss - party.head->forward(h).mean();
   }
-  loss = loss - shared_critic_->forward(torch::cat(features, 1)).mean();
+  loss = loss - shared_critic_->forward(
+                    ScaleGradient(torch::cat(features, 1), config_.model().shared_critic_weight()))
+                    .mean();
   // Only G steps: gradients reach the critics' parameters too but are discarded.
   const std::vector<torch::Tensor> params = generator_->parameters();
   const std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params);
   for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i];
   generator_optimizer_->step();
+  if (average_ != nullptr) average_->Update(generator_);
   return loss.item<double>();
 }
 
@@ -190,7 +198,8 @@ absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
   try {
     std::vector<const TableEncoder*> encoders;
     for (const Party& party : parties_) encoders.push_back(&party.data.encoder);
-    return DecodeJoint(SampleSynthetic(generator_, config_.model().z_dim(),
+    return DecodeJoint(SampleSynthetic(average_ != nullptr ? average_->average() : generator_,
+                                       config_.model().z_dim(),
                                        config_.training().seed(), rows),
                        encoders);
   } catch (const c10::Error& e) {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/csv.h"
 #include "common/data/party_data.h"
+#include "common/model/generator_average.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -62,6 +63,8 @@ class ReferenceTrainer {
   int64_t aligned_rows() const { return rows_; }
   std::vector<Party>& parties() { return parties_; }
   Generator& generator() { return generator_; }
+  // The weight average (null unless training.generator_average_decay > 0).
+  GeneratorAverage* generator_average() { return average_.get(); }
   ScoreNet& shared_critic() { return shared_critic_; }
 
  private:
@@ -76,6 +79,7 @@ class ReferenceTrainer {
   Generator generator_{nullptr};
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
+  std::unique_ptr<GeneratorAverage> average_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
 };
 

@@ -1,6 +1,26 @@
 #include "common/model/wgan.h"
 
 namespace vfsynth {
+namespace {
+
+struct ScaleGradientFunction : public torch::autograd::Function<ScaleGradientFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               double weight) {
+    ctx->saved_data["weight"] = weight;
+    return x.clone();
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    return {grad_outputs[0] * ctx->saved_data["weight"].toDouble(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor ScaleGradient(const torch::Tensor& x, double weight) {
+  if (weight == 1.0) return x;
+  return ScaleGradientFunction::apply(x, weight);
+}
 
 torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& score_fake) {
   return score_fake.mean() - score_real.mean();

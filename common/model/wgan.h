@@ -19,6 +19,11 @@ torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& s
 torch::Tensor GradientPenalty(const CriticFn& critic, const torch::Tensor& real,
                               const torch::Tensor& fake, const torch::Tensor& alpha);
 
+// `x` unchanged in the forward pass; its gradient is multiplied by `weight` in the
+// backward pass. The reference trainer weights the shared critic's influence on the
+// feature nets and G this way, exactly as the curator scales the gradients it sends.
+torch::Tensor ScaleGradient(const torch::Tensor& x, double weight);
+
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_COMMON_MODEL_WGAN_H_

@@ -94,7 +94,9 @@ class CuratorStateTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   const bool dpsgd = GetParam();
-  const Settings s = SmallSettings();
+  Settings s = SmallSettings();
+  // The DP variant also keeps a generator weight average (both layouts are covered).
+  if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
   auto make = [&]() {
     auto model = std::make_unique<CuratorModel>(s.model, s.training,
@@ -113,6 +115,8 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
   ExpectIdentical(*trained->generator(), *restored->generator());
   ExpectIdentical(*trained->shared_critic(), *restored->shared_critic());
+  ExpectIdentical(*trained->published_generator(), *restored->published_generator());
+  if (dpsgd) EXPECT_EQ(restored->generator_average()->updates(), 3);
 
   // Adam moments and step counts (and the DP noise stream) came back too: the next
   // rounds move both models identically.
@@ -122,6 +126,7 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   }
   ExpectIdentical(*trained->generator(), *restored->generator());
   ExpectIdentical(*trained->shared_critic(), *restored->shared_critic());
+  ExpectIdentical(*trained->published_generator(), *restored->published_generator());
 }
 
 INSTANTIATE_TEST_SUITE_P(PlainAndDpsgd, CuratorStateTest, ::testing::Bool());
@@ -138,6 +143,20 @@ TEST(CuratorStateTest, RefusesStateOfAnotherArchitecture) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("another architecture"));
   EXPECT_FALSE(RestoreCuratorState("not an archive", other).ok());
+}
+
+TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
+  const TableEncoder a = MakeEncoder("a", 3);
+  Settings s = SmallSettings();
+  CuratorModel last_iterate(s.model, s.training, {&a});
+  auto saved = SaveCuratorState(last_iterate);
+  ASSERT_TRUE(saved.ok());
+  s.training.set_generator_average_decay(0.9);
+  CuratorModel averaged(s.model, s.training, {&a});
+  EXPECT_THAT(RestoreCuratorState(*saved, averaged).message(), HasSubstr("generator_average_decay"));
+  auto saved_averaged = SaveCuratorState(averaged);
+  ASSERT_TRUE(saved_averaged.ok());
+  EXPECT_FALSE(RestoreCuratorState(*saved_averaged, last_iterate).ok());
 }
 
 TEST(CuratorStateTest, RefusesDpsgdMismatch) {

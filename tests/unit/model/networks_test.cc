@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/data/schema.h"
+#include "common/model/generator_average.h"
 
 namespace vfsynth {
 namespace {
@@ -114,6 +115,42 @@ TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
   ASSERT_EQ(pa.size(), pb.size());
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
   EXPECT_FALSE(torch::equal(pa[0], pc[0]));
+}
+
+// Every parameter and BatchNorm statistic follows avg <- d avg + (1 - d) G with the
+// warm-up decay d = min(decay, (1 + n) / (10 + n)) at update n.
+TEST(GeneratorAverageTest, FollowsTheWarmedUpMovingAverage) {
+  const TableEncoder encoder = MixedEncoder();
+  const v1::ModelConfig m = SmallModel("gumbel");
+  Generator g(m, encoder.blocks(), encoder.width());
+  GeneratorAverage average(Generator(m, encoder.blocks(), encoder.width()), g, 0.15);
+  auto state = [](Generator& net) {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : net->parameters()) out.push_back(p.detach().clone());
+    for (const auto& b : net->buffers()) {
+      if (b.is_floating_point()) out.push_back(b.detach().clone());
+    }
+    return out;
+  };
+  std::vector<torch::Tensor> expected = state(g);
+  ASSERT_GT(expected.size(), g->parameters().size());  // BatchNorm running statistics too
+  const double decays[] = {0.1, 0.15, 0.15};  // min(0.15, 1/10), min(0.15, 2/11), ...
+  for (double d : decays) {
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : g->parameters()) p.add_(torch::randn_like(p));
+      g->forward(torch::randn({32, 8}), StreamGenerator("k", "g", 0));  // moves BN statistics
+    }
+    const std::vector<torch::Tensor> now = state(g);
+    for (size_t i = 0; i < expected.size(); ++i) expected[i] = d * expected[i] + (1 - d) * now[i];
+    average.Update(g);
+  }
+  EXPECT_EQ(average.updates(), 3);
+  const std::vector<torch::Tensor> got = state(average.average());
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6)) << i;
+  // The average is a separate module: it is not the live generator.
+  EXPECT_FALSE(torch::allclose(got[0], g->parameters()[0]));
 }
 
 TEST(NetworksTest, StreamGeneratorsReproduceDraws) {

@@ -18,7 +18,10 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
   return diff;
 }
 
-TEST(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
+// Parameter: model.shared_critic_weight (1 = default; 0 = no shared critic, VDGAN).
+class SplitEquivalenceTest : public ::testing::TestWithParam<double> {};
+
+TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const std::string src = VFSYNTH_SOURCE_DIR;
   const std::string dir = ::testing::TempDir() + "/split_equivalence_wine";
   ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/winequality-red.csv",
@@ -35,6 +38,8 @@ TEST(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->set_batch_size(64);
   config.mutable_training()->set_n_critic(2);
   config.mutable_training()->set_rounds(4);
+  config.mutable_model()->set_shared_critic_weight(GetParam());
+  config.mutable_training()->set_generator_average_decay(0.9);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -83,6 +88,10 @@ TEST(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     ASSERT_TRUE(curator.GeneratorStep(round, slice_grads).ok());
   }
   EXPECT_LE(MaxAbsDiff(curator.generator()->parameters(), (*reference)->generator()->parameters()), 1e-5);
+  ASSERT_NE((*reference)->generator_average(), nullptr);
+  EXPECT_LE(MaxAbsDiff(curator.published_generator()->parameters(),
+                       (*reference)->generator_average()->average()->parameters()), 1e-5);
+  EXPECT_GT(MaxAbsDiff(curator.published_generator()->parameters(), curator.generator()->parameters()), 1e-6);
   EXPECT_LE(MaxAbsDiff(curator.shared_critic()->parameters(),
                        (*reference)->shared_critic()->parameters()), 1e-5);
   for (size_t k = 0; k < parties.size(); ++k) {
@@ -95,7 +104,19 @@ TEST(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   auto fresh = ReferenceTrainer::Create(config);
   ASSERT_TRUE(fresh.ok());
   EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*fresh)->generator()->parameters()), 1e-4);
+  // The weight changes what G learns (it is not ignored on either side).
+  v1::LocalRunConfig unweighted = config;
+  unweighted.mutable_model()->set_shared_critic_weight(GetParam() == 1.0 ? 0.0 : 1.0);
+  auto other = ReferenceTrainer::Create(unweighted);
+  ASSERT_TRUE(other.ok());
+  for (int round = 0; round < t.rounds(); ++round) {
+    for (int c = 0; c < t.n_critic(); ++c) (*other)->CriticStep(static_cast<int64_t>(round) * t.n_critic() + c);
+    (*other)->GeneratorStep(round);
+  }
+  EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*other)->generator()->parameters()), 1e-4);
 }
+
+INSTANTIATE_TEST_SUITE_P(SharedCriticWeights, SplitEquivalenceTest, ::testing::Values(1.0, 0.5, 0.0));
 
 }  // namespace
 }  // namespace vfsynth
