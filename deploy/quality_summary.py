@@ -16,8 +16,9 @@ def cross_party_pair_trends(metrics, owner):
     for pair in metrics["fidelity"]["pairs"]:
         a, b = pair["columns"].split(" / ")
         if owner.get(a) is not None and owner.get(b) is not None and owner[a] != owner[b]:
-            if pair["score"] == pair["score"]:  # NaN-skipping, as the pair-trend mean
-                scores.append(pair["score"])
+            score = pair["score"]  # undefined (NaN, written as null) pairs are skipped
+            if score is not None and score == score:  # as in the pair-trend mean
+                scores.append(score)
     return statistics.fmean(scores) if scores else float("nan")
 
 
