@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
@@ -49,16 +48,12 @@ std::string Frame(const v1::JournalEntry& entry) {
   return record;
 }
 
-absl::Status Errno(const std::string& what, const std::string& path) {
-  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
 absl::Status WriteAll(int fd, const std::string& data, const std::string& path) {
   size_t written = 0;
   while (written < data.size()) {
     const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("cannot append to", path);
+    if (n < 0) return ErrnoError("cannot append to", path);
     written += static_cast<size_t>(n);
   }
   return absl::OkStatus();
@@ -93,10 +88,10 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
                  path, contents.size() - offset);
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return Errno("cannot open", path);
+  if (fd < 0) return ErrnoError("cannot open", path);
   if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
     ::close(fd);
-    return Errno("cannot truncate", path);
+    return ErrnoError("cannot truncate", path);
   }
   std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd));
   journal->entries_ = std::move(entries);
@@ -104,7 +99,7 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
 }
 
 absl::Status ReplyJournal::Remove(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("cannot remove", path);
   return absl::OkStatus();
 }
 
@@ -140,7 +135,7 @@ absl::Status ReplyJournal::Sync() {
   absl::MutexLock lock(&mu_);
   if (!unsynced_) return absl::OkStatus();
   // fdatasync also writes the grown file size, which finding the new records needs.
-  if (::fdatasync(fd_) != 0) return Errno("cannot flush", path_);
+  if (::fdatasync(fd_) != 0) return ErrnoError("cannot flush", path_);
   unsynced_ = false;
   return absl::OkStatus();
 }
@@ -162,7 +157,7 @@ absl::Status ReplyJournal::DropBefore(int64_t round) {
   RETURN_IF_ERROR(WriteFileAtomically(path_, contents));  // durable: every kept entry is synced
   // The old descriptor points at the replaced file; append to the new one.
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot reopen", path_);
+  if (fd < 0) return ErrnoError("cannot reopen", path_);
   ::close(fd_);
   fd_ = fd;
   unsynced_ = false;

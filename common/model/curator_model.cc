@@ -18,10 +18,7 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   shared_critic_ = MakeSharedCritic(model_, training_.seed(), num_parties());
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
-  if (training_.generator_average_decay() > 0) {
-    average_ = std::make_unique<GeneratorAverage>(MakeGenerator(model_, training_.seed(), encoders),
-                                                  generator_, training_.generator_average_decay());
-  }
+  average_ = MakeGeneratorAverage(model_, training_, encoders, generator_);
 }
 
 std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {

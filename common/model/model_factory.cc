@@ -17,6 +17,15 @@ Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
                                  model, JointLayout(encoders), total, widths);
 }
 
+std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
+                                                       const v1::TrainingConfig& training,
+                                                       const std::vector<const TableEncoder*>& encoders,
+                                                       const Generator& live) {
+  if (training.generator_average_decay() <= 0) return nullptr;
+  return std::make_unique<GeneratorAverage>(MakeGenerator(model, training.seed(), encoders), live,
+                                            training.generator_average_decay());
+}
+
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties) {
   const std::vector<int> hidden(model.shared_hidden().begin(), model.shared_hidden().end());
   return SeededModule<ScoreNet>(CuratorStreamKey(seed),

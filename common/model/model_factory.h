@@ -9,6 +9,7 @@
 
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
+#include "common/model/generator_average.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -19,6 +20,12 @@ namespace vfsynth {
 // G over the parties' columns, in party order (`encoders` give each party's layout).
 Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
                         const std::vector<const TableEncoder*>& encoders);
+// The moving average of `live` that synthesis publishes, or null when
+// training.generator_average_decay is 0 (the last iterate is published).
+std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
+                                                       const v1::TrainingConfig& training,
+                                                       const std::vector<const TableEncoder*>& encoders,
+                                                       const Generator& live);
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
                                const std::string& party, int width);

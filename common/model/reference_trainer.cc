@@ -77,10 +77,7 @@ absl::Status ReferenceTrainer::Build() {
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
   generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);
-  if (t.generator_average_decay() > 0) {
-    average_ = std::make_unique<GeneratorAverage>(MakeGenerator(m, t.seed(), encoders), generator_,
-                                                  t.generator_average_decay());
-  }
+  average_ = MakeGeneratorAverage(m, t, encoders, generator_);
   return absl::OkStatus();
 }
 

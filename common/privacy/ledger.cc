@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -31,10 +30,6 @@ constexpr char kChargeTag[] = "charge";
 constexpr char kChecksumKey[] = "fnv64=";
 
 using Fields = std::map<std::string, std::string>;
-
-absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
-  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
 
 // FNV-1a: detects torn or edited lines; not a security measure.
 uint64_t Fnv64(absl::string_view data) {
@@ -134,17 +129,6 @@ bool SameMechanism(const StepMechanism& a, const StepMechanism& b) {
          a.noise_multipliers == b.noise_multipliers;
 }
 
-absl::Status FsyncDirectoryOf(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open directory", dir);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return ErrnoError("cannot fsync directory", dir);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 PrivacyLedger::PrivacyLedger(std::string path, LedgerConfig config, int fd)
@@ -186,7 +170,7 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::Open(const std::st
   ledger->file_size_ = static_cast<int64_t>(contents.size());
   if (contents.empty()) {
     RETURN_IF_ERROR(ledger->AppendLine(FormatLine(kMagic, HeaderFields(config))));
-    RETURN_IF_ERROR(FsyncDirectoryOf(path));
+    RETURN_IF_ERROR(SyncDirectoryOf(path));
     spdlog::info("privacy ledger {}: created for run {}", path, config.run_id);
     return ledger;
   }

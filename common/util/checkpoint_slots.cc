@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <algorithm>
 #include <filesystem>
 #include <optional>
@@ -34,10 +33,6 @@ uint64_t ReadLe(absl::string_view data, int bytes) {
   uint64_t value = 0;
   for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(static_cast<unsigned char>(data[i])) << (8 * i);
   return value;
-}
-
-absl::Status Errno(absl::string_view what, const std::string& path) {
-  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
 absl::StatusOr<Checkpoint> DecodeSlot(absl::string_view file, const std::string& path) {
@@ -85,7 +80,7 @@ absl::Status WriteInPlace(int fd, std::vector<absl::string_view> parts, const st
     }
     const ssize_t n = ::pwritev(fd, iov.data(), static_cast<int>(iov.size()), offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("cannot write", path);
+    if (n < 0) return ErrnoError("cannot write", path);
     offset += n;
     for (size_t left = static_cast<size_t>(n); left > 0 && first < parts.size();) {
       const size_t used = std::min(left, parts[first].size());
@@ -95,18 +90,7 @@ absl::Status WriteInPlace(int fd, std::vector<absl::string_view> parts, const st
     }
     while (first < parts.size() && parts[first].empty()) ++first;
   }
-  if (::fdatasync(fd) != 0) return Errno("cannot flush", path);
-  return absl::OkStatus();
-}
-
-absl::Status SyncDirectoryOf(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open directory", dir);
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced) return Errno("cannot flush directory", dir);
+  if (::fdatasync(fd) != 0) return ErrnoError("cannot flush", path);
   return absl::OkStatus();
 }
 
@@ -167,9 +151,9 @@ absl::Status CheckpointSlots::Write(v1::CheckpointHeader header, absl::string_vi
     created = false;
     fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   }
-  if (fd < 0) return Errno("cannot open", path);
+  if (fd < 0) return ErrnoError("cannot open", path);
   const absl::Status written = WriteInPlace(fd, {prefix, payload}, path);
-  if (::close(fd) != 0 && written.ok()) return Errno("cannot close", path);
+  if (::close(fd) != 0 && written.ok()) return ErrnoError("cannot close", path);
   RETURN_IF_ERROR(written);
   // A new file's directory entry is durable only once the directory is.
   if (created) RETURN_IF_ERROR(SyncDirectoryOf(path));

@@ -25,6 +25,21 @@ absl::Status ErrnoStatus(const std::string& what, const std::string& path) {
 
 }  // namespace
 
+absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status SyncDirectoryOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open directory", dir);
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) return ErrnoError("cannot flush directory", dir);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrnoStatus("cannot open", path);
@@ -61,14 +76,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     return status;
   }
   // The rename itself is durable only once the directory entry is on disk.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return ErrnoStatus("cannot open directory", dir);
-  const bool synced = ::fsync(dir_fd) == 0;
-  ::close(dir_fd);
-  if (!synced) return ErrnoStatus("cannot flush directory", dir);
-  return absl::OkStatus();
+  return SyncDirectoryOf(path);
 }
 
 absl::Status MakeDirectories(const std::string& path) {

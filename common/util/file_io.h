@@ -16,6 +16,13 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // fsync of the directory. Readers see the old or the new contents, never a mix.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
+// INTERNAL "<what> <path>: <strerror(errno)>", for a failed system call on `path`.
+absl::Status ErrnoError(absl::string_view what, absl::string_view path);
+
+// fsyncs the directory holding `path`, which makes a file created or renamed there
+// durable under its name.
+absl::Status SyncDirectoryOf(const std::string& path);
+
 // Creates a directory and its parents (no error if it exists).
 absl::Status MakeDirectories(const std::string& path);
 

@@ -90,10 +90,15 @@ std::string PartyBinary() {
   return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "vfsynth-party").string();
 }
 
+// One round of the reference trainer: n_critic critic steps and a generator step (ms).
+double RoundMs(const ReferenceTiming& timing, int n_critic) {
+  return n_critic * Median(timing.critic_ms) + Median(timing.generator_ms);
+}
+
 // Rounds to measure so that a run takes about the budget, from the reference's
 // round time (DP steps cost more than the reference's non-private ones).
 int MeasuredRounds(const BenchCase& c, const ReferenceTiming& reference, int n_critic) {
-  const double round_ms = n_critic * Median(reference.critic_ms) + Median(reference.generator_ms);
+  const double round_ms = RoundMs(reference, n_critic);
   const double factor = c.mode == "none" ? 3.0 : 4.0;
   const int rounds = static_cast<int>(absl::GetFlag(FLAGS_budget_seconds) * 1000 / std::max(1e-3, factor * round_ms));
   return std::clamp(rounds, absl::GetFlag(FLAGS_min_rounds), absl::GetFlag(FLAGS_max_rounds));
@@ -173,7 +178,7 @@ absl::StatusOr<ReferenceTiming> FastestReference(const BenchCase& c, RunSettings
     ASSIGN_OR_RETURN(ReferenceTiming timing,
                      TimeReference(config, absl::Seconds(absl::GetFlag(FLAGS_reference_budget_seconds)),
                                    absl::GetFlag(FLAGS_min_rounds)));
-    const double round = settings.n_critic * Median(timing.critic_ms) + Median(timing.generator_ms);
+    const double round = RoundMs(timing, settings.n_critic);
     if (!best.has_value() || round < best_round) {
       best = std::move(timing);
       best_round = round;

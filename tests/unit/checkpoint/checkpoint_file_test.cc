@@ -4,14 +4,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <random>
 
 #include "common/util/file_io.h"
+#include "tests/unit/checkpoint/kill_writer.h"
 
 namespace vfsynth {
 namespace {
@@ -118,24 +117,13 @@ TEST(CheckpointFileTest, WriterKilledMidWriteLeavesACompleteCheckpoint) {
   ASSERT_TRUE(WriteCheckpoint(path, Header("run-1", 1), old_payload).ok());
   std::mt19937 random(std::random_device{}());
   for (int attempt = 0; attempt < 5; ++attempt) {
-    int ready[2];
-    ASSERT_EQ(pipe(ready), 0);
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(ready[0]);
-      const char go = 1;
-      if (write(ready[1], &go, 1) != 1) _exit(3);
-      _exit(WriteCheckpoint(path, Header("run-1", 2), new_payload).ok() ? 0 : 1);
-    }
-    close(ready[1]);
-    char go = 0;
-    ASSERT_EQ(read(ready[0], &go, 1), 1);
-    close(ready[0]);
-    usleep(std::uniform_int_distribution<int>(0, 40000)(random));  // somewhere mid-write
-    kill(child, SIGKILL);
-    int status = 0;
-    waitpid(child, &status, 0);
+    KillWriterMidWay(
+        [&](const std::function<void()>& ready) {
+          ready();
+          _exit(WriteCheckpoint(path, Header("run-1", 2), new_payload).ok() ? 0 : 1);
+        },
+        40000, random);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     auto read = ReadCheckpoint(path);
     ASSERT_TRUE(read.ok()) << "attempt " << attempt << ": " << read.status();
     if (read->header.round() == 1) {

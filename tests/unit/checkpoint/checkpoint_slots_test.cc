@@ -5,8 +5,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
+#include "tests/unit/checkpoint/kill_writer.h"
 
 namespace vfsynth {
 namespace {
@@ -161,29 +160,16 @@ TEST(CheckpointSlotsTest, WriterKilledMidWriteLeavesACompleteCheckpoint) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::filesystem::remove_all(dir);
     ASSERT_TRUE(MakeDirectories(dir).ok());
-    int ready[2];
-    ASSERT_EQ(pipe(ready), 0);
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(ready[0]);
-      CheckpointSlots slots(dir + "/state");
-      for (int64_t step = 0;; ++step) {
-        if (!slots.Write(Header(step), Payload(step, kSize)).ok()) _exit(1);
-        if (step == 1) {
-          const char go = 1;
-          if (write(ready[1], &go, 1) != 1) _exit(3);
-        }
-      }
-    }
-    close(ready[1]);
-    char go = 0;
-    ASSERT_EQ(read(ready[0], &go, 1), 1);
-    close(ready[0]);
-    usleep(std::uniform_int_distribution<int>(0, 60000)(random));
-    kill(child, SIGKILL);
-    int status = 0;
-    waitpid(child, &status, 0);
+    KillWriterMidWay(
+        [&](const std::function<void()>& ready) {
+          CheckpointSlots slots(dir + "/state");
+          for (int64_t step = 0;; ++step) {
+            if (!slots.Write(Header(step), Payload(step, kSize)).ok()) _exit(1);
+            if (step == 1) ready();
+          }
+        },
+        60000, random);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     auto read = CheckpointSlots(dir + "/state").Read();
     ASSERT_TRUE(read.ok()) << "attempt " << attempt << ": " << read.status();
     EXPECT_GE(read->header.step(), 1);
