@@ -381,6 +381,8 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
         return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
       }
     case v1::CuratorMessage::kFinished:
+      RETURN_IF_ERROR(JournalSent());
+      RETURN_IF_ERROR(journal_flusher_.Await());
       RETURN_IF_ERROR(committer_.Await());
       finished_ = true;
       finish_message_ = message.finished().message();
@@ -392,6 +394,21 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
       return absl::InvalidArgumentError(
           absl::StrCat("unexpected curator message payload ", message.payload_case()));
   }
+}
+
+absl::Status PartyCore::PrepareAhead() {
+  if (model_ == nullptr || finished_) return absl::OkStatus();
+  const int64_t pending = model_->pending_step();
+  if (pending < 0) return JournalSent();
+  ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
+  ScopedPhase compute(profile_, StepPhase::kCompute);
+  try {
+    model_->PrepareAhead();
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
@@ -452,6 +469,7 @@ v1::JournalEntry JournalEntryFor(const v1::CuratorMessage& message, const v1::Pa
 absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
   RETURN_IF_ERROR(
       Timed(profile_, StepPhase::kDurability, [&] { return journal_->DropBefore(message.durable_round()); }));
   std::vector<v1::PartyMessage> replies;
@@ -471,6 +489,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
                     }));
     const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
     if (mode_ != privacy::Mode::kNone || last_of_round) {
+      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return journal_flusher_.Await(); }));
       // Durable before anything computed from the updated critic can leave.
       RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
     } else {
@@ -512,27 +531,38 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     replies.push_back(std::move(reply));
     return replies;
   }
-  const v1::JournalEntry entry = JournalEntryFor(message, reply);
   if (journaling == Journaling::kBeforeSending) {
-    RETURN_IF_ERROR(journal_->Append(entry));  // durable before it is sent
+    RETURN_IF_ERROR(journal_->Append(JournalEntryFor(message, reply)));  // durable before it is sent
     // So is the critic state it was computed from: its commit was written meanwhile. (A
     // crash between the two leaves a journaled reply ahead of the state; the curator's
     // resend re-applies that update, same inputs, before it asks again.)
     RETURN_IF_ERROR(committer_.Await());
   } else {
-    // Written only once the state it was computed from is durable (never ahead of it),
-    // and sent before it is durable itself: until the next commit replaces that state
-    // the reply can be recomputed to the same bytes. The flush runs in the background
-    // while the curator works, and that commit starts only after it (committer_ runs
-    // jobs in order). In mode none the round's last commit flushes the journal.
+    // Sent once the state it was computed from is durable, and journaled only after it
+    // is sent (JournalSent): until the next commit replaces that state the reply can be
+    // recomputed to the same bytes, and nothing replaces it before the next message.
     RETURN_IF_ERROR(committer_.Await());
-    RETURN_IF_ERROR(journal_->AppendUnsynced(entry));
-    if (mode_ != privacy::Mode::kNone) {
-      RETURN_IF_ERROR(committer_.Start([journal = journal_.get()] { return journal->Sync(); }));
-    }
+    unjournaled_.emplace(message, reply);
   }
   replies.push_back(std::move(reply));
   return replies;
+}
+
+absl::Status PartyCore::JournalSent() {
+  if (!unjournaled_.has_value()) return absl::OkStatus();
+  const auto [message, reply] = *std::move(unjournaled_);
+  unjournaled_.reset();
+  // Never ahead of the state it was computed from: that commit was awaited before the
+  // reply left (HandleRound).
+  RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
+  auto sync = [journal = journal_.get()] { return journal->Sync(); };
+  // The flush runs in the background while the curator works; the next commit starts
+  // only after it (committer_ runs jobs in order).
+  if (mode_ != privacy::Mode::kNone) return committer_.Start(sync);
+  // Mode none: the round's commit flushes the journal, and the slice gradient waits for
+  // that commit. The round's last features are flushed now instead, off that path.
+  if ((message.step() + 1) % training_.n_critic() == 0) return journal_flusher_.Start(sync);
+  return absl::OkStatus();
 }
 
 void PartyCore::KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {

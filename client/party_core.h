@@ -2,6 +2,7 @@
 #define VFSYNTH_CLIENT_PARTY_CORE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,10 @@ class PartyCore {
   // One curator message in, the replies out. An error means the curator sent
   // something this party must not act on; the party then stops.
   absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
+  // Once Handle's replies have left, before waiting for the next message: the work of
+  // the next message that does not depend on it (PartyModel::PrepareAhead). Nothing
+  // leaves and nothing is committed; skipping it changes no result.
+  absl::Status PrepareAhead();
 
   // Joint epsilon spent so far and planned for the whole run (0 in mode none).
   double epsilon_spent() const;
@@ -102,6 +107,9 @@ class PartyCore {
   void KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply);
   // Before the critic changes: journals the kept replies the curator may ask again.
   absl::Status JournalRecomputedReplies(int64_t durable_round);
+  // Journals the reply HandleRound left for after its sending (kBeforeReplacingState);
+  // runs before anything else the party does next (a message, PrepareAhead).
+  absl::Status JournalSent();
   // Computes a reply that was never sent before (charging the ledger first).
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
@@ -144,10 +152,12 @@ class PartyCore {
   std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
   std::unique_ptr<ReplyJournal> journal_;
   std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;  // KeepRecomputed
+  std::optional<std::pair<v1::CuratorMessage, v1::PartyMessage>> unjournaled_;  // JournalSent
   bool finished_ = false;
   std::string finish_message_;
   StepProfile profile_;
   BackgroundTask charger_;    // the ledger charge of the critic step being answered
+  BackgroundTask journal_flusher_;  // mode none: the round's last features (JournalSent)
   BackgroundTask committer_;  // the state write in flight; declared last: joined first
 };
 

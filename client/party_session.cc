@@ -113,20 +113,25 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
     }
     if (!whole->has_value()) continue;
     auto replies = core_->Handle(**whole);
-    if (!replies.ok()) {
+    // Once the replies are out, the work of the next message that does not need it.
+    absl::Status failed = replies.ok() ? absl::OkStatus() : replies.status();
+    if (failed.ok()) {
+      for (const v1::PartyMessage& reply : *replies) {
+        if (!write(reply)) {
+          result = absl::UnavailableError("curator closed the stream");
+          break;
+        }
+      }
+      if (result.ok()) failed = core_->PrepareAhead();
+    }
+    if (!failed.ok()) {
       // Tell the curator why this party stops, then stop.
       v1::PartyMessage error;
-      error.mutable_error()->set_code(static_cast<int>(replies.status().code()));
-      error.mutable_error()->set_message(std::string(replies.status().message()));
+      error.mutable_error()->set_code(static_cast<int>(failed.code()));
+      error.mutable_error()->set_message(std::string(failed.message()));
       write(error);
-      result = replies.status();
+      result = failed;
       break;
-    }
-    for (const v1::PartyMessage& reply : *replies) {
-      if (!write(reply)) {
-        result = absl::UnavailableError("curator closed the stream");
-        break;
-      }
     }
   }
   stream->WritesDone();

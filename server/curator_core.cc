@@ -362,22 +362,27 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
       return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
     }
   }));
-  ASSIGN_OR_RETURN(const CuratorModel::SharedCriticResult shared,
-                   Timed(profile_, StepPhase::kCompute,
-                         [&] { return model_->SharedCriticStep(step, h_real, h_fake); }));
-  {
-    ScopedPhase codec(profile_, StepPhase::kCodec);
+  // The feature gradients leave before D_s steps (the parties' updates need only them).
+  absl::Duration sending;
+  auto send = [&](const CuratorModel::SharedCriticResult& shared) {
+    const absl::Time start = absl::Now();
     for (size_t k = 0; k < roster_.size(); ++k) {
       v1::CuratorMessage message = Envelope(round, step);
       ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
       ToWire(shared.grad_fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
       hub_.Send(static_cast<int>(k), std::move(message));
     }
-  }
+    sending = absl::Now() - start;
+  };
+  const absl::Time start = absl::Now();
+  absl::StatusOr<CuratorModel::SharedCriticResult> shared = model_->SharedCriticStep(step, h_real, h_fake, send);
+  profile_.Add(StepPhase::kCompute, absl::Now() - start - sending);
+  profile_.Add(StepPhase::kCodec, sending);
+  if (!shared.ok()) return shared.status();
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer.Await(); }));
   SendTasks(round, last ? -1 : step + 1, next);
   absl::MutexLock lock(&mu_);
-  status_.set_critic_loss(shared.loss);
+  status_.set_critic_loss(shared->loss);
   return absl::OkStatus();
 }
 

@@ -41,7 +41,7 @@ std::vector<torch::Tensor> CuratorModel::CriticSlices(int64_t step) {
 
 absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
     int64_t step, const std::vector<torch::Tensor>& h_real,
-    const std::vector<torch::Tensor>& h_fake) {
+    const std::vector<torch::Tensor>& h_fake, const GradientsReady& on_gradients) {
   std::vector<torch::Tensor> real_leaves, fake_leaves;
   for (const auto& h : h_real) real_leaves.push_back(h.detach().requires_grad_(true));
   for (const auto& h : h_fake) fake_leaves.push_back(h.detach().requires_grad_(true));
@@ -50,23 +50,25 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
   const torch::Tensor alpha =
       torch::rand({hr.size(0), 1},
                   StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
-  if (private_shared_) return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha);
+  if (private_shared_) return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha, on_gradients);
   auto critic = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
   const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
                              training_.gp_lambda() * GradientPenalty(critic, hr, hf, alpha);
   shared_optimizer_->zero_grad();
   loss.backward();
-  shared_optimizer_->step();
   SharedCriticResult result;
   const double weight = model_.shared_critic_weight();
   for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad() * weight);
   for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad() * weight);
+  if (on_gradients) on_gradients(result);
+  shared_optimizer_->step();
   result.loss = loss.item<double>();
   return result;
 }
 
 absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCriticStep(
-    const torch::Tensor& hr, const torch::Tensor& hf, const torch::Tensor& alpha) {
+    const torch::Tensor& hr, const torch::Tensor& hf, const torch::Tensor& alpha,
+    const GradientsReady& on_gradients) {
   const std::vector<CriticStage> stages = {shared_critic_.ptr()};
   CriticExamples examples;
   examples.real = hr;
@@ -78,12 +80,6 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example,
                    CriticFactoredGradients(stages, examples, options));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
-  DpSgdOptions dp;
-  dp.clip_norm = shared_clip_norm_;
-  dp.noise_multiplier = shared_noise_multiplier_;
-  shared_optimizer_->zero_grad();
-  RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, dp, shared_noise_).status());
-  shared_optimizer_->step();
   // Per-example input gradients are B times those of the batch-mean loss.
   const double scale = model_.shared_critic_weight() / static_cast<double>(hr.size(0));
   SharedCriticResult result;
@@ -94,6 +90,13 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
     result.grad_fake.push_back(per_example.input_grad_fake.narrow(1, offset, width) * scale);
     offset += static_cast<int>(width);
   }
+  if (on_gradients) on_gradients(result);
+  DpSgdOptions dp;
+  dp.clip_norm = shared_clip_norm_;
+  dp.noise_multiplier = shared_noise_multiplier_;
+  shared_optimizer_->zero_grad();
+  RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, dp, shared_noise_).status());
+  shared_optimizer_->step();
   result.loss = per_example.loss.mean().item<double>();
   return result;
 }

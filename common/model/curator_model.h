@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,10 +43,14 @@ class CuratorModel {
     std::vector<torch::Tensor> grad_fake;  // dL_s/dh_fake per party
     double loss = 0;
   };
-  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP.
+  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP. `on_gradients`
+  // (if set) gets the feature gradients (not the loss) before D_s steps, so that they
+  // can leave meanwhile.
+  using GradientsReady = std::function<void(const SharedCriticResult&)>;
   absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step,
                                                       const std::vector<torch::Tensor>& h_real,
-                                                      const std::vector<torch::Tensor>& h_fake);
+                                                      const std::vector<torch::Tensor>& h_fake,
+                                                      const GradientsReady& on_gradients = nullptr);
 
   // Generator round: slices of G(z) (graph kept for GeneratorStep).
   std::vector<torch::Tensor> GeneratorSlices(int64_t round);
@@ -71,7 +76,8 @@ class CuratorModel {
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
   absl::StatusOr<SharedCriticResult> PrivateSharedCriticStep(const torch::Tensor& hr,
                                                              const torch::Tensor& hf,
-                                                             const torch::Tensor& alpha);
+                                                             const torch::Tensor& alpha,
+                                                             const GradientsReady& on_gradients);
 
   v1::ModelConfig model_;
   v1::TrainingConfig training_;

@@ -37,14 +37,23 @@ void PartyModel::SetPrivacy(PartyPrivacy privacy) {
   }
 }
 
-absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(
-    int64_t step, const torch::Tensor& fake_slice) {
+torch::Tensor PartyModel::RealBatch(int64_t step) const {
   const torch::Tensor indices =
       torch::randperm(rows(), StreamGenerator(sampling_secret_, streams::kRealBatch, step),
                       torch::kLong)
           .narrow(0, 0, training_.batch_size());
-  real_ = table_.index_select(0, indices);
+  return table_.index_select(0, indices);
+}
+
+absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(
+    int64_t step, const torch::Tensor& fake_slice) {
+  // The batch is a function of the shared secret and the step only: one drawn ahead
+  // (PrepareAhead) is the same rows.
+  real_ = next_real_step_ == step ? next_real_ : RealBatch(step);
+  next_real_step_ = -1;
+  next_real_ = torch::Tensor();
   slice_ = fake_slice;
+  local_ = LocalPart();  // whatever was prepared belonged to the previous pending state
   if (ensemble_ != nullptr) {
     pending_step_ = step;
     return ensemble_->CriticFeatures(step, real_, fake_slice);
@@ -75,19 +84,48 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
     RETURN_IF_ERROR(ensemble_->CriticUpdate(grad_fake));
     return 0.0;  // the shard critics' losses stay local
   }
-  const torch::Tensor alpha = torch::rand(
-      {real_.size(0), 1}, StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
-  if (privacy_.mode != "none") return PrivateCriticUpdate(step, alpha, grad_real, grad_fake);
-  auto critic = [this](const torch::Tensor& x) { return head_->forward(feat_->forward(x)); };
-  const torch::Tensor local = CriticLoss(head_->forward(h_real_), head_->forward(h_fake_)) +
-                              training_.gp_lambda() * GradientPenalty(critic, real_, slice_, alpha);
-  // <g, h> has gradient g with respect to h: the curator's dL_s/dh flows into feat.
-  const torch::Tensor total = local + (h_real_ * grad_real).sum() + (h_fake_ * grad_fake).sum();
-  optimizer_->zero_grad();
-  total.backward();
+  if (privacy_.mode != "none") return PrivateCriticUpdate(step, LocalGpAlpha(step), grad_real, grad_fake);
+  if (!local_.ready) PrepareLocalPart(step);
+  // <g, h> has gradient g with respect to h: the curator's dL_s/dh joins the local
+  // loss's dL/dh, and both flow into feat in one backward pass.
+  torch::autograd::backward({h_real_, h_fake_}, {local_.grad_real + grad_real, local_.grad_fake + grad_fake});
   optimizer_->step();
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
-  return local.item<double>();
+  const double loss = local_.loss;
+  local_ = LocalPart();
+  return loss;
+}
+
+torch::Tensor PartyModel::LocalGpAlpha(int64_t step) const {
+  return torch::rand({real_.size(0), 1},
+                     StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
+}
+
+void PartyModel::PrepareLocalPart(int64_t step) {
+  // The local WGAN-GP loss with feat's outputs as leaves: its gradients go to head and
+  // (through the penalty's own forward pass) to feat, and dL/dh waits for the
+  // curator's dL_s/dh to be added (CriticUpdate).
+  const torch::Tensor h_real = h_real_.detach().requires_grad_(true);
+  const torch::Tensor h_fake = h_fake_.detach().requires_grad_(true);
+  auto critic = [this](const torch::Tensor& x) { return head_->forward(feat_->forward(x)); };
+  const torch::Tensor local =
+      CriticLoss(head_->forward(h_real), head_->forward(h_fake)) +
+      training_.gp_lambda() * GradientPenalty(critic, real_, slice_, LocalGpAlpha(step));
+  optimizer_->zero_grad();
+  local.backward();
+  local_.grad_real = h_real.grad();
+  local_.grad_fake = h_fake.grad();
+  local_.loss = local.item<double>();
+  local_.ready = true;
+}
+
+void PartyModel::PrepareAhead() {
+  if (pending_step_ < 0) return;  // nothing to prepare for (or already done)
+  if (ensemble_ == nullptr && privacy_.mode == "none" && !local_.ready) PrepareLocalPart(pending_step_);
+  if (next_real_step_ != pending_step_ + 1) {
+    next_real_ = RealBatch(pending_step_ + 1);
+    next_real_step_ = pending_step_ + 1;
+  }
 }
 
 absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,

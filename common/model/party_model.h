@@ -53,6 +53,15 @@ class PartyModel {
   // first-layer weight is clipped and noised, as in the paper).
   absl::StatusOr<double> CriticUpdate(int64_t step, const torch::Tensor& grad_real,
                                       const torch::Tensor& grad_fake);
+  // Optional, between the halves of a step (while the curator computes): in mode none
+  // the part of the update that does not depend on the curator's gradients (the local
+  // WGAN-GP loss's forward and backward), and in every mode the next step's real
+  // batch. Only a function of the pending step's inputs and the current critic, which
+  // nothing but CriticUpdate changes: CriticUpdate's result is the same with or
+  // without it. A no-op when no step is pending.
+  void PrepareAhead();
+  // The critic step whose features await their gradients, or -1.
+  int64_t pending_step() const { return pending_step_; }
 
   // Generator round: features of the fake slice, then the gradient of
   // -mean head(h) + <grad_features, h> with respect to the slice.
@@ -65,6 +74,12 @@ class PartyModel {
   torch::optim::Adam& optimizer() { return *optimizer_; }  // for checkpoints (model_state.h)
 
  private:
+  // The shared real batch of `step` (counter-based: the same for every party).
+  torch::Tensor RealBatch(int64_t step) const;
+  // The local gradient penalty's interpolation weights of `step`.
+  torch::Tensor LocalGpAlpha(int64_t step) const;
+  // Mode none: the local loss of the pending step into the parameters' gradients and local_.
+  void PrepareLocalPart(int64_t step);
   absl::StatusOr<double> PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,
                                              const torch::Tensor& grad_real,
                                              const torch::Tensor& grad_fake);
@@ -83,6 +98,16 @@ class PartyModel {
   // Pending state between the two halves of a step.
   int64_t pending_step_ = -1;
   torch::Tensor real_, slice_, h_real_, h_fake_;
+  // PrepareLocalPart's result for the pending step: the local loss's gradients are in
+  // the parameters' .grad, its gradients with respect to h_real_ and h_fake_ here.
+  struct LocalPart {
+    bool ready = false;
+    torch::Tensor grad_real, grad_fake;
+    double loss = 0;
+  };
+  LocalPart local_;
+  int64_t next_real_step_ = -1;  // the step whose real batch next_real_ holds (PrepareAhead)
+  torch::Tensor next_real_;
   int64_t pending_round_ = -1;
   torch::Tensor gen_slice_, gen_features_;
 };

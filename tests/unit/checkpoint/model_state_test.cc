@@ -170,20 +170,35 @@ TEST(CuratorStateTest, RefusesDpsgdMismatch) {
   EXPECT_THAT(RestoreCuratorState(*saved, private_model).message(), HasSubstr("DP-SGD"));
 }
 
-void TrainParty(PartyModel& party, int64_t step, int feature_dim, int batch) {
+// How a party uses the wait for the curator between the halves of a step.
+enum class Ahead { kNothing, kPrepare, kPrepareThenReplayFeatures };
+
+void TrainParty(PartyModel& party, int64_t step, int feature_dim, int batch,
+                Ahead ahead = Ahead::kNothing, double* loss = nullptr) {
   torch::manual_seed(200 + step);  // stand-in curator messages only
   const torch::Tensor slice = torch::rand({batch, party.width()});
   ASSERT_TRUE(party.CriticFeatures(step, slice).ok());
-  ASSERT_TRUE(party.CriticUpdate(step, torch::randn({batch, feature_dim}) * 0.01,
-                                 torch::randn({batch, feature_dim}) * 0.01)
-                  .ok());
+  if (ahead != Ahead::kNothing) party.PrepareAhead();
+  if (ahead == Ahead::kPrepareThenReplayFeatures) {  // a resent task rebuilds the pending step
+    ASSERT_TRUE(party.CriticFeatures(step, slice).ok());
+    party.PrepareAhead();
+  }
+  auto result = party.CriticUpdate(step, torch::randn({batch, feature_dim}) * 0.01,
+                                   torch::randn({batch, feature_dim}) * 0.01);
+  ASSERT_TRUE(result.ok()) << result.status();
+  if (loss != nullptr) *loss = *result;
+}
+
+// Party "p"'s encoded rows: 64 random rows of a 4-column encoder, drawn from `seed`.
+torch::Tensor PartyTable(uint64_t seed) {
+  const TableEncoder encoder = MakeEncoder("p", 4);
+  torch::manual_seed(seed);
+  return torch::rand({64, encoder.width()});
 }
 
 TEST(PartyStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   const Settings s = SmallSettings();
-  const TableEncoder encoder = MakeEncoder("p", 4);
-  torch::manual_seed(5);
-  const torch::Tensor table = torch::rand({64, encoder.width()});
+  const torch::Tensor table = PartyTable(5);
   PartyModel trained("p", s.model, s.training, kSecret, table.clone());
   for (int64_t step = 0; step < 4; ++step) TrainParty(trained, step, 8, 16);
   auto saved = SavePartyState(trained);
@@ -199,6 +214,25 @@ TEST(PartyStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   }
   ExpectIdentical(*trained.feat(), *restored.feat());
   ExpectIdentical(*trained.head(), *restored.head());
+}
+
+// PrepareAhead (the local loss and the next batch, computed while the curator works)
+// is pure state: with or without it, and after a replay rebuilds the pending step, the
+// updates are bit-identical.
+TEST(PartyStateTest, PreparingAheadChangesNoResult) {
+  const Settings s = SmallSettings();
+  const torch::Tensor table = PartyTable(6);
+  PartyModel plain("p", s.model, s.training, kSecret, table.clone());
+  PartyModel prepared("p", s.model, s.training, kSecret, table.clone());
+  for (int64_t step = 0; step < 4; ++step) {
+    double plain_loss = 0, prepared_loss = 0;
+    TrainParty(plain, step, 8, 16, Ahead::kNothing, &plain_loss);
+    TrainParty(prepared, step, 8, 16, step == 2 ? Ahead::kPrepareThenReplayFeatures : Ahead::kPrepare,
+               &prepared_loss);
+    EXPECT_EQ(plain_loss, prepared_loss) << "step " << step;
+  }
+  ExpectIdentical(*plain.feat(), *prepared.feat());
+  ExpectIdentical(*plain.head(), *prepared.head());
 }
 
 TEST(PartyStateTest, RefusesStateOfAnotherParty) {

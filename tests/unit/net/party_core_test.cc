@@ -598,9 +598,11 @@ TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdent
     auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), false);
     ASSERT_TRUE(core.ok()) << core.status();
     step0 = Only((*core)->Handle(CriticTask(0, 0)));
-    durable = std::filesystem::file_size(JournalPath(dir));  // flushed before step 0 is committed
     ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+    // Journaled once sent (before the next message) and flushed before step 0 is committed.
+    durable = std::filesystem::file_size(JournalPath(dir));
     step1 = Only((*core)->Handle(CriticTask(0, 1)));  // released; its entry not yet needed durable
+    ASSERT_TRUE((*core)->PrepareAhead().ok());  // as the session does once it is sent: journals it
     spent = (*core)->epsilon_spent();
     EXPECT_GT(spent, 0);
   }
