@@ -75,6 +75,8 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   examples.fake = hf;
   examples.alpha = alpha;
   examples.gp_lambda = training_.gp_lambda();
+  // hf comes from the parties' sanitised feature nets applied to synthetic rows.
+  examples.fake_terms_public = true;
   PerExampleGradientOptions options;
   options.input_gradients = true;  // the feature gradients the parties need
   ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example,

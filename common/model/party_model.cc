@@ -141,6 +141,10 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   // The curator's gradients are of its batch-mean loss; per example they are B times that.
   examples.upstream_real = grad_real * b;
   examples.upstream_fake = grad_fake * b;
+  // In strict the curator's D_s sees only released (noised) features, so its gradient for
+  // the fake rows is post-processing; in dpsgd and vflgan it is taken next to clean real
+  // features and stays with the real-row half.
+  examples.fake_terms_public = privacy_.mode == "strict";
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
   ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example, CriticFactoredGradients(stages, examples));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -149,11 +150,37 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
           absl::StrCat("per-example gradient ", p, " does not match its parameter's shape"));
     }
   }
+  const bool split = std::any_of(per_example.begin(), per_example.end(),
+                                 [](const FactoredGradient& g) { return !g.synthetic.empty(); });
+  for (size_t p = 0; split && p < per_example.size(); ++p) {
+    const std::vector<bool>& flags = per_example[p].synthetic;
+    const auto synthetic_terms = std::count(flags.begin(), flags.end(), true);
+    if (flags.size() != per_example[p].left.size() || synthetic_terms == 0 ||
+        synthetic_terms == static_cast<int64_t>(flags.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "per-example gradient ", p, " must flag each term and have real-row and synthetic terms"));
+    }
+  }
   try {
     ClipDiagnostics diagnostics;
-    const torch::Tensor factor = ClipFactors(FactoredSquaredNorms(per_example), options.clip_norm, &diagnostics);
     std::vector<torch::Tensor> sums;
-    for (const FactoredGradient& g : per_example) sums.push_back(FactoredWeightedSum(g, factor));
+    if (!split) {
+      const torch::Tensor factor = ClipFactors(FactoredSquaredNorms(per_example), options.clip_norm, &diagnostics);
+      for (const FactoredGradient& g : per_example) sums.push_back(FactoredWeightedSum(g, factor));
+    } else {
+      // Each half is clipped to C on its own: only the real-row half can differ between
+      // neighbouring batches, so it alone carries the 2C sensitivity the noise covers;
+      // the synthetic half is clipped too so that the two keep comparable weights.
+      const std::vector<FactoredGradient> real = SelectTerms(per_example, false);
+      const std::vector<FactoredGradient> synthetic = SelectTerms(per_example, true);
+      const torch::Tensor real_factor = ClipFactors(FactoredSquaredNorms(real), options.clip_norm, &diagnostics);
+      ClipDiagnostics synthetic_diagnostics;
+      const torch::Tensor synthetic_factor =
+          ClipFactors(FactoredSquaredNorms(synthetic), options.clip_norm, &synthetic_diagnostics);
+      for (size_t p = 0; p < per_example.size(); ++p) {
+        sums.push_back(FactoredWeightedSum(real[p], real_factor).add_(FactoredWeightedSum(synthetic[p], synthetic_factor)));
+      }
+    }
     diagnostics.noise_std = WriteNoisyMean(params, sums, b, options, noise);
     return diagnostics;
   } catch (const c10::Error& e) {

@@ -57,7 +57,12 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
 
 // DpSgdStep on factored per-example gradients (CriticFactoredGradients): norms and
 // the clipped sum come from the factors, the [B, ...] gradients are never formed. The
-// noise is drawn exactly as above.
+// noise is drawn exactly as above. When the factors flag synthetic terms
+// (CriticExamples::fake_terms_public), each example's gradient is split in two halves,
+// the terms that involve its real row and those of its fake row only, and each half is
+// clipped to C on its own: replacing one record changes only the real-row half of one
+// example, so the sensitivity stays 2C while the clipping no longer spends the bound on
+// the fake row. The diagnostics then describe the real-row half.
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
                                           const std::vector<FactoredGradient>& per_example,
                                           const DpSgdOptions& options, at::Generator noise);

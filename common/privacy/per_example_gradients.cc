@@ -242,8 +242,14 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
       FactoredGradient weight;
       weight.left = {d_r, d_f, u[l]};
       weight.right = {inputs[l].narrow(0, 0, b), inputs[l].narrow(0, b, b), rho_at[l]};
+      // δ(f_i) ⊗ a(f_i) is the fake row's term; the penalty's is at x̂_i, which mixes in r_i.
+      if (examples.fake_terms_public) weight.synthetic = {false, true, false};
       result.grads.push_back(std::move(weight));
-      if (layers[l].linear->options.bias()) result.grads.push_back(FactoredGradient{{d_r, d_f}, {}});
+      if (layers[l].linear->options.bias()) {
+        FactoredGradient bias{{d_r, d_f}, {}, {}};
+        if (examples.fake_terms_public) bias.synthetic = {false, true};
+        result.grads.push_back(std::move(bias));
+      }
     }
     torch::Tensor loss = scores.narrow(0, b, b) - scores.narrow(0, 0, b) + examples.gp_lambda * penalty;
     if (examples.upstream_real.defined()) {
@@ -262,6 +268,20 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("per-example gradients: ", e.what_without_backtrace()));
   }
+}
+
+std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients, bool synthetic) {
+  std::vector<FactoredGradient> selected;
+  for (const FactoredGradient& g : gradients) {
+    FactoredGradient kept;
+    for (size_t m = 0; m < g.left.size(); ++m) {
+      if ((m < g.synthetic.size() && g.synthetic[m]) != synthetic) continue;
+      kept.left.push_back(g.left[m]);
+      if (!g.right.empty()) kept.right.push_back(g.right[m]);
+    }
+    selected.push_back(std::move(kept));
+  }
+  return selected;
 }
 
 torch::Tensor Materialize(const FactoredGradient& gradient) {

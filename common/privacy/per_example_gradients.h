@@ -42,6 +42,14 @@ struct CriticExamples {
   // passes B · grad_real (and B · grad_fake) here; see PerExampleGradients below.
   torch::Tensor upstream_real;
   torch::Tensor upstream_fake;
+  // True when nothing on the fake rows' side depends on a private record: f_i are
+  // synthetic, the stages' parameters are already sanitised and upstream_fake (if any)
+  // is post-processing of released data. CriticFactoredGradients then marks those terms
+  // (FactoredGradient::synthetic) so that DP-SGD clips them apart from the real-row terms
+  // and leaves them out of the sensitivity (dp_sgd.h). Set it only when that holds: it
+  // does not in a party's dpsgd step, whose upstream_fake carries D_s's penalty on the
+  // curator's clean real features.
+  bool fake_terms_public = false;
 };
 
 struct PerExampleGradientOptions {
@@ -69,6 +77,9 @@ struct PerExampleGradients {
 struct FactoredGradient {
   std::vector<torch::Tensor> left;
   std::vector<torch::Tensor> right;
+  // Empty, or one flag per term: true for a term that depends on the fake rows only
+  // (CriticExamples::fake_terms_public); the other terms involve a real row.
+  std::vector<bool> synthetic;
 };
 
 struct FactoredPerExampleGradients {
@@ -95,6 +106,10 @@ absl::StatusOr<PerExampleGradients> CriticPerExampleGradients(
 absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     const std::vector<CriticStage>& stages, const CriticExamples& examples,
     const PerExampleGradientOptions& options = {});
+
+// The terms of each gradient whose `synthetic` flag equals `synthetic` (an unflagged
+// gradient's terms all count as not synthetic).
+std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients, bool synthetic);
 
 // [B, param shape...]: the per-example gradients written out.
 torch::Tensor Materialize(const FactoredGradient& gradient);

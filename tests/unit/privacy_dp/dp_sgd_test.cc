@@ -170,6 +170,90 @@ TEST(DpSgdStepTest, FactoredEqualsMaterialised) {
   EXPECT_FALSE(DpSgdStepFactored(*params, wrong, options, Fixed(5)).ok());
 }
 
+// With fake_terms_public the fake row's terms are flagged, do not depend on the real
+// rows, and the step clips the real-row half and the fake-row half of each example
+// apart: replacing one real record moves the noise-free gradient by at most 2C/B.
+TEST(DpSgdStepTest, SyntheticHalfIsClippedApartAndCarriesNoSensitivity) {
+  torch::manual_seed(17);
+  FeatureNet feat = SmallFeatureNet();
+  ScoreNet head(6, std::vector<int>{}, 0.2);
+  const std::vector<CriticStage> stages = {feat.ptr(), head.ptr()};
+  const int64_t b = 10;
+  CriticExamples ex{torch::randn({b, 9}), torch::randn({b, 9}), torch::rand({b, 1}), 10.0,
+                    torch::randn({b, 6}), torch::randn({b, 6})};
+  ex.fake_terms_public = true;
+  absl::StatusOr<std::vector<torch::Tensor>> params = CriticParameters(stages);
+  ASSERT_TRUE(params.ok());
+  absl::StatusOr<FactoredPerExampleGradients> split = CriticFactoredGradients(stages, ex);
+  ASSERT_TRUE(split.ok()) << split.status();
+  // The flags only label the terms: together they are the whole per-example gradient.
+  CriticExamples unflagged = ex;
+  unflagged.fake_terms_public = false;
+  absl::StatusOr<FactoredPerExampleGradients> whole = CriticFactoredGradients(stages, unflagged);
+  ASSERT_TRUE(whole.ok());
+  const std::vector<FactoredGradient> real_half = SelectTerms(split->grads, false);
+  const std::vector<FactoredGradient> fake_half = SelectTerms(split->grads, true);
+  for (size_t p = 0; p < whole->grads.size(); ++p) {
+    EXPECT_TRUE(whole->grads[p].synthetic.empty());
+    EXPECT_TRUE(torch::allclose(Materialize(real_half[p]) + Materialize(fake_half[p]),
+                                Materialize(whole->grads[p]), 1e-5, 1e-7)) << "parameter " << p;
+  }
+  // Other real rows leave the fake half as it was and change the real half.
+  CriticExamples other = ex;
+  other.real = torch::randn({b, 9});
+  other.upstream_real = torch::randn({b, 6});
+  absl::StatusOr<FactoredPerExampleGradients> moved = CriticFactoredGradients(stages, other);
+  ASSERT_TRUE(moved.ok());
+  const std::vector<FactoredGradient> moved_fake = SelectTerms(moved->grads, true);
+  const std::vector<FactoredGradient> moved_real = SelectTerms(moved->grads, false);
+  EXPECT_TRUE(torch::equal(Materialize(moved_fake[0]), Materialize(fake_half[0])));
+  EXPECT_FALSE(torch::allclose(Materialize(moved_real[0]), Materialize(real_half[0])));
+
+  // The step writes (Σ_i clip(real half_i) + Σ_i clip(fake half_i)) / B.
+  const double c = 0.5 * FactoredSquaredNorms(real_half).sqrt().median().item<double>();
+  DpSgdOptions options;
+  options.clip_norm = c;
+  ASSERT_TRUE(DpSgdStepFactored(*params, split->grads, options, Fixed(3)).ok());
+  std::vector<torch::Tensor> real_materialised, fake_materialised;
+  for (size_t p = 0; p < real_half.size(); ++p) {
+    real_materialised.push_back(Materialize(real_half[p]));
+    fake_materialised.push_back(Materialize(fake_half[p]));
+  }
+  absl::StatusOr<ClippedSum> real_sum = ClipAndSum(real_materialised, c);
+  absl::StatusOr<ClippedSum> fake_sum = ClipAndSum(fake_materialised, c);
+  ASSERT_TRUE(real_sum.ok() && fake_sum.ok());
+  EXPECT_GT(real_sum->diagnostics.fraction_clipped, 0.2);
+  std::vector<torch::Tensor> written;
+  for (size_t p = 0; p < params->size(); ++p) {
+    written.push_back((*params)[p].grad().clone());
+    EXPECT_TRUE(torch::allclose(written[p], (real_sum->sum[p] + fake_sum->sum[p]) / b, 1e-4, 1e-6))
+        << "parameter " << p;
+  }
+  // Sensitivity: replace example 4's real row (and its upstream gradient) by anything.
+  CriticExamples neighbour = ex;
+  neighbour.real = ex.real.clone();
+  neighbour.real[4] = torch::randn({9}) * 100;
+  neighbour.upstream_real = ex.upstream_real.clone();
+  neighbour.upstream_real[4] = torch::randn({6}) * 100;
+  absl::StatusOr<FactoredPerExampleGradients> near = CriticFactoredGradients(stages, neighbour);
+  ASSERT_TRUE(near.ok());
+  ASSERT_TRUE(DpSgdStepFactored(*params, near->grads, options, Fixed(3)).ok());
+  double sq = 0;
+  for (size_t p = 0; p < params->size(); ++p) {
+    sq += ((*params)[p].grad() - written[p]).to(torch::kDouble).pow(2).sum().item<double>();
+  }
+  EXPECT_LE(std::sqrt(sq), 2 * c / b * (1 + 1e-5));
+  EXPECT_GT(std::sqrt(sq), 0.0);
+
+  // Flags that do not match the terms are refused.
+  std::vector<FactoredGradient> bad = split->grads;
+  bad[0].synthetic.pop_back();
+  EXPECT_FALSE(DpSgdStepFactored(*params, bad, options, Fixed(3)).ok());
+  bad = split->grads;
+  bad[1].synthetic.assign(bad[1].left.size(), true);
+  EXPECT_FALSE(DpSgdStepFactored(*params, bad, options, Fixed(3)).ok());
+}
+
 // With zero per-example gradients the written gradient is pure noise / B. Over n = 3·10^5
 // coordinates the sample std has relative standard error 1/sqrt(2n) ≈ 0.13%, so a 1%
 // tolerance is ~7.7 standard errors (false-failure odds ~1e-14) yet would catch a wrong
