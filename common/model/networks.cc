@@ -8,6 +8,11 @@
 
 namespace vfsynth {
 
+std::mutex& DefaultGeneratorMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 at::Generator StreamGenerator(const std::string& key, const std::string& purpose,
                               uint64_t counter) {
   return at::make_generator<at::CPUGeneratorImpl>(DeriveStreamSeed(key, purpose, counter));

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <mutex>
 #include <vector>
 
 #include "common/data/encoder.h"
@@ -72,11 +73,18 @@ class ScoreNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ScoreNet);
 
+// Guards LibTorch's process-wide default generator, which module constructors draw
+// their initial weights from: seeding it and drawing must not interleave with another
+// thread doing the same (parties and curator share one process in tests, and models
+// can be built concurrently).
+std::mutex& DefaultGeneratorMutex();
+
 // Builds a module with parameters initialised from the stream (key, purpose), so
 // every process that builds the same network (reference trainer, curator, party)
 // starts from identical weights.
 template <typename Holder, typename... Args>
 Holder SeededModule(const std::string& key, const std::string& purpose, Args&&... args) {
+  std::lock_guard<std::mutex> lock(DefaultGeneratorMutex());
   torch::manual_seed(DeriveStreamSeed(key, purpose, 0));
   return Holder(std::forward<Args>(args)...);
 }
