@@ -26,7 +26,8 @@ absl::Status CheckParams(double clip_norm, double noise_multiplier) {
   return absl::OkStatus();
 }
 
-// Per-example factors min(1, C/‖g_i‖) (0 for a non-finite g_i) and diagnostics.
+// Per-example factors min(1, C/‖g_i‖) (0 for a non-finite g_i) and, unless diag is
+// null, diagnostics.
 torch::Tensor ClipFactors(const torch::Tensor& sq_norms, double clip_norm, ClipDiagnostics* diag) {
   const torch::Tensor norms = sq_norms.sqrt();  // double
   const torch::Tensor finite = torch::isfinite(norms);
@@ -35,6 +36,7 @@ torch::Tensor ClipFactors(const torch::Tensor& sq_norms, double clip_norm, ClipD
   torch::Tensor factor =
       torch::where(safe > clip_norm, clip_norm / safe.clamp_min(clip_norm), torch::ones_like(safe));
   factor = torch::where(finite, factor, torch::zeros_like(factor));
+  if (diag == nullptr) return factor;
   diag->batch_size = norms.size(0);
   diag->nonfinite = (~finite).sum().item<int64_t>();
   diag->mean_norm = safe.mean().item<double>();
@@ -174,9 +176,8 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
       const std::vector<FactoredGradient> real = SelectTerms(per_example, false);
       const std::vector<FactoredGradient> synthetic = SelectTerms(per_example, true);
       const torch::Tensor real_factor = ClipFactors(FactoredSquaredNorms(real), options.clip_norm, &diagnostics);
-      ClipDiagnostics synthetic_diagnostics;
       const torch::Tensor synthetic_factor =
-          ClipFactors(FactoredSquaredNorms(synthetic), options.clip_norm, &synthetic_diagnostics);
+          ClipFactors(FactoredSquaredNorms(synthetic), options.clip_norm, /*diag=*/nullptr);
       for (size_t p = 0; p < per_example.size(); ++p) {
         sums.push_back(FactoredWeightedSum(real[p], real_factor).add_(FactoredWeightedSum(synthetic[p], synthetic_factor)));
       }
