@@ -61,9 +61,13 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
     m->add_generator_hidden(256);
     m->add_generator_hidden(256);
   }
-  if (m->feature_hidden_size() == 0) m->add_feature_hidden(256);
-  if (!m->has_feature_dim()) m->set_feature_dim(64);
-  if (m->shared_hidden_size() == 0) m->add_shared_hidden(256);
+  // feature_hidden may stay empty: feat_k is then one Linear + LeakyReLU (the default;
+  // cross-party structure is left to D_s, see docs/evaluation.md "Thin feature nets").
+  if (!m->has_feature_dim()) m->set_feature_dim(128);
+  if (m->shared_hidden_size() == 0) {
+    m->add_shared_hidden(256);
+    m->add_shared_hidden(256);
+  }
   if (!m->has_categorical_output()) m->set_categorical_output("gumbel");
   if (!m->has_gumbel_tau()) m->set_gumbel_tau(0.2);
   if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);

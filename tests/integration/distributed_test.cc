@@ -252,11 +252,11 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     EXPECT_EQ(m.run_id(), "it-run");
     switch (m.payload_case()) {
       case v1::PartyMessage::kFeatures:
-        EXPECT_EQ(m.features().h_real().shape(1), 64);  // d_h
-        EXPECT_EQ(m.features().h_fake().shape(1), 64);
+        EXPECT_EQ(m.features().h_real().shape(1), local.model().feature_dim());  // d_h
+        EXPECT_EQ(m.features().h_fake().shape(1), local.model().feature_dim());
         break;
       case v1::PartyMessage::kGeneratorFeatures:
-        EXPECT_EQ(m.generator_features().h().shape(1), 64);
+        EXPECT_EQ(m.generator_features().h().shape(1), local.model().feature_dim());
         break;
       case v1::PartyMessage::kSliceGradient:
         EXPECT_EQ(m.slice_gradient().grad().shape(0), t.batch_size());

@@ -116,7 +116,9 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   ExpectIdentical(*trained->generator(), *restored->generator());
   ExpectIdentical(*trained->shared_critic(), *restored->shared_critic());
   ExpectIdentical(*trained->published_generator(), *restored->published_generator());
-  if (dpsgd) EXPECT_EQ(restored->generator_average()->updates(), 3);
+  if (dpsgd) {
+    EXPECT_EQ(restored->generator_average()->updates(), 3);
+  }
 
   // Adam moments and step counts (and the DP noise stream) came back too: the next
   // rounds move both models identically.

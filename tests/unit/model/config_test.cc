@@ -16,7 +16,9 @@ TEST(ConfigTest, DefaultsMatchDesign) {
                             "c.json", &config).ok());
   ASSERT_TRUE(ResolveLocalRunConfig("/base", &config).ok());
   EXPECT_EQ(config.model().z_dim(), 64);
-  EXPECT_EQ(config.model().feature_dim(), 64);
+  EXPECT_EQ(config.model().feature_dim(), 128);
+  EXPECT_EQ(config.model().feature_hidden_size(), 0);  // feat_k: one Linear + LeakyReLU
+  EXPECT_EQ(config.model().shared_hidden_size(), 2);
   EXPECT_EQ(config.model().generator_hidden_size(), 2);
   EXPECT_EQ(config.training().n_critic(), 5);
   EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);

@@ -85,34 +85,39 @@ PerExampleGradientOptions WithInputGradients() {
 
 class PartyCriticTest : public ::testing::TestWithParam<torch::Dtype> {};
 
+// With a hidden layer in feat_k, and without one (the default: feat_k is one Linear +
+// LeakyReLU, so the penalty's chain is one layer shorter).
 TEST_P(PartyCriticTest, FeatureNetPlusHeadMatchesPerSampleLoop) {
-  torch::manual_seed(1);
-  const torch::Dtype dtype = GetParam();
-  FeatureNet feat = MakeFeat(10, {16}, 8);
-  ScoreNet head(8, std::vector<int>{}, 0.2);
-  feat->to(dtype);
-  head->to(dtype);
-  const CriticExamples ex = RandomExamples(6, 10, 8, /*upstream=*/true, dtype);
+  for (const std::vector<int>& hidden : {std::vector<int>{16}, std::vector<int>{}}) {
+    SCOPED_TRACE(hidden.empty() ? "no hidden layer" : "one hidden layer");
+    torch::manual_seed(1);
+    const torch::Dtype dtype = GetParam();
+    FeatureNet feat = MakeFeat(10, hidden, 8);
+    ScoreNet head(8, std::vector<int>{}, 0.2);
+    feat->to(dtype);
+    head->to(dtype);
+    const CriticExamples ex = RandomExamples(6, 10, 8, /*upstream=*/true, dtype);
 
-  absl::StatusOr<std::vector<torch::Tensor>> params = CriticParameters({feat.ptr(), head.ptr()});
-  ASSERT_TRUE(params.ok()) << params.status();
-  absl::StatusOr<PerExampleGradients> pe =
-      CriticPerExampleGradients({feat.ptr(), head.ptr()}, ex, WithInputGradients());
-  ASSERT_TRUE(pe.ok()) << pe.status();
+    absl::StatusOr<std::vector<torch::Tensor>> params = CriticParameters({feat.ptr(), head.ptr()});
+    ASSERT_TRUE(params.ok()) << params.status();
+    absl::StatusOr<PerExampleGradients> pe =
+        CriticPerExampleGradients({feat.ptr(), head.ptr()}, ex, WithInputGradients());
+    ASSERT_TRUE(pe.ok()) << pe.status();
 
-  auto critic = [&](const torch::Tensor& x) { return head->forward(feat->forward(x)); };
-  auto first = [&](const torch::Tensor& x) { return feat->forward(x); };
-  const LoopResult loop = PerSampleLoop(critic, first, *params, ex);
-  const double tol = dtype == torch::kDouble ? 1e-10 : 1e-5;
-  ASSERT_EQ(pe->grads.size(), loop.grads.size());
-  for (size_t p = 0; p < loop.grads.size(); ++p) {
-    ASSERT_EQ(pe->grads[p].sizes(), loop.grads[p].sizes()) << "parameter " << p;
-    EXPECT_LT(RelDiff(pe->grads[p], loop.grads[p]), tol) << "parameter " << p;
+    auto critic = [&](const torch::Tensor& x) { return head->forward(feat->forward(x)); };
+    auto first = [&](const torch::Tensor& x) { return feat->forward(x); };
+    const LoopResult loop = PerSampleLoop(critic, first, *params, ex);
+    const double tol = dtype == torch::kDouble ? 1e-10 : 1e-5;
+    ASSERT_EQ(pe->grads.size(), loop.grads.size());
+    for (size_t p = 0; p < loop.grads.size(); ++p) {
+      ASSERT_EQ(pe->grads[p].sizes(), loop.grads[p].sizes()) << "parameter " << p;
+      EXPECT_LT(RelDiff(pe->grads[p], loop.grads[p]), tol) << "parameter " << p;
+    }
+    EXPECT_LT(RelDiff(pe->input_grad_real, loop.input_real), tol);
+    EXPECT_LT(RelDiff(pe->input_grad_fake, loop.input_fake), tol);
+    // The penalty really is in there: its contribution is not negligible at λ = 10.
+    EXPECT_GT(pe->grads[0].abs().max().item<double>(), 1e-2);
   }
-  EXPECT_LT(RelDiff(pe->input_grad_real, loop.input_real), tol);
-  EXPECT_LT(RelDiff(pe->input_grad_fake, loop.input_fake), tol);
-  // The penalty really is in there: its contribution is not negligible at λ = 10.
-  EXPECT_GT(pe->grads[0].abs().max().item<double>(), 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, PartyCriticTest, ::testing::Values(torch::kFloat, torch::kDouble));
