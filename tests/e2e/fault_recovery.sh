@@ -25,7 +25,8 @@ fail() {
 
 prepare() {  # DIR [RECONNECT_TIMEOUT]
   "$SRC/deploy/run-local.sh" --out "$1" --dataset adult --rounds $ROUNDS --batch 128 --rows 300 \
-    --privacy strict --epsilon 10 --bin "$BIN" --prepare-only > /dev/null
+    --privacy strict --epsilon 10 --bin "$BIN" --training "\"n_critic\": $N_CRITIC" \
+    --prepare-only > /dev/null
   python3 - "$1/curator.json" "${2:-120}" <<'PY'
 import json, sys
 path, timeout = sys.argv[1], float(sys.argv[2])
