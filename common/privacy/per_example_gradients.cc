@@ -5,108 +5,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/model/mlp_critic.h"
 #include "common/privacy/fast_cast.h"
 
 namespace vfsynth {
 namespace {
 
-// One layer read out of a stage's Sequential.
-struct Layer {
-  torch::nn::LinearImpl* linear = nullptr;  // Null for a LeakyReLU.
-  double slope = 0.0;                       // LeakyReLU negative slope.
-};
-
-struct Stage {
-  std::vector<Layer> layers;
-  std::vector<torch::Tensor> params;  // The Sequential's parameters() order.
-};
-
-absl::StatusOr<std::shared_ptr<torch::nn::SequentialImpl>> ResolveSequential(
-    const CriticStage& stage, size_t index) {
-  if (stage == nullptr) return absl::InvalidArgumentError(absl::StrCat("stage ", index, " is null"));
-  if (auto seq = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(stage)) return seq;
-  const auto children = stage->children();
-  if (children.size() == 1) {
-    if (auto seq = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(children[0])) {
-      // A wrapper with parameters of its own would be silently left out of the gradients.
-      if (stage->parameters().size() != seq->parameters().size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "stage ", index, " (", stage->name(), ") has parameters outside its Sequential"));
-      }
-      return seq;
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "stage ", index, " (", stage->name(),
-      ") is neither a Sequential nor a module wrapping exactly one Sequential"));
-}
-
-absl::StatusOr<Stage> ParseStage(const CriticStage& module, size_t index) {
-  absl::StatusOr<std::shared_ptr<torch::nn::SequentialImpl>> seq = ResolveSequential(module, index);
-  if (!seq.ok()) return seq.status();
-  Stage stage;
-  size_t layer_index = 0;
-  for (const auto& child : (*seq)->children()) {
-    if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(child.get())) {
-      stage.layers.push_back({linear, 0.0});
-      stage.params.push_back(linear->weight);
-      if (linear->options.bias()) stage.params.push_back(linear->bias);
-    } else if (auto* leaky = dynamic_cast<torch::nn::LeakyReLUImpl*>(child.get())) {
-      stage.layers.push_back({nullptr, leaky->options.negative_slope()});
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "stage ", index, " layer ", layer_index, " is a ", child->name(),
-          "; per-example gradients support only Linear and LeakyReLU"));
-    }
-    ++layer_index;
-  }
-  if (stage.layers.empty() || stage.layers.front().linear == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stage ", index, " must start with a Linear layer"));
-  }
-  // Guards against parameters the layer walk did not see (e.g. a future module type).
-  if (stage.params.size() != (*seq)->parameters().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stage ", index, " has parameters outside its Linear layers"));
-  }
-  return stage;
-}
-
-absl::StatusOr<std::vector<Stage>> ParseStages(const std::vector<CriticStage>& modules) {
-  if (modules.empty()) return absl::InvalidArgumentError("critic has no stages");
-  std::vector<Stage> stages;
-  for (size_t k = 0; k < modules.size(); ++k) {
-    absl::StatusOr<Stage> stage = ParseStage(modules[k], k);
-    if (!stage.ok()) return stage.status();
-    stages.push_back(*std::move(stage));
-  }
-  return stages;
-}
-
-int64_t InputWidth(const Stage& stage) { return stage.layers.front().linear->weight.size(1); }
-
-int64_t OutputWidth(const Stage& stage) {
-  for (auto it = stage.layers.rbegin(); it != stage.layers.rend(); ++it) {
-    if (it->linear != nullptr) return it->linear->weight.size(0);
-  }
-  return -1;
-}
-
-absl::Status CheckShapes(const std::vector<Stage>& stages, const CriticExamples& ex) {
-  for (size_t k = 1; k < stages.size(); ++k) {
-    if (InputWidth(stages[k]) != OutputWidth(stages[k - 1])) {
-      return absl::InvalidArgumentError(absl::StrCat("stage ", k, " takes width ",
-                                                     InputWidth(stages[k]), " but stage ", k - 1,
-                                                     " outputs ", OutputWidth(stages[k - 1])));
-    }
-  }
-  if (OutputWidth(stages.back()) != 1) {
-    return absl::InvalidArgumentError("the critic's last stage must output one score per row");
-  }
+absl::Status CheckShapes(const MlpCritic& critic, const CriticExamples& ex) {
   if (!ex.real.defined() || !ex.fake.defined() || !ex.alpha.defined()) {
     return absl::InvalidArgumentError("real, fake and alpha are required");
   }
-  const int64_t d_in = InputWidth(stages.front());
+  const int64_t d_in = InputWidth(critic);
   if (ex.real.dim() != 2 || ex.real.size(0) < 1 || ex.real.size(1) != d_in) {
     return absl::InvalidArgumentError(absl::StrCat("real must be [B, ", d_in, "] with B >= 1"));
   }
@@ -117,7 +26,7 @@ absl::Status CheckShapes(const std::vector<Stage>& stages, const CriticExamples&
   if (ex.alpha.dim() != 2 || ex.alpha.size(0) != b || ex.alpha.size(1) != 1) {
     return absl::InvalidArgumentError("alpha must be [B, 1]");
   }
-  const int64_t d_1 = OutputWidth(stages.front());
+  const int64_t d_1 = StageOutputWidth(critic, 0);
   for (const torch::Tensor* g : {&ex.upstream_real, &ex.upstream_fake}) {
     if (g->defined() && (g->dim() != 2 || g->size(0) != b || g->size(1) != d_1)) {
       return absl::InvalidArgumentError(
@@ -127,64 +36,36 @@ absl::Status CheckShapes(const std::vector<Stage>& stages, const CriticExamples&
   return absl::OkStatus();
 }
 
-// The critic's layers, stage after stage.
-struct Flat {
-  std::vector<Layer> layers;
-  size_t first_stage_end = 0;  // layers[0, first_stage_end) are the first stage
-};
-
-Flat Flatten(const std::vector<Stage>& stages) {
-  Flat flat;
-  for (size_t k = 0; k < stages.size(); ++k) {
-    flat.layers.insert(flat.layers.end(), stages[k].layers.begin(), stages[k].layers.end());
-    if (k == 0) flat.first_stage_end = flat.layers.size();
-  }
-  return flat;
-}
-
-// `grad` times LeakyReLU's derivative at `z` (1 where z > 0, else the slope), rows
-// [start, start + n) of z: LibTorch's own backward kernel, one pass.
-torch::Tensor ThroughLeaky(const torch::Tensor& grad, const torch::Tensor& z, int64_t start, int64_t n,
-                           double slope) {
-  return torch::leaky_relu_backward(grad, z.narrow(0, start, n), slope, /*self_is_result=*/false);
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<torch::Tensor>> CriticParameters(const std::vector<CriticStage>& stages) {
-  absl::StatusOr<std::vector<Stage>> parsed = ParseStages(stages);
-  if (!parsed.ok()) return parsed.status();
-  std::vector<torch::Tensor> params;
-  for (const Stage& stage : *parsed) params.insert(params.end(), stage.params.begin(), stage.params.end());
-  return params;
+  absl::StatusOr<MlpCritic> critic = ParseMlpCritic(stages);
+  if (!critic.ok()) return critic.status();
+  return critic->params;
 }
 
 absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     const std::vector<CriticStage>& stages, const CriticExamples& examples,
     const PerExampleGradientOptions& options) {
-  absl::StatusOr<std::vector<Stage>> parsed = ParseStages(stages);
-  if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = CheckShapes(*parsed, examples); !status.ok()) return status;
+  absl::StatusOr<MlpCritic> critic = ParseMlpCritic(stages);
+  if (!critic.ok()) return critic.status();
+  if (absl::Status status = CheckShapes(*critic, examples); !status.ok()) return status;
   try {
     torch::NoGradGuard no_grad;  // explicit math below; nothing needs a graph
-    const Flat flat = Flatten(*parsed);
-    const std::vector<Layer>& layers = flat.layers;
+    const std::vector<MlpLayer>& layers = critic->layers;
+    const size_t first_stage_end = critic->stage_ends.front();
     const int64_t b = examples.real.size(0);
     const torch::Tensor real = examples.real.detach();
     const torch::Tensor fake = examples.fake.detach();
     const torch::Tensor x_hat = examples.alpha * real + (1 - examples.alpha) * fake;
 
     // Forward over the rows [r; f; x̂]: each Linear's and each LeakyReLU's input.
-    torch::Tensor a = torch::cat({real, fake, x_hat}, 0);
-    std::vector<torch::Tensor> inputs(layers.size());
-    torch::Tensor first_stage_out;
-    for (size_t l = 0; l < layers.size(); ++l) {
-      inputs[l] = a;
-      a = layers[l].linear != nullptr ? torch::linear(a, layers[l].linear->weight, layers[l].linear->bias)
-                                      : torch::leaky_relu(a, layers[l].slope);
-      if (l + 1 == flat.first_stage_end) first_stage_out = a;
-    }
-    const torch::Tensor scores = a.squeeze(1);  // [3B]
+    torch::Tensor output;
+    const std::vector<torch::Tensor> inputs =
+        LayerInputs(*critic, torch::cat({real, fake, x_hat}, 0), &output);
+    const torch::Tensor first_stage_out =
+        first_stage_end < layers.size() ? inputs[first_stage_end] : output;
+    const torch::Tensor scores = output.squeeze(1);  // [3B]
 
     // First-order part of ℓ_i: D(f_i) - D(r_i) + <g_r, stage_1(r_i)> + <g_f, stage_1(f_i)>,
     // back-propagated over the rows [r; f]. delta[l] = ∂ℓ/∂(output of Linear l).
@@ -192,7 +73,7 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
     torch::Tensor g = torch::cat({-torch::ones({b, 1}, opts), torch::ones({b, 1}, opts)}, 0);
     std::vector<torch::Tensor> delta(layers.size());
     for (size_t l = layers.size(); l-- > 0;) {
-      if (l + 1 == flat.first_stage_end) {
+      if (l + 1 == first_stage_end) {
         torch::Tensor up_r = examples.upstream_real.defined() ? examples.upstream_real.detach()
                                                               : torch::zeros({b, g.size(1)}, opts);
         torch::Tensor up_f = examples.upstream_fake.defined() ? examples.upstream_fake.detach()
@@ -200,40 +81,20 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
         g = g + torch::cat({up_r, up_f}, 0);
       }
       if (layers[l].linear == nullptr) {
-        g = ThroughLeaky(g, inputs[l], 0, 2 * b, layers[l].slope);
+        g = ThroughLeaky(g, inputs[l].narrow(0, 0, 2 * b), layers[l].slope);
       } else {
         delta[l] = g;
         g = g.mm(layers[l].linear->weight);
       }
     }
 
-    // The penalty: grad_x D(x̂) = u_1 W_1 with u_l = ∂D/∂(output of Linear l) at x̂.
-    // LeakyReLU's derivative is piecewise constant, so λ(‖grad_x‖ - 1)² depends on the parameters only
-    // through the W_l in this chain: its gradient for W_l is u_l ⊗ ρ_l, ρ_l = ∂GP/∂(u_l W_l).
-    std::vector<torch::Tensor> u(layers.size());
-    torch::Tensor v = torch::ones({b, 1}, opts);
-    for (size_t l = layers.size(); l-- > 0;) {
-      if (layers[l].linear == nullptr) {
-        v = ThroughLeaky(v, inputs[l], 2 * b, b, layers[l].slope);
-      } else {
-        u[l] = v;
-        v = v.mm(layers[l].linear->weight);
-      }
-    }
-    const torch::Tensor norm = v.norm(2, 1, /*keepdim=*/true);
-    const torch::Tensor penalty = (norm.squeeze(1) - 1).pow(2);
-    // d/dg (‖g‖ - 1)² = 2 (‖g‖ - 1) g / ‖g‖ (0 at g = 0, as LibTorch's norm backward).
-    torch::Tensor rho = torch::where(norm > 0, 2 * examples.gp_lambda * (norm - 1) / norm,
-                                     torch::zeros_like(norm)) * v;
-    std::vector<torch::Tensor> rho_at(layers.size());
-    for (size_t l = 0; l < layers.size(); ++l) {
-      if (layers[l].linear == nullptr) {
-        rho = ThroughLeaky(rho, inputs[l], 2 * b, b, layers[l].slope);
-      } else {
-        rho_at[l] = rho;
-        rho = rho.mm(layers[l].linear->weight.t());
-      }
-    }
+    // The penalty λ(‖grad_x D(x̂)‖ - 1)²: its gradient for W_l is u_l ⊗ ρ_l (mlp_critic.h).
+    const std::vector<ChainLayer> chain = ChainAt(*critic, inputs, 2 * b, b);
+    std::vector<torch::Tensor> u;
+    const torch::Tensor v = ScoreInputGradient(chain, b, &u);
+    torch::Tensor rho;
+    const torch::Tensor penalty = PenaltyRows(v, examples.gp_lambda, &rho);
+    const std::vector<torch::Tensor> rho_at = PenaltyWeightFactors(chain, rho);
 
     FactoredPerExampleGradients result;
     for (size_t l = 0; l < layers.size(); ++l) {

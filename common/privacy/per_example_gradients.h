@@ -3,19 +3,18 @@
 
 #include <torch/torch.h>
 
-#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/model/mlp_critic.h"
 
 namespace vfsynth {
 
 // Exact per-example gradients of a WGAN-GP critic loss (LibTorch 1.13 has no vmap).
 //
-// The critic is D = stage_n ∘ ... ∘ stage_1. A stage is a torch::nn::Sequential of
-// torch::nn::Linear and torch::nn::LeakyReLU modules, or a module whose only child is
-// such a Sequential and which owns no other parameters (FeatureNetImpl, ScoreNetImpl
-// from common/model/networks.h). Any other module type is an InvalidArgument error.
+// The critic is D = stage_n ∘ ... ∘ stage_1, an MLP critic as in common/model/mlp_critic.h
+// (which also parses it and holds the penalty's chain math). Any other module type is
+// an InvalidArgument error.
 //
 // Method: explicit forward and backward passes over the batch, with the gradients kept
 // as sums of outer products. Example i's gradient of a Linear weight W is
@@ -28,8 +27,6 @@ namespace vfsynth {
 // rounding), about three batched forward passes of work, and norms and clipped sums
 // can be taken without ever forming the [B, out, in] tensors (FactoredSquaredNorms,
 // FactoredWeightedSum; dp_sgd.h uses them).
-using CriticStage = std::shared_ptr<torch::nn::Module>;
-
 // One critic batch. All tensors are on the CPU with the parameters' dtype.
 struct CriticExamples {
   torch::Tensor real;   // [B, d_in]: r_i
