@@ -1,6 +1,7 @@
 #include "common/model/curator_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
@@ -51,9 +52,9 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
       torch::rand({hr.size(0), 1},
                   StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
   if (private_shared_) return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha, on_gradients);
-  auto critic = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
+  ASSIGN_OR_RETURN(const torch::Tensor penalty, MlpGradientPenalty({shared_critic_.ptr()}, hr, hf, alpha));
   const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
-                             training_.gp_lambda() * GradientPenalty(critic, hr, hf, alpha);
+                             training_.gp_lambda() * penalty;
   shared_optimizer_->zero_grad();
   loss.backward();
   SharedCriticResult result;

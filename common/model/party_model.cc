@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/ensemble_party.h"
+#include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
@@ -85,10 +86,15 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
     return 0.0;  // the shard critics' losses stay local
   }
   if (privacy_.mode != "none") return PrivateCriticUpdate(step, LocalGpAlpha(step), grad_real, grad_fake);
-  if (!local_.ready) PrepareLocalPart(step);
+  if (!local_.ready) RETURN_IF_ERROR(PrepareLocalPart(step));
   // <g, h> has gradient g with respect to h: the curator's dL_s/dh joins the local
-  // loss's dL/dh, and both flow into feat in one backward pass.
-  torch::autograd::backward({h_real_, h_fake_}, {local_.grad_real + grad_real, local_.grad_fake + grad_fake});
+  // loss's dL/dh and both flow into feat. The fake rows' pass, then the real rows':
+  // after the penalty's gradients (already in .grad) that is the order in which the
+  // reference trainer's single backward pass sums them, so the split's parameters are
+  // bit-identical to its (Adam can amplify a rounding-level difference past the
+  // equivalence tests' tolerance).
+  torch::autograd::backward({h_fake_}, {local_.grad_fake + grad_fake});
+  torch::autograd::backward({h_real_}, {local_.grad_real + grad_real});
   optimizer_->step();
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
   const double loss = local_.loss;
@@ -101,27 +107,31 @@ torch::Tensor PartyModel::LocalGpAlpha(int64_t step) const {
                      StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
 }
 
-void PartyModel::PrepareLocalPart(int64_t step) {
+absl::Status PartyModel::PrepareLocalPart(int64_t step) {
   // The local WGAN-GP loss with feat's outputs as leaves: its gradients go to head and
   // (through the penalty's own forward pass) to feat, and dL/dh waits for the
   // curator's dL_s/dh to be added (CriticUpdate).
   const torch::Tensor h_real = h_real_.detach().requires_grad_(true);
   const torch::Tensor h_fake = h_fake_.detach().requires_grad_(true);
-  auto critic = [this](const torch::Tensor& x) { return head_->forward(feat_->forward(x)); };
+  ASSIGN_OR_RETURN(const torch::Tensor penalty,
+                   MlpGradientPenalty({feat_.ptr(), head_.ptr()}, real_, slice_, LocalGpAlpha(step)));
   const torch::Tensor local =
-      CriticLoss(head_->forward(h_real), head_->forward(h_fake)) +
-      training_.gp_lambda() * GradientPenalty(critic, real_, slice_, LocalGpAlpha(step));
+      CriticLoss(head_->forward(h_real), head_->forward(h_fake)) + training_.gp_lambda() * penalty;
   optimizer_->zero_grad();
   local.backward();
   local_.grad_real = h_real.grad();
   local_.grad_fake = h_fake.grad();
   local_.loss = local.item<double>();
   local_.ready = true;
+  return absl::OkStatus();
 }
 
 void PartyModel::PrepareAhead() {
   if (pending_step_ < 0) return;  // nothing to prepare for (or already done)
-  if (ensemble_ == nullptr && privacy_.mode == "none" && !local_.ready) PrepareLocalPart(pending_step_);
+  if (ensemble_ == nullptr && privacy_.mode == "none" && !local_.ready) {
+    // A failure leaves local_ unready: CriticUpdate prepares again and returns the error.
+    PrepareLocalPart(pending_step_).IgnoreError();
+  }
   if (next_real_step_ != pending_step_ + 1) {
     next_real_ = RealBatch(pending_step_ + 1);
     next_real_step_ = pending_step_ + 1;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
@@ -79,7 +80,7 @@ class PartyModel {
   // The local gradient penalty's interpolation weights of `step`.
   torch::Tensor LocalGpAlpha(int64_t step) const;
   // Mode none: the local loss of the pending step into the parameters' gradients and local_.
-  void PrepareLocalPart(int64_t step);
+  absl::Status PrepareLocalPart(int64_t step);
   absl::StatusOr<double> PrivateCriticUpdate(int64_t step, const torch::Tensor& alpha,
                                              const torch::Tensor& grad_real,
                                              const torch::Tensor& grad_fake);

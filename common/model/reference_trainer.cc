@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
+#include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
@@ -14,6 +15,19 @@
 #include "common/util/stream_seed.h"
 
 namespace vfsynth {
+namespace {
+
+// The critics are MLPs built by model_factory, so this cannot fail short of a bug; if it
+// does, it fails as LibTorch's own errors do here (Train reports them).
+torch::Tensor Penalty(const std::vector<CriticStage>& stages, const torch::Tensor& real,
+                      const torch::Tensor& fake, const torch::Tensor& alpha) {
+  absl::StatusOr<torch::Tensor> penalty = MlpGradientPenalty(stages, real, fake, alpha);
+  TORCH_CHECK(penalty.ok(), penalty.status().ToString());
+  return *std::move(penalty);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
     const v1::LocalRunConfig& config) {
   std::unique_ptr<ReferenceTrainer> trainer(new ReferenceTrainer(config));
@@ -109,18 +123,16 @@ double ReferenceTrainer::CriticStep(int64_t step) {
     h_fake.push_back(hf);
     const torch::Tensor alpha = torch::rand(
         {b, 1}, StreamGenerator(config_.sampling_secret(), streams::LocalGpAlpha(party.name), step));
-    auto critic = [&party](const torch::Tensor& x) { return party.head->forward(party.feat->forward(x)); };
     total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
-            t.gp_lambda() * GradientPenalty(critic, real, slice, alpha);
+            t.gp_lambda() * Penalty({party.feat.ptr(), party.head.ptr()}, real, slice, alpha);
   }
   const double weight = config_.model().shared_critic_weight();
   const torch::Tensor hr_all = ScaleGradient(torch::cat(h_real, 1), weight);
   const torch::Tensor hf_all = ScaleGradient(torch::cat(h_fake, 1), weight);
   const torch::Tensor alpha_shared =
       torch::rand({b, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
-  auto shared = [this](const torch::Tensor& h) { return shared_critic_->forward(h); };
   total = total + CriticLoss(shared_critic_->forward(hr_all), shared_critic_->forward(hf_all)) +
-          t.gp_lambda() * GradientPenalty(shared, hr_all, hf_all, alpha_shared);
+          t.gp_lambda() * Penalty({shared_critic_.ptr()}, hr_all, hf_all, alpha_shared);
   shared_optimizer_->zero_grad();
   for (Party& party : parties_) party.optimizer->zero_grad();
   total.backward();
