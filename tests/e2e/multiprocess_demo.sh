@@ -20,10 +20,12 @@ python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.sc
   || fail "synthetic table violates the schema"
 
 # A party whose certificate names another party is refused; the curator keeps
-# waiting for the real one (join timeout) and SIGTERM then stops it cleanly.
+# waiting for the real one and SIGTERM then stops it cleanly. Its join timeout (120 s)
+# must outlast the checks below on a loaded machine: a curator that gave up early
+# would have exited before the SIGTERM.
 cd "$WORK/run"
 MPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 30, "checkpoint_dir": "checkpoint2", "metrics_listen": "127.0.0.1:'"$MPORT"'"/' \
+sed -e 's/"join_timeout_seconds": 120/"join_timeout_seconds": 120, "checkpoint_dir": "checkpoint2", "metrics_listen": "127.0.0.1:'"$MPORT"'"/' \
   curator.json > curator2.json
 grep -q metrics_listen curator2.json || fail "could not edit curator.json"
 PORT=$(sed -n 's/.*"listen": "127.0.0.1:\([0-9]*\)".*/\1/p' curator2.json)
