@@ -15,7 +15,10 @@ torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& s
 // WGAN-GP penalty (Gulrajani et al. 2017): mean over rows of (||grad_x D(x_hat)||_2 - 1)^2
 // at x_hat = alpha * real + (1 - alpha) * fake, alpha of shape (B, 1). Built with
 // create_graph so the penalty can be differentiated with respect to the critic's
-// parameters and to `real` / `fake` themselves.
+// parameters and to `real` / `fake` themselves. Works for any critic function; the
+// trainers use MlpGradientPenalty (mlp_gradient_penalty.h), the same value for MLP
+// critics with closed-form gradients, and this is the autograd reference its tests and
+// vfsynth-gp-bench compare against.
 torch::Tensor GradientPenalty(const CriticFn& critic, const torch::Tensor& real,
                               const torch::Tensor& fake, const torch::Tensor& alpha);
 
