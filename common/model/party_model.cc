@@ -1,5 +1,7 @@
 #include "common/model/party_model.h"
 
+#include <spdlog/spdlog.h>
+
 #include "absl/strings/str_cat.h"
 #include "common/model/ensemble_party.h"
 #include "common/model/mlp_gradient_penalty.h"
@@ -162,15 +164,24 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   options.clip_norm = privacy_.clip_norm;
   options.noise_multiplier = privacy_.noise_multiplier;
   optimizer_->zero_grad();
+  ClipDiagnostics clip;
   if (privacy_.mode == "vflgan") {
     // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
-    RETURN_IF_ERROR(DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise).status());
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise));
     const torch::Tensor mean = torch::full({static_cast<int64_t>(b)}, 1.0 / b, torch::kDouble);
     for (size_t p = 1; p < params.size(); ++p) {
       params[p].mutable_grad() = FactoredWeightedSum(per_example.grads[p], mean);
     }
   } else {
-    RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, options, privacy_.noise).status());
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise));
+  }
+  // Local only: these are functions of private data (dp_sgd.h). They tell the operator
+  // how C sits against the gradients: with few examples clipped a lower C would cut the
+  // noise; with all clipped, C only scales the step.
+  if (training_.log_every() > 0 && step % training_.log_every() == 0) {
+    spdlog::info("dp step {}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, "
+                 "noise std {:.3g}", step, clip.mean_norm, clip.max_norm,
+                 100 * clip.fraction_clipped, clip.noise_std);
   }
   optimizer_->step();
   return per_example.loss.mean().item<double>();
