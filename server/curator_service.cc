@@ -99,13 +99,12 @@ grpc::Status CuratorService::Train(
   v1::PartyMessage message;
   grpc::Status result = grpc::Status::OK;
   while (!write_failed && stream->Read(&message)) {
-    const size_t bytes = message.ByteSizeLong();
     auto whole = assembler.Add(std::move(message));
     if (!whole.ok()) {
       result = ToGrpcStatus(whole.status());
       break;
     }
-    if (whole->has_value()) hub.Deliver(index, std::move(**whole), bytes);
+    if (whole->has_value()) hub.Deliver(index, std::move(**whole), assembler.last_wire_bytes());
   }
   if (context->IsCancelled()) result = grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
   hub.Disconnect(index, connection);

@@ -58,7 +58,11 @@ class ChunkAssembler {
   // Returns the message when `message` is complete (not a chunk, or the last chunk),
   // nullopt while chunks are pending.
   absl::StatusOr<std::optional<Message>> Add(Message message) {
-    if (!message.has_chunk()) return std::optional<Message>(std::move(message));
+    const size_t piece_bytes = message.ByteSizeLong();
+    if (!message.has_chunk()) {
+      last_wire_bytes_ = piece_bytes;
+      return std::optional<Message>(std::move(message));
+    }
     const auto& chunk = message.chunk();
     Pending& pending = pending_[chunk.message_id()];
     if (chunk.count() == 0 || chunk.index() != pending.next || (pending.next > 0 && chunk.count() != pending.count)) {
@@ -73,11 +77,13 @@ class ChunkAssembler {
     }
     pending.count = chunk.count();
     pending.bytes += chunk.data();
+    pending.wire_bytes += piece_bytes;
     buffered_bytes_ += chunk.data().size();
     ++pending.next;
     if (pending.next < pending.count) return std::optional<Message>();
     Message whole;
     const bool parsed = whole.ParseFromString(pending.bytes);
+    last_wire_bytes_ = pending.wire_bytes;
     Drop(chunk.message_id());
     if (!parsed || whole.has_chunk()) {
       return absl::InvalidArgumentError("reassembled chunks do not form a valid message");
@@ -85,11 +91,16 @@ class ChunkAssembler {
     return std::optional<Message>(std::move(whole));
   }
 
+  // Serialised size of every piece of the message Add last returned: what crossed the
+  // wire for it (traffic counters), chunk headers included.
+  size_t last_wire_bytes() const { return last_wire_bytes_; }
+
  private:
   struct Pending {
     uint32_t next = 0;
     uint32_t count = 0;
     std::string bytes;
+    size_t wire_bytes = 0;
   };
   void Drop(uint64_t message_id) {
     auto it = pending_.find(message_id);
@@ -99,6 +110,7 @@ class ChunkAssembler {
   }
 
   size_t max_total_bytes_;
+  size_t last_wire_bytes_ = 0;
   size_t buffered_bytes_ = 0;  // sum of pending_[*].bytes sizes, <= max_total_bytes_
   absl::flat_hash_map<uint64_t, Pending> pending_;
 };

@@ -25,9 +25,10 @@ absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* me
   return ParseJsonInto(json, path, message);
 }
 
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message, bool include_defaults) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
+  options.always_print_primitive_fields = include_defaults;
   options.preserve_proto_field_names = true;
   std::string out;
   const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);

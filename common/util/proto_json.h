@@ -17,8 +17,11 @@ absl::Status ParseJsonInto(const std::string& json, const std::string& source,
 // Reads and parses a JSON file.
 absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* message);
 
-// Serialises with snake_case field names, indented.
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
+// Serialises with snake_case field names, indented. With `include_defaults`, scalar
+// fields holding their default (0, false, "") are written too (reports whose readers
+// expect every column, e.g. a breakdown time that measured 0).
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message,
+                                   bool include_defaults = false);
 
 }  // namespace vfsynth
 

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/model/config.h"
 #include "common/util/cli.h"
 #include "common/util/file_io.h"
 #include "common/util/proto_json.h"
@@ -130,7 +131,9 @@ absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, cons
   result.set_batch_size(c.batch);
   result.set_mode(c.mode);
   for (int w : f.widths) result.add_party_widths(w);
-  result.set_feature_dim(BenchModel(c.preset).has_feature_dim() ? BenchModel(c.preset).feature_dim() : 64);
+  v1::ModelConfig model = BenchModel(c.preset);
+  RETURN_IF_ERROR(ResolveModelConfig(&model));  // the width the run uses, defaults included
+  result.set_feature_dim(model.feature_dim());
   result.set_n_critic(n_critic);
   result.set_reference_steps(static_cast<int>(reference.critic_ms.size()));
   result.set_reference_threads(reference.threads);
@@ -231,7 +234,7 @@ absl::Status Main(const std::string& command) {
     *report.add_cases() = std::move(result);
     // Written after every case, so a long run that stops early still leaves its numbers.
     *report.mutable_targets() = ComputeTargets({report.cases().begin(), report.cases().end()});
-    ASSIGN_OR_RETURN(const std::string json, ToJson(report));
+    ASSIGN_OR_RETURN(const std::string json, ToJson(report, /*include_defaults=*/true));
     RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_out), json));
   }
   const std::string tables = MarkdownTables(report);

@@ -57,6 +57,7 @@ TEST(ChunkingTest, SmallMessagePassesThroughUnchanged) {
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->has_value());
   EXPECT_EQ((*result)->SerializeAsString(), message.SerializeAsString());
+  EXPECT_EQ(assembler.last_wire_bytes(), message.ByteSizeLong());
 }
 
 TEST(ChunkingTest, LargeMessageSplitsAndReassemblesIdentically) {
@@ -83,6 +84,11 @@ TEST(ChunkingTest, LargeMessageSplitsAndReassemblesIdentically) {
 
   ChunkAssembler<v1::PartyMessage> assembler(64 * kMiB);
   EXPECT_EQ(Reassemble(assembler, chunks).SerializeAsString(), bytes);
+  // Traffic counters see every piece, not only the last one.
+  size_t wire = 0;
+  for (const v1::PartyMessage& c : chunks) wire += c.ByteSizeLong();
+  EXPECT_EQ(assembler.last_wire_bytes(), wire);
+  EXPECT_GT(assembler.last_wire_bytes(), bytes.size());
 }
 
 TEST(ChunkingTest, OutOfOrderChunkIsAnError) {

@@ -70,5 +70,18 @@ TEST(StepProfileTest, WritesJsonThatReadsBack) {
   EXPECT_DOUBLE_EQ(read.samples(0).durability_ms(), 1.5);
 }
 
+TEST(ProtoJsonTest, DefaultValuedFieldsAreWrittenOnlyWhenAsked) {
+  v1::StepSample sample;
+  sample.set_index(4);  // compute_ms, wait_ms, ... stay 0
+  const absl::StatusOr<std::string> sparse = ToJson(sample);
+  const absl::StatusOr<std::string> full = ToJson(sample, /*include_defaults=*/true);
+  ASSERT_TRUE(sparse.ok() && full.ok());
+  EXPECT_EQ(sparse->find("wait_ms"), std::string::npos);
+  EXPECT_NE(full->find("\"wait_ms\": 0"), std::string::npos) << *full;
+  v1::StepSample read;
+  ASSERT_TRUE(ParseJsonInto(*full, "full", &read).ok());
+  EXPECT_EQ(read.index(), 4);
+}
+
 }  // namespace
 }  // namespace vfsynth
