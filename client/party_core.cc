@@ -26,6 +26,15 @@
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
+namespace {
+
+// MeanGradientNoiseToClip above which a party warns. In docs/evaluation.md's matrix,
+// Adult's strict rows at ε = 1 and 3 (about 15 and 5 for its widest party) and both
+// wine tables under DP (6-17) lost much of the table's structure; Adult at ε = 10 sits
+// at 1.2-2.4.
+constexpr double kNoisyCriticWarning = 4.0;
+
+}  // namespace
 
 inline constexpr uint32_t kPartyProtocolVersion = 1;
 
@@ -283,6 +292,22 @@ absl::Status PartyCore::PlanPrivacy() {
       config.mode(), noise_multiplier_, config.clip_norm(),
       static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps, planned.epsilon,
       own.epsilon, unamplified.epsilon, config.delta());
+  if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
+    int64_t parameters = 0;
+    for (const torch::Tensor& p : model_->feat()->parameters()) parameters += p.numel();
+    for (const torch::Tensor& p : model_->head()->parameters()) parameters += p.numel();
+    const double noise = MeanGradientNoiseToClip(noise_multiplier_, parameters, shape.batch_size);
+    if (noise > kNoisyCriticWarning) {
+      spdlog::warn("privacy {}: the noise on each step's mean critic gradient is {:.1f}x the clip bound "
+                   "({} parameters, batch {}): it outweighs what a batch can contribute, and at this level "
+                   "the tables measured in docs/evaluation.md lost much of their structure. More records, "
+                   "fewer rounds, a smaller critic or a larger epsilon lower it",
+                   config.mode(), noise, parameters, shape.batch_size);
+    } else {
+      spdlog::info("privacy {}: noise on each step's mean critic gradient {:.2f}x the clip bound", config.mode(),
+                   noise);
+    }
+  }
   if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the run would spend joint epsilon ", planned.epsilon, " > this party's budget ",

@@ -128,6 +128,11 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
   }
 }
 
+double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int64_t batch_size) {
+  if (parameters <= 0 || batch_size <= 0) return 0;
+  return 2 * noise_multiplier * std::sqrt(static_cast<double>(parameters)) / static_cast<double>(batch_size);
+}
+
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
                                           const std::vector<FactoredGradient>& per_example,
                                           const DpSgdOptions& options, at::Generator noise) {

@@ -67,6 +67,12 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
                                           const std::vector<FactoredGradient>& per_example,
                                           const DpSgdOptions& options, at::Generator noise);
 
+// Expected L2 norm of the noise DP-SGD adds to one step's mean gradient, relative to
+// the clip bound: z·2C·√P / B divided by C, for P noised parameters and batch size B.
+// The clipped mean itself is at most about C, so above a few the noise outweighs what
+// the batch can contribute (a planning figure, from public settings only).
+double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int64_t batch_size);
+
 // `strict` mode's feature release: every row of `rows` [B, d] is clipped to L2 norm
 // <= C_f, then N(0, (z·2C_f)²) noise is added to every entry. Nothing is divided by B.
 // Apply the same call to synthetic rows so the curator cannot tell them apart by noise.

@@ -128,6 +128,25 @@ TEST(DpSgdStepTest, ZeroNoiseHugeClipEqualsPlainGradient) {
   EXPECT_TRUE(torch::allclose((*params)[0].detach(), before - 0.1 * plain[0], 1e-4, 1e-6));
 }
 
+// The planning figure a party logs matches the noise the step really writes: with
+// zero per-example gradients, the written mean gradient is pure noise.
+TEST(DpSgdStepTest, MeanGradientNoiseToClipIsTheWrittenNoisesNorm) {
+  const int64_t b = 64;
+  const double z = 1.5, clip = 0.5;
+  std::vector<torch::Tensor> params = {torch::zeros({40, 30}), torch::zeros({30})};
+  const std::vector<torch::Tensor> per_example = {torch::zeros({b, 40, 30}), torch::zeros({b, 30})};
+  DpSgdOptions options;
+  options.clip_norm = clip;
+  options.noise_multiplier = z;
+  ASSERT_TRUE(DpSgdStep(params, per_example, options, Fixed(3)).ok());
+  const double norm = std::sqrt(params[0].grad().pow(2).sum().item<double>() +
+                                params[1].grad().pow(2).sum().item<double>());
+  const double planned = MeanGradientNoiseToClip(z, 40 * 30 + 30, b);
+  EXPECT_NEAR(planned, 2 * z * std::sqrt(1230.0) / b, 1e-12);
+  EXPECT_NEAR(norm / clip, planned, 0.05 * planned);  // a chi norm over 1230 draws: within ~2 %
+  EXPECT_EQ(MeanGradientNoiseToClip(z, 0, b), 0.0);
+}
+
 // The factored step (what the critics use) clips and noises exactly like the step on
 // materialised per-example gradients: same norms, same clipped sum, same noise draws.
 TEST(DpSgdStepTest, FactoredEqualsMaterialised) {
