@@ -29,7 +29,7 @@ namespace vfsynth {
 namespace {
 
 // MeanGradientNoiseToClip above which a party warns. In docs/evaluation.md's matrix,
-// Adult's strict rows at ε = 1 and 3 (about 15 and 5 for its widest party) and both
+// Adult's strict rows at ε = 1 and 3 (about 16 and 5 for its widest party) and both
 // wine tables under DP (6-17) lost much of the table's structure; Adult at ε = 10 sits
 // at 1.3-2.5.
 constexpr double kNoisyCriticWarning = 4.0;
