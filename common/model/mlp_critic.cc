@@ -71,6 +71,24 @@ size_t StageBegin(const MlpCritic& critic, size_t stage) {
 
 int64_t InputWidth(const MlpCritic& critic) { return critic.layers.front().linear->weight.size(1); }
 
+absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real, const torch::Tensor& fake,
+                              const torch::Tensor& alpha) {
+  if (!real.defined() || !fake.defined() || !alpha.defined()) {
+    return absl::InvalidArgumentError("real, fake and alpha are required");
+  }
+  const int64_t d_in = InputWidth(critic);
+  if (real.dim() != 2 || real.size(0) < 1 || real.size(1) != d_in) {
+    return absl::InvalidArgumentError(absl::StrCat("real must be [B, ", d_in, "] with B >= 1"));
+  }
+  if (!fake.sizes().equals(real.sizes())) {
+    return absl::InvalidArgumentError("fake must have the shape of real");
+  }
+  if (alpha.dim() != 2 || alpha.size(0) != real.size(0) || alpha.size(1) != 1) {
+    return absl::InvalidArgumentError("alpha must be [B, 1]");
+  }
+  return absl::OkStatus();
+}
+
 int64_t StageOutputWidth(const MlpCritic& critic, size_t stage) {
   for (size_t l = critic.stage_ends[stage]; l-- > StageBegin(critic, stage);) {
     if (critic.layers[l].linear != nullptr) return critic.layers[l].linear->weight.size(0);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace vfsynth {
@@ -44,6 +45,11 @@ struct MlpCritic {
 absl::StatusOr<MlpCritic> ParseMlpCritic(const std::vector<CriticStage>& stages);
 
 int64_t InputWidth(const MlpCritic& critic);
+
+// Checks one penalty batch against the critic: real [B, d_in] with B >= 1, fake of
+// real's shape, alpha [B, 1]. Errors: InvalidArgument.
+absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real, const torch::Tensor& fake,
+                              const torch::Tensor& alpha);
 int64_t StageOutputWidth(const MlpCritic& critic, size_t stage);
 
 // Forward pass over the rows of x: the input of every layer. Fills *output with the

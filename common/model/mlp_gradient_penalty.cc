@@ -97,17 +97,7 @@ absl::StatusOr<torch::Tensor> MlpGradientPenalty(const std::vector<CriticStage>&
                                                  const torch::Tensor& alpha) {
   absl::StatusOr<MlpCritic> critic = ParseMlpCritic(stages);
   if (!critic.ok()) return critic.status();
-  if (!real.defined() || !fake.defined() || !alpha.defined()) {
-    return absl::InvalidArgumentError("real, fake and alpha are required");
-  }
-  const int64_t d_in = InputWidth(*critic);
-  if (real.dim() != 2 || real.size(0) < 1 || real.size(1) != d_in || !fake.sizes().equals(real.sizes())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("real and fake must both be [B, ", d_in, "] with B >= 1"));
-  }
-  if (alpha.dim() != 2 || alpha.size(0) != real.size(0) || alpha.size(1) != 1) {
-    return absl::InvalidArgumentError("alpha must be [B, 1]");
-  }
+  if (absl::Status status = CheckCriticBatch(*critic, real, fake, alpha); !status.ok()) return status;
   std::vector<torch::Tensor> weights;
   for (const MlpLayer& layer : critic->layers) {
     if (layer.linear != nullptr) weights.push_back(layer.linear->weight);

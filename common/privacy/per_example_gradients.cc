@@ -12,20 +12,8 @@ namespace vfsynth {
 namespace {
 
 absl::Status CheckShapes(const MlpCritic& critic, const CriticExamples& ex) {
-  if (!ex.real.defined() || !ex.fake.defined() || !ex.alpha.defined()) {
-    return absl::InvalidArgumentError("real, fake and alpha are required");
-  }
-  const int64_t d_in = InputWidth(critic);
-  if (ex.real.dim() != 2 || ex.real.size(0) < 1 || ex.real.size(1) != d_in) {
-    return absl::InvalidArgumentError(absl::StrCat("real must be [B, ", d_in, "] with B >= 1"));
-  }
+  if (absl::Status status = CheckCriticBatch(critic, ex.real, ex.fake, ex.alpha); !status.ok()) return status;
   const int64_t b = ex.real.size(0);
-  if (!ex.fake.sizes().equals(ex.real.sizes())) {
-    return absl::InvalidArgumentError("fake must have the shape of real");
-  }
-  if (ex.alpha.dim() != 2 || ex.alpha.size(0) != b || ex.alpha.size(1) != 1) {
-    return absl::InvalidArgumentError("alpha must be [B, 1]");
-  }
   const int64_t d_1 = StageOutputWidth(critic, 0);
   for (const torch::Tensor* g : {&ex.upstream_real, &ex.upstream_fake}) {
     if (g->defined() && (g->dim() != 2 || g->size(0) != b || g->size(1) != d_1)) {
