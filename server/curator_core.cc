@@ -1,9 +1,11 @@
 #include "server/curator_core.h"
 
+#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
@@ -352,9 +354,14 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
   // core is free) and sent right after the feature gradients. Same operations in the
   // same order on G as one thread would run: the same bytes.
   std::vector<torch::Tensor> next;
-  BackgroundTask slicer;  // joined before `next` goes
+  // Joined before `next` goes, on every path out of this step.
+  absl::Cleanup join_slicer = [this] { slicer_.Await().IgnoreError(); };
   CuratorModel* model = model_.get();
-  RETURN_IF_ERROR(slicer.Start([&next, model, round, step, last]() -> absl::Status {
+  RETURN_IF_ERROR(slicer_.Start([&next, model, round, step, last]() -> absl::Status {
+    // The owner's LibTorch thread count, not OpenMP's default (every core): with it,
+    // OpenBLAS split G's larger products over an OpenMP team of its own on this
+    // thread (CPU the parties' work needed, and other rounding than one thread's).
+    at::init_num_threads();
     try {
       next = last ? model->GeneratorSlices(round) : model->CriticSlices(step + 1);
       return absl::OkStatus();
@@ -379,7 +386,7 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
   profile_.Add(StepPhase::kCompute, absl::Now() - start - sending);
   profile_.Add(StepPhase::kCodec, sending);
   if (!shared.ok()) return shared.status();
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer.Await(); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer_.Await(); }));
   SendTasks(round, last ? -1 : step + 1, next);
   absl::MutexLock lock(&mu_);
   status_.set_critic_loss(shared->loss);

@@ -133,6 +133,7 @@ class CuratorCore {
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);
+  BackgroundTask slicer_;  // the next critic step's slices, computed while D_s updates
   BackgroundTask checkpointer_;  // the checkpoint write in flight; declared last: joined first
 };
 

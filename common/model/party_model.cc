@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/model/batch_sampler.h"
 #include "common/model/ensemble_party.h"
 #include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
@@ -41,10 +42,8 @@ void PartyModel::SetPrivacy(PartyPrivacy privacy) {
 }
 
 torch::Tensor PartyModel::RealBatch(int64_t step) const {
-  const torch::Tensor indices =
-      torch::randperm(rows(), StreamGenerator(sampling_secret_, streams::kRealBatch, step),
-                      torch::kLong)
-          .narrow(0, 0, training_.batch_size());
+  const torch::Tensor indices = SampleWithoutReplacement(
+      rows(), training_.batch_size(), StreamGenerator(sampling_secret_, streams::kRealBatch, step));
   return table_.index_select(0, indices);
 }
 

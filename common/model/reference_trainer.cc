@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
+#include "common/model/batch_sampler.h"
 #include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
@@ -97,7 +98,7 @@ absl::Status ReferenceTrainer::Build() {
 
 torch::Tensor ReferenceTrainer::SampleRealIndices(int64_t step) const {
   at::Generator gen = StreamGenerator(config_.sampling_secret(), streams::kRealBatch, step);
-  return torch::randperm(rows_, gen, torch::kLong).narrow(0, 0, config_.training().batch_size());
+  return SampleWithoutReplacement(rows_, config_.training().batch_size(), gen);
 }
 
 double ReferenceTrainer::CriticStep(int64_t step) {

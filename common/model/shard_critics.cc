@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/model/batch_sampler.h"
+
 namespace vfsynth {
 namespace {
 
@@ -89,7 +91,7 @@ torch::Tensor SampleShardBatches(const std::vector<torch::Tensor>& shards, int64
   std::vector<torch::Tensor> batches;
   for (const torch::Tensor& shard : shards) {
     batches.push_back(
-        shard.index_select(0, torch::randperm(shard.size(0), gen, torch::kLong).narrow(0, 0, per_shard)));
+        shard.index_select(0, SampleWithoutReplacement(shard.size(0), per_shard, gen)));
   }
   return torch::stack(batches);
 }

@@ -4,17 +4,22 @@
 #include <functional>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 
 namespace vfsynth {
 
 // Runs one job at a time on its own thread, in submission order, so slow I/O (an
-// fsync'ed checkpoint write) can overlap the caller's work. Not thread-safe: one
-// owner thread calls Start and Await.
+// fsync'ed checkpoint write) or independent compute can overlap the caller's work.
+// The thread is started by the first job and kept: a fresh thread per job costs
+// about as much as a small job (clone, stack, and LibTorch's and OpenBLAS's
+// per-thread set-up on its first tensor operation), and the curator starts one per
+// critic step. Not thread-safe: one owner thread calls Start and Await.
 class BackgroundTask {
  public:
   BackgroundTask() = default;
-  ~BackgroundTask() { Await().IgnoreError(); }
+  ~BackgroundTask();
   BackgroundTask(const BackgroundTask&) = delete;
   BackgroundTask& operator=(const BackgroundTask&) = delete;
 
@@ -26,8 +31,14 @@ class BackgroundTask {
   absl::Status Await();
 
  private:
-  std::thread worker_;
-  absl::Status status_;  // written by the worker, read after join
+  void Work();
+
+  absl::Mutex mu_;
+  std::function<absl::Status()> job_ ABSL_GUARDED_BY(mu_);  // set: waiting or running
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;                  // a job is queued or running
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);  // of the last finished job
+  std::thread worker_;                        // started by the first Start
 };
 
 }  // namespace vfsynth

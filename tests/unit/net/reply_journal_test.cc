@@ -90,6 +90,36 @@ TEST(ReplyJournalTest, DamageBeforeTheLastRecordIsDataLoss) {
   EXPECT_THAT(status.message(), HasSubstr("damaged"));
 }
 
+TEST(ReplyJournalTest, RecordsOfTheByteWiseChecksumAreStillRead) {
+  // A journal written before the word-wise checksum: u32 length, byte-wise FNV-1a 64.
+  const std::string path = Path("legacy");
+  std::string contents;
+  for (int step = 0; step < 2; ++step) {
+    const std::string bytes = Entry(3, step, std::string(19 + step, 'x')).SerializeAsString();
+    uint64_t hash = 1469598103934665603ULL;
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
+    for (int i = 0; i < 4; ++i) contents.push_back(static_cast<char>((bytes.size() >> (8 * i)) & 0xff));
+    for (int i = 0; i < 8; ++i) contents.push_back(static_cast<char>((hash >> (8 * i)) & 0xff));
+    contents += bytes;
+  }
+  ASSERT_TRUE(WriteFileAtomically(path, contents).ok());
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  for (int step = 0; step < 2; ++step) {
+    const v1::JournalEntry* entry = (*journal)->Find(10, 3, step);
+    ASSERT_NE(entry, nullptr) << step;
+    EXPECT_EQ(entry->reply(), std::string(19 + step, 'x'));
+  }
+  // New records follow in the word-wise form and both kinds read back together.
+  ASSERT_TRUE((*journal)->Append(Entry(3, 2, "new")).ok());
+  journal->reset();
+  auto reopened = ReplyJournal::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_NE((*reopened)->Find(10, 3, 0), nullptr);
+  ASSERT_NE((*reopened)->Find(10, 3, 2), nullptr);
+  EXPECT_EQ((*reopened)->Find(10, 3, 2)->reply(), "new");
+}
+
 TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurably) {
   const std::string path = Path("drop");
   {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -46,6 +47,26 @@ TEST(BackgroundTaskTest, DestructorWaitsForTheJob) {
                     }).ok());
   }
   EXPECT_TRUE(done);
+}
+
+TEST(BackgroundTaskTest, RunsEveryJobOnOneThreadOtherThanTheCaller) {
+  BackgroundTask task;
+  std::vector<std::thread::id> ids(3);
+  for (auto& id : ids) {
+    ASSERT_TRUE(task.Start([&id] {
+                      id = std::this_thread::get_id();
+                      return absl::OkStatus();
+                    }).ok());
+    ASSERT_TRUE(task.Await().ok());
+  }
+  EXPECT_NE(ids[0], std::this_thread::get_id());
+  EXPECT_EQ(ids[1], ids[0]);
+  EXPECT_EQ(ids[2], ids[0]);
+}
+
+TEST(BackgroundTaskTest, AnUnusedTaskEndsAtOnce) {
+  BackgroundTask task;
+  EXPECT_TRUE(task.Await().ok());
 }
 
 }  // namespace
