@@ -640,6 +640,7 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   }
   absl::MutexLock model_lock(&model_mu_);
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
+  at::init_num_threads();  // a Synthesize call runs on a gRPC thread: the configured count
   try {
     return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.model().z_dim(),
                                        config_.training().seed(), rows),
