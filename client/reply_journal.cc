@@ -10,37 +10,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
+#include "common/util/fnv.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
 
-// Record framing: u32 length, u64 checksum of the bytes, the bytes (little-endian).
+// Record framing: u32 length, u64 Fnv1a64Words of the bytes, the bytes (little-endian).
+// Frames written before stop 17 carry Fnv1a64 (byte-wise) instead, still accepted on
+// reading so that a party upgraded mid-run resumes from its journal.
 constexpr size_t kFrame = 12;
-constexpr uint64_t kFnvOffset = 1469598103934665603ULL, kFnvPrime = 1099511628211ULL;
-
-// FNV-1a over little-endian 64-bit words, the tail byte by byte. Every reply the
-// party sends is framed (64 KiB of features per critic step at VFLGAN's sizes), and
-// FNV-1a byte by byte spent a dependent multiply on each byte.
-uint64_t Checksum(const std::string& data) {
-  uint64_t hash = kFnvOffset;
-  size_t i = 0;
-  for (; i + 8 <= data.size(); i += 8) {
-    uint64_t word = 0;
-    for (int b = 0; b < 8; ++b) word |= static_cast<uint64_t>(static_cast<unsigned char>(data[i + b])) << (8 * b);
-    hash = (hash ^ word) * kFnvPrime;
-  }
-  for (; i < data.size(); ++i) hash = (hash ^ static_cast<unsigned char>(data[i])) * kFnvPrime;
-  return hash;
-}
-
-// Byte-wise FNV-1a: the checksum of journals written before the word-wise one, still
-// accepted on reading so that a party upgraded mid-run resumes from its journal.
-uint64_t LegacyChecksum(const std::string& data) {
-  uint64_t hash = kFnvOffset;
-  for (unsigned char c : data) hash = (hash ^ c) * kFnvPrime;
-  return hash;
-}
 
 void AppendLe(uint64_t value, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
@@ -58,7 +37,7 @@ std::string Frame(const v1::JournalEntry& entry) {
   const std::string bytes = entry.SerializeAsString();
   std::string record;
   AppendLe(bytes.size(), 4, &record);
-  AppendLe(Checksum(bytes), 8, &record);
+  AppendLe(Fnv1a64Words(bytes), 8, &record);
   record += bytes;
   return record;
 }
@@ -92,7 +71,7 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
     const std::string bytes = contents.substr(offset + kFrame, length);
     v1::JournalEntry entry;
     const uint64_t checksum = ReadLe(contents, offset + 4, 8);
-    const bool intact = Checksum(bytes) == checksum || LegacyChecksum(bytes) == checksum;
+    const bool intact = Fnv1a64Words(bytes) == checksum || Fnv1a64(bytes) == checksum;
     if (!intact || !entry.ParseFromString(bytes)) {
       if (offset + kFrame + length == contents.size()) break;  // torn last record
       return absl::DataLossError(absl::StrCat("reply journal ", path, " is damaged at byte ", offset));

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/util/file_io.h"
+#include "common/util/fnv.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth::privacy {
@@ -31,16 +32,6 @@ constexpr char kChecksumKey[] = "fnv64=";
 
 using Fields = std::map<std::string, std::string>;
 
-// FNV-1a: detects torn or edited lines; not a security measure.
-uint64_t Fnv64(absl::string_view data) {
-  uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char c : data) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
 // Shortest text that parses back to the same double.
 std::string ExactDouble(double value) { return absl::StrFormat("%.17g", value); }
 
@@ -49,7 +40,7 @@ std::string FormatLine(absl::string_view tag,
                        const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string body(tag);
   for (const auto& [key, value] : fields) absl::StrAppend(&body, "\t", key, "=", value);
-  return absl::StrCat(body, "\t", kChecksumKey, absl::Hex(Fnv64(body), absl::kZeroPad16), "\n");
+  return absl::StrCat(body, "\t", kChecksumKey, absl::Hex(Fnv1a64(body), absl::kZeroPad16), "\n");
 }
 
 // Parses one complete line (without '\n'); checks the checksum.
@@ -62,7 +53,7 @@ absl::StatusOr<std::pair<std::string, Fields>> ParseLine(absl::string_view line,
   const absl::string_view body = line.substr(0, last_tab);
   uint64_t checksum = 0;
   if (!absl::SimpleHexAtoi(line.substr(last_tab + 1 + std::strlen(kChecksumKey)), &checksum) ||
-      checksum != Fnv64(body)) {
+      checksum != Fnv1a64(body)) {
     return absl::DataLossError(absl::StrCat("ledger line ", line_no, " fails its checksum"));
   }
   std::vector<absl::string_view> parts = absl::StrSplit(body, '\t');
