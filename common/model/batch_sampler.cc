@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/model/networks.h"
+#include "common/model/stream_purposes.h"
 
 namespace vfsynth {
 namespace {
@@ -26,8 +28,8 @@ torch::Tensor SampleWithoutReplacement(int64_t rows, int64_t batch, at::Generato
   int64_t* indices = out.data_ptr<int64_t>();
   // The shuffled array is the identity except where a swap wrote: keep only those.
   absl::flat_hash_map<int64_t, int64_t> moved;
-  moved.reserve(static_cast<size_t>(2 * batch));
-  auto at = [&moved](int64_t i) {
+  moved.reserve(static_cast<size_t>(batch));  // one key written per position drawn
+  auto value_at = [&moved](int64_t i) {
     auto it = moved.find(i);
     return it == moved.end() ? i : it->second;
   };
@@ -35,11 +37,17 @@ torch::Tensor SampleWithoutReplacement(int64_t rows, int64_t batch, at::Generato
   std::lock_guard<std::mutex> lock(gen.mutex());
   for (int64_t i = 0; i < batch; ++i) {
     const int64_t j = i + static_cast<int64_t>(UniformBelow(static_cast<uint64_t>(rows - i), cpu));
-    const int64_t picked = at(j);
-    moved[j] = at(i);
+    const int64_t picked = value_at(j);
+    moved[j] = value_at(i);
     indices[i] = picked;
   }
   return out;
+}
+
+torch::Tensor RealBatchIndices(const std::string& sampling_secret, int64_t rows, int64_t batch,
+                               int64_t step) {
+  const uint64_t counter = static_cast<uint64_t>(step);
+  return SampleWithoutReplacement(rows, batch, StreamGenerator(sampling_secret, streams::kRealBatch, counter));
 }
 
 }  // namespace vfsynth

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 
 namespace vfsynth {
 
@@ -14,6 +15,11 @@ namespace vfsynth {
 // the parties called on every critic step (Adult: 26,048 rows for a batch of 64).
 // Requires 0 <= batch <= rows. Returns an int64 tensor of shape [batch].
 torch::Tensor SampleWithoutReplacement(int64_t rows, int64_t batch, at::Generator gen);
+
+// The real rows of critic step `step`: every party and the reference trainer draw them
+// with this call from the parties' shared sampling secret, so they agree on the batch.
+torch::Tensor RealBatchIndices(const std::string& sampling_secret, int64_t rows, int64_t batch,
+                               int64_t step);
 
 }  // namespace vfsynth
 

@@ -42,9 +42,7 @@ void PartyModel::SetPrivacy(PartyPrivacy privacy) {
 }
 
 torch::Tensor PartyModel::RealBatch(int64_t step) const {
-  const torch::Tensor indices = SampleWithoutReplacement(
-      rows(), training_.batch_size(), StreamGenerator(sampling_secret_, streams::kRealBatch, step));
-  return table_.index_select(0, indices);
+  return table_.index_select(0, RealBatchIndices(sampling_secret_, rows(), training_.batch_size(), step));
 }
 
 absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(

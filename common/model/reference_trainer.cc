@@ -97,8 +97,7 @@ absl::Status ReferenceTrainer::Build() {
 }
 
 torch::Tensor ReferenceTrainer::SampleRealIndices(int64_t step) const {
-  at::Generator gen = StreamGenerator(config_.sampling_secret(), streams::kRealBatch, step);
-  return SampleWithoutReplacement(rows_, config_.training().batch_size(), gen);
+  return RealBatchIndices(config_.sampling_secret(), rows_, config_.training().batch_size(), step);
 }
 
 double ReferenceTrainer::CriticStep(int64_t step) {
