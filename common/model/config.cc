@@ -53,6 +53,15 @@ absl::Status ResolveEnsembleConfig(const std::string& mode, v1::EnsembleConfig* 
   return absl::OkStatus();
 }
 
+// D_s scores packs of model.pack consecutive batch rows (PackRows, wgan.h).
+absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
+  if (t.batch_size() % m.pack() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("training.batch_size ", t.batch_size(),
+                                                   " is not a multiple of model.pack ", m.pack()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ResolveModelConfig(v1::ModelConfig* m) {
@@ -74,12 +83,14 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (!m->has_generator_norm()) m->set_generator_norm("batch");
   if (!m->has_generator_towers()) m->set_generator_towers("joint");
   if (!m->has_shared_critic_weight()) m->set_shared_critic_weight(1.0);
+  if (!m->has_pack()) m->set_pack(1);
   RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
   RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
   RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
   RETURN_IF_ERROR(PositiveList("model.feature_hidden", m->feature_hidden()));
   RETURN_IF_ERROR(PositiveList("model.shared_hidden", m->shared_hidden()));
   RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
+  RETURN_IF_ERROR(Positive("model.pack", m->pack()));
   if (!(m->shared_critic_weight() >= 0 && m->shared_critic_weight() <= 100)) {
     return absl::InvalidArgumentError("model.shared_critic_weight must be in [0, 100]");
   }
@@ -205,7 +216,8 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
   c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
-  return ResolveTrainingConfig(c->mutable_training());
+  RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  return CheckPack(c->model(), c->training());
 }
 
 namespace {
@@ -275,7 +287,17 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
-  return ResolveTrainingConfig(c->mutable_training());
+  RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
+  // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
+  // example: its per-example gradients and clipping are not defined for packed rows.
+  if (c->model().pack() > 1 && c->privacy().mode() == "dpsgd") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.pack ", c->model().pack(),
+        " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
+        "set model.pack to 1"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {

@@ -46,12 +46,20 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
   std::vector<torch::Tensor> real_leaves, fake_leaves;
   for (const auto& h : h_real) real_leaves.push_back(h.detach().requires_grad_(true));
   for (const auto& h : h_fake) fake_leaves.push_back(h.detach().requires_grad_(true));
-  const torch::Tensor hr = torch::cat(real_leaves, 1);
-  const torch::Tensor hf = torch::cat(fake_leaves, 1);
+  // D_s scores packs of model.pack rows; the penalty interpolates per packed row.
+  const torch::Tensor hr = PackRows(torch::cat(real_leaves, 1), model_.pack());
+  const torch::Tensor hf = PackRows(torch::cat(fake_leaves, 1), model_.pack());
   const torch::Tensor alpha =
       torch::rand({hr.size(0), 1},
                   StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
-  if (private_shared_) return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha, on_gradients);
+  if (private_shared_) {
+    // Per-example DP-SGD takes each row as one example (config.cc refuses the pair).
+    if (model_.pack() != 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("model.pack ", model_.pack(), " cannot be used with DP-SGD for D_s"));
+    }
+    return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha, on_gradients);
+  }
   ASSIGN_OR_RETURN(const torch::Tensor penalty, MlpGradientPenalty({shared_critic_.ptr()}, hr, hf, alpha));
   const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
                              training_.gp_lambda() * penalty;
@@ -120,7 +128,8 @@ std::vector<torch::Tensor> CuratorModel::SharedGeneratorGradients(
   std::vector<torch::Tensor> leaves;
   for (const auto& part : h) leaves.push_back(part.detach().requires_grad_(true));
   const torch::Tensor loss =
-      -model_.shared_critic_weight() * shared_critic_->forward(torch::cat(leaves, 1)).mean();
+      -model_.shared_critic_weight() *
+      shared_critic_->forward(PackRows(torch::cat(leaves, 1), model_.pack())).mean();
   return torch::autograd::grad({loss}, leaves);
 }
 

@@ -43,7 +43,8 @@ class CuratorModel {
     std::vector<torch::Tensor> grad_fake;  // dL_s/dh_fake per party
     double loss = 0;
   };
-  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP. `on_gradients`
+  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP, H packed by
+  // model.pack (PackRows); the gradients come back per unpacked row. `on_gradients`
   // (if set) gets the feature gradients (not the loss) before D_s steps, so that they
   // can leave meanwhile.
   using GradientsReady = std::function<void(const SharedCriticResult&)>;

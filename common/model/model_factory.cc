@@ -30,7 +30,8 @@ ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_p
   const std::vector<int> hidden(model.shared_hidden().begin(), model.shared_hidden().end());
   return SeededModule<ScoreNet>(CuratorStreamKey(seed),
                                 absl::StrCat(streams::kInit, "/shared-critic"),
-                                num_parties * model.feature_dim(), hidden, model.leaky_slope());
+                                model.pack() * num_parties * model.feature_dim(), hidden,
+                                model.leaky_slope());
 }
 
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,

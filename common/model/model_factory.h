@@ -26,6 +26,7 @@ std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& mo
                                                        const v1::TrainingConfig& training,
                                                        const std::vector<const TableEncoder*>& encoders,
                                                        const Generator& live);
+// D_s over model.pack packed rows of the K parties' features: pack * K * d_h inputs.
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
                                const std::string& party, int width);

@@ -127,10 +127,11 @@ double ReferenceTrainer::CriticStep(int64_t step) {
             t.gp_lambda() * Penalty({party.feat.ptr(), party.head.ptr()}, real, slice, alpha);
   }
   const double weight = config_.model().shared_critic_weight();
-  const torch::Tensor hr_all = ScaleGradient(torch::cat(h_real, 1), weight);
-  const torch::Tensor hf_all = ScaleGradient(torch::cat(h_fake, 1), weight);
+  const int pack = config_.model().pack();
+  const torch::Tensor hr_all = PackRows(ScaleGradient(torch::cat(h_real, 1), weight), pack);
+  const torch::Tensor hf_all = PackRows(ScaleGradient(torch::cat(h_fake, 1), weight), pack);
   const torch::Tensor alpha_shared =
-      torch::rand({b, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
+      torch::rand({b / pack, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
   total = total + CriticLoss(shared_critic_->forward(hr_all), shared_critic_->forward(hf_all)) +
           t.gp_lambda() * Penalty({shared_critic_.ptr()}, hr_all, hf_all, alpha_shared);
   shared_optimizer_->zero_grad();
@@ -157,7 +158,9 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
     loss = loss - party.head->forward(h).mean();
   }
   loss = loss - shared_critic_->forward(
-                    ScaleGradient(torch::cat(features, 1), config_.model().shared_critic_weight()))
+                    PackRows(ScaleGradient(torch::cat(features, 1),
+                                           config_.model().shared_critic_weight()),
+                             config_.model().pack()))
                     .mean();
   // Only G steps: gradients reach the critics' parameters too but are discarded.
   const std::vector<torch::Tensor> params = generator_->parameters();

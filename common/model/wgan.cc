@@ -22,6 +22,13 @@ torch::Tensor ScaleGradient(const torch::Tensor& x, double weight) {
   return ScaleGradientFunction::apply(x, weight);
 }
 
+torch::Tensor PackRows(const torch::Tensor& rows, int64_t pack) {
+  if (pack == 1) return rows;
+  TORCH_CHECK(rows.dim() == 2 && pack > 1 && rows.size(0) % pack == 0, "PackRows: ",
+              rows.size(0), " rows cannot be packed by ", pack);
+  return rows.reshape({rows.size(0) / pack, pack * rows.size(1)});
+}
+
 torch::Tensor CriticLoss(const torch::Tensor& score_real, const torch::Tensor& score_fake) {
   return score_fake.mean() - score_real.mean();
 }

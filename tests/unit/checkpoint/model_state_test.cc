@@ -147,6 +147,43 @@ TEST(CuratorStateTest, RefusesStateOfAnotherArchitecture) {
   EXPECT_FALSE(RestoreCuratorState("not an archive", other).ok());
 }
 
+// D_s's input width is pack * K * d_h: a resume under another model.pack is refused
+// (the checkpoint header's settings digest refuses it before this, see config_test).
+TEST(CuratorStateTest, RefusesStateOfAnotherPack) {
+  const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
+  Settings s = SmallSettings(8);
+  CuratorModel unpacked(s.model, s.training, {&a, &b});
+  auto saved = SaveCuratorState(unpacked);
+  ASSERT_TRUE(saved.ok());
+  s.model.set_pack(2);
+  CuratorModel packed(s.model, s.training, {&a, &b});
+  const absl::Status status = RestoreCuratorState(*saved, packed);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("shared_critic has another architecture"));
+  // A packed state restores into a packed model (the refused one is unusable now).
+  CuratorModel trained(s.model, s.training, {&a, &b});
+  TrainCurator(trained, 0, 8, 16);
+  auto saved_packed = SaveCuratorState(trained);
+  ASSERT_TRUE(saved_packed.ok());
+  CuratorModel restored(s.model, s.training, {&a, &b});
+  const absl::Status restored_status = RestoreCuratorState(*saved_packed, restored);
+  ASSERT_TRUE(restored_status.ok()) << restored_status;
+  ExpectIdentical(*trained.shared_critic(), *restored.shared_critic());
+}
+
+// Packed D_s with DP-SGD is refused by config validation; the model refuses it too
+// rather than feeding per-row examples to a packed critic.
+TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
+  const TableEncoder a = MakeEncoder("a", 3);
+  Settings s = SmallSettings(8);
+  s.model.set_pack(2);
+  CuratorModel model(s.model, s.training, {&a});
+  model.SetSharedCriticPrivacy(1.0, 1.0, at::make_generator<at::CPUGeneratorImpl>(1));
+  const auto result = model.SharedCriticStep(0, {torch::randn({16, 8})}, {torch::randn({16, 8})});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("model.pack 2"));
+}
+
 TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings();

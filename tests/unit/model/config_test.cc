@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "common/util/proto_json.h"
 
 namespace vfsynth {
@@ -20,6 +22,7 @@ TEST(ConfigTest, DefaultsMatchDesign) {
   EXPECT_EQ(config.model().feature_hidden_size(), 0);  // feat_k: one Linear + LeakyReLU
   EXPECT_EQ(config.model().shared_hidden_size(), 2);
   EXPECT_EQ(config.model().generator_hidden_size(), 2);
+  EXPECT_EQ(config.model().pack(), 1);
   EXPECT_EQ(config.training().n_critic(), 1);
   EXPECT_EQ(config.training().rounds(), 3000);
   EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);
@@ -46,6 +49,12 @@ TEST(ConfigTest, RejectsNonsense) {
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})", "categorical_output"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":0}})", "model.pack"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":3},"training":{"batch_size":100}})",
+       "training.batch_size 100 is not a multiple of model.pack 3"},
+      // The default batch (256) is no multiple of 10 either.
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":10}})",
+       "training.batch_size 256 is not a multiple of model.pack 10"},
   };
   for (const auto& [json, message] : cases) {
     v1::LocalRunConfig config;
@@ -54,6 +63,67 @@ TEST(ConfigTest, RejectsNonsense) {
     ASSERT_FALSE(status.ok()) << json;
     EXPECT_THAT(status.message(), HasSubstr(message)) << json;
   }
+}
+
+TEST(ConfigTest, PackDividingTheBatchIsAccepted) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
+                               "model":{"pack":4},"training":{"batch_size":64}})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
+  EXPECT_EQ(config.model().pack(), 4);
+}
+
+TEST(ConfigTest, PackIsPartOfTheSettingsDigest) {
+  v1::ModelConfig packed;
+  ASSERT_TRUE(ResolveModelConfig(&packed).ok());
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  const v1::PrivacyConfig privacy;
+  const std::string unpacked_digest = SettingsDigest(packed, training, privacy);
+  packed.set_pack(2);
+  // A checkpoint of a run with another pack is refused by its header's digest.
+  EXPECT_NE(SettingsDigest(packed, training, privacy), unpacked_digest);
+}
+
+// A curator config that resolves (plaintext, one party, mode none) but for `edit`.
+absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit) {
+  v1::CuratorConfig config;
+  config.set_run_id("r");
+  config.set_plaintext(true);
+  config.add_parties("a");
+  config.mutable_privacy()->set_mode("none");
+  edit(&config);
+  return ResolveCuratorConfig("", &config);
+}
+
+TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}).ok());
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->set_pack(4); }).ok());
+  const absl::Status dpsgd = ResolveCurator([](v1::CuratorConfig* c) {
+    c->mutable_model()->set_pack(2);
+    c->mutable_privacy()->set_mode("dpsgd");
+    c->mutable_privacy()->set_epsilon(3);
+  });
+  ASSERT_FALSE(dpsgd.ok());
+  EXPECT_EQ(dpsgd.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(dpsgd.message(), HasSubstr("model.pack 2"));
+  EXPECT_THAT(dpsgd.message(), HasSubstr("dpsgd"));
+  // pack 1 is dpsgd's only setting; other private modes pack D_s as mode none does.
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_privacy()->set_mode("dpsgd");
+                c->mutable_privacy()->set_epsilon(3);
+              }).ok());
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_model()->set_pack(2);
+                c->mutable_privacy()->set_mode("strict");
+                c->mutable_privacy()->set_epsilon(3);
+              }).ok());
+  const absl::Status batch = ResolveCurator([](v1::CuratorConfig* c) {
+    c->mutable_model()->set_pack(3);
+    c->mutable_training()->set_batch_size(64);
+  });
+  EXPECT_THAT(batch.message(), HasSubstr("training.batch_size 64 is not a multiple of model.pack 3"));
 }
 
 TEST(ConfigTest, UnknownFieldIsAnError) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "common/data/schema.h"
+#include "common/model/config.h"
 #include "common/model/generator_average.h"
+#include "common/model/model_factory.h"
 
 namespace vfsynth {
 namespace {
@@ -115,6 +117,20 @@ TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
   ASSERT_EQ(pa.size(), pb.size());
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
   EXPECT_FALSE(torch::equal(pa[0], pc[0]));
+}
+
+TEST(NetworksTest, SharedCriticTakesPackedFeatures) {
+  for (int pack : {1, 2, 4}) {
+    v1::ModelConfig m = SmallModel("gumbel");
+    m.set_pack(pack);
+    ASSERT_TRUE(ResolveModelConfig(&m).ok());
+    ScoreNet critic = MakeSharedCritic(m, /*seed=*/1, /*num_parties=*/3);
+    // The first Linear reads pack * K * d_h inputs.
+    EXPECT_EQ(critic->parameters()[0].size(1), pack * 3 * m.feature_dim()) << pack;
+    EXPECT_EQ(critic->forward(torch::randn({5, pack * 3 * m.feature_dim()})).sizes(),
+              (std::vector<int64_t>{5, 1}));
+    if (pack > 1) EXPECT_THROW(critic->forward(torch::randn({5, 3 * m.feature_dim()})), c10::Error);
+  }
 }
 
 // Every parameter and BatchNorm statistic follows avg <- d avg + (1 - d) G with the

@@ -2,6 +2,9 @@
 // gradients) must reproduce the monolithic reference trainer exactly.
 #include <gtest/gtest.h>
 
+#include <ostream>
+#include <string>
+
 #include "common/data/split.h"
 #include "common/model/config.h"
 #include "common/model/curator_model.h"
@@ -18,8 +21,16 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
   return diff;
 }
 
-// Parameter: model.shared_critic_weight (1 = default; 0 = no shared critic, VDGAN).
-class SplitEquivalenceTest : public ::testing::TestWithParam<double> {};
+struct SplitCase {
+  double shared_critic_weight;  // 1 = default; 0 = no shared critic (VDGAN)
+  int pack;                     // model.pack: rows per D_s input (PacGAN)
+};
+
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << "}";
+}
+
+class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
 
 TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const std::string src = VFSYNTH_SOURCE_DIR;
@@ -38,7 +49,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->set_batch_size(64);
   config.mutable_training()->set_n_critic(2);
   config.mutable_training()->set_rounds(4);
-  config.mutable_model()->set_shared_critic_weight(GetParam());
+  config.mutable_model()->set_shared_critic_weight(GetParam().shared_critic_weight);
+  config.mutable_model()->set_pack(GetParam().pack);
   config.mutable_training()->set_generator_average_decay(0.9);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
@@ -109,7 +121,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*fresh)->generator()->parameters()), 1e-4);
   // The weight changes what G learns (it is not ignored on either side).
   v1::LocalRunConfig unweighted = config;
-  unweighted.mutable_model()->set_shared_critic_weight(GetParam() == 1.0 ? 0.0 : 1.0);
+  unweighted.mutable_model()->set_shared_critic_weight(
+      GetParam().shared_critic_weight == 1.0 ? 0.0 : 1.0);
   auto other = ReferenceTrainer::Create(unweighted);
   ASSERT_TRUE(other.ok());
   for (int round = 0; round < t.rounds(); ++round) {
@@ -117,9 +130,28 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     (*other)->GeneratorStep(round);
   }
   EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*other)->generator()->parameters()), 1e-4);
+  // Packing changes what G learns too (it is not ignored on either side).
+  if (GetParam().pack > 1 && GetParam().shared_critic_weight > 0) {
+    v1::LocalRunConfig unpacked = config;
+    unpacked.mutable_model()->set_pack(1);
+    auto plain = ReferenceTrainer::Create(unpacked);
+    ASSERT_TRUE(plain.ok());
+    for (int round = 0; round < t.rounds(); ++round) {
+      for (int c = 0; c < t.n_critic(); ++c) (*plain)->CriticStep(static_cast<int64_t>(round) * t.n_critic() + c);
+      (*plain)->GeneratorStep(round);
+    }
+    EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*plain)->generator()->parameters()), 1e-4);
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedCriticWeights, SplitEquivalenceTest, ::testing::Values(1.0, 0.5, 0.0));
+INSTANTIATE_TEST_SUITE_P(
+    SharedCriticWeightsAndPacks, SplitEquivalenceTest,
+    ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
+                      SplitCase{0.5, 4}),
+    [](const ::testing::TestParamInfo<SplitCase>& info) {
+      return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
+             "Pack" + std::to_string(info.param.pack);
+    });
 
 }  // namespace
 }  // namespace vfsynth

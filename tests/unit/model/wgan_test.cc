@@ -55,6 +55,46 @@ TEST(WganTest, GradientPenaltyFlowsIntoInputs) {
   EXPECT_TRUE(torch::isfinite(real.grad()).all().item<bool>());
 }
 
+TEST(WganTest, PackRowsPutsConsecutiveRowsSideBySide) {
+  // Row r holds (10 r, 10 r + 1): a packed row must read rows i*pack .. i*pack+pack-1.
+  const torch::Tensor rows =
+      torch::arange(6, torch::kFloat32).unsqueeze(1) * 10 + torch::tensor({0.0f, 1.0f});
+  ASSERT_FLOAT_EQ(rows[3][1].item<float>(), 31.0f);
+  const torch::Tensor packed = PackRows(rows, 3);
+  ASSERT_EQ(packed.sizes(), (std::vector<int64_t>{2, 6}));
+  EXPECT_TRUE(torch::equal(packed, torch::tensor({{0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f},
+                                                  {30.0f, 31.0f, 40.0f, 41.0f, 50.0f, 51.0f}})));
+  EXPECT_TRUE(torch::equal(PackRows(rows, 2)[1], torch::tensor({20.0f, 21.0f, 30.0f, 31.0f})));
+  // pack 1 is the identity, and of the same tensor (no copy, no extra graph node).
+  EXPECT_TRUE(PackRows(rows, 1).is_same(rows));
+  // A batch that is no multiple of the pack is a bug (config validation prevents it).
+  EXPECT_THROW(PackRows(rows, 4), c10::Error);
+}
+
+TEST(WganTest, PackRowsPassesGradientsBackPerRow) {
+  // Rows come from torch::cat of per-party leaves, as in the curator: each leaf's
+  // gradient must come back in its own (B, d) shape, to its own rows.
+  const torch::Tensor a = torch::randn({4, 2}).requires_grad_(true);
+  const torch::Tensor b = torch::randn({4, 3}).requires_grad_(true);
+  const torch::Tensor packed = PackRows(torch::cat({a, b}, 1), 2);
+  ASSERT_EQ(packed.sizes(), (std::vector<int64_t>{2, 10}));
+  // Weight column j of packed row i by 100 i + j: row r of party a, column c sits in
+  // packed row r / 2 at column (r % 2) * 5 + c; party b's at (r % 2) * 5 + 2 + c.
+  const torch::Tensor weights =
+      torch::arange(2, torch::kFloat32).unsqueeze(1) * 100 + torch::arange(10, torch::kFloat32);
+  (packed * weights).sum().backward();
+  ASSERT_EQ(a.grad().sizes(), a.sizes());
+  ASSERT_EQ(b.grad().sizes(), b.sizes());
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_FLOAT_EQ(a.grad()[r][c].item<float>(), 100 * (r / 2) + (r % 2) * 5 + c);
+    }
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_FLOAT_EQ(b.grad()[r][c].item<float>(), 100 * (r / 2) + (r % 2) * 5 + 2 + c);
+    }
+  }
+}
+
 TEST(WganTest, CriticLossIsFakeMinusReal) {
   EXPECT_NEAR(CriticLoss(torch::tensor({1.0f, 3.0f}), torch::tensor({0.0f, 1.0f})).item<float>(),
               0.5f - 2.0f, 1e-6);
