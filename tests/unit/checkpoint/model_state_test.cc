@@ -187,6 +187,7 @@ TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
 TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings();
+  s.training.set_generator_average_decay(0);  // the last iterate (the default averages)
   CuratorModel last_iterate(s.model, s.training, {&a});
   auto saved = SaveCuratorState(last_iterate);
   ASSERT_TRUE(saved.ok());
