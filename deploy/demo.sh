@@ -28,8 +28,9 @@ privacy_args=(--privacy "$PRIVACY")
 [ "$PRIVACY" = none ] || privacy_args+=(--epsilon "$EPSILON")
 # The mixed encoding of Adult's numeric columns and 2 critic steps per generator round
 # measured best for a run this short (docs/evaluation.md, "Quality results"; with the
-# default thin critic, strict eps 10: column shapes 0.82, pair trends 0.72, against 0.79 /
-# 0.67 for 600 rounds at n_critic 1 with the former critic and a weight average).
+# default thin critic, strict eps 10: column shapes 0.82, pair trends 0.72 publishing the
+# last iterate, one run; 0.81 / 0.70 with the weight average, the default since stop 18,
+# one run; against 0.79 / 0.67 for 600 rounds at n_critic 1 with the former critic).
 deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" \
   --schema deploy/schemas/adult-mixed.schema.json --training '"n_critic": 2'
 elapsed=$(( $(date +%s) - start ))
