@@ -131,7 +131,7 @@ double ReferenceTrainer::CriticStep(int64_t step) {
   const torch::Tensor hr_all = PackRows(ScaleGradient(torch::cat(h_real, 1), weight), pack);
   const torch::Tensor hf_all = PackRows(ScaleGradient(torch::cat(h_fake, 1), weight), pack);
   const torch::Tensor alpha_shared =
-      torch::rand({b / pack, 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
+      torch::rand({hr_all.size(0), 1}, StreamGenerator(key, streams::kSharedGpAlpha, step));
   total = total + CriticLoss(shared_critic_->forward(hr_all), shared_critic_->forward(hf_all)) +
           t.gp_lambda() * Penalty({shared_critic_.ptr()}, hr_all, hf_all, alpha_shared);
   shared_optimizer_->zero_grad();
