@@ -177,6 +177,7 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
   ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
   RETURN_IF_ERROR(PlanPrivacy());
+  RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();
 }
 
@@ -335,6 +336,27 @@ absl::Status PartyCore::PlanPrivacy() {
   return absl::OkStatus();
 }
 
+absl::Status PartyCore::PlanMarginals() {
+  if (training_.marginal_weight() <= 0) return absl::OkStatus();
+  const std::vector<OutputBlock>& blocks = data_.encoder.blocks();
+  if (mode_ == privacy::Mode::kNone) {
+    ASSIGN_OR_RETURN(MarginalTarget exact, MarginalTarget::FromTable(model_->table(), blocks, 0, std::nullopt));
+    model_->SetMarginalTarget(std::move(exact));
+    return absl::OkStatus();
+  }
+  const privacy::RunShape shape = PrivacyShape();
+  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, shape);
+  if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
+  RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
+  ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
+  ASSIGN_OR_RETURN(MarginalTarget released,
+                   MarginalTarget::FromTable(model_->table(), blocks, shape.marginal_noise_multiplier, noise));
+  spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
+               config_.privacy().mode(), released.blocks(), shape.marginal_noise_multiplier);
+  model_->SetMarginalTarget(std::move(released));
+  return absl::OkStatus();
+}
+
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
@@ -362,6 +384,7 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
+  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_);
   return shape;
 }
 

@@ -120,6 +120,10 @@ class PartyCore {
   // Calibrates or checks the noise for the run, refuses a run over budget, opens
   // the ledger and configures the model's sanitisation.
   absl::Status PlanPrivacy();
+  // With training.marginal_weight > 0: the marginal target of the slice gradients, exact
+  // in mode none, otherwise charged to the ledger and then drawn (resuming, the saved
+  // draw replaces this one, which never left the party).
+  absl::Status PlanMarginals();
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);

@@ -39,6 +39,9 @@ ABSL_FLAG(int32_t, n_critic, 5, "privacy plan: critic steps per round");
 ABSL_FLAG(int32_t, shards, 256, "privacy plan (gswgan/pate): shard critics E per party");
 ABSL_FLAG(std::string, vote_aggregation, "threshold", "privacy plan (pate): threshold|gnmax");
 ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coordinates p");
+ABSL_FLAG(double, marginal_noise_multiplier, 0.0,
+          "privacy plan: noise multiplier of each party's one-off marginal release "
+          "(training.marginal_weight > 0); 0: no release");
 
 namespace vfsynth {
 namespace {
@@ -159,6 +162,10 @@ absl::Status RunPlan() {
   }
   if (aggregation != "threshold" && aggregation != "gnmax") {
     return absl::InvalidArgumentError("--vote-aggregation must be threshold or gnmax");
+  }
+  shape.marginal_noise_multiplier = absl::GetFlag(FLAGS_marginal_noise_multiplier);
+  if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
+    return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
   }
   shape.critic_steps = rounds * shape.n_critic;
   shape.ensemble =

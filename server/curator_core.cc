@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
 #include "common/data/schema.h"
+#include "common/model/config.h"
 #include "common/model/curator_model.h"
 #include "common/model/model_factory.h"
 #include "common/model/model_state.h"
@@ -211,6 +212,7 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
+  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training());
   return shape;
 }
 

@@ -1,5 +1,6 @@
 #include "common/model/config.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
@@ -140,6 +141,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
     return absl::InvalidArgumentError("training.generator_average_decay must be in [0, 1)");
   }
   if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
+  if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
+    return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
+  }
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
   }
@@ -172,7 +176,18 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
         "privacy.mode '", mode, "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
   }
   if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
+  if (p->has_marginal_noise_multiplier()) {
+    RETURN_IF_ERROR(Positive("privacy.marginal_noise_multiplier", p->marginal_noise_multiplier()));
+    if (!std::isfinite(p->marginal_noise_multiplier())) {
+      return absl::InvalidArgumentError("privacy.marginal_noise_multiplier must be finite");
+    }
+  }
   return absl::OkStatus();
+}
+
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+  if (training.marginal_weight() <= 0) return 0;
+  return privacy.has_marginal_noise_multiplier() ? privacy.marginal_noise_multiplier() : 30.0;
 }
 
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,

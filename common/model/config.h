@@ -23,6 +23,11 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
 // validation; epsilon is required unless mode is none.
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 
+// The marginal release's noise multiplier: privacy.marginal_noise_multiplier, 30 if unset
+// (left unset by ResolvePrivacyConfig so that settings digests of runs without the
+// marginal loss stay what they were). 0 when training.marginal_weight is 0: no release.
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);

@@ -15,6 +15,7 @@ namespace {
 
 constexpr char kNoiseState[] = "noise_state";
 constexpr char kAverageUpdates[] = "generator_average_updates";
+constexpr char kMarginalTarget[] = "marginal_target";
 
 void WriteModule(torch::serialize::OutputArchive& root, const std::string& name,
                  const torch::nn::Module& module) {
@@ -131,6 +132,8 @@ absl::StatusOr<std::string> SavePartyState(PartyModel& model) {
     WriteModule(root, "feat", *model.feat());
     WriteModule(root, "head", *model.head());
     WriteOptimizer(root, "optimizer", model.optimizer());
+    // A DP release: once drawn it must be the one used for the rest of the run.
+    if (model.marginal_target().has_value()) root.write(kMarginalTarget, model.marginal_target()->probabilities());
     bytes = ToBytes(root);
     return absl::OkStatus();
   }));
@@ -144,6 +147,15 @@ absl::Status RestorePartyState(const std::string& bytes, PartyModel& model) {
     RETURN_IF_ERROR(ReadModule(root, "feat", *model.feat()));
     RETURN_IF_ERROR(ReadModule(root, "head", *model.head()));
     ReadOptimizer(root, "optimizer", model.optimizer());
+    torch::Tensor marginals;
+    const bool saved_marginals = root.try_read(kMarginalTarget, marginals);
+    if (saved_marginals != model.marginal_target().has_value()) {
+      return absl::InvalidArgumentError("the saved state and this run disagree on training.marginal_weight");
+    }
+    if (saved_marginals) {
+      ASSIGN_OR_RETURN(MarginalTarget target, model.marginal_target()->WithProbabilities(marginals));
+      model.SetMarginalTarget(std::move(target));
+    }
     return absl::OkStatus();
   });
 }

@@ -199,16 +199,21 @@ absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
         pending_round_ < 0 ? "no round" : absl::StrCat("round ", pending_round_), " is pending"));
   }
   pending_round_ = -1;
+  // The marginal target is released (or exact, in none): its loss is post-processing.
+  const torch::Tensor marginal = marginal_target_.has_value()
+                                     ? training_.marginal_weight() * marginal_target_->Loss(gen_slice_)
+                                     : torch::zeros({}, gen_slice_.options());
   if (ensemble_ != nullptr) {
     // D_s's gradient through feat (trained on synthetic rows only) is post-processing;
     // the ensemble's part is the sanitised release.
-    torch::Tensor shared = torch::autograd::grad({(gen_features_ * grad_features).sum()}, {gen_slice_})[0];
+    torch::Tensor shared =
+        torch::autograd::grad({(gen_features_ * grad_features).sum() + marginal}, {gen_slice_})[0];
     ASSIGN_OR_RETURN(const torch::Tensor sanitised, ensemble_->SanitisedSliceGradient(gen_slice_));
     gen_slice_ = gen_features_ = torch::Tensor();
     return shared + sanitised;
   }
   const torch::Tensor loss =
-      -head_->forward(gen_features_).mean() + (gen_features_ * grad_features).sum();
+      -head_->forward(gen_features_).mean() + (gen_features_ * grad_features).sum() + marginal;
   torch::Tensor grad = torch::autograd::grad({loss}, {gen_slice_})[0];
   gen_slice_ = gen_features_ = torch::Tensor();
   return grad;

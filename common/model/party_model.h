@@ -4,10 +4,12 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/model/marginal_target.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -42,6 +44,7 @@ class PartyModel {
 
   int width() const { return static_cast<int>(table_.size(1)); }
   int64_t rows() const { return table_.size(0); }
+  const torch::Tensor& table() const { return table_; }  // the aligned, encoded records
 
   // Critic step, first half: draws the shared real batch for `step`, returns
   // (h_real, h_fake) = feat(real batch), feat(fake slice), detached; in strict mode
@@ -65,9 +68,15 @@ class PartyModel {
   int64_t pending_step() const { return pending_step_; }
 
   // Generator round: features of the fake slice, then the gradient of
-  // -mean head(h) + <grad_features, h> with respect to the slice.
+  // -mean head(h) + <grad_features, h> (+ marginal_weight * the marginal loss, if a
+  // target is set) with respect to the slice.
   torch::Tensor GeneratorFeatures(int64_t round, const torch::Tensor& fake_slice);
   absl::StatusOr<torch::Tensor> SliceGradient(int64_t round, const torch::Tensor& grad_features);
+
+  // The marginals G's slices are pulled towards (training.marginal_weight > 0): exact in
+  // mode none, a DP release otherwise (the caller draws and charges it).
+  void SetMarginalTarget(MarginalTarget target) { marginal_target_ = std::move(target); }
+  const std::optional<MarginalTarget>& marginal_target() const { return marginal_target_; }
 
   FeatureNet& feat() { return feat_; }
   const PartyPrivacy& privacy() const { return privacy_; }
@@ -95,6 +104,7 @@ class PartyModel {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   PartyPrivacy privacy_;
   std::unique_ptr<EnsembleParty> ensemble_;
+  std::optional<MarginalTarget> marginal_target_;
 
   // Pending state between the two halves of a step.
   int64_t pending_step_ = -1;

@@ -87,6 +87,10 @@ absl::Status ReferenceTrainer::Build() {
     std::vector<torch::Tensor> params = party.feat->parameters();
     for (const auto& param : party.head->parameters()) params.push_back(param);
     party.optimizer = MakeAdam(params, t.lr_critic(), t);
+    if (t.marginal_weight() > 0) {
+      ASSIGN_OR_RETURN(party.marginals,
+                       MarginalTarget::FromTable(party.table, party.data.encoder.blocks(), 0, std::nullopt));
+    }
   }
   generator_ = MakeGenerator(m, t.seed(), encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
@@ -152,10 +156,11 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
   std::vector<torch::Tensor> features;
   torch::Tensor loss = torch::zeros({});
   for (Party& party : parties_) {
-    const torch::Tensor h =
-        party.feat->forward(fake.narrow(1, party.offset, party.data.encoder.width()));
+    const torch::Tensor slice = fake.narrow(1, party.offset, party.data.encoder.width());
+    const torch::Tensor h = party.feat->forward(slice);
     features.push_back(h);
     loss = loss - party.head->forward(h).mean();
+    if (party.marginals.has_value()) loss = loss + t.marginal_weight() * party.marginals->Loss(slice);
   }
   loss = loss - shared_critic_->forward(
                     PackRows(ScaleGradient(torch::cat(features, 1),

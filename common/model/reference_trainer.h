@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "common/data/csv.h"
 #include "common/data/party_data.h"
 #include "common/model/generator_average.h"
+#include "common/model/marginal_target.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -41,6 +43,7 @@ class ReferenceTrainer {
     FeatureNet feat{nullptr};
     ScoreNet head{nullptr};
     std::unique_ptr<torch::optim::Adam> optimizer;
+    std::optional<MarginalTarget> marginals;  // training.marginal_weight > 0: exact (no DP here)
   };
 
   // Loads and aligns the party tables (HMAC tokens, canonical order) and builds the

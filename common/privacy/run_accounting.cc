@@ -35,6 +35,21 @@ StepMechanism Mechanism(int releases, double z, const RunShape& shape) {
   return mechanism;
 }
 
+bool ReleasesMarginals(Mode mode, const RunShape& shape) {
+  return mode != Mode::kNone && shape.marginal_noise_multiplier > 0;
+}
+
+// One histogram release per party over all its records: no amplification.
+StepMechanism MarginalMechanism(int parties, const RunShape& shape) {
+  StepMechanism mechanism;
+  mechanism.noise_multipliers.assign(parties, shape.marginal_noise_multiplier);
+  mechanism.sample_rate = 1.0;
+  mechanism.sampler = Sampler::kWithoutReplacement;
+  return mechanism;
+}
+
+int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(mode, shape) ? 1 : 0; }
+
 }  // namespace
 
 absl::StatusOr<Mode> ParseMode(const std::string& name) {
@@ -88,16 +103,20 @@ EnsembleShape MakeEnsembleShape(const std::string& mode, int shards,
 
 std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
                                       View view) {
-  if (mode == Mode::kNone || rounds == 0) return {};
-  const int64_t critic_steps = rounds * shape.n_critic;
+  if (mode == Mode::kNone) return {};
+  std::vector<ChargedSteps> releases;
   const int parties = view == View::kParty ? 1 : shape.parties;
-  StepMechanism features = view == View::kParty ? PartyMechanism(mode, z, shape)
-                                                : JointMechanism(mode, z, shape);
-  if (view == View::kAgainstParties) features = WithoutAmplification(features);
-  std::vector<ChargedSteps> releases = {{features, critic_steps}};
-  if (IsEnsembleMode(mode)) {
-    releases.push_back({RowRelease(z, shape.ensemble), rounds * parties * shape.batch_size});
+  if (rounds > 0) {
+    const int64_t critic_steps = rounds * shape.n_critic;
+    StepMechanism features = view == View::kParty ? PartyMechanism(mode, z, shape)
+                                                  : JointMechanism(mode, z, shape);
+    if (view == View::kAgainstParties) features = WithoutAmplification(features);
+    releases.push_back({features, critic_steps});
+    if (IsEnsembleMode(mode)) {
+      releases.push_back({RowRelease(z, shape.ensemble), rounds * parties * shape.batch_size});
+    }
   }
+  if (ReleasesMarginals(mode, shape)) releases.push_back({MarginalMechanism(parties, shape), 1});
   return releases;
 }
 
@@ -110,7 +129,7 @@ absl::StatusOr<EpsilonAndOrder> RunEpsilon(Mode mode, double z, const RunShape& 
 LedgerCharge CriticStepCharge(Mode mode, double z, const RunShape& shape, int64_t step) {
   LedgerCharge charge;
   charge.mechanism = JointMechanism(mode, z, shape);
-  charge.key = IsEnsembleMode(mode) ? step + step / shape.n_critic : step;
+  charge.key = (IsEnsembleMode(mode) ? step + step / shape.n_critic : step) + KeyOffset(mode, shape);
   return charge;
 }
 
@@ -118,25 +137,39 @@ std::optional<LedgerCharge> GeneratorRoundCharge(Mode mode, double z, const RunS
                                                  int64_t round) {
   if (!IsEnsembleMode(mode)) return std::nullopt;
   LedgerCharge charge;
-  charge.key = round * (shape.n_critic + 1) + shape.n_critic;
+  charge.key = round * (shape.n_critic + 1) + shape.n_critic + KeyOffset(mode, shape);
   charge.mechanism = RowRelease(z, shape.ensemble);
   charge.steps = static_cast<int64_t>(shape.parties) * shape.batch_size;
+  return charge;
+}
+
+std::optional<LedgerCharge> MarginalReleaseCharge(Mode mode, const RunShape& shape) {
+  if (!ReleasesMarginals(mode, shape)) return std::nullopt;
+  LedgerCharge charge;
+  charge.key = 0;
+  charge.mechanism = MarginalMechanism(shape.parties, shape);
   return charge;
 }
 
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,
                                          Conversion conversion, const RunShape& shape) {
   if (mode == Mode::kNone) return absl::InvalidArgumentError("mode 'none' has no noise to calibrate");
-  if (IsEnsembleMode(mode)) {
+  if (IsEnsembleMode(mode) || ReleasesMarginals(mode, shape)) {
     const int64_t rounds = shape.critic_steps / shape.n_critic;
-    if (rounds < 1) return absl::InvalidArgumentError("an ensemble run needs at least one round");
-    return CalibrateNoise(
+    if (rounds < 1) return absl::InvalidArgumentError("a run needs at least one round to calibrate");
+    absl::StatusOr<double> z = CalibrateNoise(
         [&](double z) -> absl::StatusOr<double> {
           ASSIGN_OR_RETURN(const EpsilonAndOrder result,
                            RunEpsilon(mode, z, shape, rounds, View::kJoint, delta, conversion));
           return result.epsilon;
         },
         epsilon);
+    if (absl::IsOutOfRange(z.status()) && ReleasesMarginals(mode, shape)) {
+      return absl::OutOfRangeError(absl::StrCat(
+          z.status().message(), "; the marginal release (noise multiplier ", shape.marginal_noise_multiplier,
+          ") is part of it: raise privacy.marginal_noise_multiplier or epsilon"));
+    }
+    return z;
   }
   CalibrationTarget target;
   target.epsilon = epsilon;

@@ -29,6 +29,9 @@ struct RunShape {
   int64_t critic_steps = 0;  // rounds * n_critic
   int n_critic = 1;
   EnsembleShape ensemble;    // gswgan / pate only
+  // > 0: before training, each party releases its one-hot block marginals once with this
+  // noise multiplier (no subsampling; common/model/marginal_target.h). 0: no release.
+  double marginal_noise_multiplier = 0;
 };
 
 // Gaussian releases one party makes per critic step, each with noise multiplier z:
@@ -54,7 +57,8 @@ enum class View {
   kAgainstParties,  // every party's, seen by another party: it knows the shared batches
                     // (no amplification by the batch sample), not a party's shard draws
 };
-// Every release of the first `rounds` generator rounds, assuming every party uses z.
+// Every release of the first `rounds` generator rounds (and the marginal release, if
+// any), assuming every party uses z.
 // Ensemble modes: per critic step, the parties' noisy real-feature rows of the shared
 // batch (q = B/N, one sampling event); per generator round, B row releases per party.
 std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
@@ -66,6 +70,7 @@ absl::StatusOr<EpsilonAndOrder> RunEpsilon(Mode mode, double z, const RunShape& 
 // A party's ledger charge (joint view). Ledger keys increase through the run: critic
 // step s is key s, except in ensemble modes, where round r's critic steps are keys
 // r·(n_critic+1)+c and its generator-phase row releases key r·(n_critic+1)+n_critic.
+// With a marginal release, that release is key 0 and every other key moves up by one.
 struct LedgerCharge {
   int64_t key = 0;
   StepMechanism mechanism;
@@ -75,6 +80,8 @@ LedgerCharge CriticStepCharge(Mode mode, double z, const RunShape& shape, int64_
 // Only ensemble modes release anything computed from real rows in the generator phase.
 std::optional<LedgerCharge> GeneratorRoundCharge(Mode mode, double z, const RunShape& shape,
                                                  int64_t round);
+// The marginal release, charged before training in every mode but none.
+std::optional<LedgerCharge> MarginalReleaseCharge(Mode mode, const RunShape& shape);
 
 // The noise multiplier for which the whole run's joint epsilon equals `epsilon`.
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,

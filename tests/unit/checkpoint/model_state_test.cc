@@ -275,6 +275,37 @@ TEST(PartyStateTest, PreparingAheadChangesNoResult) {
   ExpectIdentical(*plain.head(), *prepared.head());
 }
 
+// A noised marginal release is drawn once: a restored party uses the saved draw, not
+// the one it drew on start-up (which never left it).
+TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
+  const Settings s = SmallSettings();
+  const TableEncoder encoder = MakeEncoder("p", 4);
+  const torch::Tensor table = PartyTable(7);
+  auto draw = [&](uint64_t seed) {
+    auto target = MarginalTarget::FromTable(table, encoder.blocks(), 50.0,
+                                            at::make_generator<at::CPUGeneratorImpl>(seed));
+    EXPECT_TRUE(target.ok()) << target.status();
+    return *std::move(target);
+  };
+  PartyModel released("p", s.model, s.training, kSecret, table.clone());
+  released.SetMarginalTarget(draw(1));
+  auto saved = SavePartyState(released);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  PartyModel resumed("p", s.model, s.training, kSecret, table.clone());
+  resumed.SetMarginalTarget(draw(2));
+  ASSERT_FALSE(torch::equal(resumed.marginal_target()->probabilities(),
+                            released.marginal_target()->probabilities()));
+  ASSERT_TRUE(RestorePartyState(*saved, resumed).ok());
+  EXPECT_TRUE(torch::equal(resumed.marginal_target()->probabilities(),
+                           released.marginal_target()->probabilities()));
+  // A state with marginals and a run without them (or the reverse) disagree.
+  PartyModel without("p", s.model, s.training, kSecret, table.clone());
+  EXPECT_THAT(RestorePartyState(*saved, without).message(), HasSubstr("marginal_weight"));
+  auto plain = SavePartyState(without);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_THAT(RestorePartyState(*plain, resumed).message(), HasSubstr("marginal_weight"));
+}
+
 TEST(PartyStateTest, RefusesStateOfAnotherParty) {
   const Settings s = SmallSettings();
   const TableEncoder narrow = MakeEncoder("p", 2), wide = MakeEncoder("q", 6);

@@ -24,10 +24,12 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
 struct SplitCase {
   double shared_critic_weight;  // 1 = default; 0 = no shared critic (VDGAN)
   int pack;                     // model.pack: rows per D_s input (PacGAN)
+  double marginal_weight = 0;   // training.marginal_weight: the parties' marginal loss
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
-  *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << "}";
+  *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << ", marginal_weight "
+      << c.marginal_weight << "}";
 }
 
 class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
@@ -52,6 +54,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_model()->set_shared_critic_weight(GetParam().shared_critic_weight);
   config.mutable_model()->set_pack(GetParam().pack);
   config.mutable_training()->set_generator_average_decay(0.9);
+  config.mutable_training()->set_marginal_weight(GetParam().marginal_weight);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -62,6 +65,11 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   for (auto& party : (*reference)->parties()) {
     parties.push_back(std::make_unique<PartyModel>(party.name, config.model(), config.training(),
                                                    config.sampling_secret(), party.table.clone()));
+    if (GetParam().marginal_weight > 0) {  // mode none: the exact marginals, as the party daemon
+      auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(), 0, std::nullopt);
+      ASSERT_TRUE(target.ok()) << target.status();
+      parties.back()->SetMarginalTarget(*std::move(target));
+    }
     encoders.push_back(&party.data.encoder);
   }
   CuratorModel curator(config.model(), config.training(), encoders);
@@ -136,15 +144,25 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     ASSERT_TRUE((*plain)->Train().ok());
     EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*plain)->generator()->parameters()), 1e-4);
   }
+  // So does the marginal loss.
+  if (GetParam().marginal_weight > 0) {
+    v1::LocalRunConfig without = config;
+    without.mutable_training()->set_marginal_weight(0);
+    auto plain = ReferenceTrainer::Create(without);
+    ASSERT_TRUE(plain.ok());
+    ASSERT_TRUE((*plain)->Train().ok());
+    EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*plain)->generator()->parameters()), 1e-4);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     SharedCriticWeightsAndPacks, SplitEquivalenceTest,
     ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
-                      SplitCase{0.5, 4}),
+                      SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0}),
     [](const ::testing::TestParamInfo<SplitCase>& info) {
       return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
-             "Pack" + std::to_string(info.param.pack);
+             "Pack" + std::to_string(info.param.pack) +
+             (info.param.marginal_weight > 0 ? "Marginals" : "");
     });
 
 }  // namespace
