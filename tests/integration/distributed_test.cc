@@ -11,7 +11,9 @@
 
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/party_core.h"
 #include "client/party_session.h"
 #include "client/status_client.h"
@@ -87,7 +89,8 @@ class DistributedTest : public ::testing::Test {
 
   static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
                                                      const v1::PrivacyConfig& privacy = {},
-                                                     const std::string& metrics_listen = "") {
+                                                     const std::string& metrics_listen = "",
+                                                     const v1::TrainingConfig& training = Training()) {
     const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
     std::filesystem::remove_all(test_dir);
     std::filesystem::create_directories(test_dir);
@@ -97,7 +100,7 @@ class DistributedTest : public ::testing::Test {
     config.set_listen("127.0.0.1:0");
     *config.mutable_tls() = Tls("certs", "curator");
     for (const auto& p : kParties) config.add_parties(p);
-    *config.mutable_training() = Training();
+    *config.mutable_training() = training;
     config.set_join_timeout_seconds(join_timeout);
     *config.mutable_privacy() = privacy;
     if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
@@ -329,6 +332,38 @@ TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
     EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
   }
   EXPECT_EQ(outcome.status.privacy_mode(), "strict");
+  EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
+  EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
+}
+
+// With the marginal loss on, each party's one-off marginal release is charged first
+// (ledger key 0, unsampled) and the run still spends exactly its budget.
+TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(8.0);
+  v1::TrainingConfig training = Training();
+  training.set_marginal_weight(1.0);
+  auto outcome = RunAll(StartCurator(60, privacy, "", training), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port, privacy);
+  });
+  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    ASSERT_TRUE(outcome.parties[k].ok()) << kParties[k] << ": " << outcome.parties[k];
+    EXPECT_NEAR(outcome.party_epsilon_planned[k], 8.0, 1e-3);
+    EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
+    absl::StatusOr<std::string> ledger = ReadFile(CheckpointDir(kParties[k]) + ".ledger");
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    std::vector<std::string> charges;
+    for (absl::string_view line : absl::StrSplit(*ledger, '\n')) {
+      if (absl::StartsWith(line, "charge\t")) charges.emplace_back(line);
+    }
+    const v1::TrainingConfig t = Training();
+    ASSERT_EQ(charges.size(), 1u + t.rounds() * t.n_critic()) << *ledger;
+    EXPECT_TRUE(absl::StrContains(charges[0], "\tround=0\t")) << charges[0];
+    EXPECT_TRUE(absl::StrContains(charges[0], "\tq=1\t")) << charges[0];
+    EXPECT_TRUE(absl::StrContains(charges[1], "\tround=1\t")) << charges[1];
+  }
   EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
   EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
 }
