@@ -340,7 +340,8 @@ absl::Status PartyCore::PlanMarginals() {
   if (training_.marginal_weight() <= 0) return absl::OkStatus();
   const std::vector<OutputBlock>& blocks = data_.encoder.blocks();
   if (mode_ == privacy::Mode::kNone) {
-    ASSIGN_OR_RETURN(MarginalTarget exact, MarginalTarget::FromTable(model_->table(), blocks, 0, std::nullopt));
+    ASSIGN_OR_RETURN(MarginalTarget exact, MarginalTarget::FromTable(model_->table(), blocks, MarginalPositionBins(training_), 0,
+                                                                  std::nullopt));
     model_->SetMarginalTarget(std::move(exact));
     return absl::OkStatus();
   }
@@ -350,7 +351,8 @@ absl::Status PartyCore::PlanMarginals() {
   RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
   ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
   ASSIGN_OR_RETURN(MarginalTarget released,
-                   MarginalTarget::FromTable(model_->table(), blocks, shape.marginal_noise_multiplier, noise));
+                   MarginalTarget::FromTable(model_->table(), blocks, MarginalPositionBins(training_),
+                                               shape.marginal_noise_multiplier, noise));
   spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
                config_.privacy().mode(), released.blocks(), shape.marginal_noise_multiplier);
   model_->SetMarginalTarget(std::move(released));

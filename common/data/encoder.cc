@@ -67,6 +67,8 @@ absl::StatusOr<TableEncoder> TableEncoder::Create(const v1::Schema& schema) {
       encoder.blocks_.push_back({BlockKind::kSoftmax, offset, codec.value_width});
       offset += codec.value_width;
       if (column.within_bin()) {
+        encoder.blocks_.back().position_offset = offset;
+        encoder.blocks_.back().position_slots = values;
         codec.within_offset = offset;
         encoder.blocks_.push_back({BlockKind::kTanh, offset, 1});
         offset += 1;

@@ -22,6 +22,11 @@ struct OutputBlock {
   BlockKind kind;
   int offset;  // first encoded column of the block
   int width;   // number of encoded columns (1 for kTanh)
+  // One-hot over declared bins with within_bin: the column of the position inside the
+  // bin (a kTanh block), and how many leading slots are bins (the rest: missing). -1, 0
+  // otherwise.
+  int position_offset = -1;
+  int position_slots = 0;
 };
 
 // Row-major float matrix of encoded records.

@@ -144,6 +144,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
     return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
   }
+  if (t->has_marginal_position_bins() && (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64)) {
+    return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
+  }
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
   }
@@ -183,6 +186,10 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
     }
   }
   return absl::OkStatus();
+}
+
+int MarginalPositionBins(const v1::TrainingConfig& training) {
+  return training.has_marginal_position_bins() ? training.marginal_position_bins() : 4;
 }
 
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {

@@ -27,6 +27,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // (left unset by ResolvePrivacyConfig so that settings digests of runs without the
 // marginal loss stay what they were). 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+// training.marginal_position_bins, 4 if unset (unset for the same reason).
+int MarginalPositionBins(const v1::TrainingConfig& training);
 
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
 #include "common/model/batch_sampler.h"
+#include "common/model/config.h"
 #include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
@@ -89,7 +90,8 @@ absl::Status ReferenceTrainer::Build() {
     party.optimizer = MakeAdam(params, t.lr_critic(), t);
     if (t.marginal_weight() > 0) {
       ASSIGN_OR_RETURN(party.marginals,
-                       MarginalTarget::FromTable(party.table, party.data.encoder.blocks(), 0, std::nullopt));
+                       MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
+                                                 MarginalPositionBins(t), 0, std::nullopt));
     }
   }
   generator_ = MakeGenerator(m, t.seed(), encoders);

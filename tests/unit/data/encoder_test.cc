@@ -189,6 +189,11 @@ TEST(EncoderTest, WithinBinEncodesBinAndPosition) {
   ASSERT_EQ(encoder->blocks().size(), 4u);
   EXPECT_EQ(encoder->blocks()[1].kind, BlockKind::kTanh);
   EXPECT_EQ(encoder->blocks()[1].offset, 3);
+  // The bins' block names its position column (the marginal target refines by it).
+  EXPECT_EQ(encoder->blocks()[0].position_offset, 3);
+  EXPECT_EQ(encoder->blocks()[0].position_slots, 3);
+  EXPECT_EQ(encoder->blocks()[2].position_offset, 6);
+  EXPECT_EQ(encoder->blocks()[2].position_slots, 2);
   CsvTable table;
   table.header = {"gain", "rate"};
   table.rows = {{"0", "0"}, {"1", "0.25"}, {"1999", "0.75"}, {"1000", "1"}, {"99999", "0.5"}};

@@ -25,7 +25,7 @@ torch::Tensor Table() {
 }
 
 TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->blocks(), 2);
   const torch::Tensor expected = torch::tensor({0.5, 0.25, 0.25, 0.25, 0.75}, torch::kDouble);
@@ -33,7 +33,7 @@ TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
 }
 
 TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   // The real rows themselves have exactly the target's batch means.
   EXPECT_NEAR(target->Loss(Table()).item<double>(), 0.0, 1e-6);
@@ -45,7 +45,7 @@ TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
 }
 
 TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   // Uniform softmax outputs: block 1's first category (target 1/2 > 1/3) must get a
   // more negative gradient than the others (target 1/4 < 1/3).
@@ -71,7 +71,7 @@ TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
   std::vector<double> p1;
   for (int i = 0; i < 400; ++i) {
-    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, z, gen);
+    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, 1, z, gen);
     ASSERT_TRUE(target.ok());
     p1.push_back(target->probabilities()[1].item<double>());
   }
@@ -85,11 +85,49 @@ TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   EXPECT_LT(spread, 0.05);
 }
 
+// Two declared bins plus a missing slot, then the within-bin position: with 4 parts per
+// bin the histogram has 2·4 + 1 cells.
+TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
+  OutputBlock bins{BlockKind::kSoftmax, 0, 3};
+  bins.position_offset = 3;
+  bins.position_slots = 2;
+  const std::vector<OutputBlock> blocks = {bins, {BlockKind::kTanh, 3, 1}};
+  const torch::Tensor table = torch::tensor({{1.0, 0.0, 0.0, -0.75},   // bin 0, part 0
+                                             {1.0, 0.0, 0.0, 0.9},     // bin 0, part 3
+                                             {0.0, 1.0, 0.0, -0.1},    // bin 1, part 1
+                                             {0.0, 0.0, 1.0, 0.0}},    // missing
+                                            torch::kFloat32);
+  auto target = MarginalTarget::FromTable(table, blocks, 4, 0, std::nullopt);
+  ASSERT_TRUE(target.ok()) << target.status();
+  const torch::Tensor expected =
+      torch::tensor({0.25, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0, 0.25}, torch::kDouble);
+  EXPECT_TRUE(torch::allclose(target->probabilities(), expected)) << target->probabilities();
+  // Rows at the parts' centres are (nearly) their own soft histogram.
+  const torch::Tensor centred = torch::tensor({{1.0, 0.0, 0.0, -0.75},
+                                               {1.0, 0.0, 0.0, 0.75},
+                                               {0.0, 1.0, 0.0, -0.25},
+                                               {0.0, 0.0, 1.0, 0.0}},
+                                              torch::kFloat32);
+  EXPECT_LT(target->Loss(centred).item<double>(), 0.05);
+  // Moving bin 0's second row to the bottom of the bin costs: the shape inside the bin counts.
+  torch::Tensor moved = centred.clone();
+  moved[1][3] = -0.75;
+  EXPECT_GT(target->Loss(moved).item<double>(), 1.0);
+  // The position gets a gradient (towards the upper part), not only the bins.
+  moved.requires_grad_(true);
+  target->Loss(moved).backward();
+  EXPECT_NE(moved.grad()[1][3].item<double>(), 0.0);
+  // One part per bin is the plain bins histogram.
+  auto plain = MarginalTarget::FromTable(table, blocks, 1, 0, std::nullopt);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(torch::allclose(plain->probabilities(), torch::tensor({0.5, 0.25, 0.25}, torch::kDouble)));
+}
+
 TEST(MarginalTargetTest, RejectsBadInput) {
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), 0, at::make_generator<at::CPUGeneratorImpl>(1)).ok());
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 0, std::nullopt);
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), 1, 0, std::nullopt).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), 1, 0, std::nullopt).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), 1, 0, at::make_generator<at::CPUGeneratorImpl>(1)).ok());
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   EXPECT_FALSE(target->WithProbabilities(torch::ones({5}, torch::kDouble)).ok());  // not summing to 1
   EXPECT_FALSE(target->WithProbabilities(torch::ones({4}, torch::kDouble)).ok());  // wrong width

@@ -66,7 +66,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     parties.push_back(std::make_unique<PartyModel>(party.name, config.model(), config.training(),
                                                    config.sampling_secret(), party.table.clone()));
     if (GetParam().marginal_weight > 0) {  // mode none: the exact marginals, as the party daemon
-      auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(), 0, std::nullopt);
+      auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
+                                              MarginalPositionBins(config.training()), 0, std::nullopt);
       ASSERT_TRUE(target.ok()) << target.status();
       parties.back()->SetMarginalTarget(*std::move(target));
     }
