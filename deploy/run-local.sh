@@ -5,7 +5,8 @@
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
-#                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--schema S.json]
+#                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
+#                       [--schema S.json]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
@@ -15,7 +16,9 @@
 # --seed: training.seed (also the holdout draw). --holdout F: keep a share F of the
 # records out of training (DIR/parties/holdout.csv; the trained-on joint rows are
 # DIR/parties/train.csv) for evaluation. --model / --training: JSON members added to
-# the curator's model / training objects, e.g. --training '"n_critic": 3, "lr_critic": 1e-4'.
+# the curator's model / training objects, e.g. --training '"n_critic": 3, "lr_critic": 1e-4';
+# --privacy-json: members added to every daemon's privacy object, e.g.
+# '"marginal_noise_multiplier": 15'.
 # --schema: another schema of the dataset's columns (e.g. deploy/schemas/adult-mixed.schema.json).
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
@@ -23,7 +26,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
-SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" SCHEMA_OVERRIDE=""
+SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
     --holdout) HOLDOUT="$2"; shift 2 ;;
     --model) MODEL_JSON="$2"; shift 2 ;;
     --training) TRAINING_JSON="$2"; shift 2 ;;
+    --privacy-json) PRIVACY_JSON="$2"; shift 2 ;;
     --schema) SCHEMA_OVERRIDE="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -83,7 +87,7 @@ fi
 
 roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
 if [ "$PRIVACY" != none ] && [ -z "$EPSILON" ]; then echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; fi
-privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}}"
+privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}${PRIVACY_JSON:+, $PRIVACY_JSON}}"
 cat > "$OUT/curator.json" <<JSON
 {
   "run_id": "local-$DATASET",
