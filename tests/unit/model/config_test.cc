@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 #include "common/util/proto_json.h"
 
@@ -55,6 +56,10 @@ TEST(ConfigTest, RejectsNonsense) {
       // The default batch (256) is no multiple of 10 either.
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":10}})",
        "training.batch_size 256 is not a multiple of model.pack 10"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_weight":-1}})",
+       "training.marginal_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_position_bins":0}})",
+       "training.marginal_position_bins"},
   };
   for (const auto& [json, message] : cases) {
     v1::LocalRunConfig config;
@@ -166,6 +171,32 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   bad_delta.set_epsilon(1);
   bad_delta.set_delta(1.5);
   EXPECT_FALSE(ResolvePrivacyConfig(&bad_delta).ok());
+}
+
+// The marginal release's settings are left unset (digests of runs without it keep their
+// value) and read through accessors with their defaults; no release without the loss.
+TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
+  v1::PrivacyConfig privacy;
+  privacy.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_FALSE(privacy.has_marginal_noise_multiplier());
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_FALSE(training.has_marginal_weight());
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 0.0);  // no loss, no release
+  EXPECT_EQ(MarginalPositionBins(training), 4);
+  training.set_marginal_weight(10);
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 30.0);
+  privacy.set_marginal_noise_multiplier(15);
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 15.0);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    v1::PrivacyConfig p;
+    p.set_epsilon(3);
+    p.set_marginal_noise_multiplier(bad);
+    const absl::Status status = ResolvePrivacyConfig(&p);
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_THAT(status.message(), HasSubstr("privacy.marginal_noise_multiplier")) << bad;
+  }
 }
 
 TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
