@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "common/util/proto_json.h"
 
@@ -100,6 +102,29 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit)
   config.mutable_privacy()->set_mode("none");
   edit(&config);
   return ResolveCuratorConfig("", &config);
+}
+
+// dpsgd and strict pull G towards released marginals unless told otherwise; none and
+// the papers' modes do not.
+TEST(ConfigTest, CuratorDefaultsTheMarginalWeightByMode) {
+  auto weight = [](const std::string& mode, std::optional<double> set) {
+    v1::CuratorConfig config;
+    config.set_run_id("r");
+    config.set_plaintext(true);
+    config.add_parties("a");
+    config.mutable_privacy()->set_mode(mode);
+    if (mode != "none") config.mutable_privacy()->set_epsilon(3);
+    if (set.has_value()) config.mutable_training()->set_marginal_weight(*set);
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << mode;
+    return config.training().marginal_weight();
+  };
+  EXPECT_EQ(weight("none", std::nullopt), 0.0);
+  EXPECT_EQ(weight("dpsgd", std::nullopt), 1.0);
+  EXPECT_EQ(weight("strict", std::nullopt), 1.0);
+  EXPECT_EQ(weight("vflgan", std::nullopt), 0.0);
+  EXPECT_EQ(weight("gswgan", std::nullopt), 0.0);
+  EXPECT_EQ(weight("strict", 0.0), 0.0);  // an explicit 0 turns it off
+  EXPECT_EQ(weight("none", 2.5), 2.5);
 }
 
 TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
