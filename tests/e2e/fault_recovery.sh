@@ -4,8 +4,9 @@
 #   1. an uninterrupted run gives the reference ledgers;
 #   2. kill -9 of a party at a random critic step, restarted with --resume;
 #   3. kill -9 of the curator at a random critic step, restarted with --resume;
-#      in 2 and 3 the run completes, every party's ledger charges each critic step
-#      exactly once, and its final epsilon equals the uninterrupted run's;
+#      in 2 and 3 the run completes, every party's ledger charges its marginal release
+#      (key 0; strict turns the marginal loss on by default) and each critic step (keys
+#      1..) exactly once, and its final epsilon equals the uninterrupted run's;
 #   4. a party that never comes back: the curator fails the run once its reconnect
 #      timeout passes, naming the party.
 set -euo pipefail
@@ -14,6 +15,7 @@ WORK=$(mktemp -d)
 PARTIES="hospital insurer bank"
 ROUNDS=6 N_CRITIC=5
 STEPS=$((ROUNDS * N_CRITIC))
+CHARGES=$((STEPS + 1))  # the marginal release, then every critic step
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -67,10 +69,11 @@ wait_all_ok() {  # DIR
   done
   [ "$(wc -l < "$1/synthetic.csv")" -eq 301 ] || fail "no synthetic table in $1"
 }
-# Every critic step charged exactly once, and the same final epsilon as the reference.
+# The release and every critic step charged exactly once, and the same final epsilon as
+# the reference.
 check_ledgers() {  # DIR REFERENCE_DIR
   for party in $PARTIES; do
-    python3 - "$1/$party.ledger" "$2/$party.ledger" "$STEPS" <<'PY' || fail "$party's ledger in $1"
+    python3 - "$1/$party.ledger" "$2/$party.ledger" "$CHARGES" <<'PY' || fail "$party's ledger in $1"
 import sys
 def charges(path):
     rows = []
@@ -81,7 +84,8 @@ def charges(path):
     return rows
 got, reference, steps = charges(sys.argv[1]), charges(sys.argv[2]), int(sys.argv[3])
 rounds = [int(r["round"]) for r in got]
-assert rounds == list(range(steps)), f"charged steps {rounds}, expected 0..{steps - 1} once each"
+assert rounds == list(range(steps)), f"charged keys {rounds}, expected 0..{steps - 1} once each"
+assert float(got[0]["q"]) == 1.0, f"key 0 is not the unsampled marginal release: {got[0]}"
 assert got[-1]["epsilon"] == reference[-1]["epsilon"], (got[-1]["epsilon"], reference[-1]["epsilon"])
 print(sys.argv[1], "charged", len(rounds), "steps once each; epsilon", got[-1]["epsilon"])
 PY
@@ -91,7 +95,7 @@ random_step() { echo $(( 3 + RANDOM % (STEPS - 8) )); }
 
 # 1. Uninterrupted reference run.
 REF="$WORK/reference"; prepare "$REF"; start_all "$REF"; wait_all_ok "$REF"
-for party in $PARTIES; do [ "$(charges "$REF" "$party")" -eq $STEPS ] || fail "reference $party ledger"; done
+for party in $PARTIES; do [ "$(charges "$REF" "$party")" -eq $CHARGES ] || fail "reference $party ledger"; done
 
 # 2. A party killed at a random step and restarted.
 RUN="$WORK/party-crash"; prepare "$RUN"; start_all "$RUN"
