@@ -353,8 +353,13 @@ absl::Status PartyCore::PlanMarginals() {
   ASSIGN_OR_RETURN(MarginalTarget released,
                    MarginalTarget::FromTable(model_->table(), blocks, MarginalPositionBins(training_),
                                                shape.marginal_noise_multiplier, noise));
-  spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
-               config_.privacy().mode(), released.blocks(), shape.marginal_noise_multiplier);
+  if (resume_) {
+    spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
+                 config_.privacy().mode());
+  } else {
+    spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
+                 config_.privacy().mode(), released.blocks(), shape.marginal_noise_multiplier);
+  }
   model_->SetMarginalTarget(std::move(released));
   return absl::OkStatus();
 }
