@@ -391,7 +391,7 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
-  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_);
+  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_, shape.parties);
   return shape;
 }
 

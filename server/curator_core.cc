@@ -212,7 +212,7 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
-  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training());
+  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training(), shape.parties);
   return shape;
 }
 

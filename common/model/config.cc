@@ -185,6 +185,9 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
       return absl::InvalidArgumentError("privacy.marginal_noise_multiplier must be finite");
     }
   }
+  if (p->has_marginal_budget_share() && !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
+    return absl::InvalidArgumentError("privacy.marginal_budget_share must be in (0, 1)");
+  }
   return absl::OkStatus();
 }
 
@@ -192,9 +195,17 @@ int MarginalPositionBins(const v1::TrainingConfig& training) {
   return training.has_marginal_position_bins() ? training.marginal_position_bins() : 4;
 }
 
-double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties) {
   if (training.marginal_weight() <= 0) return 0;
-  return privacy.has_marginal_noise_multiplier() ? privacy.marginal_noise_multiplier() : 30.0;
+  if (privacy.has_marginal_noise_multiplier()) return privacy.marginal_noise_multiplier();
+  if (!privacy.has_epsilon() || parties < 1) return 30.0;
+  // zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
+  // the share only; the run's ε is still composed exactly from RDP (run_accounting.h).
+  const double log_inverse_delta = std::log(1.0 / privacy.delta());
+  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  const double share = privacy.has_marginal_budget_share() ? privacy.marginal_budget_share() : 0.1;
+  return std::sqrt(parties / (2.0 * share * root * root));
 }
 
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,

@@ -23,10 +23,13 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
 // validation; epsilon is required unless mode is none.
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 
-// The marginal release's noise multiplier: privacy.marginal_noise_multiplier, 30 if unset
-// (left unset by ResolvePrivacyConfig so that settings digests of runs without the
-// marginal loss stay what they were). 0 when training.marginal_weight is 0: no release.
-double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+// The marginal release's noise multiplier for a run of `parties` parties:
+// privacy.marginal_noise_multiplier if set, else the one that gives the K releases
+// privacy.marginal_budget_share (0.1) of the budget's zCDP ρ, else (no epsilon) 30. These
+// fields stay unset by ResolvePrivacyConfig so that settings digests of runs without the
+// marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties);
 // training.marginal_position_bins, 4 if unset (unset for the same reason).
 int MarginalPositionBins(const v1::TrainingConfig& training);
 

@@ -208,12 +208,20 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   v1::TrainingConfig training;
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
   EXPECT_FALSE(training.has_marginal_weight());
-  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 0.0);  // no loss, no release
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 0.0);  // no loss, no release
   EXPECT_EQ(MarginalPositionBins(training), 4);
   training.set_marginal_weight(10);
-  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 30.0);
+  // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1840; a tenth of it for 3
+  // releases: z = √(3 / (2 · 0.01735)) = 9.299.
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), 9.299, 0.01);
+  privacy.set_marginal_budget_share(0.4);  // four times the share: half the noise
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), 9.299 / 2, 0.01);
   privacy.set_marginal_noise_multiplier(15);
-  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training), 15.0);
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 15.0);
+  v1::PrivacyConfig no_budget;  // a noise multiplier instead of a budget
+  no_budget.set_noise_multiplier(2);
+  ASSERT_TRUE(ResolvePrivacyConfig(&no_budget).ok());
+  EXPECT_EQ(MarginalNoiseMultiplier(no_budget, training, 3), 30.0);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
     v1::PrivacyConfig p;
     p.set_epsilon(3);
@@ -221,6 +229,10 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
     const absl::Status status = ResolvePrivacyConfig(&p);
     ASSERT_FALSE(status.ok()) << bad;
     EXPECT_THAT(status.message(), HasSubstr("privacy.marginal_noise_multiplier")) << bad;
+    v1::PrivacyConfig share;
+    share.set_epsilon(3);
+    share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
+    ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;
   }
 }
 
