@@ -330,6 +330,11 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   if (!c->training().has_marginal_weight() && (mode == "dpsgd" || mode == "strict")) {
     c->mutable_training()->set_marginal_weight(1.0);
   }
+  // An explicit 0 is the same run as an unset weight: runs checkpointed before the release
+  // existed resume with "marginal_weight": 0 (their settings digest has no such field).
+  if (c->training().has_marginal_weight() && c->training().marginal_weight() == 0) {
+    c->mutable_training()->clear_marginal_weight();
+  }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
   // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one

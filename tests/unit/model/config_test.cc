@@ -124,6 +124,16 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalWeightByMode) {
   EXPECT_EQ(weight("vflgan", std::nullopt), 0.0);
   EXPECT_EQ(weight("gswgan", std::nullopt), 0.0);
   EXPECT_EQ(weight("strict", 0.0), 0.0);  // an explicit 0 turns it off
+  // ... and is left unset, so runs from before the release keep their settings digest.
+  v1::CuratorConfig off;
+  off.set_run_id("r");
+  off.set_plaintext(true);
+  off.add_parties("a");
+  off.mutable_privacy()->set_mode("strict");
+  off.mutable_privacy()->set_epsilon(3);
+  off.mutable_training()->set_marginal_weight(0);
+  ASSERT_TRUE(ResolveCuratorConfig("", &off).ok());
+  EXPECT_FALSE(off.training().has_marginal_weight());
   EXPECT_EQ(weight("none", 2.5), 2.5);
 }
 
