@@ -338,29 +338,26 @@ absl::Status PartyCore::PlanPrivacy() {
 
 absl::Status PartyCore::PlanMarginals() {
   if (training_.marginal_weight() <= 0) return absl::OkStatus();
-  const std::vector<OutputBlock>& blocks = data_.encoder.blocks();
-  if (mode_ == privacy::Mode::kNone) {
-    ASSIGN_OR_RETURN(MarginalTarget exact, MarginalTarget::FromTable(model_->table(), blocks, MarginalPositionBins(training_), 0,
-                                                                  std::nullopt));
-    model_->SetMarginalTarget(std::move(exact));
-    return absl::OkStatus();
-  }
+  // Mode none: the exact marginals, no noise and no charge.
   const privacy::RunShape shape = PrivacyShape();
-  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, shape);
-  if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
-  RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
-  ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
-  ASSIGN_OR_RETURN(MarginalTarget released,
-                   MarginalTarget::FromTable(model_->table(), blocks, MarginalPositionBins(training_),
-                                               shape.marginal_noise_multiplier, noise));
-  if (resume_) {
+  std::optional<at::Generator> noise;
+  if (mode_ != privacy::Mode::kNone) {
+    const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, shape);
+    if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
+    RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
+    ASSIGN_OR_RETURN(noise, MakeSecureGenerator());
+  }
+  ASSIGN_OR_RETURN(MarginalTarget target,
+                   MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalPositionBins(training_),
+                                             shape.marginal_noise_multiplier, noise));
+  if (noise.has_value() && resume_) {
     spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
                  config_.privacy().mode());
-  } else {
+  } else if (noise.has_value()) {
     spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
-                 config_.privacy().mode(), released.blocks(), shape.marginal_noise_multiplier);
+                 config_.privacy().mode(), target.blocks(), shape.marginal_noise_multiplier);
   }
-  model_->SetMarginalTarget(std::move(released));
+  model_->SetMarginalTarget(std::move(target));
   return absl::OkStatus();
 }
 

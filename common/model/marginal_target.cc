@@ -29,6 +29,15 @@ absl::Status CheckBlocksFit(const std::vector<OutputBlock>& blocks, int64_t colu
   return absl::OkStatus();
 }
 
+// A refined block's cells: each bin slot times each position part (rows x slots x parts,
+// flattened), then the slots without a position (missing) as they are.
+torch::Tensor RefineByPosition(const torch::Tensor& one_hot, const torch::Tensor& parts, const OutputBlock& block) {
+  const int64_t slots = block.position_slots;
+  const torch::Tensor refined =
+      (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1)).reshape({one_hot.size(0), -1});
+  return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
+}
+
 }  // namespace
 
 MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, int position_bins, torch::Tensor probabilities)
@@ -42,20 +51,15 @@ int64_t MarginalTarget::Cells(const OutputBlock& block) const {
 torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table, const OutputBlock& block) const {
   const torch::Tensor one_hot = table.narrow(1, block.offset, block.width).to(torch::kDouble);
   if (Cells(block) == block.width) return one_hot;
-  const int64_t slots = block.position_slots;
   const torch::Tensor position = table.select(1, block.position_offset).to(torch::kDouble);
   const torch::Tensor part =
       ((position + 1) * 0.5 * position_bins_).floor().clamp(0, position_bins_ - 1).to(torch::kLong);
-  const torch::Tensor parts = torch::one_hot(part, position_bins_).to(torch::kDouble);
-  const torch::Tensor refined =
-      (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1)).reshape({table.size(0), -1});
-  return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
+  return RefineByPosition(one_hot, torch::one_hot(part, position_bins_).to(torch::kDouble), block);
 }
 
 torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const OutputBlock& block) const {
   const torch::Tensor one_hot = slice.narrow(1, block.offset, block.width);
   if (Cells(block) == block.width) return one_hot;
-  const int64_t slots = block.position_slots;
   const int64_t rows = slice.size(0);
   // Membership of part s: σ((x − e_s)/h) − σ((x − e_{s+1})/h) over the inner edges e_s,
   // with σ = 1 below the first part and 0 above the last: the parts sum to 1 per row.
@@ -65,9 +69,7 @@ torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const Output
   const torch::Tensor above = torch::sigmoid((position - edges) / (0.1 * width));
   const torch::Tensor lower = torch::cat({torch::ones({rows, 1}, slice.options()), above}, 1);
   const torch::Tensor upper = torch::cat({above, torch::zeros({rows, 1}, slice.options())}, 1);
-  const torch::Tensor parts = lower - upper;
-  const torch::Tensor refined = (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1)).reshape({rows, -1});
-  return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
+  return RefineByPosition(one_hot, lower - upper, block);
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& table,

@@ -41,11 +41,7 @@ bool ReleasesMarginals(Mode mode, const RunShape& shape) {
 
 // One histogram release per party over all its records: no amplification.
 StepMechanism MarginalMechanism(int parties, const RunShape& shape) {
-  StepMechanism mechanism;
-  mechanism.noise_multipliers.assign(parties, shape.marginal_noise_multiplier);
-  mechanism.sample_rate = 1.0;
-  mechanism.sampler = Sampler::kWithoutReplacement;
-  return mechanism;
+  return WithoutAmplification(Mechanism(parties, shape.marginal_noise_multiplier, shape));
 }
 
 int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(mode, shape) ? 1 : 0; }

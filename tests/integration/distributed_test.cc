@@ -317,6 +317,19 @@ RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
   return outcome;
 }
 
+// The run completed; every party calibrated its noise to `budget`, charged each release
+// once and spent it all by the end, and the curator reports the same.
+void ExpectBudgetSpentExactly(const RunOutcome& outcome, double budget) {
+  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    ASSERT_TRUE(outcome.parties[k].ok()) << kParties[k] << ": " << outcome.parties[k];
+    EXPECT_NEAR(outcome.party_epsilon_planned[k], budget, 1e-3);
+    EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
+  }
+  EXPECT_NEAR(outcome.status.epsilon_spent(), budget, 1e-3);
+  EXPECT_NEAR(outcome.status.epsilon_planned(), budget, 1e-3);
+}
+
 TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   v1::PrivacyConfig privacy;
   privacy.set_mode("strict");
@@ -324,16 +337,8 @@ TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   auto outcome = RunAll(StartCurator(60, privacy), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
-  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    ASSERT_TRUE(outcome.parties[k].ok()) << kParties[k] << ": " << outcome.parties[k];
-    // Calibrated to the budget, charged once per critic step, all spent by the end.
-    EXPECT_NEAR(outcome.party_epsilon_planned[k], 8.0, 1e-3);
-    EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   EXPECT_EQ(outcome.status.privacy_mode(), "strict");
-  EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
-  EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
 }
 
 // With the marginal loss on, each party's one-off marginal release is charged first
@@ -347,11 +352,8 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   auto outcome = RunAll(StartCurator(60, privacy, "", training), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
-  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   for (size_t k = 0; k < kParties.size(); ++k) {
-    ASSERT_TRUE(outcome.parties[k].ok()) << kParties[k] << ": " << outcome.parties[k];
-    EXPECT_NEAR(outcome.party_epsilon_planned[k], 8.0, 1e-3);
-    EXPECT_NEAR(outcome.party_epsilon_spent[k], outcome.party_epsilon_planned[k], 1e-6);
     absl::StatusOr<std::string> ledger = ReadFile(CheckpointDir(kParties[k]) + ".ledger");
     ASSERT_TRUE(ledger.ok()) << ledger.status();
     std::vector<std::string> charges;
@@ -364,8 +366,6 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
     EXPECT_TRUE(absl::StrContains(charges[0], "\tq=1\t")) << charges[0];
     EXPECT_TRUE(absl::StrContains(charges[1], "\tround=1\t")) << charges[1];
   }
-  EXPECT_NEAR(outcome.status.epsilon_spent(), 8.0, 1e-3);
-  EXPECT_NEAR(outcome.status.epsilon_planned(), 8.0, 1e-3);
 }
 
 TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
