@@ -348,14 +348,14 @@ absl::Status PartyCore::PlanMarginals() {
     ASSIGN_OR_RETURN(noise, MakeSecureGenerator());
   }
   ASSIGN_OR_RETURN(MarginalTarget target,
-                   MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalPositionBins(training_),
+                   MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalOptionsFor(training_),
                                              shape.marginal_noise_multiplier, noise));
   if (noise.has_value() && resume_) {
     spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
                  config_.privacy().mode());
   } else if (noise.has_value()) {
-    spdlog::info("privacy {}: released the marginals of {} one-hot blocks, noise multiplier {}",
-                 config_.privacy().mode(), target.blocks(), shape.marginal_noise_multiplier);
+    spdlog::info("privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {}",
+                 config_.privacy().mode(), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
   }
   model_->SetMarginalTarget(std::move(target));
   return absl::OkStatus();

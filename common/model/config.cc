@@ -144,8 +144,14 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
     return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
   }
+  if (!(t->cross_party_independence_weight() >= 0 && std::isfinite(t->cross_party_independence_weight()))) {
+    return absl::InvalidArgumentError("training.cross_party_independence_weight must be a finite number >= 0");
+  }
   if (t->has_marginal_position_bins() && (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64)) {
     return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
+  }
+  if (t->marginal_pair_cells() < 0 || t->marginal_pair_cells() > 4096) {
+    return absl::InvalidArgumentError("training.marginal_pair_cells must be in [0, 4096]");
   }
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
@@ -191,8 +197,11 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   return absl::OkStatus();
 }
 
-int MarginalPositionBins(const v1::TrainingConfig& training) {
-  return training.has_marginal_position_bins() ? training.marginal_position_bins() : 4;
+MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
+  MarginalOptions options;
+  options.position_bins = training.has_marginal_position_bins() ? training.marginal_position_bins() : 4;
+  options.pair_cells = training.marginal_pair_cells();
+  return options;
 }
 
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,

@@ -30,8 +30,17 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties);
-// training.marginal_position_bins, 4 if unset (unset for the same reason).
-int MarginalPositionBins(const v1::TrainingConfig& training);
+// What a party's marginal release covers (MarginalTarget).
+struct MarginalOptions {
+  // Parts each declared bin with a within-bin position is split into (1: the bins only).
+  int position_bins = 1;
+  // Within-party pairs of one-hot blocks whose joint table has at most this many cells
+  // get a 2-way histogram too (0: 1-way histograms only).
+  int pair_cells = 0;
+};
+// training.marginal_position_bins (4 if unset, unset for the same reason) and
+// training.marginal_pair_cells (0 if unset).
+MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);

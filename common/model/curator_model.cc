@@ -20,6 +20,7 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
   average_ = MakeGeneratorAverage(model_, training_, encoders, generator_);
+  if (training_.cross_party_independence_weight() > 0) independence_.emplace(encoders);
 }
 
 std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {
@@ -141,8 +142,15 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
   }
   pending_round_ = -1;
   const std::vector<torch::Tensor> params = generator_->parameters();
-  const std::vector<torch::Tensor> grads =
-      torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});
+  std::vector<torch::Tensor> grads;
+  if (independence_.has_value()) {
+    // The parties' slice gradients and the curator's own prior, in one backward pass.
+    const torch::Tensor loss = (pending_fake_ * torch::cat(slice_grads, 1)).sum() +
+                               training_.cross_party_independence_weight() * independence_->Loss(pending_fake_);
+    grads = torch::autograd::grad({loss}, params);
+  } else {
+    grads = torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});
+  }
   for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[i];
   generator_optimizer_->step();
   if (average_ != nullptr) average_->Update(generator_);

@@ -5,10 +5,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
+#include "common/model/cross_party_independence.h"
 #include "common/model/generator_average.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
@@ -88,6 +90,7 @@ class CuratorModel {
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;
+  std::optional<CrossPartyIndependence> independence_;  // training.cross_party_independence_weight > 0
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;

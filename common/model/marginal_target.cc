@@ -7,6 +7,16 @@
 
 namespace vfsynth {
 
+torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total) {
+  // The shift τ: with the counts sorted descending, the largest j whose count stays
+  // positive after subtracting (sum of the top j − total) / j (Duchi et al. 2008).
+  const torch::Tensor sorted = std::get<0>(counts.sort(/*dim=*/0, /*descending=*/true));
+  const torch::Tensor ranks = torch::arange(1, counts.size(0) + 1, counts.options());
+  const torch::Tensor shifts = (sorted.cumsum(0) - total) / ranks;
+  const int64_t kept = (sorted - shifts > 0).nonzero().max().item<int64_t>();
+  return (counts - shifts[kept]).clamp_min(0);
+}
+
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks) {
   std::vector<OutputBlock> one_hot;
   for (const OutputBlock& block : blocks) {
@@ -38,14 +48,36 @@ torch::Tensor RefineByPosition(const torch::Tensor& one_hot, const torch::Tensor
   return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
 }
 
+// Within-party pairs of one-hot blocks with at most `pair_cells` joint cells, in order.
+std::vector<std::pair<int, int>> SelectPairs(const std::vector<OutputBlock>& blocks, int pair_cells) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
+    for (int j = i + 1; j < static_cast<int>(blocks.size()); ++j) {
+      if (static_cast<int64_t>(blocks[i].width) * blocks[j].width <= pair_cells) pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
 }  // namespace
 
-MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, int position_bins, torch::Tensor probabilities)
-    : blocks_(std::move(blocks)), position_bins_(position_bins), probabilities_(std::move(probabilities)) {}
+MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs, int position_bins,
+                               torch::Tensor probabilities)
+    : blocks_(std::move(blocks)),
+      pairs_(std::move(pairs)),
+      position_bins_(position_bins),
+      probabilities_(std::move(probabilities)) {}
 
 int64_t MarginalTarget::Cells(const OutputBlock& block) const {
   if (position_bins_ <= 1 || block.position_offset < 0) return block.width;
   return static_cast<int64_t>(block.position_slots) * position_bins_ + (block.width - block.position_slots);
+}
+
+std::vector<int64_t> MarginalTarget::HistogramSizes() const {
+  std::vector<int64_t> sizes;
+  for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
+  for (const auto& [a, b] : pairs_) sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
+  return sizes;
 }
 
 torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table, const OutputBlock& block) const {
@@ -72,66 +104,86 @@ torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const Output
   return RefineByPosition(one_hot, lower - upper, block);
 }
 
+std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows, bool hard) const {
+  std::vector<torch::Tensor> histograms;
+  for (const OutputBlock& block : blocks_) {
+    histograms.push_back(hard ? HardCells(rows, block).sum(0) : SoftCells(rows, block).mean(0));
+  }
+  // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
+  // blocks' one-hot (relaxed) rows.
+  for (const auto& [a, b] : pairs_) {
+    torch::Tensor left = rows.narrow(1, blocks_[a].offset, blocks_[a].width);
+    torch::Tensor right = rows.narrow(1, blocks_[b].offset, blocks_[b].width);
+    if (hard) {
+      left = left.to(torch::kDouble);
+      right = right.to(torch::kDouble);
+    }
+    const torch::Tensor joint = left.t().mm(right).reshape({-1});
+    histograms.push_back(hard ? joint : joint / static_cast<double>(rows.size(0)));
+  }
+  return histograms;
+}
+
 absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& table,
                                                          const std::vector<OutputBlock>& blocks,
-                                                         int position_bins, double noise_multiplier,
+                                                         const MarginalOptions& options, double noise_multiplier,
                                                          std::optional<at::Generator> noise) {
   const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
   if (table.dim() != 2 || table.size(0) < 1) {
     return absl::InvalidArgumentError("marginals need a non-empty 2-D table");
   }
-  if (position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
+  if (options.position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
+  if (options.pair_cells < 0) return absl::InvalidArgumentError("pair_cells must be >= 0");
   RETURN_IF_ERROR(CheckBlocksFit(one_hot, table.size(1)));
   if (noise.has_value() && !(noise_multiplier > 0 && std::isfinite(noise_multiplier))) {
     return absl::InvalidArgumentError(
         absl::StrCat("marginal noise multiplier must be finite and > 0, got ", noise_multiplier));
   }
-  const MarginalTarget shape(one_hot, position_bins, torch::Tensor());
-  const double sensitivity = std::sqrt(2.0 * static_cast<double>(one_hot.size()));
-  std::vector<torch::Tensor> probabilities;
-  for (const OutputBlock& block : one_hot) {
-    torch::Tensor counts = shape.HardCells(table, block).sum(0);
+  const MarginalTarget shape(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins,
+                             torch::Tensor());
+  std::vector<torch::Tensor> histograms = shape.Histograms(table, /*hard=*/true);
+  const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
+  for (torch::Tensor& counts : histograms) {
     if (noise.has_value()) {
       counts = counts + torch::randn(counts.sizes(), *noise, counts.options()) * (noise_multiplier * sensitivity);
     }
-    counts = counts.clamp_min(0);
-    const double total = counts.sum().item<double>();
-    const int64_t cells = counts.size(0);
-    probabilities.push_back(total > 0 ? counts / total : torch::full({cells}, 1.0 / cells, torch::kDouble));
+    const double rows = static_cast<double>(table.size(0));
+    counts = ProjectToTotal(counts, rows) / rows;
   }
-  return MarginalTarget(one_hot, position_bins,
-                        probabilities.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(probabilities));
+  return MarginalTarget(shape.blocks_, shape.pairs_, options.position_bins,
+                        histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Tensor& probabilities) const {
+  const std::vector<int64_t> sizes = HistogramSizes();
   int64_t cells = 0;
-  for (const OutputBlock& block : blocks_) cells += Cells(block);
+  for (const int64_t size : sizes) cells += size;
   if (probabilities.dim() != 1 || probabilities.size(0) != cells) {
     return absl::InvalidArgumentError(absl::StrCat("saved marginals have ", probabilities.numel(),
-                                                   " values; this party's one-hot blocks need ", cells));
+                                                   " values; this party's marginal histograms need ", cells));
   }
   const torch::Tensor p = probabilities.to(torch::kDouble);
   int64_t at = 0;
-  for (const OutputBlock& block : blocks_) {
-    const torch::Tensor part = p.narrow(0, at, Cells(block));
-    at += Cells(block);
+  for (const int64_t size : sizes) {
+    const torch::Tensor part = p.narrow(0, at, size);
+    at += size;
     const bool valid = part.isfinite().all().item<bool>() && part.min().item<double>() >= 0 &&
                        std::abs(part.sum().item<double>() - 1.0) < 1e-6;
     if (!valid) return absl::InvalidArgumentError("saved marginals are not probability vectors");
   }
-  return MarginalTarget(blocks_, position_bins_, p.clone());
+  return MarginalTarget(blocks_, pairs_, position_bins_, p.clone());
 }
 
 torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice) const {
   torch::Tensor loss = torch::zeros({}, slice.options());
   int64_t at = 0;
-  for (const OutputBlock& block : blocks_) {
-    const int64_t cells = Cells(block);
+  for (const torch::Tensor& histogram : Histograms(slice, /*hard=*/false)) {
+    const int64_t cells = histogram.size(0);
     const torch::Tensor target = probabilities_.narrow(0, at, cells).to(slice.scalar_type());
     at += cells;
     // The floor keeps log finite where a cell's batch mean underflows; where the target
     // is 0 the term is 0 either way.
-    const torch::Tensor batch = SoftCells(slice, block).mean(0).clamp_min(1e-12);
+    const torch::Tensor batch = histogram.clamp_min(1e-12);
     loss = loss + (torch::xlogy(target, target) - target * torch::log(batch)).sum();
   }
   return loss;

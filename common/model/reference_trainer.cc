@@ -91,10 +91,11 @@ absl::Status ReferenceTrainer::Build() {
     if (t.marginal_weight() > 0) {
       ASSIGN_OR_RETURN(party.marginals,
                        MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
-                                                 MarginalPositionBins(t), 0, std::nullopt));
+                                                 MarginalOptionsFor(t), 0, std::nullopt));
     }
   }
   generator_ = MakeGenerator(m, t.seed(), encoders);
+  if (t.cross_party_independence_weight() > 0) independence_.emplace(encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
   generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);
@@ -169,6 +170,7 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
                                            config_.model().shared_critic_weight()),
                              config_.model().pack()))
                     .mean();
+  if (independence_.has_value()) loss = loss + t.cross_party_independence_weight() * independence_->Loss(fake);
   // Only G steps: gradients reach the critics' parameters too but are discarded.
   const std::vector<torch::Tensor> params = generator_->parameters();
   const std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params);

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/csv.h"
 #include "common/data/party_data.h"
+#include "common/model/cross_party_independence.h"
 #include "common/model/generator_average.h"
 #include "common/model/marginal_target.h"
 #include "common/model/networks.h"
@@ -80,6 +81,7 @@ class ReferenceTrainer {
   int64_t rows_ = 0;
   int total_width_ = 0;
   Generator generator_{nullptr};
+  std::optional<CrossPartyIndependence> independence_;  // training.cross_party_independence_weight > 0
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;

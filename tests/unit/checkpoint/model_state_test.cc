@@ -282,7 +282,7 @@ TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
   const TableEncoder encoder = MakeEncoder("p", 4);
   const torch::Tensor table = PartyTable(7);
   auto draw = [&](uint64_t seed) {
-    auto target = MarginalTarget::FromTable(table, encoder.blocks(), 4, 50.0,
+    auto target = MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{4}, 50.0,
                                             at::make_generator<at::CPUGeneratorImpl>(seed));
     EXPECT_TRUE(target.ok()) << target.status();
     return *std::move(target);

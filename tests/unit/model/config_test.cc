@@ -62,6 +62,10 @@ TEST(ConfigTest, RejectsNonsense) {
        "training.marginal_weight"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_position_bins":0}})",
        "training.marginal_position_bins"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_pair_cells":-1}})",
+       "training.marginal_pair_cells"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"cross_party_independence_weight":-1}})",
+       "training.cross_party_independence_weight"},
   };
   for (const auto& [json, message] : cases) {
     v1::LocalRunConfig config;
@@ -219,7 +223,9 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
   EXPECT_FALSE(training.has_marginal_weight());
   EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 0.0);  // no loss, no release
-  EXPECT_EQ(MarginalPositionBins(training), 4);
+  EXPECT_EQ(MarginalOptionsFor(training).position_bins, 4);
+  EXPECT_EQ(MarginalOptionsFor(training).pair_cells, 0);
+  EXPECT_FALSE(training.has_marginal_pair_cells());
   training.set_marginal_weight(10);
   // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1840; a tenth of it for 3
   // releases: z = √(3 / (2 · 0.01735)) = 9.299.

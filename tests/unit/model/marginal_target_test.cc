@@ -25,7 +25,7 @@ torch::Tensor Table() {
 }
 
 TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->blocks(), 2);
   const torch::Tensor expected = torch::tensor({0.5, 0.25, 0.25, 0.25, 0.75}, torch::kDouble);
@@ -33,7 +33,7 @@ TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
 }
 
 TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   // The real rows themselves have exactly the target's batch means.
   EXPECT_NEAR(target->Loss(Table()).item<double>(), 0.0, 1e-6);
@@ -45,7 +45,7 @@ TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
 }
 
 TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   // Uniform softmax outputs: block 1's first category (target 1/2 > 1/3) must get a
   // more negative gradient than the others (target 1/4 < 1/3).
@@ -61,8 +61,8 @@ TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
 
 TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   // One 2-way block over 200,000 identical rows: the noised counts deviate from
-  // (200000, 0) by N(0, (z·√2)²) each; over many draws the first probability's spread
-  // is z·√2 / N (the zero count is clamped, which only matters at this scale for it).
+  // (200000, 0) by e_0, e_1 ~ N(0, (z·√2)²). Projected to the total, the empty cell
+  // keeps (e_0 − e_1) / 2 when that is positive: p1 = 1 − (e_0 − e_1) / 2N, of spread z / N.
   const int64_t n = 200000;
   torch::Tensor table = torch::zeros({n, 2});
   table.select(1, 1).fill_(1);
@@ -71,18 +71,18 @@ TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
   std::vector<double> p1;
   for (int i = 0; i < 400; ++i) {
-    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, 1, z, gen);
+    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, MarginalOptions{1}, z, gen);
     ASSERT_TRUE(target.ok());
     p1.push_back(target->probabilities()[1].item<double>());
   }
-  // P(count_0 noisy > 0) = 1/2: then p1 = N / (N + noise_0 + noise_1) < 1.
+  // P(e_0 > e_1) = 1/2: then p1 < 1.
   const double share_below_one = std::count_if(p1.begin(), p1.end(), [](double p) { return p < 1; }) / 400.0;
   EXPECT_NEAR(share_below_one, 0.5, 0.1);
   double spread = 0;
   for (double p : p1) spread = std::max(spread, 1 - p);
-  // Largest deviation over 400 draws of a half-normal with std z·√2/N ≈ 0.00707 (≈ 3 std).
-  EXPECT_GT(spread, 0.01);
-  EXPECT_LT(spread, 0.05);
+  // Largest deviation over 400 draws of a half-normal with std z/N = 0.005 (≈ 3 std).
+  EXPECT_GT(spread, 0.0075);
+  EXPECT_LT(spread, 0.03);
 }
 
 // Two declared bins plus a missing slot, then the within-bin position: with 4 parts per
@@ -97,7 +97,7 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
                                              {0.0, 1.0, 0.0, -0.1},    // bin 1, part 1
                                              {0.0, 0.0, 1.0, 0.0}},    // missing
                                             torch::kFloat32);
-  auto target = MarginalTarget::FromTable(table, blocks, 4, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(table, blocks, MarginalOptions{4}, 0, std::nullopt);
   ASSERT_TRUE(target.ok()) << target.status();
   const torch::Tensor expected =
       torch::tensor({0.25, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0, 0.25}, torch::kDouble);
@@ -118,16 +118,97 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
   target->Loss(moved).backward();
   EXPECT_NE(moved.grad()[1][3].item<double>(), 0.0);
   // One part per bin is the plain bins histogram.
-  auto plain = MarginalTarget::FromTable(table, blocks, 1, 0, std::nullopt);
+  auto plain = MarginalTarget::FromTable(table, blocks, MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(torch::allclose(plain->probabilities(), torch::tensor({0.5, 0.25, 0.25}, torch::kDouble)));
 }
 
+// Blocks of 3 and 2 categories: a pair of 6 joint cells, selected when pair_cells >= 6.
+TEST(MarginalTargetTest, PairsCarryTheJointHistogramOfTwoBlocks) {
+  auto narrow = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 5}, 0, std::nullopt);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->pairs(), 0);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 6}, 0, std::nullopt);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->pairs(), 1);
+  // Rows (block 1, block 2): (0,1), (0,1), (1,1), (2,0), row-major over block 1's category.
+  const torch::Tensor joint = torch::tensor({0.0, 0.5, 0.0, 0.25, 0.25, 0.0}, torch::kDouble);
+  ASSERT_EQ(target->probabilities().size(0), 5 + 6);
+  EXPECT_TRUE(torch::allclose(target->probabilities().narrow(0, 5, 6), joint)) << target->probabilities();
+  EXPECT_NEAR(target->Loss(Table()).item<double>(), 0.0, 1e-6);
+  // Rows with the right 1-way marginals but the pairing shuffled: only the pair's KL sees it.
+  const torch::Tensor shuffled = torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0},
+                                                {1.0, 0.0, 0.0, 0.0, 0.0, 1.0},
+                                                {0.0, 1.0, 0.0, 0.0, 0.0, 1.0},
+                                                {0.0, 0.0, 1.0, 0.0, 0.0, 1.0}},
+                                               torch::kFloat32);
+  EXPECT_NEAR(narrow->Loss(shuffled).item<double>(), 0.0, 1e-6);
+  EXPECT_GT(target->Loss(shuffled).item<double>(), 1.0);
+  // The pair's gradient moves block 2's value of row 0 towards the target's pairing.
+  torch::Tensor relaxed = shuffled.clone() * 0.8 + 0.1;
+  relaxed.requires_grad_(true);
+  target->Loss(relaxed).backward();
+  EXPECT_LT(relaxed.grad()[0][5].item<double>(), relaxed.grad()[0][4].item<double>());
+  // A saved draw must have the pair's cells too.
+  EXPECT_FALSE(target->WithProbabilities(narrow->probabilities()).ok());
+  EXPECT_TRUE(target->WithProbabilities(target->probabilities()).ok());
+}
+
+TEST(MarginalTargetTest, PairsShareTheReleaseNoise) {
+  // Rows spread evenly over the 6 joint cells (10,000 each, far above the noise): with two
+  // blocks and their pair, m = 3 histograms share the release, so every count gets noise of
+  // std z·√(2m) = z·√6. A pair cell's probability then deviates from 1/6 by
+  // (e − mean of its histogram's e) / n, of std z·√6·√(5/6) / n.
+  const int64_t n = 60000;
+  torch::Tensor table = torch::zeros({n, 6});
+  for (int64_t r = 0; r < n; ++r) {
+    table[r][r % 3] = 1;
+    table[r][4 + (r / 3) % 2] = 1;
+  }
+  const double z = 100;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  double sum_squares = 0;
+  const int draws = 300;
+  for (int i = 0; i < draws; ++i) {
+    auto target = MarginalTarget::FromTable(table, Blocks(), MarginalOptions{1, 6}, z, gen);
+    ASSERT_TRUE(target.ok());
+    sum_squares += std::pow((target->probabilities()[5].item<double>() - 1.0 / 6) * n, 2);
+  }
+  const double expected = z * std::sqrt(6.0) * std::sqrt(5.0 / 6);
+  EXPECT_NEAR(std::sqrt(sum_squares / draws) / expected, 1.0, 0.15);
+}
+
+TEST(ProjectToTotalTest, IsTheNearestNonNegativeVectorWithTheTotal) {
+  auto project = [](std::vector<double> counts, double total) {
+    return ProjectToTotal(torch::tensor(counts, torch::kDouble), total);
+  };
+  // Already a histogram of the total: unchanged, zeros included.
+  EXPECT_TRUE(torch::allclose(project({3, 0, 1}, 4), torch::tensor({3.0, 0.0, 1.0}, torch::kDouble)));
+  // Noise-only cells go to 0 instead of keeping their positive noise: τ = 1.
+  EXPECT_TRUE(torch::allclose(project({5, 1, -2}, 4), torch::tensor({4.0, 0.0, 0.0}, torch::kDouble)));
+  // An even shift when every cell stays positive: τ = 1.
+  EXPECT_TRUE(torch::allclose(project({3, 3, 3}, 6), torch::tensor({2.0, 2.0, 2.0}, torch::kDouble)));
+  // Too little mass: shifted up (τ = −1); the negative cell stays at 0.
+  EXPECT_TRUE(torch::allclose(project({2, 1, -5}, 5), torch::tensor({3.0, 2.0, 0.0}, torch::kDouble)));
+  // Random vectors: non-negative, the right total, and no farther than clipping-and-scaling.
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  for (int i = 0; i < 20; ++i) {
+    const torch::Tensor counts = torch::randn({12}, gen, torch::kDouble) * 10 + 5;
+    const torch::Tensor projected = ProjectToTotal(counts, 60);
+    EXPECT_GE(projected.min().item<double>(), 0);
+    EXPECT_NEAR(projected.sum().item<double>(), 60, 1e-9);
+    const torch::Tensor clipped = counts.clamp_min(0);
+    const torch::Tensor scaled = clipped * (60 / clipped.sum().item<double>());
+    EXPECT_LE((projected - counts).norm().item<double>(), (scaled - counts).norm().item<double>() + 1e-9);
+  }
+}
+
 TEST(MarginalTargetTest, RejectsBadInput) {
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), 1, 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), 1, 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), 1, 0, at::make_generator<at::CPUGeneratorImpl>(1)).ok());
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), 1, 0, std::nullopt);
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), MarginalOptions{1}, 0, std::nullopt).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), MarginalOptions{1}, 0, std::nullopt).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, at::make_generator<at::CPUGeneratorImpl>(1)).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, -1}, 0, std::nullopt).ok());
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
   EXPECT_FALSE(target->WithProbabilities(torch::ones({5}, torch::kDouble)).ok());  // not summing to 1
   EXPECT_FALSE(target->WithProbabilities(torch::ones({4}, torch::kDouble)).ok());  // wrong width

@@ -25,24 +25,31 @@ struct SplitCase {
   double shared_critic_weight;  // 1 = default; 0 = no shared critic (VDGAN)
   int pack;                     // model.pack: rows per D_s input (PacGAN)
   double marginal_weight = 0;   // training.marginal_weight: the parties' marginal loss
+  // training.cross_party_independence_weight, with the marginals' within-party pairs
+  // (training.marginal_pair_cells 64). It runs on Adult's three parties: wine's parties
+  // hold one categorical column between them, so no pair of blocks would be covered.
+  double independence_weight = 0;
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
   *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << ", marginal_weight "
-      << c.marginal_weight << "}";
+      << c.marginal_weight << ", independence_weight " << c.independence_weight << "}";
 }
 
 class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
 
 TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const std::string src = VFSYNTH_SOURCE_DIR;
-  const std::string dir = ::testing::TempDir() + "/split_equivalence_wine";
-  ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/winequality-red.csv",
-                         src + "/deploy/schemas/wine.schema.json", src + "/deploy/parties/wine-2.json",
-                         dir, false)
-                  .ok());
+  const bool adult = GetParam().independence_weight > 0;
+  const std::string dir = ::testing::TempDir() + (adult ? "/split_equivalence_adult" : "/split_equivalence_wine");
+  const std::string csv = adult ? "/adult.csv" : "/winequality-red.csv";
+  const std::string schema = adult ? "/deploy/schemas/adult-mixed.schema.json" : "/deploy/schemas/wine.schema.json";
+  const std::string layout = adult ? "/deploy/parties/adult-3.json" : "/deploy/parties/wine-2.json";
+  ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + csv, src + schema, src + layout, dir, false).ok());
+  const std::vector<std::string> names =
+      adult ? std::vector<std::string>{"hospital", "insurer", "bank"} : std::vector<std::string>{"lab", "winery"};
   v1::LocalRunConfig config;
-  for (const char* name : {"lab", "winery"}) {
+  for (const std::string& name : names) {
     auto* party = config.add_parties();
     party->set_name(name);
     party->set_data(dir + "/" + name + ".csv");
@@ -55,6 +62,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_model()->set_pack(GetParam().pack);
   config.mutable_training()->set_generator_average_decay(0.9);
   config.mutable_training()->set_marginal_weight(GetParam().marginal_weight);
+  if (adult) config.mutable_training()->set_marginal_pair_cells(64);
+  config.mutable_training()->set_cross_party_independence_weight(GetParam().independence_weight);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -67,7 +76,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
                                                    config.sampling_secret(), party.table.clone()));
     if (GetParam().marginal_weight > 0) {  // mode none: the exact marginals, as the party daemon
       auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
-                                              MarginalPositionBins(config.training()), 0, std::nullopt);
+                                              MarginalOptionsFor(config.training()), 0, std::nullopt);
       ASSERT_TRUE(target.ok()) << target.status();
       parties.back()->SetMarginalTarget(*std::move(target));
     }
@@ -111,10 +120,17 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     }
     ASSERT_TRUE(curator.GeneratorStep(round, slice_grads).ok());
   }
-  EXPECT_LE(MaxAbsDiff(curator.generator()->parameters(), (*reference)->generator()->parameters()), 1e-5);
+  // The curator adds its independence prior's gradient to the parties' in another order
+  // than the reference's one backward pass; Adam's normalised steps turn last-bit
+  // differences of near-zero gradients into larger ones (measured 1.9e-5 of the 8.6e-4
+  // that G moves here). Every other case is bit-identical.
+  const double generator_tolerance = GetParam().independence_weight > 0 ? 5e-5 : 1e-5;
+  EXPECT_LE(MaxAbsDiff(curator.generator()->parameters(), (*reference)->generator()->parameters()),
+            generator_tolerance);
   ASSERT_NE((*reference)->generator_average(), nullptr);
   EXPECT_LE(MaxAbsDiff(curator.published_generator()->parameters(),
-                       (*reference)->generator_average()->average()->parameters()), 1e-5);
+                       (*reference)->generator_average()->average()->parameters()),
+            generator_tolerance);
   EXPECT_GT(MaxAbsDiff(curator.published_generator()->parameters(), curator.generator()->parameters()), 1e-6);
   EXPECT_LE(MaxAbsDiff(curator.shared_critic()->parameters(),
                        (*reference)->shared_critic()->parameters()), 1e-5);
@@ -150,16 +166,26 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     without.mutable_training()->set_marginal_weight(0);
     expect_other_generator(without);
   }
+  if (GetParam().independence_weight > 0) {
+    v1::LocalRunConfig without = config;
+    without.mutable_training()->set_cross_party_independence_weight(0);
+    expect_other_generator(without);
+    v1::LocalRunConfig unpaired = config;
+    unpaired.mutable_training()->set_marginal_pair_cells(0);
+    expect_other_generator(unpaired);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     SharedCriticWeightsAndPacks, SplitEquivalenceTest,
     ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
-                      SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0}),
+                      SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0},
+                      SplitCase{1.0, 1, 1.0, 1.0}),
     [](const ::testing::TestParamInfo<SplitCase>& info) {
       return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
              "Pack" + std::to_string(info.param.pack) +
-             (info.param.marginal_weight > 0 ? "Marginals" : "");
+             (info.param.marginal_weight > 0 ? "Marginals" : "") +
+             (info.param.independence_weight > 0 ? "PairsAndIndependence" : "");
     });
 
 }  // namespace

@@ -1,0 +1,43 @@
+#ifndef VFSYNTH_COMMON_MODEL_CROSS_PARTY_INDEPENDENCE_H_
+#define VFSYNTH_COMMON_MODEL_CROSS_PARTY_INDEPENDENCE_H_
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "common/data/encoder.h"
+
+namespace vfsynth {
+
+// A prior of independence between parties' columns for G's objective: the sum over
+// every pair of one-hot blocks held by two different parties of the mutual information
+// of G's batch (the batch mean of the relaxed rows' outer product against the product of
+// the batch marginals). G's shared trunk otherwise couples the parties' columns at will
+// where the critics cannot tell it apart from the data: at ε = 1 the parties' marginal
+// releases (with their within-party pairs) shape each party's columns, the noised
+// critics say nothing about the dependence across parties, and G's tables measured a
+// cross-party dependence worse than independence (docs/evaluation.md, "Stop 20"). It is
+// computed by the curator from G's output alone, so it costs no privacy.
+class CrossPartyIndependence {
+ public:
+  // `encoders` in party order, as concatenated in G's output.
+  explicit CrossPartyIndependence(const std::vector<const TableEncoder*>& encoders);
+
+  // Σ over cross-party block pairs of I(a; b) under the batch's empirical joint (nats);
+  // 0 for a batch whose joint is the product of its marginals.
+  torch::Tensor Loss(const torch::Tensor& fake) const;
+
+  int pairs() const { return static_cast<int>(pairs_.size()); }
+
+ private:
+  struct Block {
+    int party;
+    int offset;  // in G's joint output
+    int width;
+  };
+  std::vector<std::pair<Block, Block>> pairs_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_MODEL_CROSS_PARTY_INDEPENDENCE_H_
