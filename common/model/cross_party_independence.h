@@ -27,15 +27,15 @@ class CrossPartyIndependence {
   // 0 for a batch whose joint is the product of its marginals.
   torch::Tensor Loss(const torch::Tensor& fake) const;
 
-  int pairs() const { return static_cast<int>(pairs_.size()); }
+  int pairs() const { return pairs_; }
 
  private:
-  struct Block {
-    int party;
-    int offset;  // in G's joint output
-    int width;
-  };
-  std::vector<std::pair<Block, Block>> pairs_;
+  // Per party, G's output columns of its one-hot blocks. Every cross-party block pair's
+  // joint is a sub-block of one party pair's joint over these columns, and its product
+  // of marginals the matching sub-block of the outer product of the column means: one
+  // product per party pair covers them all.
+  std::vector<torch::Tensor> columns_;
+  int pairs_ = 0;
 };
 
 }  // namespace vfsynth

@@ -54,6 +54,26 @@ TEST_F(CrossPartyIndependenceTest, ZeroForAProductBatchAndTheMutualInformationOt
   EXPECT_NEAR(prior_.Loss(copied).item<double>(), std::log(2.0), 1e-5);
 }
 
+TEST_F(CrossPartyIndependenceTest, IsTheSumOfEachCrossPartyPairsMutualInformation) {
+  // Random relaxed rows: the loss equals I(a; b) + I(a; c), each from its own 2-D joint.
+  torch::manual_seed(4);
+  torch::Tensor batch = torch::rand({16, 8});
+  batch.narrow(1, 0, 2) = torch::softmax(batch.narrow(1, 0, 2) * 3, 1);
+  batch.narrow(1, 3, 2) = torch::softmax(batch.narrow(1, 3, 2) * 3, 1);
+  batch.narrow(1, 5, 3) = torch::softmax(batch.narrow(1, 5, 3) * 3, 1);
+  auto mutual_information = [&](int64_t left_offset, int64_t left_width, int64_t right_offset,
+                                int64_t right_width) {
+    const torch::Tensor left = batch.narrow(1, left_offset, left_width).to(torch::kDouble);
+    const torch::Tensor right = batch.narrow(1, right_offset, right_width).to(torch::kDouble);
+    const torch::Tensor joint = left.t().mm(right) / 16.0;
+    const torch::Tensor product = left.mean(0).unsqueeze(1) * right.mean(0).unsqueeze(0);
+    return (joint * (joint / product).log()).sum().item<double>();
+  };
+  const double expected = mutual_information(0, 2, 3, 2) + mutual_information(0, 2, 5, 3);
+  EXPECT_GT(expected, 1e-3);
+  EXPECT_NEAR(prior_.Loss(batch).item<double>(), expected, 1e-5);
+}
+
 TEST_F(CrossPartyIndependenceTest, GradientLoosensTheCoupling) {
   // b mostly follows a: the gradient on row 0 (a = x) favours b = y, the value it lacks.
   torch::Tensor coupled = torch::tensor({{0.9, 0.1, 0.0, 0.9, 0.1, 1.0, 0.0, 0.0},
