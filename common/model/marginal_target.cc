@@ -181,12 +181,9 @@ torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice) const {
     const int64_t cells = histogram.size(0);
     const torch::Tensor target = probabilities_.narrow(0, at, cells).to(slice.scalar_type());
     at += cells;
-    // KL against the batch histogram mixed half-and-half with the target (a skew
-    // divergence): still 0 exactly at the target, but a cell that the target holds and
-    // a batch of B rows happens to (nearly) miss pulls with at most 2/B per row instead
-    // of t/(B·1e-12). The plain KL's spikes on rare cells spread G's mass over them.
-    // The floor only binds where the target is 0, whose term is 0 either way.
-    const torch::Tensor batch = ((histogram + target) * 0.5).clamp_min(1e-12);
+    // The floor keeps log finite where a cell's batch mean underflows; where the target
+    // is 0 the term is 0 either way.
+    const torch::Tensor batch = histogram.clamp_min(1e-12);
     loss = loss + (torch::xlogy(target, target) - target * torch::log(batch)).sum();
   }
   return loss;

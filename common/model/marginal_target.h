@@ -45,10 +45,10 @@ class MarginalTarget {
   // built for the same blocks): each block's part must be a probability vector.
   absl::StatusOr<MarginalTarget> WithProbabilities(const torch::Tensor& probabilities) const;
 
-  // Σ over histograms of KL(target || (target + batch histogram) / 2), the batch
-  // histogram being the batch mean of the relaxed one-hot rows (of their outer products,
-  // for a pair), with the position spread over its parts by a sigmoid soft assignment.
-  // 0 exactly when every batch histogram matches its target; bounded for any batch.
+  // Σ over histograms of KL(target || the histogram over the batch): the batch mean of
+  // the relaxed one-hot rows (of their outer products, for a pair), with the position
+  // spread over its parts by a sigmoid soft assignment. 0 when every batch histogram
+  // matches its target; finite for any softmax output.
   torch::Tensor Loss(const torch::Tensor& slice) const;
 
   // The histograms' probabilities, concatenated (float64): the blocks', then the pairs'
