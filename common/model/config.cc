@@ -339,10 +339,21 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   if (!c->training().has_marginal_weight() && (mode == "dpsgd" || mode == "strict")) {
     c->mutable_training()->set_marginal_weight(1.0);
   }
-  // An explicit 0 is the same run as an unset weight: runs checkpointed before the release
-  // existed resume with "marginal_weight": 0 (their settings digest has no such field).
+  // With the release on, within-party pairs of up to 120 cells (on Adult all but the
+  // ones with native-country and three of the insurer's) raised pair trends at ε = 10
+  // and, with the cross-party prior, at ε = 1 (docs/evaluation.md, "Stop 20").
+  if (!c->training().has_marginal_pair_cells() && c->training().marginal_weight() > 0 &&
+      (mode == "dpsgd" || mode == "strict")) {
+    c->mutable_training()->set_marginal_pair_cells(120);
+  }
+  // An explicit 0 is the same run as an unset value: runs checkpointed before the release
+  // (stop 19) or its pairs (stop 20) existed resume with "marginal_weight": 0 or
+  // "marginal_pair_cells": 0 (their settings digest has no such field).
   if (c->training().has_marginal_weight() && c->training().marginal_weight() == 0) {
     c->mutable_training()->clear_marginal_weight();
+  }
+  if (c->training().has_marginal_pair_cells() && c->training().marginal_pair_cells() == 0) {
+    c->mutable_training()->clear_marginal_pair_cells();
   }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));

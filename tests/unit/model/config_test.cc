@@ -110,35 +110,42 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit)
 
 // dpsgd and strict pull G towards released marginals unless told otherwise; none and
 // the papers' modes do not.
-TEST(ConfigTest, CuratorDefaultsTheMarginalWeightByMode) {
-  auto weight = [](const std::string& mode, std::optional<double> set) {
+TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
+  auto resolved = [](const std::string& mode, const std::function<void(v1::TrainingConfig*)>& set) {
     v1::CuratorConfig config;
     config.set_run_id("r");
     config.set_plaintext(true);
     config.add_parties("a");
     config.mutable_privacy()->set_mode(mode);
     if (mode != "none") config.mutable_privacy()->set_epsilon(3);
-    if (set.has_value()) config.mutable_training()->set_marginal_weight(*set);
+    set(config.mutable_training());
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << mode;
-    return config.training().marginal_weight();
+    return config.training();
   };
-  EXPECT_EQ(weight("none", std::nullopt), 0.0);
-  EXPECT_EQ(weight("dpsgd", std::nullopt), 1.0);
-  EXPECT_EQ(weight("strict", std::nullopt), 1.0);
-  EXPECT_EQ(weight("vflgan", std::nullopt), 0.0);
-  EXPECT_EQ(weight("gswgan", std::nullopt), 0.0);
-  EXPECT_EQ(weight("strict", 0.0), 0.0);  // an explicit 0 turns it off
-  // ... and is left unset, so runs from before the release keep their settings digest.
-  v1::CuratorConfig off;
-  off.set_run_id("r");
-  off.set_plaintext(true);
-  off.add_parties("a");
-  off.mutable_privacy()->set_mode("strict");
-  off.mutable_privacy()->set_epsilon(3);
-  off.mutable_training()->set_marginal_weight(0);
-  ASSERT_TRUE(ResolveCuratorConfig("", &off).ok());
-  EXPECT_FALSE(off.training().has_marginal_weight());
-  EXPECT_EQ(weight("none", 2.5), 2.5);
+  auto unset = [](v1::TrainingConfig*) {};
+  EXPECT_EQ(resolved("none", unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved("dpsgd", unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved("strict", unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved("vflgan", unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved("gswgan", unset).marginal_weight(), 0.0);
+  // Within-party pairs come with the release, in the DP modes that default it on.
+  EXPECT_EQ(resolved("strict", unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved("dpsgd", unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved("none", unset).marginal_pair_cells(), 0);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); }).marginal_pair_cells(), 0);
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
+            30);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
+  // An explicit 0 turns either off and is left unset, so runs from before the release
+  // (or its pairs) keep their settings digest.
+  const v1::TrainingConfig off = resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
+  EXPECT_EQ(off.marginal_weight(), 0.0);
+  EXPECT_FALSE(off.has_marginal_weight());
+  EXPECT_FALSE(off.has_marginal_pair_cells());
+  const v1::TrainingConfig unpaired =
+      resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
+  EXPECT_EQ(unpaired.marginal_weight(), 1.0);
+  EXPECT_FALSE(unpaired.has_marginal_pair_cells());
 }
 
 TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
