@@ -339,9 +339,9 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   if (!c->training().has_marginal_weight() && (mode == "dpsgd" || mode == "strict")) {
     c->mutable_training()->set_marginal_weight(1.0);
   }
-  // With the release on, within-party pairs of up to 120 cells (on Adult all but the
-  // ones with native-country and three of the insurer's) raised pair trends at ε = 10
-  // and, with the cross-party prior, at ε = 1 (docs/evaluation.md, "Stop 20").
+  // With the release on, within-party pairs of up to 120 cells (24 of Adult's 31) raised
+  // pair trends at ε = 10 and, with the cross-party prior, at ε = 1 (docs/evaluation.md,
+  // "Stop 20").
   if (!c->training().has_marginal_pair_cells() && c->training().marginal_weight() > 0 &&
       (mode == "dpsgd" || mode == "strict")) {
     c->mutable_training()->set_marginal_pair_cells(120);
