@@ -346,14 +346,26 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
       (mode == "dpsgd" || mode == "strict")) {
     c->mutable_training()->set_marginal_pair_cells(120);
   }
+  // The noised critics barely convey dependence across parties, and G's shared trunk
+  // coupled the parties' columns worse than independence would; the prior at the
+  // marginal loss's weight raised pair trends above independent sampling at ε = 10 and
+  // to it at ε = 1 (docs/evaluation.md, "Stop 20").
+  if (!c->training().has_cross_party_independence_weight() && c->training().marginal_weight() > 0 &&
+      (mode == "dpsgd" || mode == "strict")) {
+    c->mutable_training()->set_cross_party_independence_weight(c->training().marginal_weight());
+  }
   // An explicit 0 is the same run as an unset value: runs checkpointed before the release
-  // (stop 19) or its pairs (stop 20) existed resume with "marginal_weight": 0 or
-  // "marginal_pair_cells": 0 (their settings digest has no such field).
+  // (stop 19), its pairs or the prior (stop 20) existed resume with "marginal_weight": 0,
+  // "marginal_pair_cells": 0 or "cross_party_independence_weight": 0 (their settings
+  // digest has no such field).
   if (c->training().has_marginal_weight() && c->training().marginal_weight() == 0) {
     c->mutable_training()->clear_marginal_weight();
   }
   if (c->training().has_marginal_pair_cells() && c->training().marginal_pair_cells() == 0) {
     c->mutable_training()->clear_marginal_pair_cells();
+  }
+  if (c->training().has_cross_party_independence_weight() && c->training().cross_party_independence_weight() == 0) {
+    c->mutable_training()->clear_cross_party_independence_weight();
   }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));

@@ -136,12 +136,26 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
             30);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
+  // The cross-party prior follows the marginal loss's weight in the same modes.
+  EXPECT_EQ(resolved("strict", unset).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
+                .cross_party_independence_weight(),
+            10.0);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
+                .cross_party_independence_weight(),
+            0.0);
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
+                .cross_party_independence_weight(),
+            3.0);
+  EXPECT_FALSE(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
+                   .has_cross_party_independence_weight());
   // An explicit 0 turns either off and is left unset, so runs from before the release
   // (or its pairs) keep their settings digest.
   const v1::TrainingConfig off = resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
   EXPECT_EQ(off.marginal_weight(), 0.0);
   EXPECT_FALSE(off.has_marginal_weight());
   EXPECT_FALSE(off.has_marginal_pair_cells());
+  EXPECT_FALSE(off.has_cross_party_independence_weight());
   const v1::TrainingConfig unpaired =
       resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
   EXPECT_EQ(unpaired.marginal_weight(), 1.0);
