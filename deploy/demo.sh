@@ -32,7 +32,8 @@ privacy_args=(--privacy "$PRIVACY")
 # last iterate, one run; 0.81 / 0.70 with the weight average, the default since stop 18,
 # one run; against 0.79 / 0.67 for 600 rounds at n_critic 1 with the former critic).
 # Since stop 19 strict also releases the parties' marginals once as G's target (docs/
-# privacy.md, "Marginal release"): column shapes 0.96, pair trends 0.89, one run.
+# privacy.md, "Marginal release"): column shapes 0.96, pair trends 0.89, one run; since
+# stop 20 with within-party pairs and the cross-party prior: 0.97 / 0.90, one run.
 deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" \
   --schema deploy/schemas/adult-mixed.schema.json --training '"n_critic": 2'
 elapsed=$(( $(date +%s) - start ))
