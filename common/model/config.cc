@@ -331,41 +331,34 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
-  // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
-  // them as G's target raised every fidelity measure at unchanged total difference
-  // (docs/evaluation.md, "Stop 19"). Without DP it did not help; the other modes keep
-  // their papers' designs.
   const std::string& mode = c->privacy().mode();
-  if (!c->training().has_marginal_weight() && (mode == "dpsgd" || mode == "strict")) {
-    c->mutable_training()->set_marginal_weight(1.0);
-  }
-  // With the release on, within-party pairs of up to 120 cells (24 of Adult's 31) raised
-  // pair trends at ε = 10 and, with the cross-party prior, at ε = 1 (docs/evaluation.md,
-  // "Stop 20").
-  if (!c->training().has_marginal_pair_cells() && c->training().marginal_weight() > 0 &&
-      (mode == "dpsgd" || mode == "strict")) {
-    c->mutable_training()->set_marginal_pair_cells(120);
-  }
-  // The noised critics barely convey dependence across parties, and G's shared trunk
-  // coupled the parties' columns worse than independence would; the prior at the
-  // marginal loss's weight raised pair trends above independent sampling at ε = 10 and
-  // to it at ε = 1 (docs/evaluation.md, "Stop 20").
-  if (!c->training().has_cross_party_independence_weight() && c->training().marginal_weight() > 0 &&
-      (mode == "dpsgd" || mode == "strict")) {
-    c->mutable_training()->set_cross_party_independence_weight(c->training().marginal_weight());
+  v1::TrainingConfig* t = c->mutable_training();
+  if (mode == "dpsgd" || mode == "strict") {
+    // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
+    // them as G's target raised every fidelity measure at unchanged total difference
+    // (docs/evaluation.md, "Stop 19"). Without DP it did not help; the other modes keep
+    // their papers' designs.
+    if (!t->has_marginal_weight()) t->set_marginal_weight(1.0);
+    if (t->marginal_weight() > 0) {
+      // Within-party pairs of up to 120 cells (24 of Adult's 31) raised pair trends at
+      // ε = 10. The noised critics barely convey dependence across parties, and G's
+      // shared trunk coupled the parties' columns worse than independence would: the
+      // prior at the marginal loss's weight raised pair trends above independent
+      // sampling at ε = 10 and to it at ε = 1 (docs/evaluation.md, "Stop 20").
+      if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(120);
+      if (!t->has_cross_party_independence_weight()) {
+        t->set_cross_party_independence_weight(t->marginal_weight());
+      }
+    }
   }
   // An explicit 0 is the same run as an unset value: runs checkpointed before the release
   // (stop 19), its pairs or the prior (stop 20) existed resume with "marginal_weight": 0,
   // "marginal_pair_cells": 0 or "cross_party_independence_weight": 0 (their settings
   // digest has no such field).
-  if (c->training().has_marginal_weight() && c->training().marginal_weight() == 0) {
-    c->mutable_training()->clear_marginal_weight();
-  }
-  if (c->training().has_marginal_pair_cells() && c->training().marginal_pair_cells() == 0) {
-    c->mutable_training()->clear_marginal_pair_cells();
-  }
-  if (c->training().has_cross_party_independence_weight() && c->training().cross_party_independence_weight() == 0) {
-    c->mutable_training()->clear_cross_party_independence_weight();
+  if (t->has_marginal_weight() && t->marginal_weight() == 0) t->clear_marginal_weight();
+  if (t->has_marginal_pair_cells() && t->marginal_pair_cells() == 0) t->clear_marginal_pair_cells();
+  if (t->has_cross_party_independence_weight() && t->cross_party_independence_weight() == 0) {
+    t->clear_cross_party_independence_weight();
   }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));

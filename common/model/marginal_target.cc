@@ -143,11 +143,11 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
                              torch::Tensor());
   std::vector<torch::Tensor> histograms = shape.Histograms(table, /*hard=*/true);
   const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
+  const double rows = static_cast<double>(table.size(0));
   for (torch::Tensor& counts : histograms) {
     if (noise.has_value()) {
       counts = counts + torch::randn(counts.sizes(), *noise, counts.options()) * (noise_multiplier * sensitivity);
     }
-    const double rows = static_cast<double>(table.size(0));
     counts = ProjectToTotal(counts, rows) / rows;
   }
   return MarginalTarget(shape.blocks_, shape.pairs_, options.position_bins,
