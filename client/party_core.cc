@@ -18,6 +18,7 @@
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/ledger.h"
+#include "common/privacy/noise_figure.h"
 #include "common/privacy/run_accounting.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/checkpoint_slots.h"
@@ -26,15 +27,6 @@
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
-namespace {
-
-// MeanGradientNoiseToClip above which a party warns. In docs/evaluation.md's matrix,
-// Adult's strict rows at ε = 1 and 3 (about 16 and 5 for its widest party) and both
-// wine tables under DP (6-17) lost much of the table's structure; Adult at ε = 10 sits
-// at 1.3-2.5.
-constexpr double kNoisyCriticWarning = 4.0;
-
-}  // namespace
 
 inline constexpr uint32_t kPartyProtocolVersion = 1;
 
@@ -298,16 +290,7 @@ absl::Status PartyCore::PlanPrivacy() {
     for (const torch::Tensor& p : model_->feat()->parameters()) parameters += p.numel();
     for (const torch::Tensor& p : model_->head()->parameters()) parameters += p.numel();
     const double noise = MeanGradientNoiseToClip(noise_multiplier_, parameters, shape.batch_size);
-    if (noise > kNoisyCriticWarning) {
-      spdlog::warn("privacy {}: the noise on each step's mean critic gradient is {:.1f}x the clip bound "
-                   "({} parameters, batch {}): it outweighs what a batch can contribute, and at this level "
-                   "the tables measured in docs/evaluation.md lost much of their structure. More records, "
-                   "fewer rounds, a smaller critic or a larger epsilon lower it",
-                   config.mode(), noise, parameters, shape.batch_size);
-    } else {
-      spdlog::info("privacy {}: noise on each step's mean critic gradient {:.2f}x the clip bound", config.mode(),
-                   noise);
-    }
+    LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size);
   }
   if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
     return absl::FailedPreconditionError(absl::StrCat(

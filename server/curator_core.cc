@@ -17,6 +17,7 @@
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
+#include "common/privacy/noise_figure.h"
 #include "common/privacy/run_accounting.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
@@ -440,6 +441,10 @@ absl::Status CuratorCore::Train() {
     if (config_.privacy().mode() == "dpsgd") {
       ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
       model_->SetSharedCriticPrivacy(noise_multiplier_, config_.privacy().clip_norm(), noise);
+      const int64_t parameters = model_->shared_critic_parameters();
+      LogPlannedCriticNoise("dpsgd", "shared critic D_s",
+                            MeanGradientNoiseToClip(noise_multiplier_, parameters, t.batch_size()), parameters,
+                            t.batch_size());
     }
   }
   ASSIGN_OR_RETURN(const int64_t first_round, StartFromCheckpoint());

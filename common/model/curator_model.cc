@@ -23,6 +23,12 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   if (training_.cross_party_independence_weight() > 0) independence_.emplace(encoders);
 }
 
+int64_t CuratorModel::shared_critic_parameters() const {
+  int64_t count = 0;
+  for (const torch::Tensor& p : shared_critic_->parameters()) count += p.numel();
+  return count;
+}
+
 std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {
   std::vector<torch::Tensor> slices;
   int offset = 0;

@@ -35,6 +35,8 @@ class CuratorModel {
   }
 
   int num_parties() const { return static_cast<int>(widths_.size()); }
+  // D_s's parameter count: what DP-SGD noises in dpsgd.
+  int64_t shared_critic_parameters() const;
   int party_width(int party) const { return widths_[party]; }
 
   // Critic step: fake slices of G(z) for every party (no graph).
