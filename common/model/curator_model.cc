@@ -6,6 +6,7 @@
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
+#include "common/privacy/noise_figure.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/util/status_macros.h"
 
@@ -65,7 +66,7 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
       return absl::FailedPreconditionError(
           absl::StrCat("model.pack ", model_.pack(), " cannot be used with DP-SGD for D_s"));
     }
-    return PrivateSharedCriticStep(hr.detach(), hf.detach(), alpha, on_gradients);
+    return PrivateSharedCriticStep(step, hr.detach(), hf.detach(), alpha, on_gradients);
   }
   ASSIGN_OR_RETURN(const torch::Tensor penalty, MlpGradientPenalty({shared_critic_.ptr()}, hr, hf, alpha));
   const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
@@ -83,7 +84,7 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
 }
 
 absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCriticStep(
-    const torch::Tensor& hr, const torch::Tensor& hf, const torch::Tensor& alpha,
+    int64_t step, const torch::Tensor& hr, const torch::Tensor& hf, const torch::Tensor& alpha,
     const GradientsReady& on_gradients) {
   const std::vector<CriticStage> stages = {shared_critic_.ptr()};
   CriticExamples examples;
@@ -113,7 +114,10 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   dp.clip_norm = shared_clip_norm_;
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
-  RETURN_IF_ERROR(DpSgdStepFactored(params, per_example.grads, dp, shared_noise_).status());
+  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, shared_noise_));
+  if (training_.log_every() > 0 && step % training_.log_every() == 0) {
+    LogDpStepDiagnostics("D_s", step, clip.mean_norm, clip.max_norm, clip.fraction_clipped, clip.noise_std);
+  }
   shared_optimizer_->step();
   result.loss = per_example.loss.mean().item<double>();
   return result;

@@ -79,7 +79,7 @@ class CuratorModel {
 
  private:
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
-  absl::StatusOr<SharedCriticResult> PrivateSharedCriticStep(const torch::Tensor& hr,
+  absl::StatusOr<SharedCriticResult> PrivateSharedCriticStep(int64_t step, const torch::Tensor& hr,
                                                              const torch::Tensor& hf,
                                                              const torch::Tensor& alpha,
                                                              const GradientsReady& on_gradients);

@@ -10,6 +10,7 @@
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
+#include "common/privacy/noise_figure.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/util/status_macros.h"
 
@@ -172,13 +173,8 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   } else {
     ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise));
   }
-  // Local only: these are functions of private data (dp_sgd.h). They tell the operator
-  // how C sits against the gradients: with few examples clipped a lower C would cut the
-  // noise; with all clipped, C only scales the step.
   if (training_.log_every() > 0 && step % training_.log_every() == 0) {
-    spdlog::info("dp step {}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, "
-                 "noise std {:.3g}", step, clip.mean_norm, clip.max_norm,
-                 100 * clip.fraction_clipped, clip.noise_std);
+    LogDpStepDiagnostics("", step, clip.mean_norm, clip.max_norm, clip.fraction_clipped, clip.noise_std);
   }
   optimizer_->step();
   return per_example.loss.mean().item<double>();
