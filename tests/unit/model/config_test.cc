@@ -136,11 +136,16 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
             30);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
-  // The cross-party prior follows the marginal loss's weight in the same modes.
+  // The cross-party prior follows the marginal loss's weight in strict; dpsgd leaves it
+  // off unless set.
   EXPECT_EQ(resolved("strict", unset).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
                 .cross_party_independence_weight(),
             10.0);
+  EXPECT_FALSE(resolved("dpsgd", unset).has_cross_party_independence_weight());
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); })
+                .cross_party_independence_weight(),
+            2.0);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
                 .cross_party_independence_weight(),
             0.0);
