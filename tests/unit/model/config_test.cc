@@ -143,6 +143,10 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
                 .cross_party_independence_weight(),
             10.0);
   EXPECT_FALSE(resolved("dpsgd", unset).has_cross_party_independence_weight());
+  // ... and runs longer: D_s needs the critic steps to convey the dependence.
+  EXPECT_EQ(resolved("dpsgd", unset).rounds(), 10000);
+  EXPECT_EQ(resolved("strict", unset).rounds(), 3000);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_rounds(500); }).rounds(), 500);
   EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); })
                 .cross_party_independence_weight(),
             2.0);
