@@ -113,6 +113,10 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   return absl::OkStatus();
 }
 
+// The smallest ε at which dpsgd's curator leaves the cross-party independence prior off
+// by default (measured: off was better at 10, worse at 3; docs/evaluation.md, "Stop 21").
+constexpr double kDpsgdDependenceEpsilon = 10.0;
+
 absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!t->has_batch_size()) t->set_batch_size(256);
   // One critic step per generator round (CTGAN's ratio) measured best with and without
@@ -343,19 +347,21 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
       // Within-party pairs of up to 120 cells (24 of Adult's 31) raised pair trends at
       // ε = 10 (docs/evaluation.md, "Stop 20").
       if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(120);
-      // strict's D_s sees per-row noised features and barely conveys dependence across
-      // parties; G's shared trunk then couples the parties' columns worse than
-      // independence would, and the prior at the marginal loss's weight raised pair
-      // trends above independent sampling. In dpsgd it also removed the label's
-      // cross-party dependence, which D_s conveys given enough critic steps: without
-      // the prior, 10000 rounds at ε = 10 scored a total difference of 0.6 against 1.5
-      // (docs/evaluation.md, "Stop 21").
-      if (mode == "strict" && !t->has_cross_party_independence_weight()) {
+      // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
+      // trunk then couples the parties' columns worse than independence would (the most
+      // frequent values with each other): the prior at the marginal loss's weight raised
+      // pair trends above independent sampling (docs/evaluation.md, "Stop 20"). It also
+      // removes the dependence D_s does convey: in dpsgd at ε = 10 over 10000 rounds,
+      // without it, the label's dependence on the other parties' columns was right and
+      // the total difference 0.67 against 1.5; at ε = 3, and in strict (per-row noised
+      // features) at ε = 10, the coupling stayed wrong ("Stop 21").
+      const bool dpsgd_conveys_dependence =
+          mode == "dpsgd" && c->privacy().has_epsilon() && c->privacy().epsilon() >= kDpsgdDependenceEpsilon;
+      if (!dpsgd_conveys_dependence && !t->has_cross_party_independence_weight()) {
         t->set_cross_party_independence_weight(t->marginal_weight());
       }
-      // Without the prior, dpsgd's D_s needs the critic steps: at ε = 10 it conveyed the
-      // label's dependence at 10000 rounds (total difference 0.67) and not at 4000 (1.5).
-      if (mode == "dpsgd" && !t->has_rounds()) t->set_rounds(10000);
+      // Without the prior D_s needs the critic steps: 4000 rounds scored 1.5 at ε = 10.
+      if (dpsgd_conveys_dependence && !t->has_rounds()) t->set_rounds(10000);
     }
   }
   // An explicit 0 is the same run as an unset value: runs checkpointed before the release

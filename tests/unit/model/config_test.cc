@@ -111,13 +111,14 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit)
 // dpsgd and strict pull G towards released marginals unless told otherwise; none and
 // the papers' modes do not.
 TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
-  auto resolved = [](const std::string& mode, const std::function<void(v1::TrainingConfig*)>& set) {
+  auto resolved = [](const std::string& mode, const std::function<void(v1::TrainingConfig*)>& set,
+                     double epsilon = 3) {
     v1::CuratorConfig config;
     config.set_run_id("r");
     config.set_plaintext(true);
     config.add_parties("a");
     config.mutable_privacy()->set_mode(mode);
-    if (mode != "none") config.mutable_privacy()->set_epsilon(3);
+    if (mode != "none") config.mutable_privacy()->set_epsilon(epsilon);
     set(config.mutable_training());
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << mode;
     return config.training();
@@ -136,20 +137,24 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
             30);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
-  // The cross-party prior follows the marginal loss's weight in strict; dpsgd leaves it
-  // off unless set.
+  // The cross-party prior follows the marginal loss's weight in strict, and in dpsgd
+  // below ε = 10.
   EXPECT_EQ(resolved("strict", unset).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
+  EXPECT_EQ(resolved("strict", unset, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
                 .cross_party_independence_weight(),
             10.0);
-  EXPECT_FALSE(resolved("dpsgd", unset).has_cross_party_independence_weight());
-  // ... and runs longer: D_s needs the critic steps to convey the dependence.
-  EXPECT_EQ(resolved("dpsgd", unset).rounds(), 10000);
-  EXPECT_EQ(resolved("strict", unset).rounds(), 3000);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_rounds(500); }).rounds(), 500);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); })
+  EXPECT_EQ(resolved("dpsgd", unset, 9.5).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", unset, 9.5).rounds(), 3000);
+  // From ε = 10 dpsgd leaves it off unless set, and runs longer: its D_s needs the
+  // critic steps to convey the dependence.
+  EXPECT_FALSE(resolved("dpsgd", unset, 10).has_cross_party_independence_weight());
+  EXPECT_EQ(resolved("dpsgd", unset, 10).rounds(), 10000);
+  EXPECT_EQ(resolved("strict", unset, 10).rounds(), 3000);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
                 .cross_party_independence_weight(),
             2.0);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_rounds(500); }, 10).rounds(), 500);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
                 .cross_party_independence_weight(),
             0.0);
