@@ -290,7 +290,7 @@ absl::Status PartyCore::PlanPrivacy() {
     for (const torch::Tensor& p : model_->feat()->parameters()) parameters += p.numel();
     for (const torch::Tensor& p : model_->head()->parameters()) parameters += p.numel();
     const double noise = MeanGradientNoiseToClip(noise_multiplier_, parameters, shape.batch_size);
-    LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size);
+    LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
   }
   if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -7,8 +7,8 @@
 namespace vfsynth {
 
 void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, double figure,
-                           int64_t parameters, int64_t batch_size) {
-  if (figure > kNoisyCriticWarning) {
+                           int64_t parameters, int64_t batch_size, double warn_above) {
+  if (figure > warn_above) {
     spdlog::warn("privacy {}: the noise on each step's mean {} gradient is {:.1f}x the clip bound "
                  "({} parameters, batch {}): it outweighs what a batch can contribute, and at this level "
                  "the tables measured in docs/evaluation.md lost much of their structure. More records, "

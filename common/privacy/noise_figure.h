@@ -14,9 +14,9 @@ inline constexpr double kNoisyCriticWarning = 4.0;
 
 // Logs the planned noise on one DP-SGD step's mean gradient relative to the clip bound
 // (`figure`, from public settings only) for `critic` ("critic", "shared critic D_s"):
-// an info line, or a warning with what lowers it when it exceeds kNoisyCriticWarning.
+// an info line, or a warning with what lowers it when it exceeds `warn_above`.
 void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, double figure,
-                           int64_t parameters, int64_t batch_size);
+                           int64_t parameters, int64_t batch_size, double warn_above);
 
 // Logs one DP-SGD step's clipping diagnostics (ClipDiagnostics, dp_sgd.h): functions of
 // private data, for the owner's own log only. With few examples clipped a lower C would
