@@ -13,6 +13,7 @@
 #include "common/data/schema.h"
 #include "common/model/config.h"
 #include "common/model/model_state.h"
+#include "common/model/networks.h"
 #include "common/model/party_model.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
@@ -286,9 +287,7 @@ absl::Status PartyCore::PlanPrivacy() {
       static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps, planned.epsilon,
       own.epsilon, unamplified.epsilon, config.delta());
   if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
-    int64_t parameters = 0;
-    for (const torch::Tensor& p : model_->feat()->parameters()) parameters += p.numel();
-    for (const torch::Tensor& p : model_->head()->parameters()) parameters += p.numel();
+    const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
     const double noise = MeanGradientNoiseToClip(noise_multiplier_, parameters, shape.batch_size);
     LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
   }

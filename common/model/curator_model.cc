@@ -6,7 +6,6 @@
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
-#include "common/privacy/noise_figure.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/util/status_macros.h"
 
@@ -24,11 +23,7 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   if (training_.cross_party_independence_weight() > 0) independence_.emplace(encoders);
 }
 
-int64_t CuratorModel::shared_critic_parameters() const {
-  int64_t count = 0;
-  for (const torch::Tensor& p : shared_critic_->parameters()) count += p.numel();
-  return count;
-}
+int64_t CuratorModel::shared_critic_parameters() const { return ParameterCount(*shared_critic_); }
 
 std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const {
   std::vector<torch::Tensor> slices;
@@ -115,9 +110,7 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
   ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, shared_noise_));
-  if (training_.log_every() > 0 && step % training_.log_every() == 0) {
-    LogDpStepDiagnostics("D_s", step, clip.mean_norm, clip.max_norm, clip.fraction_clipped, clip.noise_std);
-  }
+  LogClipDiagnostics("D_s", step, training_.log_every(), clip);
   shared_optimizer_->step();
   result.loss = per_example.loss.mean().item<double>();
   return result;

@@ -79,6 +79,12 @@ torch::Tensor GumbelNoise(const torch::Tensor& like, at::Generator gen) {
 
 }  // namespace
 
+int64_t ParameterCount(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const torch::Tensor& p : module.parameters()) count += p.numel();
+  return count;
+}
+
 torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbel) {
   const torch::Tensor logits = Logits(z);
   const torch::Tensor noise = gumbel_ ? GumbelNoise(logits, gumbel) : torch::Tensor();

@@ -51,6 +51,10 @@ TORCH_MODULE(Generator);
 torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,
                               double slope, bool activate_output);
 
+// Number of scalar parameters of `module` (all of its submodules'): the P that DP-SGD
+// noises (MeanGradientNoiseToClip, dp_sgd.h).
+int64_t ParameterCount(const torch::nn::Module& module);
+
 // feat_k: party columns -> d_h features (d_k - hidden... - d_h, LeakyReLU throughout).
 class FeatureNetImpl : public torch::nn::Module {
  public:

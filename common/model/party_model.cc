@@ -10,7 +10,6 @@
 #include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
-#include "common/privacy/noise_figure.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/util/status_macros.h"
 
@@ -173,9 +172,7 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   } else {
     ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise));
   }
-  if (training_.log_every() > 0 && step % training_.log_every() == 0) {
-    LogDpStepDiagnostics("", step, clip.mean_norm, clip.max_norm, clip.fraction_clipped, clip.noise_std);
-  }
+  LogClipDiagnostics("", step, training_.log_every(), clip);
   optimizer_->step();
   return per_example.loss.mean().item<double>();
 }

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <openssl/rand.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -126,6 +127,13 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("DP-SGD step: ", e.what_without_backtrace()));
   }
+}
+
+void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every, const ClipDiagnostics& clip) {
+  if (log_every <= 0 || step % log_every != 0) return;
+  spdlog::info("dp step {}{}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, noise std {:.3g}",
+               step, critic.empty() ? "" : " (" + std::string(critic) + ")", clip.mean_norm, clip.max_norm,
+               100 * clip.fraction_clipped, clip.noise_std);
 }
 
 double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int64_t batch_size) {

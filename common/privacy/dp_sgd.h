@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,12 @@ struct ClipDiagnostics {
   int64_t nonfinite = 0;          // Examples with a NaN/inf gradient, counted as zero.
   double noise_std = 0.0;         // Std of the noise on the written gradient: z·2C/B.
 };
+
+// Every `log_every` steps (never when it is 0), logs `clip`'s diagnostics as
+// `dp step S (critic):` (`dp step S:` when `critic` is empty). They are functions of
+// private data, for the owner's own log only: with few examples clipped a lower C would
+// cut the noise; with all clipped, C only scales the step.
+void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every, const ClipDiagnostics& clip);
 
 // Clips each example's gradient (all parameters jointly) to norm <= C and sums over the
 // batch. per_example[p] is [B, ...] (row i = example i). Returns one summed tensor per

@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <string>
-
 namespace vfsynth {
 
 void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, double figure,
@@ -18,13 +16,6 @@ void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, doubl
     spdlog::info("privacy {}: noise on each step's mean {} gradient {:.2f}x the clip bound ({} parameters)",
                  mode, critic, figure, parameters);
   }
-}
-
-void LogDpStepDiagnostics(std::string_view critic, int64_t step, double mean_norm, double max_norm,
-                          double fraction_clipped, double noise_std) {
-  spdlog::info("dp step {}{}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, noise std {:.3g}",
-               step, critic.empty() ? "" : " (" + std::string(critic) + ")", mean_norm, max_norm,
-               100 * fraction_clipped, noise_std);
 }
 
 }  // namespace vfsynth

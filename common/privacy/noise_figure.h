@@ -18,13 +18,6 @@ inline constexpr double kNoisyCriticWarning = 4.0;
 void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, double figure,
                            int64_t parameters, int64_t batch_size, double warn_above);
 
-// Logs one DP-SGD step's clipping diagnostics (ClipDiagnostics, dp_sgd.h): functions of
-// private data, for the owner's own log only. With few examples clipped a lower C would
-// cut the noise; with all clipped, C only scales the step. `critic` names the critic
-// when the process trains more than one kind ("" for a party's own).
-void LogDpStepDiagnostics(std::string_view critic, int64_t step, double mean_norm, double max_norm,
-                          double fraction_clipped, double noise_std);
-
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_COMMON_PRIVACY_NOISE_FIGURE_H_
