@@ -85,6 +85,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   declared->set_feature_clip_norm(privacy.feature_clip_norm());
   declared->set_delta(privacy.delta());
   declared->set_epsilon_budget(privacy.epsilon());
+  declared->set_shared_critic_budget_share(SharedCriticBudgetShare(privacy));
   return request;
 }
 
@@ -280,15 +281,17 @@ absl::Status PartyCore::PlanPrivacy() {
                    run_epsilon(privacy::View::kAgainstParties));
   epsilon_planned_ = planned.epsilon;
   spdlog::info(
-      "privacy {}: noise multiplier {:.4f}, clip {}, q={:.5f}, {} critic steps: planned joint "
+      "privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps: planned joint "
       "epsilon {:.3f} (this party's own releases {:.3f}; against other parties, who know the "
       "batches: {:.1f}) at delta {}",
-      config.mode(), noise_multiplier_, config.clip_norm(),
+      config.mode(), noise_multiplier_, privacy::DescribeReleaseNoise(mode, noise_multiplier_, shape),
+      config.clip_norm(),
       static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps, planned.epsilon,
       own.epsilon, unamplified.epsilon, config.delta());
+  const double own_z = privacy::SplitReleaseNoise(mode, noise_multiplier_, shape).party;
   if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
-    const double noise = MeanGradientNoiseToClip(noise_multiplier_, parameters, shape.batch_size);
+    const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
     LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
   }
   if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
@@ -309,7 +312,7 @@ absl::Status PartyCore::PlanPrivacy() {
   }
   PartyPrivacy sanitiser;
   sanitiser.mode = config.mode();
-  sanitiser.noise_multiplier = noise_multiplier_;
+  sanitiser.noise_multiplier = own_z;
   sanitiser.clip_norm = config.clip_norm();
   sanitiser.feature_clip_norm = config.feature_clip_norm();
   sanitiser.ensemble = config.ensemble();
@@ -371,6 +374,7 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
   shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_, shape.parties);
+  shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
   return shape;
 }
 

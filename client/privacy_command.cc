@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/command_registry.h"
+#include "common/model/config.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
@@ -42,6 +43,9 @@ ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coor
 ABSL_FLAG(double, marginal_noise_multiplier, 0.0,
           "privacy plan: noise multiplier of each party's one-off marginal release "
           "(training.marginal_weight > 0); 0: no release");
+ABSL_FLAG(double, shared_critic_budget_share, 0.0,
+          "privacy plan (dpsgd): the share of each step's privacy that the curator's D_s gets, "
+          "in (0, 1); 0: the daemons' default");
 
 namespace vfsynth {
 namespace {
@@ -167,6 +171,11 @@ absl::Status RunPlan() {
   if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
     return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
   }
+  const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
+  if (share != 0.0 && (mode != privacy::Mode::kDpsgd || !(share > 0.0 && share < 1.0))) {
+    return absl::InvalidArgumentError("--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
+  }
+  if (mode == privacy::Mode::kDpsgd) shape.shared_critic_share = share != 0.0 ? share : kDefaultSharedCriticBudgetShare;
   shape.critic_steps = rounds * shape.n_critic;
   shape.ensemble =
       privacy::MakeEnsembleShape(absl::GetFlag(FLAGS_mode), shards, aggregation, projection_dim);
@@ -188,8 +197,13 @@ absl::Status RunPlan() {
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder joint, view(privacy::View::kJoint));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder party, view(privacy::View::kParty));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder against, view(privacy::View::kAgainstParties));
-  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g party_epsilon=%.6f against_parties_epsilon=%.6f\n",
+  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g party_epsilon=%.6f against_parties_epsilon=%.6f",
               z, joint.epsilon, joint.order, party.epsilon, against.epsilon);
+  if (mode == privacy::Mode::kDpsgd) {
+    const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
+    std::printf(" party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f", split.party, split.shared_critic);
+  }
+  std::printf("\n");
   return absl::OkStatus();
 }
 
@@ -210,7 +224,8 @@ const CommandRegistration kRegistration(
      "[--conversion ...] [--sampler ...]\n"
      "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
      "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
-     "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--conversion ...]",
+     "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
+     "[--shared-critic-budget-share s] [--conversion ...]",
      &RunPrivacyCommand});
 
 }  // namespace

@@ -30,6 +30,11 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties);
+// dpsgd: privacy.shared_critic_budget_share, or kDefaultSharedCriticBudgetShare if unset
+// (left unset by ResolvePrivacyConfig, so settings digests stay what they were).
+// 0 in every other mode: no split (privacy::RunShape::shared_critic_share).
+inline constexpr double kDefaultSharedCriticBudgetShare = 0.85;
+double SharedCriticBudgetShare(const v1::PrivacyConfig& privacy);
 // What a party's marginal release covers (MarginalTarget).
 struct MarginalOptions {
   // Parts each declared bin with a within-bin position is split into (1: the bins only).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/privacy/calibrator.h"
 #include "common/util/status_macros.h"
 
@@ -73,12 +74,37 @@ std::string ModeName(Mode mode) {
   return "?";
 }
 
+ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
+  if (mode != Mode::kDpsgd || shape.shared_critic_share <= 0 || shape.parties < 1) return {z, z};
+  // K + 1 releases at z carry (K + 1)/z² in all; D_s gets `share` of it, each party
+  // (1 - share)/K.
+  const double releases = shape.parties + 1.0;
+  const double share = shape.shared_critic_share;
+  ReleaseNoise noise;
+  noise.shared_critic = z / std::sqrt(share * releases);
+  noise.party = z * std::sqrt(shape.parties / ((1 - share) * releases));
+  return noise;
+}
+
+std::string DescribeReleaseNoise(Mode mode, double z, const RunShape& shape) {
+  if (mode != Mode::kDpsgd || shape.shared_critic_share <= 0) return "";
+  const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
+  return absl::StrFormat(" (split: D_s %.4f, each party %.4f; shared_critic_budget_share %g)",
+                         noise.shared_critic, noise.party, shape.shared_critic_share);
+}
+
 StepMechanism PartyMechanism(Mode mode, double z, const RunShape& shape) {
-  return Mechanism(ReleasesPerParty(mode), z, shape);
+  return Mechanism(ReleasesPerParty(mode), SplitReleaseNoise(mode, z, shape).party, shape);
 }
 
 StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape) {
-  return Mechanism(JointReleases(mode, shape.parties), z, shape);
+  StepMechanism mechanism = Mechanism(JointReleases(mode, shape.parties), z, shape);
+  if (mode == Mode::kDpsgd) {
+    const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
+    mechanism.noise_multipliers.assign(shape.parties, noise.party);
+    mechanism.noise_multipliers.push_back(noise.shared_critic);
+  }
+  return mechanism;
 }
 
 StepMechanism WithoutAmplification(StepMechanism mechanism) {

@@ -32,14 +32,32 @@ struct RunShape {
   // > 0: before training, each party releases its one-hot block marginals once with this
   // noise multiplier (no subsampling; common/model/marginal_target.h). 0: no release.
   double marginal_noise_multiplier = 0;
+  // dpsgd: the share of each critic step's privacy (the sum of 1/z² over its K + 1
+  // releases) that goes to the curator's D_s release; the K party releases split the
+  // rest evenly. 0: an even split, 1/(K + 1) each. The step's composed Gaussian, and so
+  // the run's joint epsilon, is the same for every share.
+  double shared_critic_share = 0;
 };
 
-// Gaussian releases one party makes per critic step, each with noise multiplier z:
+// The noise multipliers of a dpsgd step's releases for the run's noise multiplier z:
+// the K party releases and the curator's D_s release compose to the same Gaussian as
+// K + 1 releases at z each, split by shape.shared_critic_share. Other modes: z for both.
+struct ReleaseNoise {
+  double party = 0;
+  double shared_critic = 0;
+};
+ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape);
+// For log lines: "" without a split, else the two multipliers and the share.
+std::string DescribeReleaseNoise(Mode mode, double z, const RunShape& shape);
+
+// Gaussian releases one party makes per critic step, each with noise multiplier z
+// (dpsgd: SplitReleaseNoise's party multiplier):
 //   dpsgd: its critic gradient; strict: its real-feature rows and its critic gradient;
 //   vflgan: its first-layer weight gradient (the paper's claim; see docs/privacy.md).
 StepMechanism PartyMechanism(Mode mode, double z, const RunShape& shape);
 // Every release of the step across the run, assuming each party uses the same z:
-//   dpsgd: K party gradients + the curator's D_s gradient; strict: 2K; vflgan: K.
+//   dpsgd: K party gradients + the curator's D_s gradient (split by SplitReleaseNoise);
+//   strict: 2K; vflgan: K.
 StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape);
 // The same per-step releases as seen by another party, who knows the sampled
 // indices (no amplification: q = 1).

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(ConfigTest, DefaultsMatchDesign) {
@@ -151,6 +153,10 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_FALSE(resolved("dpsgd", unset, 10).has_cross_party_independence_weight());
   EXPECT_EQ(resolved("dpsgd", unset, 10).rounds(), 10000);
   EXPECT_EQ(resolved("strict", unset, 10).rounds(), 3000);
+  // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
+  EXPECT_EQ(resolved("none", unset).rounds(), 10000);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
+  EXPECT_EQ(resolved("vflgan", unset).rounds(), 3000);
   EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
                 .cross_party_independence_weight(),
             2.0);
@@ -285,6 +291,34 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
     share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
     ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;
   }
+}
+
+TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("dpsgd");
+  privacy.set_epsilon(10);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_FALSE(privacy.has_shared_critic_budget_share());  // the digest of older runs stays
+  EXPECT_DOUBLE_EQ(SharedCriticBudgetShare(privacy), kDefaultSharedCriticBudgetShare);
+  privacy.set_shared_critic_budget_share(0.5);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_DOUBLE_EQ(SharedCriticBudgetShare(privacy), 0.5);
+  for (double bad : {0.0, 1.0, -0.2, 1.5, std::nan("")}) {
+    v1::PrivacyConfig invalid = privacy;
+    invalid.set_shared_critic_budget_share(bad);
+    const absl::Status status = ResolvePrivacyConfig(&invalid);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(status.message(), HasSubstr("(0, 1)")) << bad;
+  }
+  v1::PrivacyConfig strict;
+  strict.set_mode("strict");
+  strict.set_epsilon(10);
+  ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
+  EXPECT_EQ(SharedCriticBudgetShare(strict), 0);  // no D_s release to split off
+  strict.set_shared_critic_budget_share(0.5);
+  const absl::Status status = ResolvePrivacyConfig(&strict);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("shared_critic_budget_share"), HasSubstr("'dpsgd' only")));
 }
 
 TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {

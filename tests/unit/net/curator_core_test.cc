@@ -196,6 +196,25 @@ TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
   EXPECT_FALSE(core.Status().parties(0).registered());
 }
 
+TEST(CuratorRegisterTest, DpsgdPartyWithAnotherBudgetSplitIsFailedPrecondition) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  config.mutable_privacy()->set_mode("dpsgd");
+  config.mutable_privacy()->set_epsilon(10);
+  ASSERT_TRUE(ResolveCuratorConfig("", &config).ok());
+  CuratorCore core(config);
+  v1::RegisterRequest request = Registration("alpha", AlphaSchema());
+  request.mutable_privacy()->set_mode("dpsgd");
+  request.mutable_privacy()->set_shared_critic_budget_share(0.5);
+  auto response = core.Register("alpha", request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(response.status().message(),
+              AllOf(HasSubstr("'alpha'"), HasSubstr("shared_critic_budget_share 0.5"),
+                    HasSubstr(absl::StrCat("uses ", kDefaultSharedCriticBudgetShare))));
+  EXPECT_FALSE(core.Status().parties(0).registered());
+  request.mutable_privacy()->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
+  EXPECT_TRUE(core.Register("alpha", request).ok());
+}
+
 TEST(CuratorRegisterTest, RegistrationIsIdempotentButTheSchemaIsFixed) {
   CuratorCore core(Config(5, 5, 1, 1));
   auto first = core.Register("alpha", Registration("alpha", AlphaSchema()));

@@ -8,17 +8,13 @@
 #include "common/privacy/accountant.h"
 #include "common/privacy/run_accounting.h"
 #include "gtest/gtest.h"
+#include "tests/unit/privacy/adult_run_shape.h"
 
 namespace vfsynth::privacy {
 namespace {
 
 RunShape Shape(double marginal_noise_multiplier) {
-  RunShape shape;
-  shape.parties = 3;
-  shape.records = 26048;
-  shape.batch_size = 256;
-  shape.n_critic = 1;
-  shape.critic_steps = 2000;
+  RunShape shape = AdultRunShape(3, 2000);
   shape.marginal_noise_multiplier = marginal_noise_multiplier;
   return shape;
 }

@@ -131,6 +131,24 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NEAR(Value(r.out, "epsilon"), 10, 1e-3) << r.out;
   }
+  const std::string dpsgd =
+      "privacy plan --mode dpsgd --party-count 3 --records 26048 --batch-size 256 --generator-rounds 10000 "
+      "--n-critic 1 --delta 1e-5 --noise-multiplier 2.5995 --marginal-noise-multiplier 3.1104987";  // ε = 10: stop 21's run
+  const Result even = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.25");
+  const Result split = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.85");
+  ASSERT_EQ(even.exit_code, 0) << even.out;
+  ASSERT_EQ(split.exit_code, 0) << split.out;
+  EXPECT_NEAR(Value(even.out, "epsilon"), 10, 1e-3) << even.out;
+  EXPECT_NEAR(Value(split.out, "epsilon"), Value(even.out, "epsilon"), 1e-6) << split.out;
+  EXPECT_NEAR(Value(even.out, "shared_critic_noise_multiplier"), 2.5995, 1e-6) << even.out;
+  EXPECT_NEAR(Value(split.out, "shared_critic_noise_multiplier"), 1.409777, 1e-6) << split.out;
+  EXPECT_NEAR(Value(split.out, "party_noise_multiplier"), 5.812659, 1e-6) << split.out;
+  EXPECT_LT(Value(split.out, "party_epsilon"), Value(even.out, "party_epsilon")) << split.out;
+  for (const char* wrong : {" --shared-critic-budget-share 1", " --shared-critic-budget-share 0.5 --mode strict"}) {
+    const Result refused = RunVfsynth(dpsgd + wrong);
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("--shared-critic-budget-share"), std::string::npos) << refused.out;
+  }
   const Result bad = RunVfsynth("privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
                                 "--epsilon 1 --delta 1e-5");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
