@@ -129,7 +129,9 @@ TEST(NetworksTest, SharedCriticTakesPackedFeatures) {
     EXPECT_EQ(critic->parameters()[0].size(1), pack * 3 * m.feature_dim()) << pack;
     EXPECT_EQ(critic->forward(torch::randn({5, pack * 3 * m.feature_dim()})).sizes(),
               (std::vector<int64_t>{5, 1}));
-    if (pack > 1) EXPECT_THROW(critic->forward(torch::randn({5, 3 * m.feature_dim()})), c10::Error);
+    if (pack > 1) {
+      EXPECT_THROW(critic->forward(torch::randn({5, 3 * m.feature_dim()})), c10::Error);
+    }
   }
 }
 
