@@ -38,8 +38,8 @@ TEST(ReleaseSplitTest, EvenShareOrNoShareLeavesEveryReleaseAtZ) {
   for (int parties : {2, 3, 8}) {
     for (double share : {0.0, 1.0 / (parties + 1)}) {
       const ReleaseNoise noise = SplitReleaseNoise(Mode::kDpsgd, 1.7, Shape(parties, share));
-      EXPECT_NEAR(noise.party, 1.7, 1e-12) << parties << " " << share;
-      EXPECT_NEAR(noise.shared_critic, 1.7, 1e-12) << parties << " " << share;
+      EXPECT_EQ(noise.party, 1.7) << parties << " " << share;  // exactly: ledgers compare charges
+      EXPECT_EQ(noise.shared_critic, 1.7) << parties << " " << share;
     }
   }
   EXPECT_EQ(DescribeReleaseNoise(Mode::kDpsgd, 1.7, Shape(3, 0)), "");
