@@ -661,8 +661,7 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Synthesize call runs on a gRPC thread: the configured count
   try {
-    return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.model().z_dim(),
-                                       config_.training().seed(), rows),
+    return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.training().seed(), rows),
                        encoders);
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));

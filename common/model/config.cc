@@ -110,6 +110,15 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.generator_towers must be 'joint' or 'per_party', got '", m->generator_towers(), "'"));
   }
+  if (m->generator_private_z() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("model.generator_private_z must be >= 0, got ",
+                                                   m->generator_private_z()));
+  }
+  if (m->generator_private_z() > 0 && m->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(
+        "model.generator_private_z needs model.generator_towers 'per_party' (a joint generator "
+        "has no tower of a party's own to give it to)");
+  }
   return absl::OkStatus();
 }
 

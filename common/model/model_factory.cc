@@ -65,7 +65,7 @@ std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& enc
   return blocks;
 }
 
-torch::Tensor SampleSynthetic(Generator& generator, int z_dim, uint64_t seed, int64_t rows) {
+torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows) {
   const std::string key = CuratorStreamKey(seed);
   const bool was_training = generator->is_training();
   generator->eval();
@@ -75,7 +75,7 @@ torch::Tensor SampleSynthetic(Generator& generator, int z_dim, uint64_t seed, in
   for (int64_t start = 0, index = 0; start < rows; start += kChunk, ++index) {
     const int64_t n = std::min(kChunk, rows - start);
     const torch::Tensor z =
-        torch::randn({n, z_dim}, StreamGenerator(key, streams::kSynthesis, 2 * index));
+        torch::randn({n, generator->latent_width()}, StreamGenerator(key, streams::kSynthesis, 2 * index));
     outputs.push_back(
         generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1)));
   }

@@ -40,7 +40,7 @@ std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& enc
 
 // Draws `rows` publication samples (hard one-hots) from G in eval mode, in chunks,
 // from the curator's synthesis stream.
-torch::Tensor SampleSynthetic(Generator& generator, int z_dim, uint64_t seed, int64_t rows);
+torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows);
 
 // Decodes joint samples into one table: every party's columns, in party order.
 CsvTable DecodeJoint(const torch::Tensor& samples,

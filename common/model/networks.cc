@@ -37,6 +37,8 @@ GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBl
                              int output_width, const std::vector<int>& tower_widths)
     : blocks_(std::move(blocks)),
       output_width_(output_width),
+      shared_z_(config.z_dim()),
+      private_z_(config.generator_private_z()),
       gumbel_(config.categorical_output() == "gumbel"),
       tau_(config.gumbel_tau()) {
   const bool per_party = config.generator_towers() == "per_party";
@@ -46,7 +48,7 @@ GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBl
   const bool batch_norm = config.generator_norm() == "batch";
   for (size_t k = 0; k < towers.size(); ++k) {
     torch::nn::Sequential body;
-    int width = config.z_dim();
+    int width = shared_z_ + private_z_;
     for (int h : config.generator_hidden()) {
       // A bias before BatchNorm is cancelled by the mean subtraction: its gradient is
       // pure rounding noise, which Adam would amplify into lr-sized random steps.
@@ -66,7 +68,15 @@ torch::Tensor GeneratorImpl::Logits(const torch::Tensor& z) {
   if (bodies_.size() == 1) return outs_[0](bodies_[0]->forward(z));
   std::vector<torch::Tensor> logits;
   logits.reserve(bodies_.size());
-  for (size_t k = 0; k < bodies_.size(); ++k) logits.push_back(outs_[k](bodies_[k]->forward(z)));
+  for (size_t k = 0; k < bodies_.size(); ++k) {
+    const torch::Tensor input =
+        private_z_ == 0 ? z
+                        : torch::cat({z.narrow(1, 0, shared_z_),
+                                      z.narrow(1, shared_z_ + static_cast<int64_t>(k) * private_z_,
+                                               private_z_)},
+                                     1);
+    logits.push_back(outs_[k](bodies_[k]->forward(input)));
+  }
   return torch::cat(logits, 1);
 }
 

@@ -34,6 +34,10 @@ class GeneratorImpl : public torch::nn::Module {
 
   int output_width() const { return output_width_; }
 
+  // Width of the z that forward() and SampleHard() take: model.z_dim, plus
+  // model.generator_private_z for each tower.
+  int latent_width() const { return shared_z_ + private_z_ * static_cast<int>(bodies_.size()); }
+
  private:
   torch::Tensor Logits(const torch::Tensor& z);
 
@@ -42,6 +46,8 @@ class GeneratorImpl : public torch::nn::Module {
   std::vector<torch::nn::Linear> outs_;
   std::vector<OutputBlock> blocks_;
   int output_width_;
+  int shared_z_;
+  int private_z_;
   bool gumbel_;
   double tau_;
 };

@@ -114,7 +114,7 @@ double ReferenceTrainer::CriticStep(int64_t step) {
   torch::Tensor fake;
   {
     torch::NoGradGuard no_grad;
-    const torch::Tensor z = torch::randn({b, config_.model().z_dim()},
+    const torch::Tensor z = torch::randn({b, generator_->latent_width()},
                                          StreamGenerator(key, streams::kCriticZ, step));
     fake = generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step));
   }
@@ -152,8 +152,9 @@ double ReferenceTrainer::CriticStep(int64_t step) {
 double ReferenceTrainer::GeneratorStep(int64_t round) {
   const v1::TrainingConfig& t = config_.training();
   const std::string key = CuratorStreamKey(t.seed());
-  const torch::Tensor z = torch::randn({static_cast<int64_t>(t.batch_size()), config_.model().z_dim()},
-                                       StreamGenerator(key, streams::kGeneratorZ, round));
+  const torch::Tensor z =
+      torch::randn({static_cast<int64_t>(t.batch_size()), generator_->latent_width()},
+                   StreamGenerator(key, streams::kGeneratorZ, round));
   const torch::Tensor fake =
       generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
   std::vector<torch::Tensor> features;
@@ -220,7 +221,6 @@ absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
     std::vector<const TableEncoder*> encoders;
     for (const Party& party : parties_) encoders.push_back(&party.data.encoder);
     return DecodeJoint(SampleSynthetic(average_ != nullptr ? average_->average() : generator_,
-                                       config_.model().z_dim(),
                                        config_.training().seed(), rows),
                        encoders);
   } catch (const c10::Error& e) {

@@ -68,6 +68,10 @@ TEST(ConfigTest, RejectsNonsense) {
        "training.marginal_pair_cells"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"cross_party_independence_weight":-1}})",
        "training.cross_party_independence_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_private_z":8}})",
+       "needs model.generator_towers 'per_party'"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_towers":"per_party","generator_private_z":-1}})",
+       "model.generator_private_z must be >= 0"},
   };
   for (const auto& [json, message] : cases) {
     v1::LocalRunConfig config;

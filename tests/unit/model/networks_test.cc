@@ -107,6 +107,35 @@ TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
   EXPECT_THROW(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 5}), c10::Error);
 }
 
+// model.generator_private_z: tower k reads the shared z and its own private block, so
+// a change in another tower's block leaves k's columns exactly as they were.
+TEST(NetworksTest, PrivateLatentReachesOnlyItsOwnTower) {
+  const TableEncoder encoder = MixedEncoder();
+  v1::ModelConfig m = SmallModel("softmax");
+  m.set_generator_towers("per_party");
+  m.set_generator_norm("none");
+  m.set_generator_private_z(3);
+  Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
+  ASSERT_EQ(g->latent_width(), 8 + 2 * 3);
+  const torch::Tensor z = torch::randn({16, g->latent_width()});
+  const torch::Tensor out = g->forward(z, StreamGenerator("k", "g", 0));
+  auto shifted = [&](int64_t offset, int64_t width) {
+    torch::Tensor other = z.clone();
+    other.narrow(1, offset, width).add_(1.0);
+    return g->forward(other, StreamGenerator("k", "g", 0));
+  };
+  const torch::Tensor own0 = shifted(8, 3), own1 = shifted(11, 3), shared = shifted(0, 8);
+  EXPECT_FALSE(torch::allclose(own0.narrow(1, 0, 4), out.narrow(1, 0, 4)));
+  EXPECT_TRUE(torch::equal(own0.narrow(1, 4, 6), out.narrow(1, 4, 6)));
+  EXPECT_TRUE(torch::equal(own1.narrow(1, 0, 4), out.narrow(1, 0, 4)));
+  EXPECT_FALSE(torch::allclose(own1.narrow(1, 4, 6), out.narrow(1, 4, 6)));
+  EXPECT_FALSE(torch::allclose(shared.narrow(1, 0, 4), out.narrow(1, 0, 4)));
+  EXPECT_FALSE(torch::allclose(shared.narrow(1, 4, 6), out.narrow(1, 4, 6)));
+
+  m.set_generator_private_z(0);
+  EXPECT_EQ(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6})->latent_width(), 8);
+}
+
 TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
   const v1::ModelConfig m = SmallModel("gumbel");
   FeatureNet a = SeededModule<FeatureNet>("key", "feat", 5, m);

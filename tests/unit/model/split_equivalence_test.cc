@@ -29,11 +29,13 @@ struct SplitCase {
   // (training.marginal_pair_cells 64). It runs on Adult's three parties: wine's parties
   // hold one categorical column between them, so no pair of blocks would be covered.
   double independence_weight = 0;
+  int private_z = 0;  // model.generator_private_z, with per-party towers
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
   *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << ", marginal_weight "
-      << c.marginal_weight << ", independence_weight " << c.independence_weight << "}";
+      << c.marginal_weight << ", independence_weight " << c.independence_weight << ", private_z "
+      << c.private_z << "}";
 }
 
 class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
@@ -64,6 +66,10 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->set_marginal_weight(GetParam().marginal_weight);
   if (adult) config.mutable_training()->set_marginal_pair_cells(64);
   config.mutable_training()->set_cross_party_independence_weight(GetParam().independence_weight);
+  if (GetParam().private_z > 0) {
+    config.mutable_model()->set_generator_towers("per_party");
+    config.mutable_model()->set_generator_private_z(GetParam().private_z);
+  }
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -180,12 +186,13 @@ INSTANTIATE_TEST_SUITE_P(
     SharedCriticWeightsAndPacks, SplitEquivalenceTest,
     ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
                       SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0},
-                      SplitCase{1.0, 1, 1.0, 1.0}),
+                      SplitCase{1.0, 1, 1.0, 1.0}, SplitCase{1.0, 1, 0.0, 0.0, 8}),
     [](const ::testing::TestParamInfo<SplitCase>& info) {
       return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
              "Pack" + std::to_string(info.param.pack) +
              (info.param.marginal_weight > 0 ? "Marginals" : "") +
-             (info.param.independence_weight > 0 ? "PairsAndIndependence" : "");
+             (info.param.independence_weight > 0 ? "PairsAndIndependence" : "") +
+             (info.param.private_z > 0 ? "PrivateLatent" : "");
     });
 
 }  // namespace
