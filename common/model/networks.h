@@ -18,7 +18,9 @@ namespace vfsynth {
 //
 // With model.generator_towers "per_party", each party's columns come from a tower of
 // their own (z -> hidden -> d_k, `tower_widths` gives the d_k in party order); the
-// towers' logits are concatenated, so the output layout is the same.
+// towers' logits are concatenated, so the output layout is the same. With
+// model.generator_private_z p > 0 as well, z is [shared z_dim | p for tower 0 | p for
+// tower 1 | ...] and tower k reads the shared block and its own.
 class GeneratorImpl : public torch::nn::Module {
  public:
   GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width,
