@@ -39,8 +39,7 @@ std::vector<torch::Tensor> CuratorModel::CriticSlices(int64_t step) {
   const std::string key = CuratorStreamKey(training_.seed());
   torch::NoGradGuard no_grad;
   const torch::Tensor z =
-      torch::randn({static_cast<int64_t>(training_.batch_size()), generator_->latent_width()},
-                   StreamGenerator(key, streams::kCriticZ, step));
+      generator_->SampleLatent(training_.batch_size(), StreamGenerator(key, streams::kCriticZ, step));
   return Split(generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step)));
 }
 
@@ -119,9 +118,8 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
 
 std::vector<torch::Tensor> CuratorModel::GeneratorSlices(int64_t round) {
   const std::string key = CuratorStreamKey(training_.seed());
-  const torch::Tensor z =
-      torch::randn({static_cast<int64_t>(training_.batch_size()), generator_->latent_width()},
-                   StreamGenerator(key, streams::kGeneratorZ, round));
+  const torch::Tensor z = generator_->SampleLatent(training_.batch_size(),
+                                                   StreamGenerator(key, streams::kGeneratorZ, round));
   pending_fake_ = generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
   pending_round_ = round;
   std::vector<torch::Tensor> slices;

@@ -75,7 +75,7 @@ torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows)
   for (int64_t start = 0, index = 0; start < rows; start += kChunk, ++index) {
     const int64_t n = std::min(kChunk, rows - start);
     const torch::Tensor z =
-        torch::randn({n, generator->latent_width()}, StreamGenerator(key, streams::kSynthesis, 2 * index));
+        generator->SampleLatent(n, StreamGenerator(key, streams::kSynthesis, 2 * index));
     outputs.push_back(
         generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1)));
   }

@@ -40,6 +40,11 @@ class GeneratorImpl : public torch::nn::Module {
   // model.generator_private_z for each tower.
   int latent_width() const { return shared_z_ + private_z_ * static_cast<int>(bodies_.size()); }
 
+  // `rows` standard normal z of latent_width() columns, drawn from `gen`.
+  torch::Tensor SampleLatent(int64_t rows, at::Generator gen) const {
+    return torch::randn({rows, latent_width()}, gen);
+  }
+
  private:
   torch::Tensor Logits(const torch::Tensor& z);
 

@@ -114,8 +114,7 @@ double ReferenceTrainer::CriticStep(int64_t step) {
   torch::Tensor fake;
   {
     torch::NoGradGuard no_grad;
-    const torch::Tensor z = torch::randn({b, generator_->latent_width()},
-                                         StreamGenerator(key, streams::kCriticZ, step));
+    const torch::Tensor z = generator_->SampleLatent(b, StreamGenerator(key, streams::kCriticZ, step));
     fake = generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step));
   }
   const torch::Tensor indices = SampleRealIndices(step);
@@ -153,8 +152,7 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
   const v1::TrainingConfig& t = config_.training();
   const std::string key = CuratorStreamKey(t.seed());
   const torch::Tensor z =
-      torch::randn({static_cast<int64_t>(t.batch_size()), generator_->latent_width()},
-                   StreamGenerator(key, streams::kGeneratorZ, round));
+      generator_->SampleLatent(t.batch_size(), StreamGenerator(key, streams::kGeneratorZ, round));
   const torch::Tensor fake =
       generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
   std::vector<torch::Tensor> features;
