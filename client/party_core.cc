@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/data/alignment.h"
+#include "client/label_pair_release.h"
 #include "client/reply_journal.h"
 #include "common/data/schema.h"
 #include "common/model/config.h"
@@ -346,6 +347,35 @@ absl::Status PartyCore::PlanMarginals() {
   return absl::OkStatus();
 }
 
+namespace {
+
+std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
+  return (std::filesystem::path(config.checkpoint_dir()) / name).string();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
+  absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
+  if (absl::IsNotFound(label.status())) {
+    v1::ShareLabelsRequest request;
+    request.set_run_id(run_id_);
+    request.set_party(config_.name());
+    return request;
+  }
+  if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("training.label_column: ", label.status().message()));
+  // The ledger's marginal-release charge (PlanMarginals) covers this release.
+  return HolderLabelRelease(ReleasePath(config_, "labels.release"), run_id_, config_.name(), model_->table(), *label,
+                            PrivacyShape().label_noise_multiplier);
+}
+
+absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
+    const v1::ShareLabelsResponse& labels) {
+  if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
+  return LabelPairRelease(ReleasePath(config_, "label_pairs.release"), run_id_, config_.name(), labels,
+                          model_->table(), data_.encoder.blocks(), PrivacyShape().marginal_noise_multiplier);
+}
+
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
@@ -374,6 +404,7 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
   shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_, shape.parties);
+  shape.label_noise_multiplier = LabelNoiseMultiplier(config_.privacy(), training_);
   shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
   return shape;
 }

@@ -66,6 +66,14 @@ class PartyCore {
   absl::Status AcceptAlignment(const v1::AlignResponse& response);
   v1::PartyMessage MakeHello() const;
 
+  // Label pairs (training.label_column), after alignment: true if the run has them.
+  bool releases_label_pairs() const { return !training_.label_column().empty(); }
+  // The ShareLabels request: the noised labels if this party holds the label, else empty.
+  absl::StatusOr<v1::ShareLabelsRequest> MakeShareLabelsRequest();
+  // A party without the label: its label-pair tables against the labels the curator
+  // returned; nullopt for the holder.
+  absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(const v1::ShareLabelsResponse& labels);
+
   // One curator message in, the replies out. An error means the curator sent
   // something this party must not act on; the party then stops.
   absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);

@@ -84,7 +84,24 @@ absl::Status PartySession::Session(bool* streamed) {
     RETURN_IF_ERROR(FromGrpc(stub->Align(&context, core_->MakeAlignRequest(), &response), "Align"));
     RETURN_IF_ERROR(core_->AcceptAlignment(response));
   }
+  if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs(*stub));
   return Serve(*stub, streamed);
+}
+
+absl::Status PartySession::ReleaseLabelPairs(v1::Curator::Stub& stub) {
+  ASSIGN_OR_RETURN(const v1::ShareLabelsRequest request, core_->MakeShareLabelsRequest());
+  v1::ShareLabelsResponse labels;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(In(kAlignTimeoutSeconds));
+    RETURN_IF_ERROR(FromGrpc(stub.ShareLabels(&context, request, &labels), "ShareLabels"));
+  }
+  ASSIGN_OR_RETURN(const std::optional<v1::LabelPairsRequest> tables, core_->MakeLabelPairsRequest(labels));
+  if (!tables.has_value()) return absl::OkStatus();
+  grpc::ClientContext context;
+  context.set_deadline(In(config_.connect_timeout_seconds()));
+  v1::LabelPairsResponse response;
+  return FromGrpc(stub.ReleaseLabelPairs(&context, *tables, &response), "ReleaseLabelPairs");
 }
 
 absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {

@@ -30,6 +30,8 @@ class PartySession {
   // One connection: register, align, serve. Sets *streamed once a Train stream ran.
   absl::Status Session(bool* streamed);
   absl::Status Serve(v1::Curator::Stub& stub, bool* streamed);
+  // Label pairs (training.label_column): the labels out or in, then this party's tables.
+  absl::Status ReleaseLabelPairs(v1::Curator::Stub& stub);
   // Sleeps before redialling; false if the session was cancelled meanwhile.
   bool Backoff(absl::Duration delay);
 

@@ -154,6 +154,12 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
     } else {
       spdlog::info("aligned {} records held by all {} parties", common.size(), roster_.size());
       status_.set_aligned_records(static_cast<int64_t>(common.size()));
+      if (!config_.training().label_column().empty()) {
+        std::vector<const TableEncoder*> encoders;
+        for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+        label_exchange_ = LabelPairExchange::Create(config_.training().label_column(), std::move(encoders), roster_,
+                                                    static_cast<int64_t>(common.size()));
+      }
       intersection_ = std::move(common);
     }
   }
@@ -161,6 +167,41 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
   v1::AlignResponse response;
   for (const std::string& token : **intersection_) response.add_tokens(token);
   return response;
+}
+
+absl::StatusOr<LabelPairExchange*> CuratorCore::label_exchange() {
+  absl::MutexLock lock(&mu_);
+  if (!label_exchange_.has_value()) {
+    return absl::FailedPreconditionError(config_.training().label_column().empty()
+                                             ? "this run releases no label pairs (training.label_column is unset)"
+                                             : "label pairs start after alignment");
+  }
+  if (!label_exchange_->ok()) return label_exchange_->status();
+  return label_exchange_->value().get();
+}
+
+absl::StatusOr<int> CuratorCore::LabelCaller(const std::string& party, const std::string& run_id) const {
+  const int index = hub_.Index(party);
+  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
+  if (run_id != config_.run_id()) {
+    return absl::FailedPreconditionError(absl::StrCat("run id '", run_id, "' is not this run"));
+  }
+  return index;
+}
+
+absl::StatusOr<v1::ShareLabelsResponse> CuratorCore::ShareLabels(const std::string& party,
+                                                                 const v1::ShareLabelsRequest& request) {
+  ASSIGN_OR_RETURN(const int index, LabelCaller(party, request.run_id()));
+  ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
+  return exchange->ShareLabels(index, request, join_deadline_);
+}
+
+absl::StatusOr<v1::LabelPairsResponse> CuratorCore::ReleaseLabelPairs(const std::string& party,
+                                                                      const v1::LabelPairsRequest& request) {
+  ASSIGN_OR_RETURN(const int index, LabelCaller(party, request.run_id()));
+  ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
+  RETURN_IF_ERROR(exchange->ReleasePairs(index, request));
+  return v1::LabelPairsResponse();
 }
 
 absl::Status CuratorCore::WaitForParties() {
@@ -180,6 +221,7 @@ absl::Status CuratorCore::WaitForParties() {
           absl::StrCat("join timeout: parties that did not register and align: ", missing));
     }
     if (!intersection_->ok()) return intersection_->status();
+    if (label_exchange_.has_value() && !label_exchange_->ok()) return label_exchange_->status();
   }
   int64_t records = 0;
   {
@@ -222,6 +264,7 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
   shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training(), shape.parties);
+  shape.label_noise_multiplier = LabelNoiseMultiplier(config_.privacy(), config_.training());
   shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
   return shape;
 }
@@ -459,6 +502,14 @@ absl::Status CuratorCore::Train() {
                             parameters, t.batch_size(), std::numeric_limits<double>::infinity());
     }
   }
+  if (!t.label_column().empty()) {
+    ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
+    ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(join_deadline_));
+    spdlog::info("label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
+                 t.label_column(), target.pairs(), LabelPairWeight(t));
+    absl::MutexLock model_lock(&model_mu_);
+    model_->SetLabelPairTarget(std::move(target), LabelPairWeight(t));
+  }
   ASSIGN_OR_RETURN(const int64_t first_round, StartFromCheckpoint());
   {
     absl::MutexLock lock(&mu_);
@@ -625,6 +676,7 @@ void CuratorCore::Cancel(absl::Status reason) {
   {
     absl::MutexLock lock(&mu_);
     if (cancelled_.ok()) cancelled_ = reason;
+    if (label_exchange_.has_value() && label_exchange_->ok()) label_exchange_->value()->Cancel(reason);
   }
   hub_.Cancel(std::move(reason));
 }

@@ -14,6 +14,7 @@
 #include "common/data/encoder.h"
 #include "common/util/background_task.h"
 #include "common/util/step_profile.h"
+#include "server/label_pair_exchange.h"
 #include "server/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -54,6 +55,12 @@ class CuratorCore {
   // Blocks until every party has sent its tokens (or the join deadline passes).
   absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
 
+  // Label pairs (training.label_column), between Align and Train (LabelPairExchange).
+  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const std::string& party,
+                                                      const v1::ShareLabelsRequest& request);
+  absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const std::string& party,
+                                                           const v1::LabelPairsRequest& request);
+
   // Runs the whole job: waits for every party, trains, sends Finished, writes the
   // synthetic CSV (if configured). Returns the run's outcome.
   absl::Status Run();
@@ -68,6 +75,11 @@ class CuratorCore {
   CuratorModel* model_for_testing() ABSL_NO_THREAD_SAFETY_ANALYSIS { return model_.get(); }
 
  private:
+  // The label-pair exchange once alignment is done; FAILED_PRECONDITION if the run has
+  // none (yet), or why it cannot have one.
+  absl::StatusOr<LabelPairExchange*> label_exchange();
+  // The roster index of a label-pair call's party, if it is in the roster and this run.
+  absl::StatusOr<int> LabelCaller(const std::string& party, const std::string& run_id) const;
   // Orchestration steps; each returns the first error (timeouts name the party).
   absl::Status WaitForParties();
   absl::Status Train();
@@ -124,6 +136,9 @@ class CuratorCore {
   std::vector<std::unique_ptr<TableEncoder>> encoders_ ABSL_GUARDED_BY(mu_);
   std::vector<std::optional<std::vector<std::string>>> tokens_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
+  // Set with the intersection when training.label_column is: the exchange, or why the
+  // roster cannot release label pairs.
+  std::optional<absl::StatusOr<std::unique_ptr<LabelPairExchange>>> label_exchange_ ABSL_GUARDED_BY(mu_);
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
   v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
   // Each party's own releases so far (every party runs the same calibrated noise).

@@ -32,22 +32,22 @@ absl::StatusOr<std::string> CuratorService::Authenticate(const grpc::ServerConte
 grpc::Status CuratorService::Register(grpc::ServerContext* context,
                                       const v1::RegisterRequest* request,
                                       v1::RegisterResponse* response) {
-  auto party = Authenticate(*context, request->party());
-  if (!party.ok()) return ToGrpcStatus(party.status());
-  auto result = core_->Register(*party, *request);
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  return Answer(*context, *request, response, &CuratorCore::Register);
 }
 
 grpc::Status CuratorService::Align(grpc::ServerContext* context, const v1::AlignRequest* request,
                                    v1::AlignResponse* response) {
-  auto party = Authenticate(*context, request->party());
-  if (!party.ok()) return ToGrpcStatus(party.status());
-  auto result = core_->Align(*party, *request);
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  return Answer(*context, *request, response, &CuratorCore::Align);
+}
+
+grpc::Status CuratorService::ShareLabels(grpc::ServerContext* context, const v1::ShareLabelsRequest* request,
+                                         v1::ShareLabelsResponse* response) {
+  return Answer(*context, *request, response, &CuratorCore::ShareLabels);
+}
+
+grpc::Status CuratorService::ReleaseLabelPairs(grpc::ServerContext* context, const v1::LabelPairsRequest* request,
+                                               v1::LabelPairsResponse* response) {
+  return Answer(*context, *request, response, &CuratorCore::ReleaseLabelPairs);
 }
 
 grpc::Status CuratorService::Train(

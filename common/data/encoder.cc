@@ -216,6 +216,17 @@ std::string TableEncoder::DecodeValue(const ColumnCodec& codec, const float* row
   return FormatNumber(value, integer);
 }
 
+absl::StatusOr<OutputBlock> TableEncoder::CategoricalBlock(const std::string& column) const {
+  for (const ColumnCodec& codec : codecs_) {
+    if (ColumnOf(codec).name() != column) continue;
+    if (codec.kind != ColumnKind::kCategorical) {
+      return absl::InvalidArgumentError(absl::StrCat("column '", column, "' is not categorical"));
+    }
+    return OutputBlock{BlockKind::kSoftmax, codec.value_offset, codec.value_width};
+  }
+  return absl::NotFoundError(absl::StrCat("the schema has no column '", column, "'"));
+}
+
 CsvTable TableEncoder::Decode(const float* values, int64_t rows) const {
   CsvTable table;
   for (const ColumnCodec& codec : codecs_) table.header.push_back(ColumnOf(codec).name());

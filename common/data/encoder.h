@@ -68,6 +68,10 @@ class TableEncoder {
   absl::StatusOr<EncodeResult> Encode(const CsvTable& table, const std::string& source,
                                       const EncodeOptions& options = {}) const;
 
+  // The one-hot value block of categorical column `column`; NOT_FOUND if the schema has
+  // no such column, INVALID_ARGUMENT if it is not categorical.
+  absl::StatusOr<OutputBlock> CategoricalBlock(const std::string& column) const;
+
   // Decodes `rows` x width() values: argmax inside one-hot blocks, inverse scaling
   // for numerics (integers rounded, bins to their midpoint). Header = schema columns.
   CsvTable Decode(const float* values, int64_t rows) const;

@@ -160,6 +160,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!(t->cross_party_independence_weight() >= 0 && std::isfinite(t->cross_party_independence_weight()))) {
     return absl::InvalidArgumentError("training.cross_party_independence_weight must be a finite number >= 0");
   }
+  if (!(t->label_pair_weight() >= 0 && std::isfinite(t->label_pair_weight()))) {
+    return absl::InvalidArgumentError("training.label_pair_weight must be a finite number >= 0");
+  }
   if (t->has_marginal_position_bins() && (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64)) {
     return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
   }
@@ -207,6 +210,13 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (p->has_marginal_budget_share() && !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
     return absl::InvalidArgumentError("privacy.marginal_budget_share must be in (0, 1)");
   }
+  if (p->has_label_noise_multiplier() &&
+      !(p->label_noise_multiplier() > 0 && std::isfinite(p->label_noise_multiplier()))) {
+    return absl::InvalidArgumentError("privacy.label_noise_multiplier must be finite and > 0");
+  }
+  if (p->has_label_budget_share() && !(p->label_budget_share() > 0 && p->label_budget_share() < 1)) {
+    return absl::InvalidArgumentError("privacy.label_budget_share must be in (0, 1)");
+  }
   if (p->has_shared_critic_budget_share()) {
     if (mode != "dpsgd") {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -232,17 +242,41 @@ MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
   return options;
 }
 
+namespace {
+
+// zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
+// the one-off releases' shares only; the run's ε is still composed exactly from RDP
+// (run_accounting.h).
+double BudgetRho(const v1::PrivacyConfig& privacy) {
+  const double log_inverse_delta = std::log(1.0 / privacy.delta());
+  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  return root * root;
+}
+
+}  // namespace
+
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties) {
   if (training.marginal_weight() <= 0) return 0;
   if (privacy.has_marginal_noise_multiplier()) return privacy.marginal_noise_multiplier();
   if (!privacy.has_epsilon() || parties < 1) return 30.0;
-  // zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
-  // the share only; the run's ε is still composed exactly from RDP (run_accounting.h).
-  const double log_inverse_delta = std::log(1.0 / privacy.delta());
-  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  // With label pairs the K - 1 parties without the label release their tables too.
+  const int releases = parties + (training.label_column().empty() ? 0 : parties - 1);
   const double share = privacy.has_marginal_budget_share() ? privacy.marginal_budget_share() : 0.1;
-  return std::sqrt(parties / (2.0 * share * root * root));
+  return std::sqrt(releases / (2.0 * share * BudgetRho(privacy)));
+}
+
+double LabelNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+  if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
+  if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
+  if (privacy.has_label_noise_multiplier()) return privacy.label_noise_multiplier();
+  if (!privacy.has_epsilon()) return 30.0;
+  const double share = privacy.has_label_budget_share() ? privacy.label_budget_share() : kDefaultLabelBudgetShare;
+  return std::sqrt(1.0 / (2.0 * share * BudgetRho(privacy)));
+}
+
+double LabelPairWeight(const v1::TrainingConfig& training) {
+  return training.has_label_pair_weight() ? training.label_pair_weight() : training.marginal_weight();
 }
 
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
@@ -402,6 +436,18 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
+  if (!c->training().label_column().empty()) {
+    // The release is a DP mechanism; without DP the labels would leave their holder raw.
+    if (mode != "dpsgd" && mode != "strict") {
+      return absl::InvalidArgumentError(absl::StrCat("training.label_column needs privacy.mode 'dpsgd' or 'strict', not '",
+                                                     mode, "'"));
+    }
+    if (c->training().marginal_weight() <= 0) {
+      return absl::InvalidArgumentError(
+          "training.label_column needs the marginal release (training.marginal_weight > 0): the label pairs are "
+          "part of it");
+    }
+  }
   // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
   // example: its per-example gradients and clipping are not defined for packed rows.
   if (c->model().pack() > 1 && c->privacy().mode() == "dpsgd") {

@@ -30,6 +30,14 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties);
+// With training.label_column (dpsgd or strict, marginal release on): the label release's
+// noise multiplier, privacy.label_noise_multiplier if set, else the one that gives it
+// privacy.label_budget_share (kDefaultLabelBudgetShare) of the budget's zCDP ρ, else (no
+// epsilon) 30. 0 without label pairs.
+inline constexpr double kDefaultLabelBudgetShare = 0.15;
+double LabelNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+// training.label_pair_weight, or the marginal weight if unset.
+double LabelPairWeight(const v1::TrainingConfig& training);
 // dpsgd: privacy.shared_critic_budget_share, or kDefaultSharedCriticBudgetShare if unset
 // (ResolvePrivacyConfig leaves it unset, so settings digests stay what they were).
 // 0 in every other mode: no split (privacy::RunShape::shared_critic_share).

@@ -4,17 +4,22 @@
 
 namespace vfsynth {
 
-CrossPartyIndependence::CrossPartyIndependence(const std::vector<const TableEncoder*>& encoders) {
+CrossPartyIndependence::CrossPartyIndependence(const std::vector<const TableEncoder*>& encoders,
+                                               const std::string& excluded_column) {
   int party_offset = 0;
   std::vector<int> blocks;
   for (const TableEncoder* encoder : encoders) {
     std::vector<int64_t> columns;
-    const std::vector<OutputBlock> one_hot = OneHotBlocks(encoder->blocks());
-    for (const OutputBlock& block : one_hot) {
+    const absl::StatusOr<OutputBlock> excluded =
+        excluded_column.empty() ? absl::NotFoundError("") : encoder->CategoricalBlock(excluded_column);
+    int kept = 0;
+    for (const OutputBlock& block : OneHotBlocks(encoder->blocks())) {
+      if (excluded.ok() && excluded->offset == block.offset) continue;
       for (int c = 0; c < block.width; ++c) columns.push_back(party_offset + block.offset + c);
+      ++kept;
     }
-    for (int earlier : blocks) pairs_ += earlier * static_cast<int>(one_hot.size());
-    blocks.push_back(static_cast<int>(one_hot.size()));
+    for (int earlier : blocks) pairs_ += earlier * kept;
+    blocks.push_back(kept);
     columns_.push_back(torch::tensor(columns, torch::kLong));
     party_offset += encoder->width();
   }

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
 #include "common/data/encoder.h"
@@ -20,8 +21,11 @@ namespace vfsynth {
 // computed by the curator from G's output alone, so it costs no privacy.
 class CrossPartyIndependence {
  public:
-  // `encoders` in party order, as concatenated in G's output.
-  explicit CrossPartyIndependence(const std::vector<const TableEncoder*>& encoders);
+  // `encoders` in party order, as concatenated in G's output. The block of categorical
+  // column `excluded_column` (if any party has it) takes no part: label pairs
+  // (label_pairs.h) give G that column's dependence instead; the prior would undo it.
+  explicit CrossPartyIndependence(const std::vector<const TableEncoder*>& encoders,
+                                  const std::string& excluded_column = "");
 
   // Σ over cross-party block pairs of I(a; b) under the batch's empirical joint (nats);
   // 0 for a batch whose joint is the product of its marginals.

@@ -20,7 +20,7 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
   average_ = MakeGeneratorAverage(model_, training_, encoders, generator_);
-  if (training_.cross_party_independence_weight() > 0) independence_.emplace(encoders);
+  if (training_.cross_party_independence_weight() > 0) independence_.emplace(encoders, training_.label_column());
 }
 
 int64_t CuratorModel::shared_critic_parameters() const { return ParameterCount(*shared_critic_); }
@@ -146,10 +146,13 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
   pending_round_ = -1;
   const std::vector<torch::Tensor> params = generator_->parameters();
   std::vector<torch::Tensor> grads;
-  if (independence_.has_value()) {
-    // The parties' slice gradients and the curator's own prior, in one backward pass.
-    const torch::Tensor loss = (pending_fake_ * torch::cat(slice_grads, 1)).sum() +
-                               training_.cross_party_independence_weight() * independence_->Loss(pending_fake_);
+  if (independence_.has_value() || label_pairs_.has_value()) {
+    // The parties' slice gradients and the curator's own terms, in one backward pass.
+    torch::Tensor loss = (pending_fake_ * torch::cat(slice_grads, 1)).sum();
+    if (independence_.has_value()) {
+      loss = loss + training_.cross_party_independence_weight() * independence_->Loss(pending_fake_);
+    }
+    if (label_pairs_.has_value()) loss = loss + label_pair_weight_ * label_pairs_->Loss(pending_fake_);
     grads = torch::autograd::grad({loss}, params);
   } else {
     grads = torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});

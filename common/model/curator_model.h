@@ -12,6 +12,7 @@
 #include "common/data/encoder.h"
 #include "common/model/cross_party_independence.h"
 #include "common/model/generator_average.h"
+#include "common/model/marginal_target.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -33,6 +34,13 @@ class CuratorModel {
     shared_clip_norm_ = clip_norm;
     shared_noise_ = std::move(noise);
   }
+
+  // Label pairs (label_pairs.h): G's objective gains weight * target.Loss(G's batch).
+  void SetLabelPairTarget(MarginalTarget target, double weight) {
+    label_pairs_.emplace(std::move(target));
+    label_pair_weight_ = weight;
+  }
+  bool has_label_pair_target() const { return label_pairs_.has_value(); }
 
   int num_parties() const { return static_cast<int>(widths_.size()); }
   // D_s's parameter count: what DP-SGD noises in dpsgd.
@@ -92,7 +100,9 @@ class CuratorModel {
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;
-  std::optional<CrossPartyIndependence> independence_;  // training.cross_party_independence_weight > 0
+  std::optional<CrossPartyIndependence> independence_;
+  std::optional<MarginalTarget> label_pairs_;
+  double label_pair_weight_ = 0;  // training.cross_party_independence_weight > 0
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;

@@ -75,7 +75,9 @@ int64_t MarginalTarget::Cells(const OutputBlock& block) const {
 
 std::vector<int64_t> MarginalTarget::HistogramSizes() const {
   std::vector<int64_t> sizes;
-  for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
+  if (one_way_) {
+    for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
+  }
   for (const auto& [a, b] : pairs_) sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
   return sizes;
 }
@@ -107,6 +109,7 @@ torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const Output
 std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows, bool hard) const {
   std::vector<torch::Tensor> histograms;
   for (const OutputBlock& block : blocks_) {
+    if (!one_way_) break;
     histograms.push_back(hard ? HardCells(rows, block).sum(0) : SoftCells(rows, block).mean(0));
   }
   // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
@@ -154,6 +157,20 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
                         histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
 }
 
+absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(std::vector<OutputBlock> blocks,
+                                                                     std::vector<std::pair<int, int>> pairs,
+                                                                     const torch::Tensor& probabilities) {
+  for (const auto& [a, b] : pairs) {
+    const int n = static_cast<int>(blocks.size());
+    if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
+      return absl::InvalidArgumentError(absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
+    }
+  }
+  MarginalTarget shape(std::move(blocks), std::move(pairs), 1, torch::Tensor());
+  shape.one_way_ = false;
+  return shape.WithProbabilities(probabilities);
+}
+
 absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Tensor& probabilities) const {
   const std::vector<int64_t> sizes = HistogramSizes();
   int64_t cells = 0;
@@ -171,7 +188,9 @@ absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Te
                        std::abs(part.sum().item<double>() - 1.0) < 1e-6;
     if (!valid) return absl::InvalidArgumentError("saved marginals are not probability vectors");
   }
-  return MarginalTarget(blocks_, pairs_, position_bins_, p.clone());
+  MarginalTarget target(blocks_, pairs_, position_bins_, p.clone());
+  target.one_way_ = one_way_;
+  return target;
 }
 
 torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice) const {

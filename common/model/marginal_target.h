@@ -41,6 +41,13 @@ class MarginalTarget {
                                                   const MarginalOptions& options, double noise_multiplier,
                                                   std::optional<at::Generator> noise);
 
+  // A target of the given pairs of `blocks` (indices into them) only, without 1-way
+  // histograms, from their probabilities (row-major, in pair order; each a probability
+  // vector). Label pairs (label_pairs.h) build theirs this way.
+  static absl::StatusOr<MarginalTarget> FromPairProbabilities(std::vector<OutputBlock> blocks,
+                                                              std::vector<std::pair<int, int>> pairs,
+                                                              const torch::Tensor& probabilities);
+
   // The same blocks with the probabilities of a saved target (probabilities() of one
   // built for the same blocks): each block's part must be a probability vector.
   absl::StatusOr<MarginalTarget> WithProbabilities(const torch::Tensor& probabilities) const;
@@ -74,6 +81,7 @@ class MarginalTarget {
   std::vector<OutputBlock> blocks_;  // one-hot blocks only
   std::vector<Pair> pairs_;
   int position_bins_;                // 1: no refinement
+  bool one_way_ = true;              // false: pair histograms only
   torch::Tensor probabilities_;
 };
 

@@ -1,5 +1,6 @@
 #include "common/privacy/run_accounting.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -40,9 +41,15 @@ bool ReleasesMarginals(Mode mode, const RunShape& shape) {
   return mode != Mode::kNone && shape.marginal_noise_multiplier > 0;
 }
 
-// One histogram release per party over all its records: no amplification.
+// One histogram release per party over all its records: no amplification. With label
+// pairs, also the holder's label release and the other parties' label-pair tables; a
+// single party's view (parties == 1) counts both, since it may be either.
 StepMechanism MarginalMechanism(int parties, const RunShape& shape) {
-  return WithoutAmplification(Mechanism(parties, shape.marginal_noise_multiplier, shape));
+  const bool label_pairs = shape.label_noise_multiplier > 0;
+  const int tables = label_pairs ? std::max(parties - 1, 1) : 0;
+  StepMechanism mechanism = WithoutAmplification(Mechanism(parties + tables, shape.marginal_noise_multiplier, shape));
+  if (label_pairs) mechanism.noise_multipliers.push_back(shape.label_noise_multiplier);
+  return mechanism;
 }
 
 int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(mode, shape) ? 1 : 0; }

@@ -38,7 +38,7 @@ constexpr char kSamplingSecret[] = "test-sampling-secret-0123456789";
 constexpr char kAlignmentKey[] = "test-alignment-key-0123456789";
 
 class DistributedTest : public ::testing::Test {
- protected:
+ public:
   static void SetUpTestSuite() {
     // Per process: two checkouts (or two ctest runs) must not share certificates or checkpoints.
     dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/distributed_test_", ::getpid()));
@@ -81,6 +81,9 @@ class DistributedTest : public ::testing::Test {
     return tls;
   }
 
+  static std::string LedgerPath(const std::string& party) { return CheckpointDir(party) + ".ledger"; }
+
+ protected:
   // Checkpoints of the current test (removed when its curator starts).
   static std::string CheckpointDir(const std::string& daemon) {
     return *dir_ + "/checkpoints/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
@@ -330,6 +333,18 @@ void ExpectBudgetSpentExactly(const RunOutcome& outcome, double budget) {
   EXPECT_NEAR(outcome.status.epsilon_planned(), budget, 1e-3);
 }
 
+// The charge lines of a party's ledger, in order.
+std::vector<std::string> LedgerCharges(const std::string& party) {
+  absl::StatusOr<std::string> ledger = ReadFile(DistributedTest::LedgerPath(party));
+  EXPECT_TRUE(ledger.ok()) << ledger.status();
+  std::vector<std::string> charges;
+  if (!ledger.ok()) return charges;
+  for (absl::string_view line : absl::StrSplit(*ledger, '\n')) {
+    if (absl::StartsWith(line, "charge\t")) charges.emplace_back(line);
+  }
+  return charges;
+}
+
 TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   v1::PrivacyConfig privacy;
   privacy.set_mode("strict");
@@ -355,17 +370,48 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   for (size_t k = 0; k < kParties.size(); ++k) {
-    absl::StatusOr<std::string> ledger = ReadFile(CheckpointDir(kParties[k]) + ".ledger");
-    ASSERT_TRUE(ledger.ok()) << ledger.status();
-    std::vector<std::string> charges;
-    for (absl::string_view line : absl::StrSplit(*ledger, '\n')) {
-      if (absl::StartsWith(line, "charge\t")) charges.emplace_back(line);
-    }
+    const std::vector<std::string> charges = LedgerCharges(kParties[k]);
     const v1::TrainingConfig t = Training();
-    ASSERT_EQ(charges.size(), 1u + t.rounds() * t.n_critic()) << *ledger;
+    ASSERT_EQ(charges.size(), 1u + t.rounds() * t.n_critic());
     EXPECT_TRUE(absl::StrContains(charges[0], "\tround=0\t")) << charges[0];
     EXPECT_TRUE(absl::StrContains(charges[0], "\tq=1\t")) << charges[0];
     EXPECT_TRUE(absl::StrContains(charges[1], "\tround=1\t")) << charges[1];
+  }
+}
+
+// Label pairs over mTLS: the holder's labels and the other parties' tables are released
+// once, before training, under the marginal release's ledger charge (key 0: every
+// party's marginals, the two other parties' tables and the labels), the curator's G gets
+// the target, and the run still spends exactly its budget. A second session of a party
+// sends the kept release again, byte for byte.
+TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(8.0);
+  v1::TrainingConfig training = Training();
+  training.set_marginal_weight(1.0);
+  training.set_label_column("class");
+  std::vector<std::string> kept(kParties.size());
+  bool has_target = false;
+  auto outcome = RunAll(
+      StartCurator(60, privacy, "", training),
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
+      [&](CuratorServer& curator) { has_target = curator.core().model_for_testing()->has_label_pair_target(); });
+  ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
+  EXPECT_TRUE(has_target);
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    const bool holder = kParties[k] == "bank";  // deploy/parties/adult-3.json gives it the class
+    const std::string release = CheckpointDir(kParties[k]) + (holder ? "/labels.release" : "/label_pairs.release");
+    absl::StatusOr<std::string> bytes = ReadFile(release);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_FALSE(bytes->empty());
+    const std::vector<std::string> charges = LedgerCharges(kParties[k]);
+    const v1::TrainingConfig t = Training();
+    ASSERT_EQ(charges.size(), 1u + t.rounds() * t.n_critic());
+    // Key 0: 3 marginal releases + 2 label-pair tables + the labels, six multipliers.
+    const size_t z_start = charges[0].find("\tz=") + 3;
+    const std::string z_list = charges[0].substr(z_start, charges[0].find('\t', z_start) - z_start);
+    EXPECT_EQ(std::count(z_list.begin(), z_list.end(), ',') + 1, 6) << charges[0];
   }
 }
 

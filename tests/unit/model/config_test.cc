@@ -272,7 +272,7 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   EXPECT_EQ(MarginalOptionsFor(training).pair_cells, 0);
   EXPECT_FALSE(training.has_marginal_pair_cells());
   training.set_marginal_weight(10);
-  // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1840; a tenth of it for 3
+  // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1735; a tenth of it for 3
   // releases: z = √(3 / (2 · 0.01735)) = 9.299.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), 9.299, 0.01);
   privacy.set_marginal_budget_share(0.4);  // four times the share: half the noise
@@ -295,6 +295,59 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
     share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
     ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;
   }
+}
+
+TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
+  auto with_label = [](const std::string& mode, double marginal_weight) {
+    return ResolveCurator([&](v1::CuratorConfig* c) {
+      c->mutable_privacy()->set_mode(mode);
+      if (mode != "none") c->mutable_privacy()->set_epsilon(10);
+      c->mutable_training()->set_label_column("class");
+      c->mutable_training()->set_marginal_weight(marginal_weight);
+    });
+  };
+  EXPECT_TRUE(with_label("strict", 1).ok());
+  EXPECT_TRUE(with_label("dpsgd", 1).ok());
+  EXPECT_THAT(with_label("none", 1).message(), HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
+  EXPECT_THAT(with_label("vflgan", 1).message(), HasSubstr("needs privacy.mode"));
+  EXPECT_THAT(with_label("strict", 0).message(), HasSubstr("marginal_weight > 0"));
+
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  v1::TrainingConfig training;
+  training.set_marginal_weight(1);
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 0.0);  // no label column
+  EXPECT_EQ(LabelPairWeight(training), 1.0);
+  const double alone = MarginalNoiseMultiplier(privacy, training, 3);
+  training.set_label_column("class");
+  // ρ = 0.1735 at ε = 3 (above); 0.15 of it for the labels: z = √(1 / (2 · 0.02602)) = 4.383.
+  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 4.383, 0.01);
+  // The marginal share now covers 3 releases of marginals and 2 of tables.
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
+  privacy.set_label_budget_share(0.6);  // four times the share: half the noise
+  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 4.383 / 2, 0.01);
+  privacy.set_label_noise_multiplier(2.5);
+  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 2.5);
+  training.set_label_pair_weight(3);
+  EXPECT_EQ(LabelPairWeight(training), 3.0);
+  privacy.set_mode("none");
+  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 0.0);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    v1::PrivacyConfig p;
+    p.set_epsilon(3);
+    p.set_label_noise_multiplier(bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&p).message(), HasSubstr("privacy.label_noise_multiplier")) << bad;
+    v1::PrivacyConfig share;
+    share.set_epsilon(3);
+    share.set_label_budget_share(bad == 0.0 ? 1.0 : bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&share).message(), HasSubstr("privacy.label_budget_share")) << bad;
+  }
+  v1::TrainingConfig negative;
+  negative.set_label_pair_weight(-1);
+  EXPECT_THAT(ResolveTrainingConfig(&negative).message(), HasSubstr("training.label_pair_weight"));
 }
 
 TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {

@@ -6,27 +6,19 @@
 
 #include <cmath>
 
-#include "common/data/schema.h"
+#include "tests/unit/data/encoder_from_json.h"
 
 namespace vfsynth {
 namespace {
-
-TableEncoder Encoder(const std::string& json) {
-  auto schema = ParseSchema(json, "party.json");
-  EXPECT_TRUE(schema.ok()) << schema.status();
-  auto encoder = TableEncoder::Create(*schema);
-  EXPECT_TRUE(encoder.ok()) << encoder.status();
-  return *std::move(encoder);
-}
 
 // Party 0: a 2-way categorical (columns 0-1) and a scalar (column 2); party 1: a 2-way
 // categorical (columns 3-4) and a 3-way one (columns 5-7).
 class CrossPartyIndependenceTest : public ::testing::Test {
  protected:
-  TableEncoder first_ = Encoder(R"({"columns":[
+  TableEncoder first_ = EncoderFromJson(R"({"columns":[
       {"name":"a","type":"categorical","categories":["x","y"]},
       {"name":"s","type":"continuous","min":0,"max":1}]})");
-  TableEncoder second_ = Encoder(R"({"columns":[
+  TableEncoder second_ = EncoderFromJson(R"({"columns":[
       {"name":"b","type":"categorical","categories":["x","y"]},
       {"name":"c","type":"categorical","categories":["x","y","z"]}]})");
   CrossPartyIndependence prior_{{&first_, &second_}};
@@ -35,6 +27,22 @@ class CrossPartyIndependenceTest : public ::testing::Test {
 TEST_F(CrossPartyIndependenceTest, CoversOnlyPairsAcrossParties) {
   // a-b and a-c; b-c is within party 1 and the scalar has no block.
   EXPECT_EQ(prior_.pairs(), 2);
+}
+
+TEST_F(CrossPartyIndependenceTest, LeavesTheExcludedColumnOut) {
+  // Label pairs give G the label's dependence; the prior must not pull it away.
+  EXPECT_EQ(CrossPartyIndependence({&first_, &second_}, "a").pairs(), 0);
+  const CrossPartyIndependence without_b({&first_, &second_}, "b");
+  EXPECT_EQ(without_b.pairs(), 1);  // a-c only
+  // b copies a (c constant): the full prior sees ln 2, the one without b nothing.
+  const torch::Tensor copied = torch::tensor({{1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0},
+                                              {1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0},
+                                              {0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0},
+                                              {0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0}},
+                                             torch::kFloat32);
+  EXPECT_NEAR(prior_.Loss(copied).item<double>(), std::log(2.0), 1e-5);
+  EXPECT_NEAR(without_b.Loss(copied).item<double>(), 0.0, 1e-6);
+  EXPECT_EQ(CrossPartyIndependence({&first_, &second_}, "absent").pairs(), 2);
 }
 
 TEST_F(CrossPartyIndependenceTest, ZeroForAProductBatchAndTheMutualInformationOtherwise) {

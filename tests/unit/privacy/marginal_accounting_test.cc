@@ -46,6 +46,33 @@ TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
   EXPECT_EQ(RunReleases(Mode::kDpsgd, 2.0, Shape(0), 100, View::kJoint).size(), 1u);
 }
 
+// Label pairs join the release: the holder's labels (one Gaussian at the label's
+// multiplier) and the K − 1 other parties' tables (at the marginal multiplier). A single
+// party's view counts one table and the labels, since it may hold either.
+TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
+  RunShape shape = Shape(30.0);
+  shape.label_noise_multiplier = 1.5;
+  const std::vector<ChargedSteps> joint = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kJoint);
+  ASSERT_EQ(joint.size(), 1u);
+  std::vector<double> expected(5, 30.0);
+  expected.push_back(1.5);
+  EXPECT_EQ(joint[0].mechanism.noise_multipliers, expected);
+  EXPECT_EQ(RunReleases(Mode::kStrict, 2.0, shape, 0, View::kParty)[0].mechanism.noise_multipliers,
+            (std::vector<double>{30.0, 30.0, 1.5}));
+  const std::optional<LedgerCharge> charge = MarginalReleaseCharge(Mode::kDpsgd, shape);
+  ASSERT_TRUE(charge.has_value());
+  EXPECT_EQ(charge->mechanism.noise_multipliers, expected);
+  // Calibrating the run leaves room for the labels: the per-step noise grows.
+  absl::StatusOr<double> without = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, Shape(30.0));
+  absl::StatusOr<double> with = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, shape);
+  ASSERT_TRUE(without.ok() && with.ok());
+  EXPECT_GT(*with, *without);
+  absl::StatusOr<EpsilonAndOrder> spent = RunEpsilon(Mode::kStrict, *with, shape, 2000, View::kJoint, 1e-5,
+                                                     Conversion::kImproved);
+  ASSERT_TRUE(spent.ok());
+  EXPECT_NEAR(spent->epsilon, 10.0, 1e-3);
+}
+
 TEST(MarginalAccountingTest, LedgerChargesComposeToThePlan) {
   for (Mode mode : {Mode::kDpsgd, Mode::kStrict}) {
     const RunShape shape = Shape(30.0);
