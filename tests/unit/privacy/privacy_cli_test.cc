@@ -149,6 +149,22 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
     EXPECT_EQ(refused.exit_code, 2) << refused.out;
     EXPECT_NE(refused.out.find("--shared-critic-budget-share"), std::string::npos) << refused.out;
   }
+  // Label pairs: the labels and two more tables join the marginal release, so at the
+  // same ε the critic steps get more noise; the flag needs the marginal release.
+  const std::string strict =
+      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
+      "--n-critic 1 --delta 1e-5 --epsilon 10 --marginal-noise-multiplier 4.0162";
+  const Result plain = RunVfsynth(strict);
+  const Result labelled = RunVfsynth(strict + " --label-noise-multiplier 1.466");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  ASSERT_EQ(labelled.exit_code, 0) << labelled.out;
+  EXPECT_NEAR(Value(labelled.out, "epsilon"), 10, 1e-3) << labelled.out;
+  EXPECT_GT(Value(labelled.out, "noise_multiplier"), Value(plain.out, "noise_multiplier") + 0.05) << labelled.out;
+  const Result no_marginals = RunVfsynth(
+      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
+      "--n-critic 1 --delta 1e-5 --epsilon 10 --label-noise-multiplier 1.466");
+  EXPECT_EQ(no_marginals.exit_code, 2) << no_marginals.out;
+  EXPECT_NE(no_marginals.out.find("--label-noise-multiplier"), std::string::npos) << no_marginals.out;
   const Result bad = RunVfsynth("privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
                                 "--epsilon 1 --delta 1e-5");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
