@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -34,7 +35,14 @@ absl::StatusOr<std::unique_ptr<LabelPairExchange>> LabelPairExchange::Create(
   if (holder < 0) {
     return absl::InvalidArgumentError(absl::StrCat("training.label_column '", column, "' is in no party's schema"));
   }
-  if (encoders.size() < 2) return absl::InvalidArgumentError("label pairs need at least two parties");
+  bool pairable = false;
+  for (size_t p = 0; p < encoders.size(); ++p) {
+    if (static_cast<int>(p) != holder && !OneHotBlocks(encoders[p]->blocks()).empty()) pairable = true;
+  }
+  if (!pairable) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.label_column '", column, "': no other party has a categorical or binned column to pair it with"));
+  }
   return std::unique_ptr<LabelPairExchange>(
       new LabelPairExchange(std::move(encoders), std::move(roster), holder, label, rows));
 }
@@ -97,7 +105,7 @@ absl::Status LabelPairExchange::ReleasePairs(int party, const v1::LabelPairsRequ
   }
   const int64_t cells = LabelPairCells(label_.width, OneHotBlocks(encoders_[party]->blocks()));
   RETURN_IF_ERROR(ValidateTensor(request.counts(), {cells}, absl::StrCat(roster_[party], "'s label-pair counts"),
-                                 /*max_bytes=*/cells * 4));
+                                 /*max_bytes=*/std::max<int64_t>(cells * 4, 1)));
   absl::MutexLock lock(&mu_);
   if (!cancelled_.ok()) return cancelled_;
   if (!labels_.has_value() || request.labels_sha256() != labels_digest_) {

@@ -61,7 +61,7 @@ absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int c
   if (labels.numel() > 0 && (labels.min().item<int64_t>() < 0 || labels.max().item<int64_t>() >= categories)) {
     return absl::InvalidArgumentError(absl::StrCat("labels must be category indices in [0, ", categories, ")"));
   }
-  if (one_hot_blocks.empty()) return absl::InvalidArgumentError("no one-hot blocks to pair the label with");
+  if (one_hot_blocks.empty()) return torch::zeros({0}, torch::kDouble);  // nothing to pair the label with
   const torch::Tensor label_rows = torch::one_hot(labels.to(torch::kLong), categories).to(torch::kDouble);
   std::vector<torch::Tensor> tables;
   for (const OutputBlock& block : one_hot_blocks) {

@@ -34,7 +34,7 @@ double LabelKeepProbability(double noise_multiplier, int categories);
 // A non-holder's release: per one-hot block b (in order), the k x width(b) counts of
 // (noised label, b's cell) over the table's rows, row-major, concatenated, float64. With
 // `noise`, every count gets N(0, (z·√(2m))²) for m blocks: for fixed labels, replacing a
-// record moves one count down and one up in each table.
+// record moves one count down and one up in each table. No blocks: an empty release.
 absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int categories,
                                               const torch::Tensor& table,
                                               const std::vector<OutputBlock>& one_hot_blocks,

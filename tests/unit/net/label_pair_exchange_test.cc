@@ -52,6 +52,9 @@ TEST_F(LabelPairExchangeTest, FindsTheOneHolderOrSaysWhyNot) {
   EXPECT_THAT(missing.status().message(), HasSubstr("in no party's schema"));
   auto numeric = LabelPairExchange::Create("n", {&a_, &b_, &c_}, {"a", "b", "c"}, kRows);
   EXPECT_THAT(numeric.status().message(), HasSubstr("not categorical"));
+  TableEncoder scalars = EncoderFromJson(R"({"columns":[{"name":"n","type":"continuous","min":0,"max":1}]})");
+  auto alone = LabelPairExchange::Create("y", {&scalars, &b_}, {"a", "b"}, kRows);
+  EXPECT_THAT(alone.status().message(), HasSubstr("no other party has a categorical or binned column"));
   TableEncoder twin = EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["lo","hi"]}]})");
   auto twice = LabelPairExchange::Create("y", {&a_, &b_, &twin}, {"a", "b", "c"}, kRows);
   EXPECT_THAT(twice.status().message(), HasSubstr("held by both 'b' and 'c'"));
