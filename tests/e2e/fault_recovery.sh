@@ -9,6 +9,10 @@
 #      1..) exactly once, and its final epsilon equals the uninterrupted run's;
 #   4. a party that never comes back: the curator fails the run once its reconnect
 #      timeout passes, naming the party.
+# Every run releases label pairs for `class` (docs/privacy.md, "Label pairs"), part of the
+# key-0 release: after a restart the parties send their kept releases again, never a
+# second draw.
+
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d)
@@ -27,7 +31,7 @@ fail() {
 
 prepare() {  # DIR [RECONNECT_TIMEOUT]
   "$SRC/deploy/run-local.sh" --out "$1" --dataset adult --rounds $ROUNDS --batch 128 --rows 300 \
-    --privacy strict --epsilon 10 --bin "$BIN" --training "\"n_critic\": $N_CRITIC" \
+    --privacy strict --epsilon 10 --bin "$BIN" --training "\"n_critic\": $N_CRITIC, \"label_column\": \"class\"" \
     --prepare-only > /dev/null
   python3 - "$1/curator.json" "${2:-120}" <<'PY'
 import json, sys
@@ -92,6 +96,15 @@ PY
   done
 }
 random_step() { echo $(( 3 + RANDOM % (STEPS - 8) )); }
+# Each party drew its label-pair release once and sent the kept one after a restart.
+check_label_release() {  # DIR RESENT_BY...
+  for party in $PARTIES; do
+    [ "$(grep -c 'label pairs: released' "$1/logs/$party.log")" -eq 1 ] || fail "$party drew its label release again in $1"
+  done
+  for party in "${@:2}"; do
+    grep -q 'label pairs: sending the .* kept in' "$1/logs/$party.log" || fail "$party did not resend its kept release in $1"
+  done
+}
 
 # 1. Uninterrupted reference run.
 REF="$WORK/reference"; prepare "$REF"; start_all "$REF"; wait_all_ok "$REF"
@@ -109,6 +122,7 @@ wait_all_ok "$RUN"
 grep -q "party $VICTIM rejoined" "$RUN/logs/curator.log" || fail "curator did not log $VICTIM rejoining"
 grep -q "resumed from" "$RUN/logs/$VICTIM.log" || fail "$VICTIM did not resume from its checkpoint"
 check_ledgers "$RUN" "$REF"
+check_label_release "$RUN" "$VICTIM"
 
 # 3. The curator killed at a random step and restarted with --resume.
 RUN="$WORK/curator-crash"; prepare "$RUN"; start_all "$RUN"
@@ -120,6 +134,8 @@ start_curator "$RUN" --resume
 wait_all_ok "$RUN"
 grep -q "resumed run 'local-adult' at round" "$RUN/logs/curator.log" || fail "curator did not resume"
 check_ledgers "$RUN" "$REF"
+check_label_release "$RUN" $PARTIES
+[ "$(grep -c "label pairs: G's target" "$RUN/logs/curator.log")" -eq 2 ] || fail "the resumed curator did not rebuild the label target"
 
 # 4. A party that never comes back fails the run, naming it.
 RUN="$WORK/party-gone"; prepare "$RUN" 4; start_all "$RUN"
