@@ -157,6 +157,10 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_FALSE(resolved("dpsgd", unset, 10).has_cross_party_independence_weight());
   EXPECT_EQ(resolved("dpsgd", unset, 10).rounds(), 10000);
   EXPECT_EQ(resolved("strict", unset, 10).rounds(), 3000);
+  // With label pairs the release carries the label's dependence: the prior is on again.
+  auto labelled = [](v1::TrainingConfig* t) { t->set_label_column("class"); };
+  EXPECT_EQ(resolved("dpsgd", labelled, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", labelled, 10).rounds(), 3000);
   // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
   EXPECT_EQ(resolved("none", unset).rounds(), 10000);
   EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
