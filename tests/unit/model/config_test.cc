@@ -327,12 +327,12 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   EXPECT_EQ(LabelPairWeight(training), 1.0);
   const double alone = MarginalNoiseMultiplier(privacy, training, 3);
   training.set_label_column("class");
-  // ρ = 0.1735 at ε = 3 (above); 0.15 of it for the labels: z = √(1 / (2 · 0.02602)) = 4.383.
-  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 4.383, 0.01);
+  // ρ = 0.1735 at ε = 3 (above); 0.3 of it for the labels: z = √(1 / (2 · 0.05204)) = 3.100.
+  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100, 0.01);
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
-  privacy.set_label_budget_share(0.6);  // four times the share: half the noise
-  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 4.383 / 2, 0.01);
+  privacy.set_label_budget_share(0.075);  // a quarter of the share: twice the noise
+  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100 * 2, 0.02);
   privacy.set_label_noise_multiplier(2.5);
   EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 2.5);
   training.set_label_pair_weight(3);
