@@ -116,12 +116,7 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
 
 absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
                                                     const v1::AlignRequest& request) {
-  const int index = hub_.Index(party);
-  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
-  if (request.run_id() != config_.run_id()) {
-    return absl::FailedPreconditionError(absl::StrCat("run id '", request.run_id(),
-                                                      "' does not match this run '", config_.run_id(), "'"));
-  }
+  ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   if (request.tokens_size() == 0) return absl::InvalidArgumentError("no alignment tokens");
   for (const std::string& token : request.tokens()) RETURN_IF_ERROR(CheckToken(token));
   absl::MutexLock lock(&mu_);
@@ -180,25 +175,26 @@ absl::StatusOr<LabelPairExchange*> CuratorCore::label_exchange() {
   return label_exchange_->value().get();
 }
 
-absl::StatusOr<int> CuratorCore::LabelCaller(const std::string& party, const std::string& run_id) const {
+absl::StatusOr<int> CuratorCore::RosterIndex(const std::string& party, const std::string& run_id) const {
   const int index = hub_.Index(party);
   if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
   if (run_id != config_.run_id()) {
-    return absl::FailedPreconditionError(absl::StrCat("run id '", run_id, "' is not this run"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("run id '", run_id, "' does not match this run '", config_.run_id(), "'"));
   }
   return index;
 }
 
 absl::StatusOr<v1::ShareLabelsResponse> CuratorCore::ShareLabels(const std::string& party,
                                                                  const v1::ShareLabelsRequest& request) {
-  ASSIGN_OR_RETURN(const int index, LabelCaller(party, request.run_id()));
+  ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
   return exchange->ShareLabels(index, request, join_deadline_);
 }
 
 absl::StatusOr<v1::LabelPairsResponse> CuratorCore::ReleaseLabelPairs(const std::string& party,
                                                                       const v1::LabelPairsRequest& request) {
-  ASSIGN_OR_RETURN(const int index, LabelCaller(party, request.run_id()));
+  ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
   RETURN_IF_ERROR(exchange->ReleasePairs(index, request));
   return v1::LabelPairsResponse();

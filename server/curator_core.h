@@ -78,8 +78,9 @@ class CuratorCore {
   // The label-pair exchange once alignment is done; FAILED_PRECONDITION if the run has
   // none (yet), or why it cannot have one.
   absl::StatusOr<LabelPairExchange*> label_exchange();
-  // The roster index of a label-pair call's party, if it is in the roster and this run.
-  absl::StatusOr<int> LabelCaller(const std::string& party, const std::string& run_id) const;
+  // The roster index of a calling party, if it is in the roster and names this run
+  // (Align and the label-pair calls).
+  absl::StatusOr<int> RosterIndex(const std::string& party, const std::string& run_id) const;
   // Orchestration steps; each returns the first error (timeouts name the party).
   absl::Status WaitForParties();
   absl::Status Train();

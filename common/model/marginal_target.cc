@@ -108,9 +108,10 @@ torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const Output
 
 std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows, bool hard) const {
   std::vector<torch::Tensor> histograms;
-  for (const OutputBlock& block : blocks_) {
-    if (!one_way_) break;
-    histograms.push_back(hard ? HardCells(rows, block).sum(0) : SoftCells(rows, block).mean(0));
+  if (one_way_) {
+    for (const OutputBlock& block : blocks_) {
+      histograms.push_back(hard ? HardCells(rows, block).sum(0) : SoftCells(rows, block).mean(0));
+    }
   }
   // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
   // blocks' one-hot (relaxed) rows.
