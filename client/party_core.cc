@@ -173,7 +173,10 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
-  return OpenCheckpoint();
+  RETURN_IF_ERROR(OpenCheckpoint());
+  // Charged only once the checkpoint is durable: a charged ledger then always has a
+  // checkpoint to resume from (PlanPrivacy refuses a fresh start on a charged ledger).
+  return ChargeMarginalRelease();
 }
 
 v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
@@ -307,9 +310,21 @@ absl::Status PartyCore::PlanPrivacy() {
   ledger_config.epsilon_budget =
       config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
   ASSIGN_OR_RETURN(ledger_, privacy::PrivacyLedger::Open(config.ledger(), ledger_config));
-  if (ledger_->Spent().steps > 0) {
-    spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(),
-                 ledger_->Spent().steps, ledger_->Spent().epsilon);
+  const privacy::PrivacySpent spent = ledger_->Spent();
+  if (spent.rounds > 0 && !resume_) {
+    // The charges are idempotent per key: a fresh start would draw and release again
+    // what they already cover (its checkpoint directory, with the kept releases, is
+    // gone) and charge nothing. Only a resume may reuse a charged ledger.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", config.ledger(), " already holds ", spent.rounds, " charges (epsilon ",
+        absl::SixDigits(spent.epsilon), ") of run '", run_id_,
+        "' but this party starts afresh: releasing again under those charges would spend budget "
+        "the ledger does not count. Pass --resume with the run's checkpoint directory, or start "
+        "a new run (another run_id) with a new ledger"));
+  }
+  if (spent.rounds > 0) {
+    spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(), spent.steps,
+                 spent.epsilon);
   }
   PartyPrivacy sanitiser;
   sanitiser.mode = config.mode();
@@ -327,10 +342,8 @@ absl::Status PartyCore::PlanMarginals() {
   // Mode none: the exact marginals, no noise and no charge.
   const privacy::RunShape shape = PrivacyShape();
   std::optional<at::Generator> noise;
+  // Drawn here, charged (ChargeMarginalRelease) before anything of it leaves.
   if (mode_ != privacy::Mode::kNone) {
-    const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, shape);
-    if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
-    RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
     ASSIGN_OR_RETURN(noise, MakeSecureGenerator());
   }
   ASSIGN_OR_RETURN(MarginalTarget target,
@@ -345,6 +358,13 @@ absl::Status PartyCore::PlanMarginals() {
   }
   model_->SetMarginalTarget(std::move(target));
   return absl::OkStatus();
+}
+
+absl::Status PartyCore::ChargeMarginalRelease() {
+  if (training_.marginal_weight() <= 0 || mode_ == privacy::Mode::kNone) return absl::OkStatus();
+  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
+  return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
 namespace {

@@ -126,12 +126,16 @@ class PartyCore {
   absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
   // Calibrates or checks the noise for the run, refuses a run over budget, opens
-  // the ledger and configures the model's sanitisation.
+  // the ledger (refusing a fresh start on a charged one) and configures the model's
+  // sanitisation.
   absl::Status PlanPrivacy();
   // With training.marginal_weight > 0: the marginal target of the slice gradients, exact
-  // in mode none, otherwise charged to the ledger and then drawn (resuming, the saved
-  // draw replaces this one, which never left the party).
+  // in mode none, otherwise noised (resuming, the saved draw replaces this one, which
+  // never left the party).
   absl::Status PlanMarginals();
+  // The ledger's key-0 charge for the marginal release (and the label pairs'), after
+  // the first checkpoint is durable and before any of it leaves.
+  absl::Status ChargeMarginalRelease();
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);

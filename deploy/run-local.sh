@@ -121,8 +121,11 @@ if [ "$PREPARE_ONLY" = 1 ]; then
   exit 0
 fi
 
-# A fresh run: checkpoints of an earlier run in DIR would be refused (--resume is by hand).
+# A fresh run: checkpoints of an earlier run in DIR would be refused (--resume is by hand),
+# and so would its charged ledgers (a party refuses to start afresh on one); this local
+# harness starts over, so both go.
 rm -rf "$OUT/checkpoint" "$OUT"/parties/*.checkpoint
+for party in $PARTIES; do rm -f "$OUT/$party.ledger"; done
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT

@@ -713,6 +713,28 @@ TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatch
   EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
 }
 
+// A checkpoint directory lost while the ledger was kept: a fresh start would release
+// again under charges the ledger already holds, so it is refused and the ledger kept.
+TEST_F(PartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKept) {
+  const std::string dir = FreshDir("charged");
+  {
+    auto core = AlignedWith(StrictConfig(dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, 0))).empty());
+    EXPECT_GT((*core)->epsilon_spent(), 0);
+  }
+  const absl::StatusOr<std::string> before = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(before.ok()) << before.status();
+  std::filesystem::remove_all(dir);
+  const absl::Status status = AlignedWith(StrictConfig(dir), false).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("already holds"), HasSubstr("unit-run"), HasSubstr("--resume"),
+                                      HasSubstr("new ledger")));
+  EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *before);
+  // A new run's ledger (another path) starts afresh.
+  EXPECT_TRUE(AlignedWith(StrictConfig(FreshDir("charged-new")), false).ok());
+}
+
 // gswgan: the party charges each critic step's feature release and, before the slice
 // gradient leaves, the round's per-row releases, under increasing ledger keys.
 TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
