@@ -271,9 +271,12 @@ double LabelNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Training
   if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
   if (privacy.has_label_noise_multiplier()) return privacy.label_noise_multiplier();
   if (!privacy.has_epsilon()) return 30.0;
-  const double share = privacy.has_label_budget_share() ? privacy.label_budget_share() : kDefaultLabelBudgetShare;
+  const double share =
+      privacy.has_label_budget_share() ? privacy.label_budget_share() : DefaultLabelBudgetShare(privacy.mode());
   return std::sqrt(1.0 / (2.0 * share * BudgetRho(privacy)));
 }
+
+double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
 
 double LabelPairWeight(const v1::TrainingConfig& training) {
   return training.has_label_pair_weight() ? training.label_pair_weight() : training.marginal_weight();

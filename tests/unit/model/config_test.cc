@@ -329,6 +329,9 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   training.set_label_column("class");
   // ρ = 0.1735 at ε = 3 (above); 0.3 of it for the labels: z = √(1 / (2 · 0.05204)) = 3.100.
   EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100, 0.01);
+  privacy.set_mode("dpsgd");  // dpsgd's default share is 0.15: √2 times the noise
+  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100 * std::sqrt(2.0), 0.02);
+  privacy.set_mode("strict");
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
   privacy.set_label_budget_share(0.075);  // a quarter of the share: twice the noise
