@@ -35,7 +35,7 @@ class MarginalTarget {
   // replace-one, a record moves one count down and one up in every histogram, an L2
   // change of √(2m). The noised counts are then projected onto the histograms with the
   // table's row count (public under replace-one) as total (ProjectToTotal). The caller
-  // charges the release (run_accounting.h, MarginalReleaseCharge) first.
+  // charges the release (run_accounting.h, MarginalReleaseCharge) before any of it leaves.
   static absl::StatusOr<MarginalTarget> FromTable(const torch::Tensor& table,
                                                   const std::vector<OutputBlock>& blocks,
                                                   const MarginalOptions& options, double noise_multiplier,
