@@ -311,18 +311,18 @@ absl::Status PartyCore::PlanPrivacy() {
       config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
   ASSIGN_OR_RETURN(ledger_, privacy::PrivacyLedger::Open(config.ledger(), ledger_config));
   const privacy::PrivacySpent spent = ledger_->Spent();
-  if (spent.rounds > 0 && !resume_) {
+  if (spent.rounds > 0) {
     // The charges are idempotent per key: a fresh start would draw and release again
     // what they already cover (its checkpoint directory, with the kept releases, is
     // gone) and charge nothing. Only a resume may reuse a charged ledger.
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", config.ledger(), " already holds ", spent.rounds, " charges (epsilon ",
-        absl::SixDigits(spent.epsilon), ") of run '", run_id_,
-        "' but this party starts afresh: releasing again under those charges would spend budget "
-        "the ledger does not count. Pass --resume with the run's checkpoint directory, or start "
-        "a new run (another run_id) with a new ledger"));
-  }
-  if (spent.rounds > 0) {
+    if (!resume_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "privacy ledger ", config.ledger(), " already holds ", spent.rounds, " charges (epsilon ",
+          absl::SixDigits(spent.epsilon), ") of run '", run_id_,
+          "' but this party starts afresh: releasing again under those charges would spend budget "
+          "the ledger does not count. Pass --resume with the run's checkpoint directory, or start "
+          "a new run (another run_id) with a new ledger"));
+    }
     spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(), spent.steps,
                  spent.epsilon);
   }
