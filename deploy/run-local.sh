@@ -6,7 +6,7 @@
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
 #                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
-#                       [--schema S.json]
+#                       [--schema S.json] [--label-column C] [--output-json JSON]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
@@ -20,6 +20,9 @@
 # --privacy-json: members added to every daemon's privacy object, e.g.
 # '"marginal_noise_multiplier": 15'.
 # --schema: another schema of the dataset's columns (e.g. deploy/schemas/adult-mixed.schema.json).
+# --label-column: the published table's label, sampled sharper (output.label_column,
+# docs/configuration.md; default the dataset's: class, quality; "" for none);
+# --output-json: members added to the output object, e.g. '"label_temperature": 1'.
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
@@ -27,6 +30,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
+LABEL_COLUMN=default OUTPUT_JSON=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -48,15 +52,18 @@ while [ $# -gt 0 ]; do
     --training) TRAINING_JSON="$2"; shift 2 ;;
     --privacy-json) PRIVACY_JSON="$2"; shift 2 ;;
     --schema) SCHEMA_OVERRIDE="$2"; shift 2 ;;
+    --label-column) LABEL_COLUMN="$2"; shift 2 ;;
+    --output-json) OUTPUT_JSON="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
 case "$DATASET" in
-  adult) CSV="$ROOT/data/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json" ;;
-  wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
+  adult) CSV="$ROOT/data/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json"; LABEL=class ;;
+  wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json"; LABEL=quality ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
 esac
+[ "$LABEL_COLUMN" != default ] || LABEL_COLUMN="$LABEL"
 [ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there
   for _ in $(seq 50); do
@@ -96,7 +103,7 @@ cat > "$OUT/curator.json" <<JSON
   "parties": $roster,
   "model": {${MODEL_JSON}},
   "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
-  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS},
+  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}},
   "privacy": $privacy,
   "round_timeout_seconds": 120,
   "join_timeout_seconds": 120

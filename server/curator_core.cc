@@ -485,6 +485,8 @@ absl::Status CuratorCore::Train() {
   }
   {
     absl::MutexLock model_lock(&model_mu_);
+    // Before round 0: a label column no party holds must not cost a whole run.
+    ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {
       ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
@@ -709,7 +711,8 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Synthesize call runs on a gRPC thread: the configured count
   try {
-    return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.training().seed(), rows),
+    return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.training().seed(), rows,
+                                       publication_temperature_),
                        encoders);
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));

@@ -2,6 +2,7 @@
 #define VFSYNTH_SERVER_CURATOR_CORE_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -149,6 +150,8 @@ class CuratorCore {
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);
+  // output.label_temperature by G's block offset (PublicationTemperatures).
+  std::map<int, double> publication_temperature_ ABSL_GUARDED_BY(model_mu_);
   BackgroundTask slicer_;  // the next critic step's slices, computed while D_s updates
   BackgroundTask checkpointer_;  // the checkpoint write in flight; declared last: joined first
 };

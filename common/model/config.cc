@@ -301,6 +301,25 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
 }
 
+absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::TrainingConfig& training,
+                                 v1::OutputConfig* output) {
+  if (output->rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
+  output->set_synthetic_csv(ResolvePath(base_dir, output->synthetic_csv()));
+  if (output->label_column().empty()) output->set_label_column(training.label_column());
+  if (!output->has_label_temperature()) {
+    output->set_label_temperature(output->label_column().empty() ? 1.0 : kDefaultLabelTemperature);
+  }
+  const double t = output->label_temperature();
+  if (!(t > 0 && t <= 10)) {
+    return absl::InvalidArgumentError(absl::StrCat("output.label_temperature must be in (0, 10], got ", t));
+  }
+  if (t != 1 && output->label_column().empty()) {
+    return absl::InvalidArgumentError(
+        "output.label_temperature needs output.label_column (the categorical column it applies to)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* c) {
   if (c->parties_size() == 0) return absl::InvalidArgumentError("config lists no parties");
   absl::flat_hash_set<std::string> names;
@@ -322,8 +341,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   if (c->sampling_secret().empty() || c->alignment_key().empty()) {
     return absl::InvalidArgumentError("sampling_secret and alignment_key must not be empty");
   }
-  if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
-  c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
+  RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   return CheckPack(c->model(), c->training());
@@ -392,8 +410,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
-  if (c->output().rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
-  c->mutable_output()->set_synthetic_csv(ResolvePath(base_dir, c->output().synthetic_csv()));
+  RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   const std::string& mode = c->privacy().mode();

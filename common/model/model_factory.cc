@@ -65,7 +65,8 @@ std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& enc
   return blocks;
 }
 
-torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows) {
+torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
+                              const std::map<int, double>& temperature) {
   const std::string key = CuratorStreamKey(seed);
   const bool was_training = generator->is_training();
   generator->eval();
@@ -77,10 +78,30 @@ torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows)
     const torch::Tensor z =
         generator->SampleLatent(n, StreamGenerator(key, streams::kSynthesis, 2 * index));
     outputs.push_back(
-        generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1)));
+        generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1), temperature));
   }
   generator->train(was_training);
   return torch::cat(outputs, 0).contiguous();
+}
+
+absl::StatusOr<std::map<int, double>> PublicationTemperatures(const v1::OutputConfig& output,
+                                                              const std::vector<const TableEncoder*>& encoders) {
+  std::map<int, double> temperature;
+  if (output.label_column().empty()) return temperature;
+  int offset = 0;
+  for (const TableEncoder* encoder : encoders) {
+    absl::StatusOr<OutputBlock> block = encoder->CategoricalBlock(output.label_column());
+    if (block.ok()) {
+      if (output.label_temperature() != 1) temperature[offset + block->offset] = output.label_temperature();
+      return temperature;
+    }
+    if (!absl::IsNotFound(block.status())) {
+      return absl::InvalidArgumentError(absl::StrCat("output.label_column: ", block.status().message()));
+    }
+    offset += encoder->width();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("output.label_column '", output.label_column(), "' is in no party's schema"));
 }
 
 CsvTable DecodeJoint(const torch::Tensor& samples,

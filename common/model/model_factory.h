@@ -3,10 +3,12 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
 #include "common/model/generator_average.h"
@@ -39,8 +41,15 @@ std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& p
 std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& encoders);
 
 // Draws `rows` publication samples (hard one-hots) from G in eval mode, in chunks,
-// from the curator's synthesis stream.
-torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows);
+// from the curator's synthesis stream; `temperature` as in GeneratorImpl::SampleHard.
+torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
+                              const std::map<int, double>& temperature = {});
+
+// The sampling temperatures output.label_column / label_temperature ask for, keyed by
+// the label block's offset in G's joint layout; empty at temperature 1. An error names
+// the column if no party holds it or it is not categorical.
+absl::StatusOr<std::map<int, double>> PublicationTemperatures(const v1::OutputConfig& output,
+                                                              const std::vector<const TableEncoder*>& encoders);
 
 // Decodes joint samples into one table: every party's columns, in party order.
 CsvTable DecodeJoint(const torch::Tensor& samples,

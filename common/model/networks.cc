@@ -113,7 +113,8 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbe
   return torch::cat(parts, 1);
 }
 
-torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator gen) {
+torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator gen,
+                                        const std::map<int, double>& temperature) {
   torch::NoGradGuard no_grad;
   const torch::Tensor logits = Logits(z);
   const torch::Tensor noise = GumbelNoise(logits, gen);
@@ -123,6 +124,8 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
     if (block.kind == BlockKind::kTanh) {
       out.narrow(1, block.offset, 1).copy_(torch::tanh(x));
     } else {
+      const auto t = temperature.find(block.offset);
+      if (t != temperature.end()) x = x / t->second;
       const torch::Tensor choice =
           (torch::log_softmax(x, 1) + noise.narrow(1, block.offset, block.width)).argmax(1, true);
       out.narrow(1, block.offset, block.width).scatter_(1, choice, 1.0);

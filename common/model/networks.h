@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -31,8 +32,10 @@ class GeneratorImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& z, at::Generator gumbel);
 
   // Publication output: hard one-hot blocks (a category sampled per block by
-  // Gumbel-max on the logits) and tanh scalars; ready for TableEncoder::Decode.
-  torch::Tensor SampleHard(const torch::Tensor& z, at::Generator gen);
+  // Gumbel-max on the logits, divided by the block's entry in `temperature`, keyed by
+  // block offset, if any) and tanh scalars; ready for TableEncoder::Decode.
+  torch::Tensor SampleHard(const torch::Tensor& z, at::Generator gen,
+                           const std::map<int, double>& temperature = {});
 
   int output_width() const { return output_width_; }
 

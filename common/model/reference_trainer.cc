@@ -94,6 +94,7 @@ absl::Status ReferenceTrainer::Build() {
                                                  MarginalOptionsFor(t), 0, std::nullopt));
     }
   }
+  ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
   generator_ = MakeGenerator(m, t.seed(), encoders);
   if (t.cross_party_independence_weight() > 0) independence_.emplace(encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
@@ -219,7 +220,7 @@ absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
     std::vector<const TableEncoder*> encoders;
     for (const Party& party : parties_) encoders.push_back(&party.data.encoder);
     return DecodeJoint(SampleSynthetic(average_ != nullptr ? average_->average() : generator_,
-                                       config_.training().seed(), rows),
+                                       config_.training().seed(), rows, publication_temperature_),
                        encoders);
   } catch (const c10::Error& e) {
     return absl::InternalError(

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,7 @@ class ReferenceTrainer {
   std::vector<Party> parties_;
   int64_t rows_ = 0;
   int total_width_ = 0;
+  std::map<int, double> publication_temperature_;  // output.label_temperature by block offset
   Generator generator_{nullptr};
   std::optional<CrossPartyIndependence> independence_;  // training.cross_party_independence_weight > 0
   ScoreNet shared_critic_{nullptr};

@@ -3,7 +3,8 @@
 # vfsynth-party per party over loopback mTLS; checks the published synthetic CSV
 # (all columns, categories from the schema, numerics inside the bounds), a party
 # with a wrong certificate being refused, `vfsynth status` and the metrics endpoint
-# of a waiting curator, and SIGTERM stopping the curator cleanly.
+# of a waiting curator, SIGTERM stopping the curator cleanly, and `vfsynth synthesize`
+# redrawing the published table from the curator's checkpoint.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
@@ -18,6 +19,30 @@ for party in hospital insurer bank; do
 done
 python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.schema.json" 1500 \
   || fail "synthetic table violates the schema"
+
+# `vfsynth synthesize` redraws the table from the curator's checkpoint: byte for byte
+# the published one (run-local.sh names `class` the label, at temperature 0.5), and at
+# label temperature 1 another `class` column and nothing else.
+P="$WORK/run/parties"
+SYNTH=("$BIN/vfsynth" synthesize --config "$WORK/run/curator.json" --rows 1500
+       --party_schemas "$P/hospital.schema.json,$P/insurer.schema.json,$P/bank.schema.json")
+"${SYNTH[@]}" --output "$WORK/again.csv" 2> "$WORK/synth.err" || { cat "$WORK/synth.err"; fail "vfsynth synthesize"; }
+cmp -s "$CSV" "$WORK/again.csv" || fail "offline synthesis differs from the published table"
+"${SYNTH[@]}" --output "$WORK/warm.csv" --label_temperature 1 2> "$WORK/synth.err" \
+  || { cat "$WORK/synth.err"; fail "vfsynth synthesize --label_temperature 1"; }
+python3 - "$CSV" "$WORK/warm.csv" <<'PY' || fail "label temperature changed more than the label"
+import csv, sys
+a, b = (list(csv.reader(open(f))) for f in sys.argv[1:3])
+label = a[0].index("class")
+assert a[0] == b[0] and len(a) == len(b)
+assert all(x[:label] + x[label + 1:] == y[:label] + y[label + 1:] for x, y in zip(a, b))
+assert sum(x[label] != y[label] for x, y in zip(a, b)) > 0
+PY
+set +e
+"${SYNTH[@]}" --output "$WORK/bad.csv" --label_column age 2> "$WORK/synth-bad.err"; brc=$?
+set -e
+[ $brc -ne 0 ] && grep -q "column 'age' is not categorical" "$WORK/synth-bad.err" && [ ! -e "$WORK/bad.csv" ] \
+  || { cat "$WORK/synth-bad.err"; fail "synthesize with a numeric label column"; }
 
 # A party whose certificate names another party is refused; the curator keeps
 # waiting for the real one and SIGTERM then stops it cleanly. Its join timeout (120 s)

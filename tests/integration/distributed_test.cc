@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "client/party_core.h"
 #include "client/party_session.h"
 #include "client/status_client.h"
+#include "common/data/schema.h"
 #include "common/data/split.h"
 #include "common/model/config.h"
 #include "common/model/party_model.h"
@@ -24,6 +26,7 @@
 #include "common/model/reference_trainer.h"
 #include "common/net/tls.h"
 #include "common/util/file_io.h"
+#include "server/checkpoint_synthesis.h"
 #include "server/curator_server.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
@@ -93,7 +96,8 @@ class DistributedTest : public ::testing::Test {
   static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
                                                      const v1::PrivacyConfig& privacy = {},
                                                      const std::string& metrics_listen = "",
-                                                     const v1::TrainingConfig& training = Training()) {
+                                                     const v1::TrainingConfig& training = Training(),
+                                                     const v1::OutputConfig& output = {}) {
     const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
     std::filesystem::remove_all(test_dir);
     std::filesystem::create_directories(test_dir);
@@ -104,6 +108,7 @@ class DistributedTest : public ::testing::Test {
     *config.mutable_tls() = Tls("certs", "curator");
     for (const auto& p : kParties) config.add_parties(p);
     *config.mutable_training() = training;
+    *config.mutable_output() = output;
     config.set_join_timeout_seconds(join_timeout);
     *config.mutable_privacy() = privacy;
     if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
@@ -413,6 +418,46 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
     const std::string z_list = charges[0].substr(z_start, charges[0].find('\t', z_start) - z_start);
     EXPECT_EQ(std::count(z_list.begin(), z_list.end(), ',') + 1, 6) << charges[0];
   }
+}
+
+// A dpsgd run's curator checkpoint redraws the table the curator publishes, row for
+// row, with the parties' public schemas alone (`vfsynth synthesize`); a checkpoint
+// read against another configuration is refused.
+TEST_F(DistributedTest, DpsgdCheckpointRedrawsThePublishedTable) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("dpsgd");
+  privacy.set_epsilon(8.0);
+  v1::OutputConfig output;
+  output.set_label_column("class");
+  std::optional<absl::StatusOr<CsvTable>> published;
+  v1::CuratorConfig config;
+  auto outcome = RunAll(StartCurator(60, privacy, "", Training(), output),
+                        [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
+                        [&](CuratorServer& curator) {
+                          published = curator.core().Synthesize(300);
+                          config = curator.core().config();
+                        });
+  ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
+  ASSERT_TRUE(published.has_value() && published->ok());
+  EXPECT_EQ(config.output().label_temperature(), kDefaultLabelTemperature);
+  std::vector<TableEncoder> owned;
+  for (const std::string& party : kParties) {
+    auto schema = LoadSchema(*dir_ + "/parties/" + party + ".schema.json");
+    ASSERT_TRUE(schema.ok()) << schema.status();
+    owned.push_back(*TableEncoder::Create(*schema));
+  }
+  std::vector<const TableEncoder*> encoders;
+  for (const TableEncoder& encoder : owned) encoders.push_back(&encoder);
+  config.mutable_output()->set_rows(300);
+  auto redrawn = SynthesizeFromCheckpoint(config, encoders, "");
+  ASSERT_TRUE(redrawn.ok()) << redrawn.status();
+  EXPECT_EQ(redrawn->header, (*published)->header);
+  EXPECT_EQ(redrawn->rows, (*published)->rows);
+
+  config.mutable_training()->set_seed(config.training().seed() + 1);  // another run's settings
+  auto refused = SynthesizeFromCheckpoint(config, encoders, "");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("belongs to another configuration"));
 }
 
 TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {

@@ -301,6 +301,47 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   }
 }
 
+// The published label: output.label_column defaults to training.label_column, its
+// temperature to 0.5 with a column and 1 without; nonsense is refused.
+TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
+  auto resolved = [](const std::function<void(v1::CuratorConfig*)>& edit) {
+    v1::CuratorConfig config;
+    config.set_run_id("r");
+    config.set_plaintext(true);
+    config.add_parties("a");
+    config.mutable_privacy()->set_mode("strict");
+    config.mutable_privacy()->set_epsilon(10);
+    edit(&config);
+    const absl::Status status = ResolveCuratorConfig("", &config);
+    return std::make_pair(status, config.output());
+  };
+  auto [plain_status, plain] = resolved([](v1::CuratorConfig*) {});
+  ASSERT_TRUE(plain_status.ok()) << plain_status;
+  EXPECT_EQ(plain.label_column(), "");
+  EXPECT_EQ(plain.label_temperature(), 1.0);
+  auto [pairs_status, pairs] = resolved([](v1::CuratorConfig* c) { c->mutable_training()->set_label_column("class"); });
+  ASSERT_TRUE(pairs_status.ok()) << pairs_status;
+  EXPECT_EQ(pairs.label_column(), "class");
+  EXPECT_EQ(pairs.label_temperature(), kDefaultLabelTemperature);
+  auto [own_status, own] = resolved([](v1::CuratorConfig* c) {
+    c->mutable_training()->set_label_column("class");
+    c->mutable_output()->set_label_column("income");
+    c->mutable_output()->set_label_temperature(1);
+  });
+  ASSERT_TRUE(own_status.ok()) << own_status;
+  EXPECT_EQ(own.label_column(), "income");
+  EXPECT_EQ(own.label_temperature(), 1.0);
+  for (double bad : {0.0, -0.5, 10.5, std::numeric_limits<double>::quiet_NaN()}) {
+    auto [status, _] = resolved([&](v1::CuratorConfig* c) {
+      c->mutable_output()->set_label_column("class");
+      c->mutable_output()->set_label_temperature(bad);
+    });
+    EXPECT_THAT(status.message(), HasSubstr("output.label_temperature must be in (0, 10]")) << bad;
+  }
+  auto [orphan, _] = resolved([](v1::CuratorConfig* c) { c->mutable_output()->set_label_temperature(0.5); });
+  EXPECT_THAT(orphan.message(), HasSubstr("needs output.label_column"));
+}
+
 TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   auto with_label = [](const std::string& mode, double marginal_weight) {
     return ResolveCurator([&](v1::CuratorConfig* c) {

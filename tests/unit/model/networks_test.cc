@@ -1,6 +1,9 @@
 #include "common/model/networks.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "common/data/schema.h"
 #include "common/model/config.h"
@@ -76,6 +79,51 @@ TEST_P(GeneratorHeadsTest, SamplesDecodeToValidOneHotRows) {
     }
     EXPECT_TRUE(row[3] == "0.25" || row[3] == "0.75") << row[3];
   }
+}
+
+// A temperature near 0 makes its block's category the logits' argmax, whatever the
+// Gumbel draw; the other blocks keep their draws.
+TEST(NetworksTest, SampleTemperatureSharpensOnlyItsBlock) {
+  const TableEncoder encoder = MixedEncoder();
+  Generator g(SmallModel("gumbel"), encoder.blocks(), encoder.width());
+  g->eval();
+  const torch::Tensor z = torch::randn({500, 8});
+  const int label = encoder.blocks()[0].offset;  // column "c"
+  const std::map<int, double> cold = {{label, 1e-4}};
+  const torch::Tensor plain_1 = g->SampleHard(z, StreamGenerator("k", "s", 1));
+  const torch::Tensor plain_2 = g->SampleHard(z, StreamGenerator("k", "s", 2));
+  const torch::Tensor cold_1 = g->SampleHard(z, StreamGenerator("k", "s", 1), cold);
+  const torch::Tensor cold_2 = g->SampleHard(z, StreamGenerator("k", "s", 2), cold);
+  const int width = encoder.blocks()[0].width;
+  EXPECT_FALSE(torch::equal(plain_1.narrow(1, label, width), plain_2.narrow(1, label, width)));
+  EXPECT_TRUE(torch::equal(cold_1.narrow(1, label, width), cold_2.narrow(1, label, width)));
+  const int rest = label + width;
+  EXPECT_TRUE(torch::equal(cold_1.narrow(1, rest, encoder.width() - rest),
+                           plain_1.narrow(1, rest, encoder.width() - rest)));
+  EXPECT_TRUE(torch::equal(g->SampleHard(z, StreamGenerator("k", "s", 1), {{label, 1.0}}), plain_1));
+}
+
+// The label's block is found across parties' encoders at its joint offset.
+TEST(NetworksTest, PublicationTemperaturesFindTheLabelBlockInTheJointLayout) {
+  auto schema = ParseSchema(R"({"columns":[{"name":"y","type":"continuous","min":0,"max":1}]})", "y.json");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  auto first = TableEncoder::Create(*schema);
+  ASSERT_TRUE(first.ok());
+  const TableEncoder second = MixedEncoder();
+  v1::OutputConfig output;
+  output.set_label_column("c");
+  output.set_label_temperature(0.5);
+  auto found = PublicationTemperatures(output, {&*first, &second});
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, (std::map<int, double>{{first->width() + second.blocks()[0].offset, 0.5}}));
+  const TableEncoder& first_holder = second;
+  output.set_label_temperature(1);
+  EXPECT_TRUE(PublicationTemperatures(output, {&first_holder})->empty());
+  output.set_label_column("x");  // continuous
+  EXPECT_EQ(PublicationTemperatures(output, {&first_holder}).status().code(), absl::StatusCode::kInvalidArgument);
+  output.set_label_column("missing");
+  EXPECT_THAT(std::string(PublicationTemperatures(output, {&*first, &second}).status().message()),
+              ::testing::HasSubstr("'missing' is in no party's schema"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));

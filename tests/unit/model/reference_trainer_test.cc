@@ -131,6 +131,46 @@ TEST_F(ReferenceTrainerTest, TrainingWritesValidTableCloserToRealMarginals) {
   }
 }
 
+// output.label_temperature re-draws the label alone: the same z and Gumbel noise give
+// every other column unchanged. A label column that cannot be sharpened is refused
+// when the trainer is built, before any round.
+TEST_F(ReferenceTrainerTest, LabelTemperatureChangesOnlyTheLabelColumn) {
+  const int64_t rows = 2000;
+  v1::LocalRunConfig plain = Config(0, 5);
+  v1::LocalRunConfig sharpened = plain;
+  sharpened.mutable_output()->set_label_column("class");
+  sharpened.mutable_output()->set_label_temperature(0.2);
+  auto a = ReferenceTrainer::Create(plain);
+  auto b = ReferenceTrainer::Create(sharpened);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto table_a = (*a)->Synthesize(rows);
+  auto table_b = (*b)->Synthesize(rows);
+  ASSERT_TRUE(table_a.ok() && table_b.ok());
+  const int label = table_a->ColumnIndex("class");
+  ASSERT_GE(label, 0);
+  int changed = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < table_a->header.size(); ++c) {
+      if (static_cast<int>(c) == label) {
+        changed += table_a->rows[r][c] != table_b->rows[r][c];
+      } else {
+        ASSERT_EQ(table_a->rows[r][c], table_b->rows[r][c]) << table_a->header[c] << " row " << r;
+      }
+    }
+  }
+  EXPECT_GT(changed, 0);
+
+  for (const auto& [column, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"no-such-column", "in no party's schema"}, {"age", "not categorical"}}) {
+    v1::LocalRunConfig config = sharpened;
+    config.mutable_output()->set_label_column(column);
+    auto trainer = ReferenceTrainer::Create(config);
+    ASSERT_FALSE(trainer.ok()) << column;
+    EXPECT_EQ(trainer.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(trainer.status().message().find(column), std::string::npos) << trainer.status();
+  }
+}
+
 TEST_F(ReferenceTrainerTest, RejectsBatchLargerThanData) {
   v1::LocalRunConfig config = Config(1, 1);
   config.mutable_training()->set_batch_size(100000);
