@@ -17,7 +17,9 @@ namespace vfsynth {
 absl::StatusOr<CsvTable> SynthesizeFromCheckpoint(const v1::CuratorConfig& config,
                                                   const std::vector<const TableEncoder*>& encoders,
                                                   const std::string& path_or_empty) {
-  if (config.output().rows() <= 0) return absl::InvalidArgumentError("output.rows must be > 0");
+  if (config.output().rows() <= 0 || config.output().rows() > kMaxSynthesisRows) {
+    return absl::InvalidArgumentError(absl::StrCat("rows must be in [1, ", kMaxSynthesisRows, "]"));
+  }
   if (static_cast<int>(encoders.size()) != config.parties_size()) {
     return absl::InvalidArgumentError(absl::StrCat(encoders.size(), " schemas for a roster of ",
                                                    config.parties_size(), " parties (one each, in order)"));

@@ -699,8 +699,8 @@ v1::StatusResponse CuratorCore::Status() const {
 }
 
 absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
-  if (rows <= 0 || rows > 10'000'000) {
-    return absl::InvalidArgumentError("rows must be in [1, 10,000,000]");
+  if (rows <= 0 || rows > kMaxSynthesisRows) {
+    return absl::InvalidArgumentError(absl::StrCat("rows must be in [1, ", kMaxSynthesisRows, "]"));
   }
   std::vector<const TableEncoder*> encoders;
   {

@@ -40,6 +40,9 @@ std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& p
 // Concatenates parties' output blocks into G's layout (offsets shifted per party).
 std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& encoders);
 
+// The most rows one synthesis may draw (memory: rows × G's output width floats).
+inline constexpr int64_t kMaxSynthesisRows = 10'000'000;
+
 // Draws `rows` publication samples (hard one-hots) from G in eval mode, in chunks,
 // from the curator's synthesis stream; `temperature` as in GeneratorImpl::SampleHard.
 torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,

@@ -21,6 +21,7 @@
 #include "common/data/schema.h"
 #include "common/data/split.h"
 #include "common/model/config.h"
+#include "common/model/model_factory.h"
 #include "common/model/party_model.h"
 #include "common/model/curator_model.h"
 #include "common/model/reference_trainer.h"
@@ -454,6 +455,9 @@ TEST_F(DistributedTest, DpsgdCheckpointRedrawsThePublishedTable) {
   EXPECT_EQ(redrawn->header, (*published)->header);
   EXPECT_EQ(redrawn->rows, (*published)->rows);
 
+  config.mutable_output()->set_rows(kMaxSynthesisRows + 1);
+  EXPECT_EQ(SynthesizeFromCheckpoint(config, encoders, "").status().code(), absl::StatusCode::kInvalidArgument);
+  config.mutable_output()->set_rows(300);
   config.mutable_training()->set_seed(config.training().seed() + 1);  // another run's settings
   auto refused = SynthesizeFromCheckpoint(config, encoders, "");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
