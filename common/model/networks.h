@@ -37,6 +37,9 @@ class GeneratorImpl : public torch::nn::Module {
   torch::Tensor SampleHard(const torch::Tensor& z, at::Generator gen,
                            const std::map<int, double>& temperature = {});
 
+  // The pre-activation outputs: every block's logits, the scalars before tanh.
+  torch::Tensor Logits(const torch::Tensor& z);
+
   int output_width() const { return output_width_; }
 
   // Width of the z that forward() and SampleHard() take: model.z_dim, plus
@@ -49,8 +52,6 @@ class GeneratorImpl : public torch::nn::Module {
   }
 
  private:
-  torch::Tensor Logits(const torch::Tensor& z);
-
   // One (body, out) pair per tower; a joint generator has one tower of every column.
   std::vector<torch::nn::Sequential> bodies_;
   std::vector<torch::nn::Linear> outs_;

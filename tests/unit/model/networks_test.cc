@@ -96,7 +96,16 @@ TEST(NetworksTest, SampleTemperatureSharpensOnlyItsBlock) {
   const torch::Tensor cold_2 = g->SampleHard(z, StreamGenerator("k", "s", 2), cold);
   const int width = encoder.blocks()[0].width;
   EXPECT_FALSE(torch::equal(plain_1.narrow(1, label, width), plain_2.narrow(1, label, width)));
-  EXPECT_TRUE(torch::equal(cold_1.narrow(1, label, width), cold_2.narrow(1, label, width)));
+  // Rows whose two largest logits are closer than Gumbel noise times the temperature can
+  // still flip; the others (nearly all of them) must be the argmax under either draw.
+  const torch::Tensor logits = g->Logits(z).narrow(1, label, width);
+  const torch::Tensor top2 = std::get<0>(logits.topk(2, 1));
+  const torch::Tensor clear = (top2.select(1, 0) - top2.select(1, 1)) > 1e-2;
+  EXPECT_GT(clear.sum().item<int64_t>(), 450);
+  const torch::Tensor argmax = logits.argmax(1);
+  for (const torch::Tensor& cold : {cold_1, cold_2}) {
+    EXPECT_TRUE(torch::equal(cold.narrow(1, label, width).argmax(1).masked_select(clear), argmax.masked_select(clear)));
+  }
   const int rest = label + width;
   EXPECT_TRUE(torch::equal(cold_1.narrow(1, rest, encoder.width() - rest),
                            plain_1.narrow(1, rest, encoder.width() - rest)));
