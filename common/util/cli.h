@@ -17,6 +17,18 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv);
 // re-exec fails). Call first thing in main().
 void EnsurePassiveOpenMpWait(char** argv);
 
+// The OpenBLAS kernel set this process runs ("Haswell", "Cooperlake", ...), or "not
+// OpenBLAS" when the BLAS LibTorch loaded is another one. OpenBLAS picks it from the CPU
+// unless OPENBLAS_CORETYPE pins it; the daemons log it because it moves their speed by
+// a quarter (docs/performance.md).
+std::string BlasCoreName();
+
+// A warning for the log when OPENBLAS_CORETYPE pins OpenBLAS to kernels without AVX-512
+// on a CPU that has it (the VMs here pin Haswell's AVX2 kernels on AMD Zen 5; OpenBLAS's
+// own choice, Cooperlake, ran the K = 3, B = 256 reference critic step 25 % faster), or
+// "" when there is nothing to say. The pin stays: it is the operator's to lift.
+std::string BlasPinWarning();
+
 // LibTorch allocates its tensors with malloc; glibc serves large blocks by mmap and
 // returns freed ones to the system, so every step's fresh [B, d] tensors page-fault
 // again. On the VMs here a page fault is expensive: a B = 1024 critic step spent over

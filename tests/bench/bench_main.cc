@@ -211,6 +211,7 @@ absl::Status Main(const std::string& command) {
   report.set_party_threads(settings.party_threads);
   report.set_reference_threads(absl::GetFlag(FLAGS_reference_threads));
   report.set_checkpoint_dir(work + "/runs");
+  report.set_blas_core(BlasCoreName());
 
   std::map<std::pair<int, std::string>, Fixture> fixtures;
   std::map<std::tuple<std::string, int, int>, ReferenceTiming> references;
