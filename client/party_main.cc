@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_curator).empty()) config->set_curator(absl::GetFlag(FLAGS_curator));
   torch::set_num_threads(config->threads());
-  spdlog::info("LibTorch threads {}, BLAS kernels {}", config->threads(), vfsynth::BlasCoreName());
-  if (const std::string pin = vfsynth::BlasPinWarning(); !pin.empty()) spdlog::warn("{}", pin);
+  vfsynth::LogComputeSettings(config->threads());
 
   sigset_t signals;
   sigemptyset(&signals);

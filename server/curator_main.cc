@@ -40,8 +40,7 @@ int main(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_listen).empty()) config->set_listen(absl::GetFlag(FLAGS_listen));
   torch::set_num_threads(config->training().threads());
-  spdlog::info("LibTorch threads {}, BLAS kernels {}", config->training().threads(), vfsynth::BlasCoreName());
-  if (const std::string pin = vfsynth::BlasPinWarning(); !pin.empty()) spdlog::warn("{}", pin);
+  vfsynth::LogComputeSettings(config->training().threads());
 
   // Signals are taken by a dedicated thread (no gRPC calls from a signal handler).
   sigset_t signals;

@@ -1,6 +1,6 @@
-// Prints what EnsurePassiveOpenMpWait left in effect, for process_environment_test:
-// the wait policy, OPENBLAS_CORETYPE and the OpenBLAS kernel set the process runs. Linked with LibTorch
-// so that it loads the same BLAS as the daemons.
+// Prints what EnsurePassiveOpenMpWait left in effect, for process_environment_test: the
+// wait policy, OPENBLAS_CORETYPE, the OpenBLAS kernel set the process runs and the pin
+// warning. Linked with LibTorch so that it loads the same BLAS as the daemons.
 #include <cstdlib>
 #include <iostream>
 
