@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -30,28 +31,31 @@ absl::StatusOr<std::optional<Message>> ReadKept(const std::string& path, const s
 
 absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& path, const std::string& run_id,
                                                           const std::string& party, const torch::Tensor& table,
-                                                          const OutputBlock& label, double noise_multiplier) {
+                                                          const OutputBlock& label, double epsilon) {
   ASSIGN_OR_RETURN(std::optional<v1::ShareLabelsRequest> kept, ReadKept<v1::ShareLabelsRequest>(path, run_id));
   if (kept.has_value()) {
-    if (kept->labels_size() != table.size(0) || kept->noise_multiplier() != noise_multiplier) {
+    if (kept->labels_size() != table.size(0) || kept->epsilon() != epsilon) {
       return absl::FailedPreconditionError(absl::StrCat(
-          path, " holds this run's label release for other records or another noise multiplier"));
+          path, " holds this run's label release for other records or another epsilon"));
     }
     spdlog::info("label pairs: sending the label release kept in {}", path);
     return *kept;
   }
-  if (!(noise_multiplier > 0)) return absl::InternalError("the label release needs noise");
+  if (!(epsilon > 0 && std::isfinite(epsilon))) {
+    return absl::InternalError("the label release needs a finite epsilon > 0");
+  }
   ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
-  const torch::Tensor labels = NoisyLabels(table.narrow(1, label.offset, label.width), noise_multiplier, noise);
+  const torch::Tensor labels = RandomizedLabels(table.narrow(1, label.offset, label.width), epsilon, noise);
   v1::ShareLabelsRequest release;
   release.set_run_id(run_id);
   release.set_party(party);
-  release.set_noise_multiplier(noise_multiplier);
+  release.set_epsilon(epsilon);
   const auto values = labels.accessor<int64_t, 1>();
   for (int64_t r = 0; r < values.size(0); ++r) release.add_labels(static_cast<int32_t>(values[r]));
   RETURN_IF_ERROR(WriteFileAtomically(path, release.SerializeAsString()));
-  spdlog::info("label pairs: released {} noised labels, noise multiplier {:.3f} (keeps a label with probability {:.3f})",
-               release.labels_size(), noise_multiplier, LabelKeepProbability(noise_multiplier, label.width));
+  spdlog::info("label pairs: released {} labels by randomized response, epsilon {:.3f} (keeps a label with "
+               "probability {:.3f})",
+               release.labels_size(), epsilon, LabelKeepProbability(epsilon, label.width));
   return release;
 }
 

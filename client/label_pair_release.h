@@ -17,10 +17,11 @@ namespace vfsynth {
 // restarts sends the same values again, so the one ledger charge covers every send.
 // A kept release of another run id is replaced.
 
-// The label's holder: the noised labels of `table`'s rows (aligned order) for `label`.
+// The label's holder: the randomized labels of `table`'s rows (aligned order) for
+// `label`, randomized response with `epsilon`.
 absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& path, const std::string& run_id,
                                                           const std::string& party, const torch::Tensor& table,
-                                                          const OutputBlock& label, double noise_multiplier);
+                                                          const OutputBlock& label, double epsilon);
 
 // Every other party: its label-pair tables against the labels in `labels`.
 // FAILED_PRECONDITION if this party kept tables counted against other labels.

@@ -386,7 +386,7 @@ absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
   if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("training.label_column: ", label.status().message()));
   // The ledger's marginal-release charge (PlanMarginals) covers this release.
   return HolderLabelRelease(ReleasePath(config_, "labels.release"), run_id_, config_.name(), model_->table(), *label,
-                            PrivacyShape().label_noise_multiplier);
+                            PrivacyShape().label_epsilon);
 }
 
 absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
@@ -424,7 +424,7 @@ privacy::RunShape PartyCore::PrivacyShape() const {
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
   shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_, shape.parties);
-  shape.label_noise_multiplier = LabelNoiseMultiplier(config_.privacy(), training_);
+  shape.label_epsilon = LabelEpsilon(config_.privacy(), training_);
   shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
   return shape;
 }

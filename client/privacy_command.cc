@@ -43,9 +43,10 @@ ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coor
 ABSL_FLAG(double, marginal_noise_multiplier, 0.0,
           "privacy plan: noise multiplier of each party's one-off marginal release "
           "(training.marginal_weight > 0); 0: no release");
-ABSL_FLAG(double, label_noise_multiplier, 0.0,
-          "privacy plan: noise multiplier of the label release of label pairs (training.label_column; "
-          "needs --marginal-noise-multiplier, which then also covers the K - 1 tables); 0: none");
+ABSL_FLAG(double, label_epsilon, 0.0,
+          "privacy plan: epsilon of the label release of label pairs, randomized response "
+          "(training.label_column; needs --marginal-noise-multiplier, which then also covers the K - 1 "
+          "tables); 0: none");
 ABSL_FLAG(double, shared_critic_budget_share, 0.0,
           "privacy plan (dpsgd): the share of each step's privacy that the curator's D_s gets, "
           "in (0, 1); 0: the daemons' default");
@@ -174,11 +175,11 @@ absl::Status RunPlan() {
   if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
     return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
   }
-  shape.label_noise_multiplier = absl::GetFlag(FLAGS_label_noise_multiplier);
-  if (!(shape.label_noise_multiplier >= 0) || !std::isfinite(shape.label_noise_multiplier) ||
-      (shape.label_noise_multiplier > 0 && shape.marginal_noise_multiplier == 0)) {
+  shape.label_epsilon = absl::GetFlag(FLAGS_label_epsilon);
+  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) ||
+      (shape.label_epsilon > 0 && shape.marginal_noise_multiplier == 0)) {
     return absl::InvalidArgumentError(
-        "--label-noise-multiplier must be a finite number >= 0, and > 0 only with --marginal-noise-multiplier");
+        "--label-epsilon must be a finite number >= 0, and > 0 only with --marginal-noise-multiplier");
   }
   const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
   if (share != 0.0 && (mode != privacy::Mode::kDpsgd || !(share > 0.0 && share < 1.0))) {
@@ -234,7 +235,7 @@ const CommandRegistration kRegistration(
      "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
      "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
      "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
-     "[--label-noise-multiplier z_l] "
+     "[--label-epsilon e_l] "
      "[--shared-critic-budget-share s] [--conversion ...]",
      &RunPrivacyCommand});
 

@@ -260,7 +260,7 @@ privacy::RunShape CuratorCore::PrivacyShape() const {
   shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
                                               ensemble.vote_aggregation(), ensemble.projection_dim());
   shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training(), shape.parties);
-  shape.label_noise_multiplier = LabelNoiseMultiplier(config_.privacy(), config_.training());
+  shape.label_epsilon = LabelEpsilon(config_.privacy(), config_.training());
   shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
   return shape;
 }

@@ -71,8 +71,8 @@ absl::StatusOr<v1::ShareLabelsResponse> LabelPairExchange::ShareLabels(int party
                                                        label_.width, ")"));
       }
     }
-    if (!(request.noise_multiplier() > 0 && std::isfinite(request.noise_multiplier()))) {
-      return absl::InvalidArgumentError("the label release needs a finite noise multiplier > 0");
+    if (!(request.epsilon() > 0 && std::isfinite(request.epsilon()))) {
+      return absl::InvalidArgumentError("the label release needs a finite randomized-response epsilon > 0");
     }
     if (labels_.has_value()) {
       if (labels_->SerializeAsString() != request.SerializeAsString()) {
@@ -83,8 +83,9 @@ absl::StatusOr<v1::ShareLabelsResponse> LabelPairExchange::ShareLabels(int party
     }
     labels_ = request;
     labels_digest_ = LabelsDigest(std::vector<int32_t>(request.labels().begin(), request.labels().end()));
-    spdlog::info("label pairs: '{}' released {} noised labels ({} categories, noise multiplier {:.3f})",
-                 roster_[party], rows_, label_.width, request.noise_multiplier());
+    spdlog::info("label pairs: '{}' released {} labels by randomized response ({} categories, epsilon {:.3f}, "
+                 "keeps a label with probability {:.3f})",
+                 roster_[party], rows_, label_.width, request.epsilon(), LabelKeepProbability(request.epsilon(), label_.width));
     return response;
   }
   if (request.labels_size() != 0) {
@@ -127,7 +128,7 @@ absl::Status LabelPairExchange::ReleasePairs(int party, const v1::LabelPairsRequ
 
 absl::StatusOr<MarginalTarget> LabelPairExchange::AwaitTarget(absl::Time deadline) {
   std::vector<torch::Tensor> counts(encoders_.size());
-  double label_noise = 0;
+  double label_epsilon = 0;
   {
     absl::MutexLock lock(&mu_);
     auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -147,12 +148,12 @@ absl::StatusOr<MarginalTarget> LabelPairExchange::AwaitTarget(absl::Time deadlin
       return absl::DeadlineExceededError(absl::StrCat("label pairs: no release in time from ", missing));
     }
     if (!cancelled_.ok()) return cancelled_;
-    label_noise = labels_->noise_multiplier();
+    label_epsilon = labels_->epsilon();
     for (size_t p = 0; p < releases_.size(); ++p) {
       counts[p] = static_cast<int>(p) == holder_ ? torch::zeros({0}) : FromWire(releases_[p]->counts());
     }
   }
-  return LabelPairTarget(encoders_, holder_, label_, counts, label_noise, rows_);
+  return LabelPairTarget(encoders_, holder_, label_, counts, label_epsilon, rows_);
 }
 
 void LabelPairExchange::Cancel(absl::Status reason) {

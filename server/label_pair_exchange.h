@@ -18,7 +18,7 @@
 namespace vfsynth {
 
 // The curator's side of the label-pair release (common/model/label_pairs.h), before
-// training: takes the holder's noised labels, hands them to the other parties, collects
+// training: takes the holder's randomized labels, hands them to the other parties, collects
 // their tables and builds G's target. Thread-safe; no gRPC types. A party that calls
 // again (it restarted, or the curator did) must send what it sent before: a release is
 // never replaced by another one.

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/privacy/rdp.h"
 #include "common/util/proto_json.h"
 #include "common/util/sha256.h"
 #include "common/util/status_macros.h"
@@ -210,9 +211,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (p->has_marginal_budget_share() && !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
     return absl::InvalidArgumentError("privacy.marginal_budget_share must be in (0, 1)");
   }
-  if (p->has_label_noise_multiplier() &&
-      !(p->label_noise_multiplier() > 0 && std::isfinite(p->label_noise_multiplier()))) {
-    return absl::InvalidArgumentError("privacy.label_noise_multiplier must be finite and > 0");
+  if (p->has_label_epsilon() && !(p->label_epsilon() > 0 && std::isfinite(p->label_epsilon()))) {
+    return absl::InvalidArgumentError("privacy.label_epsilon must be finite and > 0");
   }
   if (p->has_label_budget_share() && !(p->label_budget_share() > 0 && p->label_budget_share() < 1)) {
     return absl::InvalidArgumentError("privacy.label_budget_share must be in (0, 1)");
@@ -266,14 +266,17 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
   return std::sqrt(releases / (2.0 * share * BudgetRho(privacy)));
 }
 
-double LabelNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
   if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
   if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
-  if (privacy.has_label_noise_multiplier()) return privacy.label_noise_multiplier();
-  if (!privacy.has_epsilon()) return 30.0;
+  if (privacy.has_label_epsilon()) return privacy.label_epsilon();
+  if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
   const double share =
       privacy.has_label_budget_share() ? privacy.label_budget_share() : DefaultLabelBudgetShare(privacy.mode());
-  return std::sqrt(1.0 / (2.0 * share * BudgetRho(privacy)));
+  const double rho = BudgetRho(privacy);
+  // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
+  const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
+  return privacy::RandomizedResponseEpsilonForRdp(order * share * rho, order);
 }
 
 double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }

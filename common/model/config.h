@@ -39,11 +39,14 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties);
-// With training.label_column (dpsgd or strict, marginal release on): the label release's
-// noise multiplier, privacy.label_noise_multiplier if set, else the one that gives it
-// privacy.label_budget_share (DefaultLabelBudgetShare) of the budget's zCDP ρ, else (no
-// epsilon) 30. 0 without label pairs.
-double LabelNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+// With training.label_column (dpsgd or strict, marginal release on): the ε of the label
+// release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
+// α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
+// privacy.label_budget_share (DefaultLabelBudgetShare) of α*·ρ; else (no epsilon)
+// kLabelEpsilonWithoutBudget. 0 without label pairs. The run's calibration composes the
+// release's exact RDP curve, so the share only divides the budget.
+inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
 // The label's share of the budget when privacy.label_budget_share is unset. At ε = 10
 // over 3 seeds (docs/evaluation.md, "Stop 24"/"Stop 25"): strict 0.262 at 0.3 against
 // 0.300 at 0.15; dpsgd, whose D_s also conveys the label and gains from the budget the

@@ -8,30 +8,22 @@
 
 namespace vfsynth {
 
-torch::Tensor NoisyLabels(const torch::Tensor& one_hot, double noise_multiplier, at::Generator& noise) {
-  const torch::Tensor values = one_hot.to(torch::kDouble);
-  const torch::Tensor noised =
-      values + torch::randn(values.sizes(), noise, values.options()) * (noise_multiplier * std::sqrt(2.0));
-  return noised.argmax(1);
+torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, at::Generator& noise) {
+  const int64_t rows = one_hot.size(0);
+  const int64_t k = one_hot.size(1);
+  const torch::Tensor labels = one_hot.argmax(1);
+  if (k < 2) return labels;
+  const torch::Tensor keep =
+      torch::rand({rows}, noise, torch::TensorOptions().dtype(torch::kDouble)) < LabelKeepProbability(epsilon, k);
+  // Another category uniformly: shift by 1 .. k − 1 around the circle.
+  const torch::Tensor shift = torch::randint(1, k, {rows}, noise, torch::TensorOptions().dtype(torch::kLong));
+  return torch::where(keep, labels, (labels + shift).remainder(k));
 }
 
-double LabelKeepProbability(double noise_multiplier, int categories) {
+double LabelKeepProbability(double epsilon, int categories) {
   if (categories < 2) return 1.0;
-  // The true coordinate is 1 + s·t, every other one s·u: all others stay below it with
-  // probability Φ(t + 1/s)^(k−1). Midpoint rule over t ∈ [−12, 12] (the tails beyond
-  // carry < 1e-32).
-  const double s = noise_multiplier * std::sqrt(2.0);
-  constexpr int kSteps = 24000;
-  constexpr double kLow = -12.0, kHigh = 12.0;
-  const double dt = (kHigh - kLow) / kSteps;
-  double keep = 0;
-  for (int i = 0; i < kSteps; ++i) {
-    const double t = kLow + (i + 0.5) * dt;
-    const double density = std::exp(-0.5 * t * t) / std::sqrt(2.0 * M_PI);
-    const double below = 0.5 * std::erfc(-(t + 1.0 / s) / std::sqrt(2.0));
-    keep += density * std::pow(below, categories - 1) * dt;
-  }
-  return keep;
+  // e^ε / (e^ε + k − 1), written so that a large ε does not overflow.
+  return 1.0 / (1.0 + (categories - 1) * std::exp(-epsilon));
 }
 
 std::string LabelsDigest(const std::vector<int32_t>& labels) {
@@ -85,7 +77,7 @@ absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int c
 absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEncoder*>& encoders, int holder,
                                                const OutputBlock& label,
                                                const std::vector<torch::Tensor>& counts,
-                                               double label_noise_multiplier, int64_t rows) {
+                                               double label_epsilon, int64_t rows) {
   const int parties = static_cast<int>(encoders.size());
   if (holder < 0 || holder >= parties || static_cast<int>(counts.size()) != parties || rows < 1) {
     return absl::InvalidArgumentError("label pairs need the holder, one release per party and records");
@@ -93,11 +85,11 @@ absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEnco
   const int k = label.width;
   // Observed tables are the true ones with each row's label confused by M = a·I + q·J
   // (keep = a + q); M⁻¹ = (I − q/(a + k·q)·J)/a.
-  const double keep = LabelKeepProbability(label_noise_multiplier, k);
+  const double keep = LabelKeepProbability(label_epsilon, k);
   const double other = (1.0 - keep) / (k - 1);
   const double a = keep - other;
   if (!(a > 1e-9)) {
-    return absl::InvalidArgumentError(absl::StrCat("label noise multiplier ", label_noise_multiplier,
+    return absl::InvalidArgumentError(absl::StrCat("label epsilon ", label_epsilon,
                                                    " leaves no information in the labels"));
   }
   const torch::Tensor unconfuse =

@@ -19,8 +19,12 @@ absl::StatusOr<const std::vector<double>*> RdpAccountant::StepCurve(
         "mechanism uses sampler ", SamplerName(mechanism.sampler), " but the accountant ",
         SamplerName(sampler_), " (their adjacency notions differ; do not mix them)"));
   }
-  ASSIGN_OR_RETURN(const double z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
-  const auto key = std::make_pair(mechanism.sample_rate, z);
+  RETURN_IF_ERROR(ValidateMechanism(mechanism));
+  double z = 0.0;  // no Gaussian release
+  if (!mechanism.noise_multipliers.empty()) {
+    ASSIGN_OR_RETURN(z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
+  }
+  const StepKey key{mechanism.sample_rate, z, mechanism.randomized_responses};
   auto it = step_cache_.find(key);
   if (it == step_cache_.end()) {
     ASSIGN_OR_RETURN(std::vector<double> curve, ComposedRdp(mechanism, 1, orders_));

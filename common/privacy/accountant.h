@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,8 +40,9 @@ class RdpAccountant {
   Sampler sampler_;
   std::vector<double> orders_;
   std::vector<double> rdp_;
-  // (q, z_eff) -> one step's RDP at orders_.
-  mutable std::map<std::pair<double, double>, std::vector<double>> step_cache_;
+  // (q, z_eff, randomized-response εs) -> one step's RDP at orders_.
+  using StepKey = std::tuple<double, double, std::vector<double>>;
+  mutable std::map<StepKey, std::vector<double>> step_cache_;
 };
 
 // ε after `steps` compositions of `mechanism`, at the sampler's default orders.

@@ -82,6 +82,20 @@ absl::StatusOr<double> DoubleField(const Fields& fields, const std::string& key,
   return value;
 }
 
+// A comma-separated list of doubles; "" is the empty list.
+absl::StatusOr<std::vector<double>> DoubleList(const std::string& text, const std::string& key, int line_no) {
+  std::vector<double> values;
+  if (text.empty()) return values;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    double value = 0.0;
+    if (!absl::SimpleAtod(item, &value)) {
+      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": bad ", key, " '", text, "'"));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
 absl::StatusOr<int64_t> IntField(const Fields& fields, const std::string& key, int line_no) {
   ASSIGN_OR_RETURN(const std::string text, Field(fields, key, line_no));
   int64_t value = 0;
@@ -117,7 +131,7 @@ absl::Status ValidateConfig(const LedgerConfig& config) {
 
 bool SameMechanism(const StepMechanism& a, const StepMechanism& b) {
   return a.sample_rate == b.sample_rate && a.sampler == b.sampler &&
-         a.noise_multipliers == b.noise_multipliers;
+         a.noise_multipliers == b.noise_multipliers && a.randomized_responses == b.randomized_responses;
 }
 
 }  // namespace
@@ -199,12 +213,10 @@ absl::Status PrivacyLedger::Replay(const std::string& contents) {
     ASSIGN_OR_RETURN(record.steps, IntField(fields, "steps", line_no));
     ASSIGN_OR_RETURN(record.mechanism.sample_rate, DoubleField(fields, "q", line_no));
     ASSIGN_OR_RETURN(const std::string z_list, Field(fields, "z", line_no));
-    for (absl::string_view z_text : absl::StrSplit(z_list, ',')) {
-      double z = 0.0;
-      if (!absl::SimpleAtod(z_text, &z)) {
-        return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": bad z '", z_list, "'"));
-      }
-      record.mechanism.noise_multipliers.push_back(z);
+    ASSIGN_OR_RETURN(record.mechanism.noise_multipliers, DoubleList(z_list, "z", line_no));
+    // Written only for charges with randomized response (ledgers of earlier builds lack it).
+    if (auto rr = fields.find("rr"); rr != fields.end()) {
+      ASSIGN_OR_RETURN(record.mechanism.randomized_responses, DoubleList(rr->second, "rr", line_no));
     }
     ASSIGN_OR_RETURN(const double recorded_eps, DoubleField(fields, "epsilon", line_no));
     if (!records_.empty() && record.round <= records_.rbegin()->first) {
@@ -323,17 +335,22 @@ absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism
         "privacy budget exhausted: round ", round, " would bring the no-amplification epsilon to ",
         after.epsilon_unamplified, " > budget ", config_.epsilon_budget_unamplified));
   }
-  std::vector<std::string> z_text;
-  for (double z : mechanism.noise_multipliers) z_text.push_back(ExactDouble(z));
-  RETURN_IF_ERROR(AppendLine(FormatLine(
-      kChargeTag, {{"round", absl::StrCat(round)},
-                   {"steps", absl::StrCat(steps)},
-                   {"q", ExactDouble(mechanism.sample_rate)},
-                   {"z", absl::StrJoin(z_text, ",")},
-                   {"epsilon", ExactDouble(after.epsilon)},
-                   {"order", ExactDouble(after.order)},
-                   {"epsilon_unamplified", ExactDouble(after.epsilon_unamplified)},
-                   {"order_unamplified", ExactDouble(after.order_unamplified)}})));
+  auto exact_list = [](const std::vector<double>& values) {
+    std::vector<std::string> text;
+    for (double value : values) text.push_back(ExactDouble(value));
+    return absl::StrJoin(text, ",");
+  };
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"round", absl::StrCat(round)},
+      {"steps", absl::StrCat(steps)},
+      {"q", ExactDouble(mechanism.sample_rate)},
+      {"z", exact_list(mechanism.noise_multipliers)}};
+  if (!mechanism.randomized_responses.empty()) fields.emplace_back("rr", exact_list(mechanism.randomized_responses));
+  fields.insert(fields.end(), {{"epsilon", ExactDouble(after.epsilon)},
+                               {"order", ExactDouble(after.order)},
+                               {"epsilon_unamplified", ExactDouble(after.epsilon_unamplified)},
+                               {"order_unamplified", ExactDouble(after.order_unamplified)}});
+  RETURN_IF_ERROR(AppendLine(FormatLine(kChargeTag, fields)));
   return Apply(Record{round, steps, mechanism});
 }
 

@@ -118,6 +118,19 @@ absl::Status ValidateMechanism(const StepMechanism& mechanism) {
     return absl::InvalidArgumentError(
         absl::StrCat("sample rate must be in [0, 1], got ", mechanism.sample_rate));
   }
+  for (double epsilon : mechanism.randomized_responses) {
+    if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("randomized-response epsilon must be finite and > 0, got ", epsilon));
+    }
+  }
+  if (!mechanism.randomized_responses.empty()) {
+    if (mechanism.sample_rate != 1.0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "randomized response is accounted only unsampled (sample rate 1), got ", mechanism.sample_rate));
+    }
+    if (mechanism.noise_multipliers.empty()) return absl::OkStatus();
+  }
   return EffectiveNoiseMultiplier(mechanism.noise_multipliers).status();
 }
 
@@ -184,18 +197,44 @@ absl::StatusOr<double> PoissonSubsampledGaussianRdp(double q, double noise_multi
   return log_a / (order - 1.0);
 }
 
+double RandomizedResponseRdp(double epsilon, double order) {
+  // log(e^{αε} + e^{(1−α)ε}) − log(e^ε + 1), each sum in log space: αε reaches
+  // hundreds at the accountant's largest orders.
+  const double log_numerator = LogAdd(order * epsilon, (1.0 - order) * epsilon);
+  const double log_denominator = LogAdd(epsilon, 0.0);
+  return (log_numerator - log_denominator) / (order - 1.0);
+}
+
+double RandomizedResponseEpsilonForRdp(double rdp, double order) {
+  double low = 0.0, high = 1.0;
+  while (RandomizedResponseRdp(high, order) < rdp && high < 1e6) high *= 2;
+  for (int i = 0; i < 200 && high - low > 1e-15 * high; ++i) {
+    const double middle = 0.5 * (low + high);
+    (RandomizedResponseRdp(middle, order) < rdp ? low : high) = middle;
+  }
+  return high;  // the RDP at `order` is at least `rdp`, by at most the bracket's width
+}
+
 absl::StatusOr<std::vector<double>> ComposedRdp(const StepMechanism& mechanism, int64_t steps,
                                                 const std::vector<double>& orders) {
   RETURN_IF_ERROR(ValidateMechanism(mechanism));
   if (steps < 0) return absl::InvalidArgumentError(absl::StrCat("steps must be >= 0, got ", steps));
-  ASSIGN_OR_RETURN(const double z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
+  const bool gaussian = !mechanism.noise_multipliers.empty();
+  double z = 0.0;
+  if (gaussian) {
+    ASSIGN_OR_RETURN(z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
+  }
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double order : orders) {
-    ASSIGN_OR_RETURN(const double step,
-                     mechanism.sampler == Sampler::kPoisson
-                         ? PoissonSubsampledGaussianRdp(mechanism.sample_rate, z, order)
-                         : WorSubsampledGaussianRdp(mechanism.sample_rate, z, order));
+    if (!(order > 1.0)) return absl::InvalidArgumentError(absl::StrCat("RDP order must be > 1, got ", order));
+    double step = 0.0;
+    if (gaussian) {
+      ASSIGN_OR_RETURN(step, mechanism.sampler == Sampler::kPoisson
+                                 ? PoissonSubsampledGaussianRdp(mechanism.sample_rate, z, order)
+                                 : WorSubsampledGaussianRdp(mechanism.sample_rate, z, order));
+    }
+    for (double epsilon : mechanism.randomized_responses) step += RandomizedResponseRdp(epsilon, order);
     // 0 · ∞ must stay 0 (no steps, no loss).
     rdp.push_back(steps == 0 ? 0.0 : step * static_cast<double>(steps));
   }

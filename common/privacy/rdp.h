@@ -37,9 +37,14 @@ struct StepMechanism {
   std::vector<double> noise_multipliers;  // one per release, each > 0
   double sample_rate = 1.0;               // q = B/N in (0, 1]
   Sampler sampler = Sampler::kWithoutReplacement;
+  // Randomized-response releases of one categorical value per record, each by its ε
+  // (RandomizedResponseRdp). Only unsampled (sample_rate 1): no amplification bound
+  // for them is implemented.
+  std::vector<double> randomized_responses = {};
 };
 
-// Checks q in [0, 1], at least one release, every z > 0 and finite.
+// Checks q in [0, 1], at least one release, every z > 0 and finite, every
+// randomized-response ε > 0 and finite, and randomized responses only at q = 1.
 absl::Status ValidateMechanism(const StepMechanism& mechanism);
 
 // R releases with multipliers z_j compose to one Gaussian with
@@ -53,6 +58,19 @@ std::vector<double> DefaultOrders(Sampler sampler);
 
 // RDP of the Gaussian mechanism at `order`: order / (2 z²).
 double GaussianRdp(double noise_multiplier, double order);
+
+// RDP at `order` > 1 of randomized response with parameter ε over two categories:
+// the true value with probability e^ε / (e^ε + 1), else the other. For neighbours whose
+// values differ, D_α = log((e^{αε} + e^{(1−α)ε}) / (e^ε + 1)) / (α − 1) in both
+// directions. k-ary randomized response (the true category with probability
+// e^ε / (e^ε + k − 1), each other one with 1 / (e^ε + k − 1)) has
+// D_α = log((e^{αε} + e^{(1−α)ε} + k − 2) / (e^ε + k − 1)) / (α − 1), which falls with k:
+// the binary curve bounds every k. It tends to ε as α grows (ε-DP) and stays below
+// α·ε²/2 (Bun and Steinke's bound for ε-DP).
+double RandomizedResponseRdp(double epsilon, double order);
+// The ε whose randomized response has RDP `rdp` (> 0) at `order` (> 1); the curve rises
+// with ε.
+double RandomizedResponseEpsilonForRdp(double rdp, double order);
 
 // One step of the Gaussian subsampled without replacement at rate q
 // (Wang-Balle-Kasiviswanathan Thm 9 with ε(∞) = ∞, capped by the unsampled

@@ -45,10 +45,10 @@ bool ReleasesMarginals(Mode mode, const RunShape& shape) {
 // pairs, also the holder's label release and the other parties' label-pair tables; a
 // single party's view (parties == 1) counts both, since it may be either.
 StepMechanism MarginalMechanism(int parties, const RunShape& shape) {
-  const bool label_pairs = shape.label_noise_multiplier > 0;
+  const bool label_pairs = shape.label_epsilon > 0;
   const int tables = label_pairs ? std::max(parties - 1, 1) : 0;
   StepMechanism mechanism = WithoutAmplification(Mechanism(parties + tables, shape.marginal_noise_multiplier, shape));
-  if (label_pairs) mechanism.noise_multipliers.push_back(shape.label_noise_multiplier);
+  if (label_pairs) mechanism.randomized_responses.push_back(shape.label_epsilon);
   return mechanism;
 }
 

@@ -33,9 +33,10 @@ struct RunShape {
   // noise multiplier (no subsampling; common/model/marginal_target.h). 0: no release.
   double marginal_noise_multiplier = 0;
   // > 0 (with a marginal release): label pairs. The label's holder releases every
-  // record's noised label with this multiplier, and each other party its label-pair
-  // tables with marginal_noise_multiplier, as part of the marginal release (same key).
-  double label_noise_multiplier = 0;
+  // record's label by randomized response with this ε, and each other party its
+  // label-pair tables with marginal_noise_multiplier, as part of the marginal release
+  // (same key).
+  double label_epsilon = 0;
   // dpsgd: the share of each critic step's privacy (the sum of 1/z² over its K + 1
   // releases) that goes to the curator's D_s release; the K party releases split the
   // rest evenly. 0: an even split, 1/(K + 1) each. The step's composed Gaussian, and so

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/party_core.h"
@@ -414,10 +415,19 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
     const std::vector<std::string> charges = LedgerCharges(kParties[k]);
     const v1::TrainingConfig t = Training();
     ASSERT_EQ(charges.size(), 1u + t.rounds() * t.n_critic());
-    // Key 0: 3 marginal releases + 2 label-pair tables + the labels, six multipliers.
+    // Key 0: 3 marginal releases + 2 label-pair tables (five Gaussians) and the labels'
+    // randomized response at the run's label epsilon.
     const size_t z_start = charges[0].find("\tz=") + 3;
     const std::string z_list = charges[0].substr(z_start, charges[0].find('\t', z_start) - z_start);
-    EXPECT_EQ(std::count(z_list.begin(), z_list.end(), ',') + 1, 6) << charges[0];
+    EXPECT_EQ(std::count(z_list.begin(), z_list.end(), ',') + 1, 5) << charges[0];
+    const size_t rr_start = charges[0].find("\trr=");
+    ASSERT_NE(rr_start, std::string::npos) << charges[0];
+    double rr = 0;
+    ASSERT_TRUE(absl::SimpleAtod(charges[0].substr(rr_start + 4, charges[0].find('\t', rr_start + 1) - rr_start - 4), &rr))
+        << charges[0];
+    v1::PrivacyConfig resolved = privacy;  // delta's default, as the daemons resolve it
+    ASSERT_TRUE(ResolvePrivacyConfig(&resolved).ok());
+    EXPECT_NEAR(rr, LabelEpsilon(resolved, training), 1e-12) << charges[0];
   }
 }
 

@@ -1,4 +1,5 @@
 #include "common/model/config.h"
+#include "common/privacy/rdp.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -364,30 +365,36 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   v1::TrainingConfig training;
   training.set_marginal_weight(1);
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
-  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 0.0);  // no label column
+  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);  // no label column
   EXPECT_EQ(LabelPairWeight(training), 1.0);
   const double alone = MarginalNoiseMultiplier(privacy, training, 3);
   training.set_label_column("class");
-  // ρ = 0.1735 at ε = 3 (above); 0.3 of it for the labels: z = √(1 / (2 · 0.05204)) = 3.100.
-  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100, 0.01);
-  privacy.set_mode("dpsgd");  // dpsgd's default share is 0.15: √2 times the noise
-  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100 * std::sqrt(2.0), 0.02);
+  // ρ = 0.1735 at ε = 3 (above), converting best at α* = 1 + √(ln(1e5) / ρ) = 9.146; 0.3
+  // of α*·ρ for the labels: randomized response whose RDP at α* is 0.476, ε_l = 0.5327
+  // (solved independently, scipy-free bisection in Python on the closed form).
+  const double rho = 0.17348321192510024;
+  const double order = 1.0 + std::sqrt(std::log(1e5) / rho);
+  EXPECT_NEAR(LabelEpsilon(privacy, training), 0.5327, 1e-4);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.3 * order * rho, 1e-9);
+  privacy.set_mode("dpsgd");  // dpsgd's default share is 0.15
+  EXPECT_NEAR(LabelEpsilon(privacy, training), 0.3052, 1e-4);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.15 * order * rho, 1e-9);
   privacy.set_mode("strict");
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
-  privacy.set_label_budget_share(0.075);  // a quarter of the share: twice the noise
-  EXPECT_NEAR(LabelNoiseMultiplier(privacy, training), 3.100 * 2, 0.02);
-  privacy.set_label_noise_multiplier(2.5);
-  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 2.5);
+  privacy.set_label_budget_share(0.075);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
+  privacy.set_label_epsilon(2.5);
+  EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
   training.set_label_pair_weight(3);
   EXPECT_EQ(LabelPairWeight(training), 3.0);
   privacy.set_mode("none");
-  EXPECT_EQ(LabelNoiseMultiplier(privacy, training), 0.0);
+  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
     v1::PrivacyConfig p;
     p.set_epsilon(3);
-    p.set_label_noise_multiplier(bad);
-    EXPECT_THAT(ResolvePrivacyConfig(&p).message(), HasSubstr("privacy.label_noise_multiplier")) << bad;
+    p.set_label_epsilon(bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&p).message(), HasSubstr("privacy.label_epsilon")) << bad;
     v1::PrivacyConfig share;
     share.set_epsilon(3);
     share.set_label_budget_share(bad == 0.0 ? 1.0 : bad);

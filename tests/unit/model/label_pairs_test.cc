@@ -1,4 +1,4 @@
-// Label pairs: the noised labels' keep probability, the tables, and the curator's
+// Label pairs: the randomized labels' keep probability, the tables, and the curator's
 // target that undoes the labels' confusion.
 #include "common/model/label_pairs.h"
 
@@ -11,29 +11,36 @@
 namespace vfsynth {
 namespace {
 
-double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-TEST(LabelPairsTest, KeepProbabilityOfTwoCategoriesIsTheClosedForm) {
-  // Two coordinates: the difference of their noises is N(0, 4z²), so keep = Φ(1/(2z)).
-  for (const double z : {0.3, 1.466, 4.0, 30.0}) {
-    EXPECT_NEAR(LabelKeepProbability(z, 2), NormalCdf(1.0 / (2.0 * z)), 1e-7) << z;
-  }
-  EXPECT_NEAR(LabelKeepProbability(1e-3, 5), 1.0, 1e-9);
-  EXPECT_NEAR(LabelKeepProbability(1e4, 4), 0.25, 1e-4);  // pure noise: uniform
+TEST(LabelPairsTest, KeepProbabilityIsRandomizedResponses) {
+  // e^ε / (e^ε + k − 1): ln 3 keeps a binary label with probability 3/4, and a label
+  // of 4 categories with 1/2.
+  EXPECT_NEAR(LabelKeepProbability(std::log(3.0), 2), 0.75, 1e-12);
+  EXPECT_NEAR(LabelKeepProbability(std::log(3.0), 4), 0.5, 1e-12);
+  EXPECT_NEAR(LabelKeepProbability(1e-12, 4), 0.25, 1e-9);  // no information: uniform
+  EXPECT_NEAR(LabelKeepProbability(800.0, 5), 1.0, 1e-12);  // no overflow
+  EXPECT_EQ(LabelKeepProbability(1.0, 1), 1.0);
 }
 
-TEST(LabelPairsTest, NoisyLabelsKeepTheirLabelAsOftenAsComputed) {
+TEST(LabelPairsTest, RandomizedLabelsKeepTheirLabelAsOftenAsComputedAndSpreadTheRestEvenly) {
   const int64_t rows = 200000;
   const int k = 4;
   at::Generator draw = at::make_generator<at::CPUGeneratorImpl>(7);
   const torch::Tensor truth = torch::randint(k, {rows}, draw, torch::kLong);
   const torch::Tensor one_hot = torch::one_hot(truth, k).to(torch::kFloat32);
-  for (const double z : {0.5, 1.5}) {
-    const torch::Tensor noised = NoisyLabels(one_hot, z, draw);
-    ASSERT_EQ(noised.size(0), rows);
-    const double kept = noised.eq(truth).to(torch::kDouble).mean().item<double>();
-    const double expected = LabelKeepProbability(z, k);
-    EXPECT_NEAR(kept, expected, 4 * std::sqrt(expected * (1 - expected) / rows)) << z;
+  for (const double epsilon : {0.5, 2.0}) {
+    const torch::Tensor released = RandomizedLabels(one_hot, epsilon, draw);
+    ASSERT_EQ(released.size(0), rows);
+    const double expected = LabelKeepProbability(epsilon, k);
+    const double kept = released.eq(truth).to(torch::kDouble).mean().item<double>();
+    EXPECT_NEAR(kept, expected, 4 * std::sqrt(expected * (1 - expected) / rows)) << epsilon;
+    // Of the rows whose true label is 0, each other category gets (1 − keep)/(k − 1).
+    const torch::Tensor from_zero = released.masked_select(truth.eq(0));
+    const double n = static_cast<double>(from_zero.numel());
+    for (int c = 1; c < k; ++c) {
+      const double share = from_zero.eq(c).to(torch::kDouble).mean().item<double>();
+      const double other = (1 - expected) / (k - 1);
+      EXPECT_NEAR(share, other, 4 * std::sqrt(other * (1 - other) / n)) << epsilon << " " << c;
+    }
   }
 }
 
@@ -78,13 +85,13 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   const torch::Tensor b = torch::where(copy, y, torch::randint(4, {rows}, draw, torch::kLong));
   const torch::Tensor table = torch::cat({torch::one_hot(b, 4), torch::zeros({rows, 1}, torch::kLong)}, 1)
                                   .to(torch::kFloat32);
-  const double z = 1.0;
+  const double epsilon = 1.0;
   auto label = holder.CategoricalBlock("y");
   ASSERT_TRUE(label.ok());
-  const torch::Tensor noised = NoisyLabels(torch::one_hot(y, 3), z, draw);
-  auto counts = LabelPairCounts(noised, 3, table, OneHotBlocks(other.blocks()), 0, std::nullopt);
+  const torch::Tensor released = RandomizedLabels(torch::one_hot(y, 3), epsilon, draw);
+  auto counts = LabelPairCounts(released, 3, table, OneHotBlocks(other.blocks()), 0, std::nullopt);
   ASSERT_TRUE(counts.ok()) << counts.status();
-  auto target = LabelPairTarget({&holder, &other}, 0, *label, {torch::zeros({0}), *counts}, z, rows);
+  auto target = LabelPairTarget({&holder, &other}, 0, *label, {torch::zeros({0}), *counts}, epsilon, rows);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->pairs(), 1);
   const torch::Tensor truth =
@@ -106,8 +113,8 @@ TEST(LabelPairsTest, TargetRefusesWrongReleases) {
   EXPECT_FALSE(
       LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::full({4}, NAN)}, 1.0, 10).ok());
   EXPECT_FALSE(LabelPairTarget({&holder, &other}, 2, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10).ok());
-  // So much noise that nothing of the labels is left.
-  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1e12, 10).ok());
+  // So small an ε that nothing of the labels is left.
+  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1e-12, 10).ok());
   EXPECT_TRUE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10).ok());
 }
 

@@ -21,10 +21,10 @@ class LabelPairExchangeTest : public ::testing::Test {
     EXPECT_TRUE(exchange.ok()) << exchange.status();
     return exchange.ok() ? std::move(*exchange) : nullptr;
   }
-  static v1::ShareLabelsRequest Labels(std::vector<int> labels, double z = 1.0) {
+  static v1::ShareLabelsRequest Labels(std::vector<int> labels, double epsilon = 1.0) {
     v1::ShareLabelsRequest request;
     for (int label : labels) request.add_labels(label);
-    request.set_noise_multiplier(z);
+    request.set_epsilon(epsilon);
     return request;
   }
   static v1::LabelPairsRequest Pairs(const std::vector<int32_t>& labels, int64_t cells, float value = 1) {
@@ -69,7 +69,7 @@ TEST_F(LabelPairExchangeTest, ChecksEveryCallAndNeverReplacesARelease) {
             absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(exchange->ShareLabels(1, Labels({0, 1, 1}), soon).ok());         // 3 labels for 4 records
   EXPECT_FALSE(exchange->ShareLabels(1, Labels({0, 1, 2, 0}), soon).ok());      // 2 is not a category
-  EXPECT_FALSE(exchange->ShareLabels(1, Labels({0, 1, 1, 0}, 0.0), soon).ok());  // no noise
+  EXPECT_FALSE(exchange->ShareLabels(1, Labels({0, 1, 1, 0}, 0.0), soon).ok());  // ε 0: not a release
   EXPECT_FALSE(exchange->ShareLabels(0, Labels({0, 1, 1, 0}), soon).ok());      // not the holder
   ASSERT_TRUE(exchange->ShareLabels(1, Labels({0, 1, 1, 0}), soon).ok());
   EXPECT_TRUE(exchange->ShareLabels(1, Labels({0, 1, 1, 0}), soon).ok());       // the same again

@@ -132,6 +132,33 @@ TEST_F(LedgerTest, RestartReplaysWithoutResetOrDoubleCount) {
   EXPECT_GT(reopened->Spent().epsilon, before.epsilon);
 }
 
+// The marginal release with label pairs: Gaussians and a randomized response in one
+// unsampled charge. The randomized response is written in its own field (lines of
+// earlier builds, without it, read as Gaussians only) and survives a restart.
+TEST_F(LedgerTest, RandomizedResponseChargesReplay) {
+  StepMechanism release{{4.0, 4.0, 4.0}, 1.0, Sampler::kWithoutReplacement};
+  release.randomized_responses = {0.98};
+  config_.epsilon_budget = 10.0;
+  PrivacySpent before;
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger->Charge(0, release).ok());
+    ASSERT_TRUE(ledger->Charge(1, mechanism_, 100).ok());
+    before = ledger->Spent();
+  }
+  RdpAccountant expected(Sampler::kWithoutReplacement);
+  ASSERT_TRUE(expected.Compose(release).ok());
+  ASSERT_TRUE(expected.Compose(mechanism_, 100).ok());
+  EXPECT_NEAR(before.epsilon, expected.GetEpsilon(1e-5, Conversion::kImproved)->epsilon, 1e-12);
+  EXPECT_NE(ReadAll().find("\trr=0.9799"), std::string::npos) << ReadAll();
+  auto reopened = *PrivacyLedger::Open(path_, config_);
+  EXPECT_DOUBLE_EQ(reopened->Spent().epsilon, before.epsilon);
+  ASSERT_TRUE(reopened->Charge(0, release).ok());  // the same charge again: a no-op
+  StepMechanism gaussians_only = release;
+  gaussians_only.randomized_responses.clear();
+  EXPECT_EQ(reopened->Charge(0, gaussians_only).code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(LedgerTest, RefusesAnotherRunsLedger) {
   { ASSERT_TRUE(PrivacyLedger::Open(path_, config_).ok()); }
   LedgerConfig other = config_;

@@ -46,22 +46,31 @@ TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
   EXPECT_EQ(RunReleases(Mode::kDpsgd, 2.0, Shape(0), 100, View::kJoint).size(), 1u);
 }
 
-// Label pairs join the release: the holder's labels (one Gaussian at the label's
-// multiplier) and the K − 1 other parties' tables (at the marginal multiplier). A single
-// party's view counts one table and the labels, since it may hold either.
+// Label pairs join the release: the holder's labels (randomized response at the label's
+// ε) and the K − 1 other parties' tables (at the marginal multiplier). A single party's
+// view counts one table and the labels, since it may hold either.
 TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
   RunShape shape = Shape(30.0);
-  shape.label_noise_multiplier = 1.5;
+  shape.label_epsilon = 1.5;
   const std::vector<ChargedSteps> joint = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kJoint);
   ASSERT_EQ(joint.size(), 1u);
-  std::vector<double> expected(5, 30.0);
-  expected.push_back(1.5);
+  const std::vector<double> expected(5, 30.0);
   EXPECT_EQ(joint[0].mechanism.noise_multipliers, expected);
-  EXPECT_EQ(RunReleases(Mode::kStrict, 2.0, shape, 0, View::kParty)[0].mechanism.noise_multipliers,
-            (std::vector<double>{30.0, 30.0, 1.5}));
+  EXPECT_EQ(joint[0].mechanism.randomized_responses, std::vector<double>{1.5});
+  const StepMechanism party = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kParty)[0].mechanism;
+  EXPECT_EQ(party.noise_multipliers, (std::vector<double>{30.0, 30.0}));
+  EXPECT_EQ(party.randomized_responses, std::vector<double>{1.5});
   const std::optional<LedgerCharge> charge = MarginalReleaseCharge(Mode::kDpsgd, shape);
   ASSERT_TRUE(charge.has_value());
   EXPECT_EQ(charge->mechanism.noise_multipliers, expected);
+  EXPECT_EQ(charge->mechanism.randomized_responses, std::vector<double>{1.5});
+  // The release's curve is the five Gaussians' plus the randomized response's, order by order.
+  absl::StatusOr<std::vector<double>> curve = ComposedRdp(charge->mechanism, 1, {2.0, 8.0, 64.0});
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  for (size_t i = 0; i < 3; ++i) {
+    const double order = std::vector<double>{2.0, 8.0, 64.0}[i];
+    EXPECT_NEAR((*curve)[i], 5 * GaussianRdp(30.0, order) + RandomizedResponseRdp(1.5, order), 1e-12);
+  }
   // Calibrating the run leaves room for the labels: the per-step noise grows.
   absl::StatusOr<double> without = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, Shape(30.0));
   absl::StatusOr<double> with = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, shape);

@@ -155,16 +155,16 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
       "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
       "--n-critic 1 --delta 1e-5 --epsilon 10 --marginal-noise-multiplier 4.0162";
   const Result plain = RunVfsynth(strict);
-  const Result labelled = RunVfsynth(strict + " --label-noise-multiplier 1.466");
+  const Result labelled = RunVfsynth(strict + " --label-epsilon 1.79");
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   ASSERT_EQ(labelled.exit_code, 0) << labelled.out;
   EXPECT_NEAR(Value(labelled.out, "epsilon"), 10, 1e-3) << labelled.out;
   EXPECT_GT(Value(labelled.out, "noise_multiplier"), Value(plain.out, "noise_multiplier") + 0.05) << labelled.out;
   const Result no_marginals = RunVfsynth(
       "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
-      "--n-critic 1 --delta 1e-5 --epsilon 10 --label-noise-multiplier 1.466");
+      "--n-critic 1 --delta 1e-5 --epsilon 10 --label-epsilon 1.79");
   EXPECT_EQ(no_marginals.exit_code, 2) << no_marginals.out;
-  EXPECT_NE(no_marginals.out.find("--label-noise-multiplier"), std::string::npos) << no_marginals.out;
+  EXPECT_NE(no_marginals.out.find("--label-epsilon"), std::string::npos) << no_marginals.out;
   const Result bad = RunVfsynth("privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
                                 "--epsilon 1 --delta 1e-5");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;

@@ -45,6 +45,67 @@ TEST(RdpTest, EffectiveNoiseMultiplierComposesReleases) {
   EXPECT_FALSE(EffectiveNoiseMultiplier({0.0}).ok());
 }
 
+// k-ary randomized response, straight from its definition: the Rényi divergence
+// between the output distributions for two different true categories (y = 0, y' = 1).
+double KaryRandomizedResponseRdp(double epsilon, int k, double order) {
+  const double p = std::exp(epsilon) / (std::exp(epsilon) + k - 1);
+  const double q = 1.0 / (std::exp(epsilon) + k - 1);
+  std::vector<double> from(k, q), to(k, q);
+  from[0] = p;
+  to[1] = p;
+  double sum = 0;
+  for (int c = 0; c < k; ++c) sum += std::pow(from[c], order) * std::pow(to[c], 1 - order);
+  return std::log(sum) / (order - 1);
+}
+
+TEST(RdpTest, RandomizedResponseRdpIsTheRenyiDivergenceOfItsOutputs) {
+  for (double epsilon : {0.05, 0.5, 0.98, 3.0}) {
+    for (double order : {1.5, 2.0, 3.725, 8.0, 64.0}) {
+      const double binary = RandomizedResponseRdp(epsilon, order);
+      EXPECT_NEAR(binary, KaryRandomizedResponseRdp(epsilon, 2, order), 1e-12) << epsilon << " " << order;
+      // More categories spread the same ε's outputs thinner: the binary curve bounds them.
+      EXPECT_LT(KaryRandomizedResponseRdp(epsilon, 3, order), binary) << epsilon << " " << order;
+      EXPECT_LT(KaryRandomizedResponseRdp(epsilon, 7, order), binary) << epsilon << " " << order;
+      // ε-DP: at most ε, and at most α·ε²/2 (Bun and Steinke 2016, Prop. 1.4).
+      EXPECT_LE(binary, epsilon) << epsilon << " " << order;
+      EXPECT_LE(binary, order * epsilon * epsilon / 2) << epsilon << " " << order;
+      EXPECT_GT(binary, 0.0);
+    }
+  }
+  // Towards ε at large orders, and finite where e^{αε} overflows a double.
+  EXPECT_NEAR(RandomizedResponseRdp(1.0, 1e5), 1.0, 1e-4);
+  // At α = 256, ε = 5 the direct sum overflows (e^{αε}); the closed form does not:
+  // log(e^{αε} + e^{(1−α)ε}) − log(e^ε + 1) = αε − log(e^ε + 1) + log1p(e^{(1−2α)ε}).
+  EXPECT_TRUE(std::isinf(KaryRandomizedResponseRdp(5.0, 2, 256.0)));
+  EXPECT_NEAR(RandomizedResponseRdp(5.0, 256.0), (256.0 * 5.0 - std::log(std::exp(5.0) + 1)) / 255.0, 1e-12);
+  // The inverse: the ε whose curve passes through a point.
+  for (double rdp : {0.01, 0.45, 0.9}) {
+    const double epsilon = RandomizedResponseEpsilonForRdp(rdp, 3.725);
+    EXPECT_NEAR(RandomizedResponseRdp(epsilon, 3.725), rdp, 1e-12) << rdp;
+  }
+}
+
+TEST(RdpTest, RandomizedResponseComposesWithGaussiansOnlyUnsampled) {
+  StepMechanism mechanism;
+  mechanism.randomized_responses = {0.7};
+  absl::StatusOr<std::vector<double>> alone = ComposedRdp(mechanism, 2, {2.0, 10.0});
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_NEAR((*alone)[0], 2 * RandomizedResponseRdp(0.7, 2.0), 1e-12);
+  EXPECT_NEAR((*alone)[1], 2 * RandomizedResponseRdp(0.7, 10.0), 1e-12);
+  mechanism.noise_multipliers = {3.0};
+  absl::StatusOr<std::vector<double>> both = ComposedRdp(mechanism, 1, {10.0});
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_NEAR((*both)[0], GaussianRdp(3.0, 10.0) + RandomizedResponseRdp(0.7, 10.0), 1e-12);
+  mechanism.sample_rate = 0.01;  // no amplification bound for randomized response here
+  EXPECT_THAT(ComposedRdp(mechanism, 1, {10.0}).status().message(), ::testing::HasSubstr("unsampled"));
+  mechanism.sample_rate = 1.0;
+  mechanism.randomized_responses = {0.0};
+  EXPECT_FALSE(ValidateMechanism(mechanism).ok());
+  mechanism.randomized_responses.clear();
+  mechanism.noise_multipliers.clear();
+  EXPECT_FALSE(ValidateMechanism(mechanism).ok());  // nothing released
+}
+
 TEST(RdpTest, DefaultOrders) {
   const std::vector<double> wor = DefaultOrders(Sampler::kWithoutReplacement);
   ASSERT_EQ(wor.size(), 255u);
