@@ -19,11 +19,7 @@ absl::StatusOr<const std::vector<double>*> RdpAccountant::StepCurve(
         "mechanism uses sampler ", SamplerName(mechanism.sampler), " but the accountant ",
         SamplerName(sampler_), " (their adjacency notions differ; do not mix them)"));
   }
-  RETURN_IF_ERROR(ValidateMechanism(mechanism));
-  double z = 0.0;  // no Gaussian release
-  if (!mechanism.noise_multipliers.empty()) {
-    ASSIGN_OR_RETURN(z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
-  }
+  ASSIGN_OR_RETURN(const double z, MechanismNoiseMultiplier(mechanism));
   const StepKey key{mechanism.sample_rate, z, mechanism.randomized_responses};
   auto it = step_cache_.find(key);
   if (it == step_cache_.end()) {

@@ -114,6 +114,10 @@ std::string SamplerName(Sampler sampler) {
 }
 
 absl::Status ValidateMechanism(const StepMechanism& mechanism) {
+  return MechanismNoiseMultiplier(mechanism).status();
+}
+
+absl::StatusOr<double> MechanismNoiseMultiplier(const StepMechanism& mechanism) {
   if (!(mechanism.sample_rate >= 0.0 && mechanism.sample_rate <= 1.0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("sample rate must be in [0, 1], got ", mechanism.sample_rate));
@@ -129,9 +133,9 @@ absl::Status ValidateMechanism(const StepMechanism& mechanism) {
       return absl::InvalidArgumentError(absl::StrCat(
           "randomized response is accounted only unsampled (sample rate 1), got ", mechanism.sample_rate));
     }
-    if (mechanism.noise_multipliers.empty()) return absl::OkStatus();
+    if (mechanism.noise_multipliers.empty()) return 0.0;
   }
-  return EffectiveNoiseMultiplier(mechanism.noise_multipliers).status();
+  return EffectiveNoiseMultiplier(mechanism.noise_multipliers);
 }
 
 absl::StatusOr<double> EffectiveNoiseMultiplier(const std::vector<double>& noise_multipliers) {
@@ -217,13 +221,9 @@ double RandomizedResponseEpsilonForRdp(double rdp, double order) {
 
 absl::StatusOr<std::vector<double>> ComposedRdp(const StepMechanism& mechanism, int64_t steps,
                                                 const std::vector<double>& orders) {
-  RETURN_IF_ERROR(ValidateMechanism(mechanism));
+  ASSIGN_OR_RETURN(const double z, MechanismNoiseMultiplier(mechanism));
   if (steps < 0) return absl::InvalidArgumentError(absl::StrCat("steps must be >= 0, got ", steps));
-  const bool gaussian = !mechanism.noise_multipliers.empty();
-  double z = 0.0;
-  if (gaussian) {
-    ASSIGN_OR_RETURN(z, EffectiveNoiseMultiplier(mechanism.noise_multipliers));
-  }
+  const bool gaussian = z > 0.0;
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double order : orders) {

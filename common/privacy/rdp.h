@@ -46,6 +46,9 @@ struct StepMechanism {
 // Checks q in [0, 1], at least one release, every z > 0 and finite, every
 // randomized-response ε > 0 and finite, and randomized responses only at q = 1.
 absl::Status ValidateMechanism(const StepMechanism& mechanism);
+// ValidateMechanism, then the Gaussian releases' EffectiveNoiseMultiplier, or 0 when
+// the mechanism has randomized responses only.
+absl::StatusOr<double> MechanismNoiseMultiplier(const StepMechanism& mechanism);
 
 // R releases with multipliers z_j compose to one Gaussian with
 // z_eff = (sum_j z_j^-2)^(-1/2) (RDP adds: sum_j α/(2 z_j²) = α/(2 z_eff²)).

@@ -23,6 +23,9 @@ void EnsurePassiveOpenMpWait(char** argv);
 // a quarter (docs/performance.md).
 std::string BlasCoreName();
 
+// Whether the CPU has the AVX-512 subsets (F, DQ, BW, VL) OpenBLAS's SkylakeX kernels need.
+bool CpuHasAvx512();
+
 // A warning for the log when OPENBLAS_CORETYPE pins OpenBLAS to kernels without AVX-512
 // on a CPU that has it (the VMs here pin Haswell's AVX2 kernels on AMD Zen 5; with
 // OpenBLAS's own choice, Cooperlake, the benchmark grid's critic steps took 0.76x the

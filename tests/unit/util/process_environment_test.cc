@@ -2,6 +2,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/util/cli.h"
 #include "gtest/gtest.h"
 
 namespace vfsynth {
@@ -42,12 +43,6 @@ TEST(ProcessEnvironmentTest, ReportsTheBlasKernelsInUse) {
   EXPECT_EQ(core, "Haswell");
   // Every x86-64 CPU runs Prescott's kernels; a name that ignored the pin would not change.
   EXPECT_EQ(Field(RunProbe("OPENBLAS_CORETYPE=Prescott"), "core"), "Prescott");
-}
-
-bool CpuHasAvx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
 TEST(ProcessEnvironmentTest, WarnsOnlyWhenAPinHidesAvx512) {
