@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
 """Mean and spread over seeds of the metrics deploy/quality.sh collects.
 
-Reads RUN/metrics.json and RUN/train-seconds of each run directory; cross-party pair
-trends are the mean pair-trend score over column pairs held by two different parties
-(the party layout JSON names who holds what). Prints JSON with a markdown table row.
+Reads RUN/metrics.json and RUN/train-seconds of each run directory, and the repeated
+evaluations of the same table in RUN/eval-*/metrics.json (deploy/quality.sh
+--eval-repeats); cross-party pair trends are the mean pair-trend score over column
+pairs held by two different parties (the party layout JSON names who holds what).
+Prints JSON with a markdown table row, whose last cell is the total difference averaged
+over each table's evaluations.
 """
 import argparse
+import glob
 import json
 import os
 import statistics
+
+
+def forest_total_difference(metrics_path):
+    with open(metrics_path) as f:
+        m = json.load(f)
+    return next(x for x in m["utility"]["models"] if x["model"] == "random_forest")["total_difference"]
 
 
 def cross_party_pair_trends(metrics, owner):
@@ -28,6 +38,8 @@ def run_metrics(run, owner):
     forest = next(x for x in m["utility"]["models"] if x["model"] == "random_forest")
     with open(os.path.join(run, "train-seconds")) as f:
         seconds = float(f.read())
+    evaluations = [forest["total_difference"]] + [
+        forest_total_difference(p) for p in sorted(glob.glob(os.path.join(run, "eval-*", "metrics.json")))]
     return {
         "total_difference": forest["total_difference"],
         "tstr_accuracy": forest["tstr"]["accuracy"],
@@ -38,6 +50,10 @@ def run_metrics(run, owner):
         "avd_2way": m["fidelity"]["avd_2way"],
         "dcr_share_closer_to_train": m["privacy"]["dcr"]["share_closer_to_train"],
         "train_seconds": seconds,
+        # The same table evaluated at other eval seeds (subsample, split, forest): the
+        # mean is the table's figure with less of the evaluation's own noise.
+        "evaluations": len(evaluations),
+        "total_difference_over_evaluations": statistics.fmean(evaluations),
     }
 
 
@@ -57,7 +73,8 @@ def main():
         summary["spread"][key] = [min(values), max(values)]
     cells = [args.label, str(len(runs))]
     for key in ["total_difference", "column_shapes", "pair_trends", "cross_party_pair_trends",
-                "avd_2way", "dcr_share_closer_to_train", "train_seconds"]:
+                "avd_2way", "dcr_share_closer_to_train", "train_seconds",
+                "total_difference_over_evaluations"]:
         lo, hi = summary["spread"][key]
         fmt = "{:.0f}" if key == "train_seconds" else "{:.3f}"
         cells.append(f"{fmt.format(summary['mean'][key])} ({fmt.format(lo)}–{fmt.format(hi)})")
