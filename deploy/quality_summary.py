@@ -15,10 +15,13 @@ import os
 import statistics
 
 
+def random_forest(metrics):
+    return next(x for x in metrics["utility"]["models"] if x["model"] == "random_forest")
+
+
 def forest_total_difference(metrics_path):
     with open(metrics_path) as f:
-        m = json.load(f)
-    return next(x for x in m["utility"]["models"] if x["model"] == "random_forest")["total_difference"]
+        return random_forest(json.load(f))["total_difference"]
 
 
 def cross_party_pair_trends(metrics, owner):
@@ -35,7 +38,7 @@ def cross_party_pair_trends(metrics, owner):
 def run_metrics(run, owner):
     with open(os.path.join(run, "metrics.json")) as f:
         m = json.load(f)
-    forest = next(x for x in m["utility"]["models"] if x["model"] == "random_forest")
+    forest = random_forest(m)
     with open(os.path.join(run, "train-seconds")) as f:
         seconds = float(f.read())
     evaluations = [forest["total_difference"]] + [

@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # deploy/quality_baseline.py on a quality.sh-shaped directory: the baseline table keeps
 # every column's values (a permutation each) and loses the dependence between them.
-set -euo pipefail
-BIN="$1"; SRC="$2"; DATA="$3"
-WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-SCHEMA="$SRC/deploy/schemas/wine.schema.json"
-RUN="$WORK/q/seed-1"
-
-"$BIN/vfsynth" split --input "$DATA/winequality-red.csv" --schema "$SCHEMA" \
-  --parties "$SRC/deploy/parties/wine-2.json" --out "$RUN/parties" --holdout-fraction 0.2 2>/dev/null
+source "$(dirname "$0")/quality_fixture.sh" "$@"
 # The "run": the training rows themselves, the best table a generator could publish.
 "$BIN/vfsynth" eval --real "$RUN/parties/train.csv" --holdout "$RUN/parties/holdout.csv" \
   --synthetic "$RUN/parties/train.csv" --schema "$SCHEMA" --target quality --out "$RUN" \

@@ -2,15 +2,7 @@
 # deploy/quality.sh --rescore --eval-repeats on a quality.sh-shaped directory: every
 # table is evaluated at R eval seeds, and the summary's per-table mean over them is the
 # mean of those evaluations' total differences.
-set -euo pipefail
-BIN="$1"; SRC="$2"; DATA="$3"
-WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-SCHEMA="$SRC/deploy/schemas/wine.schema.json"
-RUN="$WORK/q/seed-1"
-
-"$BIN/vfsynth" split --input "$DATA/winequality-red.csv" --schema "$SCHEMA" \
-  --parties "$SRC/deploy/parties/wine-2.json" --out "$RUN/parties" --holdout-fraction 0.2 2>/dev/null
+source "$(dirname "$0")/quality_fixture.sh" "$@"
 # The "published table": the training rows themselves.
 cp "$RUN/parties/train.csv" "$RUN/synthetic.csv"
 echo 12.5 > "$RUN/train-seconds"
