@@ -26,6 +26,7 @@ absl::StatusOr<CsvTable> SynthesizeFromCheckpoint(const v1::CuratorConfig& confi
   }
   using Temperatures = std::map<int, double>;
   ASSIGN_OR_RETURN(const Temperatures temperature, PublicationTemperatures(config.output(), encoders));
+  RETURN_IF_ERROR(CheckConditionedColumn(config.model(), config.training(), encoders));
   const std::string path = path_or_empty.empty() ? CuratorCheckpointPath(config) : path_or_empty;
   ASSIGN_OR_RETURN(const Checkpoint checkpoint, ReadCheckpoint(path));
   // The aligned records are not known here; everything else must be this config's.

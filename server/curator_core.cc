@@ -487,6 +487,7 @@ absl::Status CuratorCore::Train() {
     absl::MutexLock model_lock(&model_mu_);
     // Before round 0: a label column no party holds must not cost a whole run.
     ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
+    RETURN_IF_ERROR(CheckConditionedColumn(config_.model(), t, encoders));
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {
       ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());

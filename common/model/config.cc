@@ -164,6 +164,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!(t->label_pair_weight() >= 0 && std::isfinite(t->label_pair_weight()))) {
     return absl::InvalidArgumentError("training.label_pair_weight must be a finite number >= 0");
   }
+  if (!(t->marginal_reverse_weight() >= 0 && std::isfinite(t->marginal_reverse_weight()))) {
+    return absl::InvalidArgumentError("training.marginal_reverse_weight must be a finite number >= 0");
+  }
   if (t->has_marginal_position_bins() && (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64)) {
     return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
   }
@@ -281,6 +284,14 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
 
 double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
 
+double MarginalReverseWeight(const v1::TrainingConfig& training) {
+  return training.has_marginal_reverse_weight() ? training.marginal_reverse_weight() : 1.0;
+}
+
+std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training) {
+  return model.has_conditioned_column() ? model.conditioned_column() : training.label_column();
+}
+
 double LabelPairWeight(const v1::TrainingConfig& training) {
   return training.has_label_pair_weight() ? training.label_pair_weight() : training.marginal_weight();
 }
@@ -292,8 +303,20 @@ std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfi
   t.clear_log_every();
   v1::PrivacyConfig p = privacy;
   p.clear_ledger();
+  // Settings added since with a default that changes training (stop 31) enter with their
+  // effective value, and only where it differs from what runs did before they existed: a
+  // checkpoint of an earlier run then resumes with them set to that ("" and 0), and is
+  // refused under the new defaults, which would train another model from it.
+  v1::ModelConfig m = model;
+  m.clear_conditioned_column();
+  if (const std::string column = ConditionedColumn(model, training); !column.empty()) m.set_conditioned_column(column);
+  t.clear_marginal_reverse_weight();
+  // The weight acts only through the marginal terms (label pairs need them too).
+  if (const double weight = MarginalReverseWeight(training); weight != 0 && training.marginal_weight() > 0) {
+    t.set_marginal_reverse_weight(weight);
+  }
   return Sha256Builder()
-      .Add(model.SerializeAsString())
+      .Add(m.SerializeAsString())
       .Add(t.SerializeAsString())
       .Add(p.SerializeAsString())
       .Hex();

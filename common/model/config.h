@@ -54,6 +54,11 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
 double DefaultLabelBudgetShare(const std::string& mode);
 // training.label_pair_weight, or the marginal weight if unset.
 double LabelPairWeight(const v1::TrainingConfig& training);
+// training.marginal_reverse_weight, or 1 if unset (left unset by ResolveTrainingConfig, so
+// settings digests stay what they were).
+double MarginalReverseWeight(const v1::TrainingConfig& training);
+// model.conditioned_column, or training.label_column if unset ("" : no conditioned head).
+std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training);
 // dpsgd: privacy.shared_critic_budget_share, or kDefaultSharedCriticBudgetShare if unset
 // (ResolvePrivacyConfig leaves it unset, so settings digests stay what they were).
 // 0 in every other mode: no split (privacy::RunShape::shared_critic_share).
@@ -83,6 +88,8 @@ inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 
 // SHA-256 of the settings a checkpoint's state depends on (model, training without
 // log_every, privacy without the ledger path): resuming under other settings is refused.
+// model.conditioned_column and training.marginal_reverse_weight enter as their effective
+// values, and not at all where those are what runs before stop 31 did ("" and 0).
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                            const v1::PrivacyConfig& privacy);
 

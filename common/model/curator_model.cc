@@ -1,6 +1,7 @@
 #include "common/model/curator_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model/config.h"
 #include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
 #include "common/model/stream_purposes.h"
@@ -15,7 +16,7 @@ CuratorModel::CuratorModel(const v1::ModelConfig& model, const v1::TrainingConfi
                            std::vector<const TableEncoder*> encoders)
     : model_(model), training_(training) {
   for (const TableEncoder* encoder : encoders) widths_.push_back(encoder->width());
-  generator_ = MakeGenerator(model_, training_.seed(), encoders);
+  generator_ = MakeGenerator(model_, training_, encoders);
   shared_critic_ = MakeSharedCritic(model_, training_.seed(), num_parties());
   generator_optimizer_ = MakeAdam(generator_->parameters(), training_.lr_generator(), training_);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), training_.lr_critic(), training_);
@@ -152,7 +153,7 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
     if (independence_.has_value()) {
       loss = loss + training_.cross_party_independence_weight() * independence_->Loss(pending_fake_);
     }
-    if (label_pairs_.has_value()) loss = loss + label_pair_weight_ * label_pairs_->Loss(pending_fake_);
+    if (label_pairs_.has_value()) loss = loss + label_pair_weight_ * label_pairs_->Loss(pending_fake_, MarginalReverseWeight(training_));
     grads = torch::autograd::grad({loss}, params);
   } else {
     grads = torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});

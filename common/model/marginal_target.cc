@@ -194,7 +194,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Te
   return target;
 }
 
-torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice) const {
+torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice, double reverse_weight) const {
   torch::Tensor loss = torch::zeros({}, slice.options());
   int64_t at = 0;
   for (const torch::Tensor& histogram : Histograms(slice, /*hard=*/false)) {
@@ -205,6 +205,12 @@ torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice) const {
     // is 0 the term is 0 either way.
     const torch::Tensor batch = histogram.clamp_min(1e-12);
     loss = loss + (torch::xlogy(target, target) - target * torch::log(batch)).sum();
+    if (reverse_weight > 0) {
+      const double scale = 1.0 / (1.0 + kReverseFloor * static_cast<double>(cells));
+      const torch::Tensor smoothed_batch = (histogram + kReverseFloor) * scale;
+      const torch::Tensor smoothed_target = (target + kReverseFloor) * scale;
+      loss = loss + reverse_weight * (smoothed_batch * (torch::log(smoothed_batch) - torch::log(smoothed_target))).sum();
+    }
   }
   return loss;
 }

@@ -1,11 +1,40 @@
 #include "common/model/model_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model/config.h"
 #include "common/model/stream_purposes.h"
+#include "common/util/status_macros.h"
 
 namespace vfsynth {
 
-Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
+namespace {
+
+// The first encoded column of `column`'s one-hot block in the joint layout; `field` names
+// the setting in errors.
+absl::StatusOr<int> JointCategoricalOffset(const std::vector<const TableEncoder*>& encoders,
+                                           const std::string& column, const char* field) {
+  int offset = 0;
+  for (const TableEncoder* encoder : encoders) {
+    absl::StatusOr<OutputBlock> block = encoder->CategoricalBlock(column);
+    if (block.ok()) return offset + block->offset;
+    if (!absl::IsNotFound(block.status())) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", block.status().message()));
+    }
+    offset += encoder->width();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " '", column, "' is in no party's schema"));
+}
+
+}  // namespace
+
+absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                                    const std::vector<const TableEncoder*>& encoders) {
+  const std::string column = ConditionedColumn(model, training);
+  if (column.empty()) return absl::OkStatus();
+  return JointCategoricalOffset(encoders, column, "model.conditioned_column").status();
+}
+
+Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                         const std::vector<const TableEncoder*>& encoders) {
   std::vector<int> widths;
   int total = 0;
@@ -13,8 +42,16 @@ Generator MakeGenerator(const v1::ModelConfig& model, uint64_t seed,
     widths.push_back(encoder->width());
     total += encoder->width();
   }
-  return SeededModule<Generator>(CuratorStreamKey(seed), absl::StrCat(streams::kInit, "/generator"),
-                                 model, JointLayout(encoders), total, widths);
+  Generator generator = SeededModule<Generator>(CuratorStreamKey(training.seed()),
+                                                absl::StrCat(streams::kInit, "/generator"), model,
+                                                JointLayout(encoders), total, widths);
+  const std::string column = ConditionedColumn(model, training);
+  if (!column.empty()) {
+    const absl::StatusOr<int> offset = JointCategoricalOffset(encoders, column, "model.conditioned_column");
+    TORCH_CHECK(offset.ok(), offset.status().ToString());
+    generator->ConditionBlock(*offset);
+  }
+  return generator;
 }
 
 std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
@@ -22,7 +59,7 @@ std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& mo
                                                        const std::vector<const TableEncoder*>& encoders,
                                                        const Generator& live) {
   if (training.generator_average_decay() <= 0) return nullptr;
-  return std::make_unique<GeneratorAverage>(MakeGenerator(model, training.seed(), encoders), live,
+  return std::make_unique<GeneratorAverage>(MakeGenerator(model, training, encoders), live,
                                             training.generator_average_decay());
 }
 
@@ -88,20 +125,9 @@ absl::StatusOr<std::map<int, double>> PublicationTemperatures(const v1::OutputCo
                                                               const std::vector<const TableEncoder*>& encoders) {
   std::map<int, double> temperature;
   if (output.label_column().empty()) return temperature;
-  int offset = 0;
-  for (const TableEncoder* encoder : encoders) {
-    absl::StatusOr<OutputBlock> block = encoder->CategoricalBlock(output.label_column());
-    if (block.ok()) {
-      if (output.label_temperature() != 1) temperature[offset + block->offset] = output.label_temperature();
-      return temperature;
-    }
-    if (!absl::IsNotFound(block.status())) {
-      return absl::InvalidArgumentError(absl::StrCat("output.label_column: ", block.status().message()));
-    }
-    offset += encoder->width();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("output.label_column '", output.label_column(), "' is in no party's schema"));
+  ASSIGN_OR_RETURN(const int offset, JointCategoricalOffset(encoders, output.label_column(), "output.label_column"));
+  if (output.label_temperature() != 1) temperature[offset] = output.label_temperature();
+  return temperature;
 }
 
 CsvTable DecodeJoint(const torch::Tensor& samples,

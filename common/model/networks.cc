@@ -95,21 +95,46 @@ int64_t ParameterCount(const torch::nn::Module& module) {
   return count;
 }
 
+void GeneratorImpl::ConditionBlock(int offset) {
+  TORCH_CHECK(conditioned_ < 0, "the generator already conditions a block");
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    if (blocks_[b].offset == offset && blocks_[b].kind == BlockKind::kSoftmax) conditioned_ = static_cast<int>(b);
+  }
+  TORCH_CHECK(conditioned_ >= 0, "no categorical block starts at encoded column ", offset);
+  condition_ = register_module("condition", torch::nn::Linear(output_width_, blocks_[conditioned_].width));
+  // Zero: training starts from the unconditioned generator.
+  torch::NoGradGuard no_grad;
+  condition_->weight.zero_();
+  condition_->bias.zero_();
+}
+
+torch::Tensor GeneratorImpl::ConditionedLogits(const torch::Tensor& logits, const torch::Tensor& row) {
+  const OutputBlock& block = blocks_[conditioned_];
+  const int64_t after = block.offset + block.width;
+  const torch::Tensor others =
+      torch::cat({row.narrow(1, 0, block.offset), torch::zeros({row.size(0), block.width}, row.options()),
+                  row.narrow(1, after, output_width_ - after)},
+                 1);
+  return logits.narrow(1, block.offset, block.width) + condition_(others);
+}
+
 torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbel) {
   const torch::Tensor logits = Logits(z);
   const torch::Tensor noise = gumbel_ ? GumbelNoise(logits, gumbel) : torch::Tensor();
+  const auto relax = [&](const OutputBlock& block, const torch::Tensor& x) {
+    if (!gumbel_) return torch::softmax(x, 1);
+    return torch::softmax((x + noise.narrow(1, block.offset, block.width)) / tau_, 1);
+  };
   std::vector<torch::Tensor> parts;
   parts.reserve(blocks_.size());
   for (const OutputBlock& block : blocks_) {
-    torch::Tensor x = logits.narrow(1, block.offset, block.width);
-    if (block.kind == BlockKind::kTanh) {
-      parts.push_back(torch::tanh(x));
-    } else if (gumbel_) {
-      parts.push_back(torch::softmax((x + noise.narrow(1, block.offset, block.width)) / tau_, 1));
-    } else {
-      parts.push_back(torch::softmax(x, 1));
-    }
+    const torch::Tensor x = logits.narrow(1, block.offset, block.width);
+    parts.push_back(block.kind == BlockKind::kTanh ? torch::tanh(x) : relax(block, x));
   }
+  if (conditioned_ < 0) return torch::cat(parts, 1);
+  // The conditioned block's first draw only fills its place in the row; it is drawn
+  // again (the same Gumbel noise) from the conditioned logits.
+  parts[conditioned_] = relax(blocks_[conditioned_], ConditionedLogits(logits, torch::cat(parts, 1)));
   return torch::cat(parts, 1);
 }
 
@@ -119,18 +144,22 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
   const torch::Tensor logits = Logits(z);
   const torch::Tensor noise = GumbelNoise(logits, gen);
   torch::Tensor out = torch::zeros_like(logits);
+  const auto draw = [&](const OutputBlock& block, torch::Tensor x) {
+    const auto t = temperature.find(block.offset);
+    if (t != temperature.end()) x = x / t->second;
+    const torch::Tensor choice =
+        (torch::log_softmax(x, 1) + noise.narrow(1, block.offset, block.width)).argmax(1, true);
+    out.narrow(1, block.offset, block.width).zero_().scatter_(1, choice, 1.0);
+  };
   for (const OutputBlock& block : blocks_) {
-    torch::Tensor x = logits.narrow(1, block.offset, block.width);
+    const torch::Tensor x = logits.narrow(1, block.offset, block.width);
     if (block.kind == BlockKind::kTanh) {
       out.narrow(1, block.offset, 1).copy_(torch::tanh(x));
     } else {
-      const auto t = temperature.find(block.offset);
-      if (t != temperature.end()) x = x / t->second;
-      const torch::Tensor choice =
-          (torch::log_softmax(x, 1) + noise.narrow(1, block.offset, block.width)).argmax(1, true);
-      out.narrow(1, block.offset, block.width).scatter_(1, choice, 1.0);
+      draw(block, x);
     }
   }
+  if (conditioned_ >= 0) draw(blocks_[conditioned_], ConditionedLogits(logits, out));
   return out;
 }
 

@@ -46,6 +46,12 @@ class GeneratorImpl : public torch::nn::Module {
   // model.generator_private_z for each tower.
   int latent_width() const { return shared_z_ + private_z_ * static_cast<int>(bodies_.size()); }
 
+  // Conditions the categorical block at encoded column `offset` (model.conditioned_column)
+  // on the rest of the row: its logits gain a linear map (registered as "condition", zero
+  // at the start) of the row's other outputs, which forward() and SampleHard() draw first.
+  // Call once, right after construction.
+  void ConditionBlock(int offset);
+
   // `rows` standard normal z of latent_width() columns, drawn from `gen`.
   torch::Tensor SampleLatent(int64_t rows, at::Generator gen) const {
     return torch::randn({rows, latent_width()}, gen);
@@ -61,6 +67,12 @@ class GeneratorImpl : public torch::nn::Module {
   int private_z_;
   bool gumbel_;
   double tau_;
+  // ConditionBlock: the conditioned block's index in blocks_ (-1: none) and its map.
+  int conditioned_ = -1;
+  torch::nn::Linear condition_{nullptr};
+  // The conditioned block's logits given the row's other outputs (its own columns in
+  // `row` are ignored).
+  torch::Tensor ConditionedLogits(const torch::Tensor& logits, const torch::Tensor& row);
 };
 TORCH_MODULE(Generator);
 

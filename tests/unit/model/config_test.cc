@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/util/proto_json.h"
+#include "common/util/sha256.h"
 
 namespace vfsynth {
 namespace {
@@ -69,6 +70,8 @@ TEST(ConfigTest, RejectsNonsense) {
        "training.marginal_pair_cells"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"cross_party_independence_weight":-1}})",
        "training.cross_party_independence_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_reverse_weight":-0.5}})",
+       "training.marginal_reverse_weight must be a finite number >= 0"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_private_z":8}})",
        "needs model.generator_towers 'per_party'"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_towers":"per_party","generator_private_z":-1}})",
@@ -81,6 +84,51 @@ TEST(ConfigTest, RejectsNonsense) {
     ASSERT_FALSE(status.ok()) << json;
     EXPECT_THAT(status.message(), HasSubstr(message)) << json;
   }
+}
+
+// Unset, the reverse KL's weight is 1 and stays unset in the resolved config (what the
+// settings digest makes of it: below); 0 is the forward KL alone.
+TEST(ConfigTest, MarginalReverseWeightDefaultsToOneAndStaysUnset) {
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_FALSE(training.has_marginal_reverse_weight());
+  EXPECT_EQ(MarginalReverseWeight(training), 1.0);
+  training.set_marginal_reverse_weight(0);
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_EQ(MarginalReverseWeight(training), 0.0);
+}
+
+// A checkpoint of a run from before the conditioned head and the reverse KL (its digest
+// hashed protos without either field) resumes with them set to what that run did ("" and
+// 0), and is refused under the new defaults, which would go on training another model.
+TEST(ConfigTest, SettingsAddedInStop31EnterTheDigestOnlyWhereTheyChangeTraining) {
+  v1::ModelConfig model;
+  v1::TrainingConfig training;
+  training.set_marginal_weight(1);
+  training.set_label_column("class");
+  const v1::PrivacyConfig privacy;
+  // What the earlier build hashed for this run (training has no log_every here).
+  const std::string earlier =
+      Sha256Builder().Add(model.SerializeAsString()).Add(training.SerializeAsString()).Add(privacy.SerializeAsString()).Hex();
+  v1::ModelConfig as_before = model;
+  as_before.set_conditioned_column("");
+  v1::TrainingConfig training_as_before = training;
+  training_as_before.set_marginal_reverse_weight(0);
+  EXPECT_EQ(SettingsDigest(as_before, training_as_before, privacy), earlier);
+  const std::string defaults = SettingsDigest(model, training, privacy);
+  EXPECT_NE(defaults, earlier);
+  // The defaults spelled out are the same run.
+  v1::ModelConfig spelled = model;
+  spelled.set_conditioned_column("class");
+  v1::TrainingConfig spelled_training = training;
+  spelled_training.set_marginal_reverse_weight(1);
+  EXPECT_EQ(SettingsDigest(spelled, spelled_training, privacy), defaults);
+  // Without a label and marginal terms neither setting changes training: the digest is
+  // the earlier build's.
+  v1::TrainingConfig plain;
+  const std::string plain_earlier =
+      Sha256Builder().Add(model.SerializeAsString()).Add(plain.SerializeAsString()).Add(privacy.SerializeAsString()).Hex();
+  EXPECT_EQ(SettingsDigest(model, plain, privacy), plain_earlier);
 }
 
 TEST(ConfigTest, PackDividingTheBatchIsAccepted) {

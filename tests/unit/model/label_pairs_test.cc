@@ -102,7 +102,7 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   // G's joint output puts party 1's slice after the holder's 3 columns: a batch of the
   // true rows scores (almost) nothing.
   const torch::Tensor batch = torch::cat({torch::one_hot(y, 3).to(torch::kFloat32), table}, 1);
-  EXPECT_LT(target->Loss(batch).item<double>(), 1e-3);
+  EXPECT_LT(target->Loss(batch, 1.0).item<double>(), 1e-3);
 }
 
 TEST(LabelPairsTest, TargetRefusesWrongReleases) {

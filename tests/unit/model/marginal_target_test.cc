@@ -10,6 +10,8 @@
 namespace vfsynth {
 namespace {
 
+constexpr double kForwardOnly = 0.0;  // Loss's reverse_weight: KL(target || batch) alone
+
 // Columns: a 3-way one-hot block, a tanh scalar, a 2-way one-hot block.
 std::vector<OutputBlock> Blocks() {
   return {{BlockKind::kSoftmax, 0, 3}, {BlockKind::kTanh, 3, 1}, {BlockKind::kSoftmax, 4, 2}};
@@ -35,11 +37,13 @@ TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
 TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
   auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
   ASSERT_TRUE(target.ok());
-  // The real rows themselves have exactly the target's batch means.
-  EXPECT_NEAR(target->Loss(Table()).item<double>(), 0.0, 1e-6);
+  // The real rows themselves have exactly the target's batch means, with or without the
+  // reverse term.
+  EXPECT_NEAR(target->Loss(Table(), kForwardOnly).item<double>(), 0.0, 1e-6);
+  EXPECT_NEAR(target->Loss(Table(), 1.0).item<double>(), 0.0, 1e-6);
   // A batch that always picks the first category of each block: KL = sum p log(p / q).
   torch::Tensor collapsed = torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0}}, torch::kFloat32).repeat({4, 1});
-  const double kl = target->Loss(collapsed).item<double>();
+  const double kl = target->Loss(collapsed, kForwardOnly).item<double>();
   EXPECT_GT(kl, 1.0);  // categories with no mass: log of the 1e-12 floor
   EXPECT_TRUE(std::isfinite(kl));
 }
@@ -52,11 +56,39 @@ TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
   torch::Tensor slice = torch::tensor({{1.0 / 3, 1.0 / 3, 1.0 / 3, 0.0, 0.5, 0.5}}, torch::kFloat32)
                             .repeat({8, 1})
                             .requires_grad_(true);
-  target->Loss(slice).backward();
+  target->Loss(slice, kForwardOnly).backward();
   const torch::Tensor g = slice.grad();
   EXPECT_LT(g[0][0].item<double>(), g[0][1].item<double>());
   EXPECT_DOUBLE_EQ(g[0][3].item<double>(), 0.0);  // the scalar column has no target
   EXPECT_LT(g[0][5].item<double>(), g[0][4].item<double>());  // block 2: 3/4 vs 1/4
+}
+
+TEST(MarginalTargetTest, ReverseTermPushesMassOutOfCellsTheTargetLeavesEmpty) {
+  // The first three rows: block 1's target is (2/3, 1/3, 0), block 2's (0, 1).
+  auto target = MarginalTarget::FromTable(Table().narrow(0, 0, 3), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  ASSERT_TRUE(target.ok());
+  // A batch with a tenth of block 1's mass in the empty cell and the rest in the target's
+  // proportions: the forward KL sees almost nothing wrong, the reverse term a lot.
+  const auto gradient = [&](double reverse_weight, double* loss) {
+    torch::Tensor slice = torch::tensor({{0.6, 0.3, 0.1, 0.0, 0.0, 1.0}}, torch::kFloat32)
+                              .repeat({6, 1})
+                              .requires_grad_(true);
+    const torch::Tensor value = target->Loss(slice, reverse_weight);
+    *loss = value.item<double>();
+    value.backward();
+    return slice.grad()[0];
+  };
+  double forward_loss = 0, both_loss = 0;
+  const torch::Tensor forward = gradient(kForwardOnly, &forward_loss);
+  const torch::Tensor both = gradient(1.0, &both_loss);
+  // Forward: the empty cell's push (its gradient relative to a matched cell) is what the
+  // softmax's normalisation gives it, 1/B; with the reverse term it grows by log(0.1 / floor).
+  const double forward_push = (forward[2] - forward[0]).item<double>();
+  const double both_push = (both[2] - both[0]).item<double>();
+  EXPECT_GT(forward_push, 0.0);
+  EXPECT_GT(both_push, 5.0 * forward_push);
+  EXPECT_GT(both_loss, forward_loss + 0.4);  // 0.1 log(0.1 / floor) dominates
+  EXPECT_TRUE(std::isfinite(both_loss));
 }
 
 TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
@@ -108,14 +140,14 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
                                                {0.0, 1.0, 0.0, -0.25},
                                                {0.0, 0.0, 1.0, 0.0}},
                                               torch::kFloat32);
-  EXPECT_LT(target->Loss(centred).item<double>(), 0.05);
+  EXPECT_LT(target->Loss(centred, kForwardOnly).item<double>(), 0.05);
   // Moving bin 0's second row to the bottom of the bin costs: the shape inside the bin counts.
   torch::Tensor moved = centred.clone();
   moved[1][3] = -0.75;
-  EXPECT_GT(target->Loss(moved).item<double>(), 1.0);
+  EXPECT_GT(target->Loss(moved, kForwardOnly).item<double>(), 1.0);
   // The position gets a gradient (towards the upper part), not only the bins.
   moved.requires_grad_(true);
-  target->Loss(moved).backward();
+  target->Loss(moved, kForwardOnly).backward();
   EXPECT_NE(moved.grad()[1][3].item<double>(), 0.0);
   // One part per bin is the plain bins histogram.
   auto plain = MarginalTarget::FromTable(table, blocks, MarginalOptions{1}, 0, std::nullopt);
@@ -135,19 +167,19 @@ TEST(MarginalTargetTest, PairsCarryTheJointHistogramOfTwoBlocks) {
   const torch::Tensor joint = torch::tensor({0.0, 0.5, 0.0, 0.25, 0.25, 0.0}, torch::kDouble);
   ASSERT_EQ(target->probabilities().size(0), 5 + 6);
   EXPECT_TRUE(torch::allclose(target->probabilities().narrow(0, 5, 6), joint)) << target->probabilities();
-  EXPECT_NEAR(target->Loss(Table()).item<double>(), 0.0, 1e-6);
+  EXPECT_NEAR(target->Loss(Table(), kForwardOnly).item<double>(), 0.0, 1e-6);
   // Rows with the right 1-way marginals but the pairing shuffled: only the pair's KL sees it.
   const torch::Tensor shuffled = torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0},
                                                 {1.0, 0.0, 0.0, 0.0, 0.0, 1.0},
                                                 {0.0, 1.0, 0.0, 0.0, 0.0, 1.0},
                                                 {0.0, 0.0, 1.0, 0.0, 0.0, 1.0}},
                                                torch::kFloat32);
-  EXPECT_NEAR(narrow->Loss(shuffled).item<double>(), 0.0, 1e-6);
-  EXPECT_GT(target->Loss(shuffled).item<double>(), 1.0);
+  EXPECT_NEAR(narrow->Loss(shuffled, kForwardOnly).item<double>(), 0.0, 1e-6);
+  EXPECT_GT(target->Loss(shuffled, kForwardOnly).item<double>(), 1.0);
   // The pair's gradient moves block 2's value of row 0 towards the target's pairing.
   torch::Tensor relaxed = shuffled.clone() * 0.8 + 0.1;
   relaxed.requires_grad_(true);
-  target->Loss(relaxed).backward();
+  target->Loss(relaxed, kForwardOnly).backward();
   EXPECT_LT(relaxed.grad()[0][5].item<double>(), relaxed.grad()[0][4].item<double>());
   // A saved draw must have the pair's cells too.
   EXPECT_FALSE(target->WithProbabilities(narrow->probabilities()).ok());

@@ -135,6 +135,83 @@ TEST(NetworksTest, PublicationTemperaturesFindTheLabelBlockInTheJointLayout) {
               ::testing::HasSubstr("'missing' is in no party's schema"));
 }
 
+// model.conditioned_column: the label's head also reads the rest of the row.
+class ConditionedHeadTest : public ::testing::Test {
+ protected:
+  // The column "c" (block 0) conditioned; "s" (the last block: bins [0, 0.5) and [0.5, 1])
+  // is what it is made to follow below.
+  Generator Make(const std::string& conditioned) {
+    v1::ModelConfig model = SmallModel("gumbel");
+    model.set_conditioned_column(conditioned);
+    v1::TrainingConfig training;
+    training.set_seed(3);
+    return MakeGenerator(model, training, {&encoder_});
+  }
+  const TableEncoder encoder_ = MixedEncoder();
+  const OutputBlock label_ = encoder_.blocks().front();
+  const OutputBlock bins_ = encoder_.blocks().back();
+};
+
+TEST_F(ConditionedHeadTest, StartsAsTheUnconditionedGenerator) {
+  Generator plain = Make(""), conditioned = Make("c");
+  EXPECT_EQ(conditioned->parameters().size(), plain->parameters().size() + 2);  // the map's weight and bias
+  const torch::Tensor z = torch::randn({64, 8});
+  EXPECT_TRUE(torch::allclose(conditioned->forward(z, StreamGenerator("k", "g", 0)),
+                              plain->forward(z, StreamGenerator("k", "g", 0))));
+  plain->eval();
+  conditioned->eval();
+  EXPECT_TRUE(torch::equal(conditioned->SampleHard(z, StreamGenerator("k", "s", 0)),
+                           plain->SampleHard(z, StreamGenerator("k", "s", 0))));
+}
+
+TEST_F(ConditionedHeadTest, LabelFollowsTheRestOfTheRow) {
+  Generator g = Make("c");
+  ASSERT_EQ(bins_.kind, BlockKind::kSoftmax);
+  ASSERT_EQ(bins_.width, 2);
+  {
+    // "s" in its first bin makes "c" = "a", in its second "c" = "b" (a logit shift of 100).
+    torch::NoGradGuard no_grad;
+    torch::Tensor weight = g->named_parameters()["condition.weight"];
+    weight[0][bins_.offset] = 100.0;
+    weight[1][bins_.offset + 1] = 100.0;
+  }
+  g->eval();
+  const torch::Tensor rows = g->SampleHard(torch::randn({400, 8}), StreamGenerator("k", "s", 1));
+  const torch::Tensor bin = rows.narrow(1, bins_.offset, 2).argmax(1);
+  const torch::Tensor label = rows.narrow(1, label_.offset, label_.width).argmax(1);
+  EXPECT_TRUE(torch::equal(label, bin));
+  EXPECT_GT(bin.sum().item<int64_t>(), 0);  // both bins occur
+  EXPECT_LT(bin.sum().item<int64_t>(), 400);
+  EXPECT_TRUE(torch::equal(rows.narrow(1, label_.offset, label_.width).sum(1), torch::ones({400})));
+
+  // Training output: the relaxed label follows the relaxed bins, and the map learns.
+  g->train();
+  const torch::Tensor out = g->forward(torch::randn({400, 8}), StreamGenerator("k", "g", 1));
+  const torch::Tensor sure = std::get<0>(out.narrow(1, bins_.offset, 2).max(1)) > 0.99;
+  ASSERT_GT(sure.sum().item<int64_t>(), 100);
+  EXPECT_TRUE(torch::equal(out.narrow(1, label_.offset, label_.width).argmax(1).masked_select(sure),
+                           out.narrow(1, bins_.offset, 2).argmax(1).masked_select(sure)));
+  out.narrow(1, label_.offset, 1).sum().backward();
+  EXPECT_GT(g->named_parameters()["condition.weight"].grad().abs().sum().item<double>(), 0.0);
+}
+
+TEST_F(ConditionedHeadTest, ColumnMustBeAPartysCategorical) {
+  v1::ModelConfig model = SmallModel("gumbel");
+  v1::TrainingConfig training;
+  EXPECT_TRUE(CheckConditionedColumn(model, training, {&encoder_}).ok());  // unset, no label: none
+  training.set_label_column("c");  // unset: training.label_column
+  EXPECT_TRUE(CheckConditionedColumn(model, training, {&encoder_}).ok());
+  EXPECT_EQ(ConditionedColumn(model, training), "c");
+  model.set_conditioned_column("");
+  EXPECT_EQ(ConditionedColumn(model, training), "");
+  model.set_conditioned_column("x");  // continuous
+  EXPECT_EQ(CheckConditionedColumn(model, training, {&encoder_}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THROW(MakeGenerator(model, training, {&encoder_}), c10::Error);
+  model.set_conditioned_column("missing");
+  EXPECT_THAT(std::string(CheckConditionedColumn(model, training, {&encoder_}).message()),
+              ::testing::HasSubstr("model.conditioned_column 'missing' is in no party's schema"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));
 
 // model.generator_towers "per_party": each party's columns come from its own tower,

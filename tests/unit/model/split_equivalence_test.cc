@@ -30,19 +30,21 @@ struct SplitCase {
   // hold one categorical column between them, so no pair of blocks would be covered.
   double independence_weight = 0;
   int private_z = 0;  // model.generator_private_z, with per-party towers
+  // model.conditioned_column: G's head of this column reads the rest of the row (Adult only).
+  std::string conditioned;
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
   *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << ", marginal_weight "
       << c.marginal_weight << ", independence_weight " << c.independence_weight << ", private_z "
-      << c.private_z << "}";
+      << c.private_z << ", conditioned '" << c.conditioned << "'}";
 }
 
 class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
 
 TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const std::string src = VFSYNTH_SOURCE_DIR;
-  const bool adult = GetParam().independence_weight > 0;
+  const bool adult = GetParam().independence_weight > 0 || !GetParam().conditioned.empty();
   const std::string dir = ::testing::TempDir() + (adult ? "/split_equivalence_adult" : "/split_equivalence_wine");
   const std::string csv = adult ? "/adult.csv" : "/winequality-red.csv";
   const std::string schema = adult ? "/deploy/schemas/adult-mixed.schema.json" : "/deploy/schemas/wine.schema.json";
@@ -70,6 +72,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     config.mutable_model()->set_generator_towers("per_party");
     config.mutable_model()->set_generator_private_z(GetParam().private_z);
   }
+  if (!GetParam().conditioned.empty()) config.mutable_model()->set_conditioned_column(GetParam().conditioned);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -171,6 +174,13 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     v1::LocalRunConfig without = config;
     without.mutable_training()->set_marginal_weight(0);
     expect_other_generator(without);
+    v1::LocalRunConfig forward_only = config;  // the reverse KL (weight 1 unset) is in use
+    forward_only.mutable_training()->set_marginal_reverse_weight(0);
+    expect_other_generator(forward_only);
+  }
+  if (!GetParam().conditioned.empty()) {
+    // The head's map (zero at the start, compared above on both sides) has learned.
+    EXPECT_GT(curator.generator()->named_parameters()["condition.weight"].abs().max().item<double>(), 1e-4);
   }
   if (GetParam().independence_weight > 0) {
     v1::LocalRunConfig without = config;
@@ -186,13 +196,15 @@ INSTANTIATE_TEST_SUITE_P(
     SharedCriticWeightsAndPacks, SplitEquivalenceTest,
     ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
                       SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0},
-                      SplitCase{1.0, 1, 1.0, 1.0}, SplitCase{1.0, 1, 0.0, 0.0, 8}),
+                      SplitCase{1.0, 1, 1.0, 1.0}, SplitCase{1.0, 1, 0.0, 0.0, 8},
+                      SplitCase{1.0, 1, 1.0, 0.0, 0, "class"}),
     [](const ::testing::TestParamInfo<SplitCase>& info) {
       return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
              "Pack" + std::to_string(info.param.pack) +
              (info.param.marginal_weight > 0 ? "Marginals" : "") +
              (info.param.independence_weight > 0 ? "PairsAndIndependence" : "") +
-             (info.param.private_z > 0 ? "PrivateLatent" : "");
+             (info.param.private_z > 0 ? "PrivateLatent" : "") +
+             (info.param.conditioned.empty() ? "" : "ConditionedLabel");
     });
 
 }  // namespace
