@@ -54,8 +54,8 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
 double DefaultLabelBudgetShare(const std::string& mode);
 // training.label_pair_weight, or the marginal weight if unset.
 double LabelPairWeight(const v1::TrainingConfig& training);
-// training.marginal_reverse_weight, or 1 if unset (left unset by ResolveTrainingConfig, so
-// settings digests stay what they were).
+// training.marginal_reverse_weight, or 1 if unset (ResolveTrainingConfig leaves it unset;
+// SettingsDigest takes the effective value).
 double MarginalReverseWeight(const v1::TrainingConfig& training);
 // model.conditioned_column, or training.label_column if unset ("" : no conditioned head).
 std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training);
