@@ -110,12 +110,7 @@ void GeneratorImpl::ConditionBlock(int offset) {
 
 torch::Tensor GeneratorImpl::ConditionedLogits(const torch::Tensor& logits, const torch::Tensor& row) {
   const OutputBlock& block = blocks_[conditioned_];
-  const int64_t after = block.offset + block.width;
-  const torch::Tensor others =
-      torch::cat({row.narrow(1, 0, block.offset), torch::zeros({row.size(0), block.width}, row.options()),
-                  row.narrow(1, after, output_width_ - after)},
-                 1);
-  return logits.narrow(1, block.offset, block.width) + condition_(others);
+  return logits.narrow(1, block.offset, block.width) + condition_(row);
 }
 
 torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbel) {
@@ -127,13 +122,16 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbe
   };
   std::vector<torch::Tensor> parts;
   parts.reserve(blocks_.size());
-  for (const OutputBlock& block : blocks_) {
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const OutputBlock& block = blocks_[b];
     const torch::Tensor x = logits.narrow(1, block.offset, block.width);
-    parts.push_back(block.kind == BlockKind::kTanh ? torch::tanh(x) : relax(block, x));
+    if (static_cast<int>(b) == conditioned_) {
+      parts.push_back(torch::zeros_like(x));  // drawn below, from the rest of the row
+    } else {
+      parts.push_back(block.kind == BlockKind::kTanh ? torch::tanh(x) : relax(block, x));
+    }
   }
   if (conditioned_ < 0) return torch::cat(parts, 1);
-  // The conditioned block's first draw only fills its place in the row; it is drawn
-  // again (the same Gumbel noise) from the conditioned logits.
   parts[conditioned_] = relax(blocks_[conditioned_], ConditionedLogits(logits, torch::cat(parts, 1)));
   return torch::cat(parts, 1);
 }
@@ -149,13 +147,14 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
     if (t != temperature.end()) x = x / t->second;
     const torch::Tensor choice =
         (torch::log_softmax(x, 1) + noise.narrow(1, block.offset, block.width)).argmax(1, true);
-    out.narrow(1, block.offset, block.width).zero_().scatter_(1, choice, 1.0);
+    out.narrow(1, block.offset, block.width).scatter_(1, choice, 1.0);
   };
-  for (const OutputBlock& block : blocks_) {
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const OutputBlock& block = blocks_[b];
     const torch::Tensor x = logits.narrow(1, block.offset, block.width);
     if (block.kind == BlockKind::kTanh) {
       out.narrow(1, block.offset, 1).copy_(torch::tanh(x));
-    } else {
+    } else if (static_cast<int>(b) != conditioned_) {  // that one is drawn below, from the rest of the row
       draw(block, x);
     }
   }

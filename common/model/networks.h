@@ -70,8 +70,8 @@ class GeneratorImpl : public torch::nn::Module {
   // ConditionBlock: the conditioned block's index in blocks_ (-1: none) and its map.
   int conditioned_ = -1;
   torch::nn::Linear condition_{nullptr};
-  // The conditioned block's logits given the row's other outputs (its own columns in
-  // `row` are ignored).
+  // The conditioned block's logits given the row's other outputs (`row` holds zeros in
+  // the block's own columns: forward() and SampleHard() draw it last).
   torch::Tensor ConditionedLogits(const torch::Tensor& logits, const torch::Tensor& row);
 };
 TORCH_MODULE(Generator);
