@@ -30,8 +30,7 @@ absl::StatusOr<CsvTable> SynthesizeFromCheckpoint(const v1::CuratorConfig& confi
   const std::string path = path_or_empty.empty() ? CuratorCheckpointPath(config) : path_or_empty;
   ASSIGN_OR_RETURN(const Checkpoint checkpoint, ReadCheckpoint(path));
   // The aligned records are not known here; everything else must be this config's.
-  RETURN_IF_ERROR(CheckCheckpointMatches(
-      checkpoint.header, CuratorCheckpointHeader(config, checkpoint.header.data_digest(), 0), path));
+  RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config, checkpoint.header.data_digest(), path));
   if (checkpoint.header.round() < config.training().rounds()) {
     spdlog::warn("checkpoint {} is at round {} of {}: the table comes from an unfinished run", path,
                  checkpoint.header.round(), config.training().rounds());

@@ -62,4 +62,20 @@ v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
   return header;
 }
 
+absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
+                                          const std::string& data_digest, const std::string& path) {
+  absl::Status status = CheckCheckpointMatches(found, CuratorCheckpointHeader(config, data_digest, 0), path);
+  if (status.ok() || found.kind() != "curator" || found.run_id() != config.run_id()) return status;
+  // Checkpoints written before G's conditioned label head and the reverse KL (stop 31)
+  // hashed neither setting: these values train the model they hold.
+  v1::CuratorConfig earlier = config;
+  earlier.mutable_model()->set_conditioned_column("");
+  earlier.mutable_training()->set_marginal_reverse_weight(0);
+  if (CuratorCheckpointHeader(earlier, data_digest, 0).config_digest() != found.config_digest()) return status;
+  return absl::FailedPreconditionError(absl::StrCat(
+      status.message(), ". It was written by a build without G's conditioned label head and the "
+      "reverse KL: set \"model\": {\"conditioned_column\": \"\"} and \"training\": "
+      "{\"marginal_reverse_weight\": 0} to resume or synthesise from it"));
+}
+
 }  // namespace vfsynth

@@ -29,6 +29,13 @@ std::string CuratorDataDigest(const std::vector<std::string>& tokens,
 v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
                                              const std::string& data_digest, int64_t round);
 
+// OK if `found` (read from `path`) is a checkpoint of this run, configuration and data.
+// A digest only says that some setting differs; where the checkpoint's is this
+// configuration's as builds before a setting existed hashed it, the error names the
+// values that resume it.
+absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
+                                          const std::string& data_digest, const std::string& path);
+
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_SERVER_CURATOR_CHECKPOINT_H_

@@ -566,8 +566,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     return 0;
   }
   ASSIGN_OR_RETURN(const Checkpoint checkpoint, ReadCheckpoint(path));
-  RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint.header,
-                                         CuratorCheckpointHeader(config_, data_digest_, 0), path));
+  RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config_, data_digest_, path));
   const int64_t round = checkpoint.header.round();
   if (round < 0 || round > config_.training().rounds()) {
     return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, " is at round ", round,

@@ -335,6 +335,32 @@ TEST(CuratorCheckpointTest, StartupRequiresACheckpointToResumeAndRefusesToOverwr
             CuratorCheckpointHeader(config, "data", 3).config_digest());
 }
 
+TEST(CuratorCheckpointTest, AnEarlierBuildsCheckpointIsRefusedNamingTheSettingsThatResumeIt) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  config.mutable_training()->set_marginal_weight(1);
+  config.mutable_training()->set_label_column("c");
+  v1::CuratorConfig earlier = config;
+  earlier.mutable_model()->set_conditioned_column("");
+  earlier.mutable_training()->set_marginal_reverse_weight(0);
+  const v1::CheckpointHeader written = CuratorCheckpointHeader(earlier, "data", 3);
+  EXPECT_TRUE(CheckCuratorCheckpointHeader(written, earlier, "data", "ck").ok());
+
+  const absl::Status refused = CheckCuratorCheckpointHeader(written, config, "data", "ck");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), AllOf(HasSubstr("belongs to another configuration"),
+                                       HasSubstr("\"conditioned_column\": \"\""),
+                                       HasSubstr("\"marginal_reverse_weight\": 0")));
+  // Another difference gets the plain refusal: those two values would not resume it.
+  v1::CuratorConfig other = config;
+  other.mutable_training()->set_gp_lambda(1);
+  const absl::Status plain = CheckCuratorCheckpointHeader(written, other, "data", "ck");
+  EXPECT_THAT(plain.message(), AllOf(HasSubstr("belongs to another configuration"),
+                                     ::testing::Not(HasSubstr("conditioned_column"))));
+  // Another run or data set is refused as such.
+  EXPECT_THAT(CheckCuratorCheckpointHeader(written, earlier, "other data", "ck").message(),
+              HasSubstr("set of aligned records"));
+}
+
 TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
   CuratorCore core(Config(5, 30, 1, 1));
   RegisterBoth(core);
