@@ -64,8 +64,13 @@ v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
 
 absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
                                           const std::string& data_digest, const std::string& path) {
-  absl::Status status = CheckCheckpointMatches(found, CuratorCheckpointHeader(config, data_digest, 0), path);
-  if (status.ok() || found.kind() != "curator" || found.run_id() != config.run_id()) return status;
+  const v1::CheckpointHeader expected = CuratorCheckpointHeader(config, data_digest, 0);
+  absl::Status status = CheckCheckpointMatches(found, expected, path);
+  // Only a refusal for the settings can be one of an earlier build's.
+  if (status.ok() || found.kind() != expected.kind() || found.run_id() != expected.run_id() ||
+      found.config_digest() == expected.config_digest()) {
+    return status;
+  }
   // Checkpoints written before G's conditioned label head and the reverse KL (stop 31)
   // hashed neither setting: these values train the model they hold.
   v1::CuratorConfig earlier = config;

@@ -356,9 +356,14 @@ TEST(CuratorCheckpointTest, AnEarlierBuildsCheckpointIsRefusedNamingTheSettingsT
   const absl::Status plain = CheckCuratorCheckpointHeader(written, other, "data", "ck");
   EXPECT_THAT(plain.message(), AllOf(HasSubstr("belongs to another configuration"),
                                      ::testing::Not(HasSubstr("conditioned_column"))));
-  // Another run or data set is refused as such.
+  // Other data is refused as such, without the hint, also where the settings are those
+  // an earlier build would hash alike (no label: neither setting changes training).
   EXPECT_THAT(CheckCuratorCheckpointHeader(written, earlier, "other data", "ck").message(),
-              HasSubstr("set of aligned records"));
+              AllOf(HasSubstr("set of aligned records"), ::testing::Not(HasSubstr("conditioned_column"))));
+  const v1::CuratorConfig plain_run = Config(5, 5, 1, 1);
+  EXPECT_THAT(CheckCuratorCheckpointHeader(CuratorCheckpointHeader(plain_run, "data", 3), plain_run, "other data", "ck")
+                  .message(),
+              AllOf(HasSubstr("set of aligned records"), ::testing::Not(HasSubstr("conditioned_column"))));
 }
 
 TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
