@@ -72,10 +72,9 @@ absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, con
     return status;
   }
   // Checkpoints written before G's conditioned label head and the reverse KL (stop 31)
-  // hashed neither setting: these values train the model they hold.
+  // hashed neither setting.
   v1::CuratorConfig earlier = config;
-  earlier.mutable_model()->set_conditioned_column("");
-  earlier.mutable_training()->set_marginal_reverse_weight(0);
+  SetSettingsOfBuildsBeforeStop31(earlier.mutable_model(), earlier.mutable_training());
   if (CuratorCheckpointHeader(earlier, data_digest, 0).config_digest() != found.config_digest()) return status;
   return absl::FailedPreconditionError(absl::StrCat(
       status.message(), ". It was written by a build without G's conditioned label head and the "

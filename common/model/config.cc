@@ -322,6 +322,11 @@ std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfi
       .Hex();
 }
 
+void SetSettingsOfBuildsBeforeStop31(v1::ModelConfig* model, v1::TrainingConfig* training) {
+  model->set_conditioned_column("");
+  training->set_marginal_reverse_weight(0);
+}
+
 std::string ResolvePath(const std::string& base_dir, const std::string& path) {
   if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();

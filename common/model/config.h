@@ -92,6 +92,9 @@ inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 // values, and not at all where those are what runs before stop 31 did ("" and 0).
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                            const v1::PrivacyConfig& privacy);
+// Sets model.conditioned_column and training.marginal_reverse_weight to what builds
+// before stop 31 trained with ("" and 0): SettingsDigest then gives those builds' digest.
+void SetSettingsOfBuildsBeforeStop31(v1::ModelConfig* model, v1::TrainingConfig* training);
 
 // `path` if absolute, else base_dir/path.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);
