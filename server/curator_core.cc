@@ -401,9 +401,9 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
     h_fake.push_back(FromWire(reply.features().h_fake()));
   }
   // The next tasks' slices depend on G only, which this step leaves alone: they are
-  // computed on a helper thread while D_s updates (the parties idle meanwhile, so its
-  // core is free) and sent right after the feature gradients. Same operations in the
-  // same order on G as one thread would run: the same bytes.
+  // computed on a helper thread beside D_s's forward pass and sent right after the
+  // feature gradients. Same operations in the same order on G as one thread would run:
+  // the same bytes.
   std::vector<torch::Tensor> next;
   // Joined before `next` goes, on every path out of this step.
   absl::Cleanup join_slicer = [this] { slicer_.Await().IgnoreError(); };
@@ -420,10 +420,14 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
       return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
     }
   }));
-  // The feature gradients leave before D_s steps (the parties' updates need only them).
-  absl::Duration sending;
+  // The feature gradients leave as soon as D_s has them (the parties' updates need only
+  // them), the next tasks as soon as the slicer is done: what D_s computes after that
+  // (its penalty, its own gradients, its step) overlaps the parties' updates.
+  absl::Duration sending;  // not compute: the gradients' codec, and SendTasks (its own codec)
+  absl::Status sliced;
+  bool sent = false;
   auto send = [&](const CuratorModel::SharedCriticResult& shared) {
-    const absl::Time start = absl::Now();
+    absl::Time start = absl::Now();
     for (size_t k = 0; k < roster_.size(); ++k) {
       v1::CuratorMessage message = Envelope(round, step);
       ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
@@ -431,14 +435,21 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
       hub_.Send(static_cast<int>(k), std::move(message));
     }
     sending = absl::Now() - start;
+    profile_.Add(StepPhase::kCodec, sending);
+    sliced = slicer_.Await();
+    start = absl::Now();
+    if (sliced.ok()) {
+      SendTasks(round, last ? -1 : step + 1, next);
+      sent = true;
+    }
+    sending += absl::Now() - start;
   };
   const absl::Time start = absl::Now();
   absl::StatusOr<CuratorModel::SharedCriticResult> shared = model_->SharedCriticStep(step, h_real, h_fake, send);
   profile_.Add(StepPhase::kCompute, absl::Now() - start - sending);
-  profile_.Add(StepPhase::kCodec, sending);
   if (!shared.ok()) return shared.status();
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer_.Await(); }));
-  SendTasks(round, last ? -1 : step + 1, next);
+  RETURN_IF_ERROR(sliced);
+  if (!sent) return absl::InternalError("the shared critic stepped without its feature gradients");
   absl::MutexLock lock(&mu_);
   status_.set_critic_loss(shared->loss);
   return absl::OkStatus();

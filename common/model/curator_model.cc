@@ -64,16 +64,34 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
     }
     return PrivateSharedCriticStep(step, hr.detach(), hf.detach(), alpha, on_gradients);
   }
-  ASSIGN_OR_RETURN(const torch::Tensor penalty, MlpGradientPenalty({shared_critic_.ptr()}, hr, hf, alpha));
-  const torch::Tensor loss = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf)) +
-                             training_.gp_lambda() * penalty;
-  shared_optimizer_->zero_grad();
-  loss.backward();
+  // The parties' update waits for the feature gradients only, and only the WGAN term
+  // has any: the penalty's gradient with respect to its inputs is zero
+  // (mlp_gradient_penalty.h). So they are taken first, from the forward pass alone, and
+  // leave while the penalty and D_s's own gradients are computed.
+  const torch::Tensor wgan = CriticLoss(shared_critic_->forward(hr), shared_critic_->forward(hf));
+  std::vector<torch::Tensor> leaves = real_leaves;
+  leaves.insert(leaves.end(), fake_leaves.begin(), fake_leaves.end());
+  const std::vector<torch::Tensor> feature_grads =
+      torch::autograd::grad({wgan}, leaves, /*grad_outputs=*/{}, /*retain_graph=*/true);
   SharedCriticResult result;
   const double weight = model_.shared_critic_weight();
-  for (auto& leaf : real_leaves) result.grad_real.push_back(leaf.grad() * weight);
-  for (auto& leaf : fake_leaves) result.grad_fake.push_back(leaf.grad() * weight);
+  const size_t parties = real_leaves.size();
+  for (size_t k = 0; k < parties; ++k) {
+    result.grad_real.push_back(feature_grads[k] * weight);
+    result.grad_fake.push_back(feature_grads[parties + k] * weight);
+  }
   if (on_gradients) on_gradients(result);
+  ASSIGN_OR_RETURN(const torch::Tensor penalty,
+                   MlpGradientPenalty({shared_critic_.ptr()}, hr.detach(), hf.detach(), alpha));
+  const torch::Tensor weighted_penalty = training_.gp_lambda() * penalty;
+  // D_s's gradients: the WGAN term's (the graph kept above), then the penalty's added to
+  // them. That is how the reference trainer's one backward pass sums them, so the two
+  // stay bit-identical (split_equivalence_test).
+  shared_optimizer_->zero_grad();
+  const std::vector<torch::Tensor> params = shared_critic_->parameters();
+  torch::autograd::backward({wgan}, /*grad_tensors=*/{}, /*retain_graph=*/false, /*create_graph=*/false, params);
+  torch::autograd::backward({weighted_penalty}, {}, false, false, params);
+  const torch::Tensor loss = wgan + weighted_penalty;
   shared_optimizer_->step();
   result.loss = loss.item<double>();
   return result;
