@@ -57,8 +57,9 @@ class CuratorModel {
   };
   // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP, H packed by
   // model.pack (PackRows); the gradients come back per unpacked row. `on_gradients`
-  // (if set) gets the feature gradients (not the loss) before D_s steps, so that they
-  // can leave meanwhile.
+  // (if set) gets the feature gradients (not the loss) as soon as they are known, so that
+  // they can leave meanwhile: without DP-SGD for D_s right after the forward pass, before
+  // the penalty and D_s's own gradients; in dpsgd before the DP-SGD step.
   using GradientsReady = std::function<void(const SharedCriticResult&)>;
   absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step,
                                                       const std::vector<torch::Tensor>& h_real,
