@@ -55,7 +55,8 @@ absl::Status WriteAll(int fd, const std::string& data, const std::string& path) 
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::string& path,
+                                                                 size_t compact_bytes) {
   std::string contents;
   if (auto existing = ReadFile(path); existing.ok()) {
     contents = std::move(*existing);
@@ -89,7 +90,7 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
     ::close(fd);
     return ErrnoError("cannot truncate", path);
   }
-  std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd));
+  std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd, compact_bytes));
   journal->entries_ = std::move(entries);
   return journal;
 }
@@ -140,13 +141,14 @@ absl::Status ReplyJournal::DropBefore(int64_t round) {
   bool any = false;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.round() < round) {
+      dropped_bytes_ += kFrame + it->second.ByteSizeLong();
       it = entries_.erase(it);
       any = true;
     } else {
       ++it;
     }
   }
-  if (!any) return absl::OkStatus();
+  if (!any || dropped_bytes_ < compact_bytes_) return absl::OkStatus();
   std::string contents;
   for (const auto& [key, entry] : entries_) contents += Frame(entry);
   absl::MutexLock lock(&mu_);
@@ -157,6 +159,7 @@ absl::Status ReplyJournal::DropBefore(int64_t round) {
   ::close(fd_);
   fd_ = fd;
   unsynced_ = false;
+  dropped_bytes_ = 0;
   return absl::OkStatus();
 }
 

@@ -25,9 +25,13 @@ namespace vfsynth {
 // ever made twice (docs/privacy.md, "Restarts and replays").
 class ReplyJournal {
  public:
+  // How many bytes of dropped records the file may hold before DropBefore rewrites it.
+  static constexpr size_t kCompactBytes = size_t{16} << 20;
+
   // Creates `path` or replays it. A torn last record (a crash mid-append; its reply
   // was never sent) is dropped and the file truncated; other damage is DATA_LOSS.
-  static absl::StatusOr<std::unique_ptr<ReplyJournal>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<ReplyJournal>> Open(const std::string& path,
+                                                            size_t compact_bytes = kCompactBytes);
   // Empties the journal (a fresh run).
   static absl::Status Remove(const std::string& path);
   ~ReplyJournal();
@@ -36,22 +40,29 @@ class ReplyJournal {
   const v1::JournalEntry* Find(int payload, int64_t round, int64_t step) const;
   // Appends and fsyncs; returns only once the entry is durable.
   absl::Status Append(const v1::JournalEntry& entry);
-  // Appends without fsync: durable after the next Sync() (or DropBefore).
+  // Appends without fsync: durable after the next Sync() (or a compaction).
   absl::Status AppendUnsynced(const v1::JournalEntry& entry);
   // Makes every appended entry durable. Safe to call from another thread than the
   // other methods (the party's background commit does).
   absl::Status Sync();
-  // Forgets entries of rounds below `round` (the curator will never replay them);
-  // rewrites the file atomically. A no-op if nothing is that old.
+  // Forgets entries of rounds below `round` (the curator will never replay them). Their
+  // records stay in the file (a reopen loads them again, harmless: they are never asked
+  // for, and the next DropBefore forgets them) until the dropped records add up to
+  // `compact_bytes`; then the file is rewritten atomically with the kept entries.
+  // Rewriting it every round (a new file, two fsyncs and a rename, on the party's
+  // critic step) cost a tenth of a round at VFLGAN's sizes (docs/performance.md).
   absl::Status DropBefore(int64_t round);
   size_t size() const { return entries_.size(); }
 
  private:
   using Key = std::tuple<int, int64_t, int64_t>;
-  ReplyJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ReplyJournal(std::string path, int fd, size_t compact_bytes)
+      : path_(std::move(path)), compact_bytes_(compact_bytes), fd_(fd) {}
   absl::Status Write(const v1::JournalEntry& entry, bool sync);
 
   std::string path_;
+  const size_t compact_bytes_;
+  size_t dropped_bytes_ = 0;  // records in the file of entries DropBefore forgot
   absl::Mutex mu_;  // the descriptor is swapped by DropBefore while Sync may run
   int fd_ ABSL_GUARDED_BY(mu_);
   bool unsynced_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,5 +1,6 @@
 // The party's reply journal: durable appends, replay after a restart, a torn last
-// record dropped, other damage refused, and old rounds forgotten.
+// record dropped, other damage refused, and old rounds forgotten (the file compacted
+// once the forgotten records add up).
 #include "client/reply_journal.h"
 
 #include <gmock/gmock.h>
@@ -120,10 +121,10 @@ TEST(ReplyJournalTest, RecordsOfTheByteWiseChecksumAreStillRead) {
   EXPECT_EQ((*reopened)->Find(10, 3, 2)->reply(), "new");
 }
 
-TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurably) {
+TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurablyWhenItCompacts) {
   const std::string path = Path("drop");
   {
-    auto journal = ReplyJournal::Open(path);
+    auto journal = ReplyJournal::Open(path, /*compact_bytes=*/0);  // every drop compacts
     ASSERT_TRUE(journal.ok());
     for (int64_t round = 0; round < 3; ++round) ASSERT_TRUE((*journal)->Append(Entry(round, round, "r")).ok());
     ASSERT_TRUE((*journal)->DropBefore(2).ok());
@@ -137,6 +138,46 @@ TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurably) {
   EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);
   EXPECT_NE((*journal)->Find(10, 2, 2), nullptr);
   EXPECT_NE((*journal)->Find(10, 3, 3), nullptr);
+}
+
+TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSize) {
+  const std::string reply(1000, 'x');
+  // The size of one record: rounds 1 to 5 encode alike.
+  size_t record = 0;
+  {
+    const std::string probe = Path("record");
+    ASSERT_TRUE(ReplyJournal::Open(probe).value()->Append(Entry(1, 1, reply)).ok());
+    record = std::filesystem::file_size(probe);
+  }
+  ASSERT_GT(record, 1000u);
+  const std::string path = Path("lazy");
+  {
+    // Three dropped records compact the file, two do not.
+    auto journal = ReplyJournal::Open(path, 3 * record);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    for (int64_t round = 1; round <= 4; ++round) ASSERT_TRUE((*journal)->Append(Entry(round, round, reply)).ok());
+    ASSERT_TRUE((*journal)->DropBefore(3).ok());
+    EXPECT_EQ((*journal)->size(), 2u);
+    EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);            // forgotten at once
+    EXPECT_EQ(std::filesystem::file_size(path), 4 * record);  // but not rewritten
+  }
+  {
+    // A reopen loads the dropped records again; the next drop forgets them again and,
+    // with a third dropped record, compacts.
+    auto journal = ReplyJournal::Open(path, 3 * record);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    EXPECT_EQ((*journal)->size(), 4u);
+    ASSERT_TRUE((*journal)->DropBefore(3).ok());
+    EXPECT_EQ(std::filesystem::file_size(path), 4 * record);  // two dropped: not yet
+    ASSERT_TRUE((*journal)->DropBefore(4).ok());
+    EXPECT_EQ(std::filesystem::file_size(path), record);  // three: round 4 alone is kept
+    ASSERT_TRUE((*journal)->Append(Entry(5, 5, reply)).ok());  // appends go to the new file
+  }
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_EQ((*journal)->size(), 2u);
+  EXPECT_NE((*journal)->Find(10, 4, 4), nullptr);
+  EXPECT_NE((*journal)->Find(10, 5, 5), nullptr);
 }
 
 }  // namespace
