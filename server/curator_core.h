@@ -87,9 +87,9 @@ class CuratorCore {
   absl::Status Train();
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
-  // After round `next_round` - 1: snapshots the state and, when due (checkpoint_every),
-  // writes it in the background (checkpointer_) while the next round runs; the state
-  // is kept in memory for a checkpoint at shutdown.
+  // After round `next_round` - 1: copies the state into snapshot_model_ and, in the
+  // background (checkpointer_) while the next round runs, serializes the copy and, when
+  // due (checkpoint_every), writes it; the bytes are kept for a checkpoint at shutdown.
   absl::Status AfterRound(int64_t next_round);
   absl::Status WriteCheckpointState(int64_t next_round, const std::string& state);
   // Waits for a write in flight, then writes the last completed round's state if it is
@@ -129,7 +129,10 @@ class CuratorCore {
   // Rounds below it are in the durable checkpoint; advanced by checkpointer_ once a
   // write is on disk (parties may then forget replies of earlier rounds).
   std::atomic<int64_t> durable_round_{0};
-  int64_t snapshot_round_ = -1;        // round of snapshot_ (the last completed round's state)
+  // The last completed round's state: copied on this thread, serialized by checkpointer_'s
+  // job (which alone touches them until it is awaited).
+  std::unique_ptr<CuratorModel> snapshot_model_;
+  int64_t snapshot_round_ = -1;        // round of snapshot_
   std::shared_ptr<const std::string> snapshot_;
   std::vector<int64_t> consumed_;      // per party: ordinal of the last reply used
 

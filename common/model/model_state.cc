@@ -75,7 +75,76 @@ absl::Status Guard(const char* what, Body body) {
   }
 }
 
+absl::Status CopyTensors(const std::vector<torch::Tensor>& from, const std::vector<torch::Tensor>& to,
+                         const char* what) {
+  if (from.size() != to.size()) return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (!from[i].sizes().equals(to[i].sizes())) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
+    }
+    to[i].copy_(from[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyModule(const torch::nn::Module& from, const torch::nn::Module& to, const char* what) {
+  RETURN_IF_ERROR(CopyTensors(from.parameters(), to.parameters(), what));
+  return CopyTensors(from.buffers(), to.buffers(), what);
+}
+
+std::string StateKey(const torch::Tensor& param) { return c10::guts::to_string(param.unsafeGetTensorImpl()); }
+
+torch::Tensor Copy(const torch::Tensor& tensor) { return tensor.defined() ? tensor.clone() : tensor; }
+
+// Adam's per-parameter state (step, moments), matched by parameter position.
+absl::Status CopyAdam(torch::optim::Adam& from, const std::vector<torch::Tensor>& from_params,
+                      torch::optim::Adam& to, const std::vector<torch::Tensor>& to_params, const char* what) {
+  if (from_params.size() != to_params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
+  }
+  for (size_t i = 0; i < from_params.size(); ++i) {
+    auto found = from.state().find(StateKey(from_params[i]));
+    if (found == from.state().end()) {  // not stepped yet
+      to.state().erase(StateKey(to_params[i]));
+      continue;
+    }
+    const auto& state = static_cast<const torch::optim::AdamParamState&>(*found->second);
+    auto copy = std::make_unique<torch::optim::AdamParamState>();
+    copy->step(state.step());
+    copy->exp_avg(Copy(state.exp_avg()));
+    copy->exp_avg_sq(Copy(state.exp_avg_sq()));
+    copy->max_exp_avg_sq(Copy(state.max_exp_avg_sq()));
+    to.state()[StateKey(to_params[i])] = std::move(copy);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to) {
+  return Guard("copying the curator model", [&]() -> absl::Status {
+    RETURN_IF_ERROR(CopyModule(*from.generator(), *to.generator(), "generator"));
+    RETURN_IF_ERROR(CopyModule(*from.shared_critic(), *to.shared_critic(), "shared critic"));
+    RETURN_IF_ERROR(CopyAdam(from.generator_optimizer(), from.generator()->parameters(), to.generator_optimizer(),
+                             to.generator()->parameters(), "generator optimizer"));
+    RETURN_IF_ERROR(CopyAdam(from.shared_optimizer(), from.shared_critic()->parameters(), to.shared_optimizer(),
+                             to.shared_critic()->parameters(), "shared optimizer"));
+    if (from.shared_noise().defined() != to.shared_noise().defined()) {
+      return absl::InvalidArgumentError("the two models disagree on D_s's noise generator");
+    }
+    if (from.shared_noise().defined()) to.shared_noise().set_state(from.shared_noise().get_state());
+    GeneratorAverage* average = from.generator_average();
+    if ((average != nullptr) != (to.generator_average() != nullptr)) {
+      return absl::InvalidArgumentError("the two models disagree on the generator average");
+    }
+    if (average != nullptr) {
+      RETURN_IF_ERROR(CopyModule(*average->average(), *to.generator_average()->average(), "generator average"));
+      to.generator_average()->set_updates(average->updates());
+    }
+    return absl::OkStatus();
+  });
+}
 
 absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
   std::string bytes;

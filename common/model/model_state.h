@@ -23,6 +23,12 @@ class CuratorModel;
 class PartyModel;
 
 absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model);
+// Makes `to` (built with the same configuration and encoders, and in dpsgd given a noise
+// generator of its own) hold what SaveCuratorState saves of `from`: parameters, buffers,
+// both Adam states, D_s's noise-generator state, the generator average. Tensor copies
+// only: the curator snapshots a round's end with it and serializes the copy while the
+// next round runs. A model of another shape is refused (INVALID_ARGUMENT).
+absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to);
 // `model` must be built with the same configuration and encoders; a state of another
 // shape is refused (INVALID_ARGUMENT) and leaves `model` unusable.
 absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model);

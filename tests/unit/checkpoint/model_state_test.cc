@@ -133,6 +133,61 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
 
 INSTANTIATE_TEST_SUITE_P(PlainAndDpsgd, CuratorStateTest, ::testing::Bool());
 
+// The curator's round-end snapshot: a copy that the live model's later steps do not
+// move, and that holds everything the next round depends on (Adam's moments and step
+// counts, the DP noise stream, the generator average).
+class CuratorStateCopyTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
+  const bool dpsgd = GetParam();
+  Settings s = SmallSettings();
+  if (dpsgd) s.training.set_generator_average_decay(0.8);
+  const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
+  auto make = [&](uint64_t noise_seed) {
+    auto model = std::make_unique<CuratorModel>(s.model, s.training,
+                                                std::vector<const TableEncoder*>{&a, &b});
+    if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, at::make_generator<at::CPUGeneratorImpl>(noise_seed));
+    return model;
+  };
+  auto live = make(42);
+  auto copy = make(7);
+  for (int round = 0; round < 3; ++round) TrainCurator(*live, round, 8, 16);
+  ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
+  ASSERT_TRUE(CopyCuratorState(*live, *copy).ok());
+  ExpectIdentical(*live->generator(), *copy->generator());
+
+  // The live model trains on; the copy, serialized afterwards (as the checkpoint job
+  // does), still holds round 3's start: restored and trained one round, it lands where
+  // the live model did.
+  TrainCurator(*live, 3, 8, 16);
+  ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
+  const auto saved = SaveCuratorState(*copy);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  auto restored = make(9);
+  ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
+  TrainCurator(*restored, 3, 8, 16);
+  ExpectIdentical(*live->generator(), *restored->generator());
+  ExpectIdentical(*live->shared_critic(), *restored->shared_critic());
+  ExpectIdentical(*live->published_generator(), *restored->published_generator());
+  // So does the copy itself.
+  TrainCurator(*copy, 3, 8, 16);
+  ExpectIdentical(*live->generator(), *copy->generator());
+  ExpectIdentical(*live->shared_critic(), *copy->shared_critic());
+  ExpectIdentical(*live->published_generator(), *copy->published_generator());
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainAndDpsgd, CuratorStateCopyTest, ::testing::Bool());
+
+TEST(CuratorStateCopyTest, RefusesAModelOfAnotherArchitecture) {
+  const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
+  const Settings s = SmallSettings(8), wide = SmallSettings(12);
+  CuratorModel small(s.model, s.training, {&a, &b});
+  CuratorModel other(wide.model, wide.training, {&a, &b});
+  const absl::Status status = CopyCuratorState(small, other);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("another architecture"));
+}
+
 TEST(CuratorStateTest, RefusesStateOfAnotherArchitecture) {
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
   const Settings s = SmallSettings(8);
