@@ -90,6 +90,15 @@ void TrainCurator(CuratorModel& curator, int64_t round, int feature_dim, int bat
   ASSERT_TRUE(curator.GeneratorStep(round, grads).ok());
 }
 
+// A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on a noise generator
+// seeded `noise_seed`.
+std::unique_ptr<CuratorModel> MakeCurator(const Settings& s, const TableEncoder& a, const TableEncoder& b,
+                                          bool dpsgd, uint64_t noise_seed) {
+  auto model = std::make_unique<CuratorModel>(s.model, s.training, std::vector<const TableEncoder*>{&a, &b});
+  if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, at::make_generator<at::CPUGeneratorImpl>(noise_seed));
+  return model;
+}
+
 class CuratorStateTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
@@ -98,19 +107,12 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   // The DP variant also keeps a generator weight average (both layouts are covered).
   if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
-  auto make = [&]() {
-    auto model = std::make_unique<CuratorModel>(s.model, s.training,
-                                                std::vector<const TableEncoder*>{&a, &b});
-    if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, at::make_generator<at::CPUGeneratorImpl>(42));
-    return model;
-  };
-  auto trained = make();
+  auto trained = MakeCurator(s, a, b, dpsgd, 42);
   for (int round = 0; round < 3; ++round) TrainCurator(*trained, round, 8, 16);
   auto saved = SaveCuratorState(*trained);
   ASSERT_TRUE(saved.ok()) << saved.status();
 
-  auto restored = make();  // fresh weights; the noise generator is reseeded differently
-  if (dpsgd) restored->shared_noise().set_current_seed(7);
+  auto restored = MakeCurator(s, a, b, dpsgd, 7);  // fresh weights, another noise seed
   ASSERT_TRUE(AnyDifferent(*trained->generator(), *restored->generator()));
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
   ExpectIdentical(*trained->generator(), *restored->generator());
@@ -143,14 +145,8 @@ TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
   Settings s = SmallSettings();
   if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
-  auto make = [&](uint64_t noise_seed) {
-    auto model = std::make_unique<CuratorModel>(s.model, s.training,
-                                                std::vector<const TableEncoder*>{&a, &b});
-    if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, at::make_generator<at::CPUGeneratorImpl>(noise_seed));
-    return model;
-  };
-  auto live = make(42);
-  auto copy = make(7);
+  auto live = MakeCurator(s, a, b, dpsgd, 42);
+  auto copy = MakeCurator(s, a, b, dpsgd, 7);
   for (int round = 0; round < 3; ++round) TrainCurator(*live, round, 8, 16);
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   ASSERT_TRUE(CopyCuratorState(*live, *copy).ok());
@@ -163,7 +159,7 @@ TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   const auto saved = SaveCuratorState(*copy);
   ASSERT_TRUE(saved.ok()) << saved.status();
-  auto restored = make(9);
+  auto restored = MakeCurator(s, a, b, dpsgd, 9);
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
   TrainCurator(*restored, 3, 8, 16);
   ExpectIdentical(*live->generator(), *restored->generator());
