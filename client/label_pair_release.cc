@@ -44,7 +44,7 @@ absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& pat
   if (!(epsilon > 0 && std::isfinite(epsilon))) {
     return absl::InternalError("the label release needs a finite epsilon > 0");
   }
-  ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
+  ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
   const torch::Tensor labels = RandomizedLabels(table.narrow(1, label.offset, label.width), epsilon, noise);
   v1::ShareLabelsRequest release;
   release.set_run_id(run_id);
@@ -82,11 +82,11 @@ absl::StatusOr<v1::LabelPairsRequest> LabelPairRelease(const std::string& path, 
     return *kept;
   }
   if (!(noise_multiplier > 0)) return absl::InternalError("the label-pair release needs noise");
-  ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
+  ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
   const torch::Tensor label_tensor = torch::tensor(std::vector<int64_t>(values.begin(), values.end()), torch::kLong);
   const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
   ASSIGN_OR_RETURN(const torch::Tensor counts,
-                   LabelPairCounts(label_tensor, labels.categories(), table, one_hot, noise_multiplier, noise));
+                   LabelPairCounts(label_tensor, labels.categories(), table, one_hot, noise_multiplier, &noise));
   v1::LabelPairsRequest release;
   release.set_run_id(run_id);
   release.set_party(party);

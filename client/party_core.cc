@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -22,6 +23,7 @@
 #include "common/privacy/ledger.h"
 #include "common/privacy/noise_figure.h"
 #include "common/privacy/run_accounting.h"
+#include "common/privacy/secure_random.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/checkpoint_slots.h"
 #include "common/util/file_io.h"
@@ -167,8 +169,9 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
                      .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
                                             table.numel() * table.element_size()))
                      .Hex();
+  RETURN_IF_ERROR(LoadOrDrawPartySecret());
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
-                                        secrets_.sampling_secret, std::move(table));
+                                        secrets_.sampling_secret, party_secret_, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
   ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
   RETURN_IF_ERROR(PlanPrivacy());
@@ -203,7 +206,32 @@ std::string JournalPath(const v1::PartyConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / "replies.journal").string();
 }
 
+std::string PartySecretPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+}
+
 }  // namespace
+
+absl::Status PartyCore::LoadOrDrawPartySecret() {
+  if (!party_secret_.empty()) return absl::OkStatus();
+  if (resume_) {
+    absl::StatusOr<std::string> saved = ReadFile(PartySecretPath(config_));
+    if (!saved.ok() || saved->size() != 2 * SecureRandom::kKeyBytes) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--resume: ", PartySecretPath(config_), " is missing or damaged (",
+          saved.ok() ? "wrong length" : saved.status().message(),
+          "); it holds the secret this party's networks and shards were drawn from, and the run "
+          "cannot continue without it"));
+    }
+    party_secret_ = *std::move(saved);
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(SecureRandom os, SecureRandom::FromOsEntropy());
+  unsigned char bytes[SecureRandom::kKeyBytes];
+  os.Fill(bytes, sizeof(bytes));
+  party_secret_ = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  return absl::OkStatus();
+}
 
 absl::Status PartyCore::OpenCheckpoint() {
   state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
@@ -220,6 +248,7 @@ absl::Status PartyCore::OpenCheckpoint() {
           " (or set checkpoint_dir) to start over"));
     }
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
     RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
     ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
     RETURN_IF_ERROR(Commit(-1));
@@ -332,23 +361,24 @@ absl::Status PartyCore::PlanPrivacy() {
   sanitiser.clip_norm = config.clip_norm();
   sanitiser.feature_clip_norm = config.feature_clip_norm();
   sanitiser.ensemble = config.ensemble();
-  ASSIGN_OR_RETURN(sanitiser.noise, MakeSecureGenerator());
-  model_->SetPrivacy(std::move(sanitiser));
-  return absl::OkStatus();
+  if (mode_ != privacy::Mode::kNone) {
+    ASSIGN_OR_RETURN(sanitiser.noise, PartyNoise::FromOsEntropy());
+  }
+  return model_->SetPrivacy(std::move(sanitiser));
 }
 
 absl::Status PartyCore::PlanMarginals() {
   if (training_.marginal_weight() <= 0) return absl::OkStatus();
   // Mode none: the exact marginals, no noise and no charge.
   const privacy::RunShape shape = PrivacyShape();
-  std::optional<at::Generator> noise;
+  std::optional<SecureRandom> noise;
   // Drawn here, charged (ChargeMarginalRelease) before anything of it leaves.
   if (mode_ != privacy::Mode::kNone) {
-    ASSIGN_OR_RETURN(noise, MakeSecureGenerator());
+    ASSIGN_OR_RETURN(noise, SecureRandom::FromOsEntropy());
   }
   ASSIGN_OR_RETURN(MarginalTarget target,
                    MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalOptionsFor(training_),
-                                             shape.marginal_noise_multiplier, noise));
+                                             shape.marginal_noise_multiplier, noise.has_value() ? &*noise : nullptr));
   if (noise.has_value() && resume_) {
     spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
                  config_.privacy().mode());

@@ -64,6 +64,9 @@ class PartyCore {
   // (or, resuming, restores) its checkpoint. Again after a reconnect: the records
   // must be the same.
   absl::Status AcceptAlignment(const v1::AlignResponse& response);
+  // Before alignment: the secret this party's networks initialise from, instead of one
+  // drawn from the OS (a test reproducing the reference trainer's start).
+  void set_party_secret_for_testing(std::string secret) { party_secret_ = std::move(secret); }
   v1::PartyMessage MakeHello() const;
 
   // Label pairs (training.label_column), after alignment: true if the run has them.
@@ -145,8 +148,15 @@ class PartyCore {
   privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
 
+  // The party secret: read back from the checkpoint directory when resuming, else
+  // drawn from the OS (written there by OpenCheckpoint).
+  absl::Status LoadOrDrawPartySecret();
+
   v1::PartyConfig config_;
   PartySecrets secrets_;
+  // This party's alone (never sent, never shared): its networks' initialisation and,
+  // in the ensemble modes, its shards. Kept in the checkpoint directory for --resume.
+  std::string party_secret_;
   PartyData data_;
   std::vector<std::string> tokens_;
   std::string run_id_;

@@ -9,7 +9,7 @@ BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libtorch-dev libopenblas0-openmp
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libspdlog-dev libfmt-dev libssl-dev openssl
+  libabsl-dev libspdlog-dev libfmt-dev libssl-dev openssl libsodium-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcpp-httplib-dev
 )

@@ -37,10 +37,6 @@ absl::StatusOr<CsvTable> SynthesizeFromCheckpoint(const v1::CuratorConfig& confi
   }
   try {
     CuratorModel model(config.model(), config.training(), encoders);
-    // A dpsgd state carries D_s's noise stream; synthesis never steps D_s.
-    if (config.privacy().mode() == "dpsgd") {
-      model.SetSharedCriticPrivacy(1.0, config.privacy().clip_norm(), at::detail::getDefaultCPUGenerator());
-    }
     RETURN_IF_ERROR(RestoreCuratorState(checkpoint.payload, model));
     return DecodeJoint(
         SampleSynthetic(model.published_generator(), config.training().seed(), config.output().rows(), temperature),

@@ -20,6 +20,7 @@
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/noise_figure.h"
 #include "common/privacy/run_accounting.h"
+#include "common/privacy/secure_random.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
@@ -502,12 +503,13 @@ absl::Status CuratorCore::Train() {
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {
-      ASSIGN_OR_RETURN(at::Generator noise, MakeSecureGenerator());
+      ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
+      ASSIGN_OR_RETURN(SecureRandom snapshot_noise, SecureRandom::FromOsEntropy());
       const double z = privacy::SplitReleaseNoise(privacy::Mode::kDpsgd, noise_multiplier_, PrivacyShape())
                            .shared_critic;
-      model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise);
-      // Only holds the live generator's state, copied at each round's end.
-      snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), at::detail::createCPUGenerator());
+      model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), std::move(noise));
+      // Only holds the live model's state, copied at each round's end; it never steps.
+      snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), std::move(snapshot_noise));
       // No warning: the parties' threshold does not carry over to D_s, whose figure is
       // 5.6 in the best DP tables measured (ε = 10 over 10000 rounds, docs/evaluation.md).
       const int64_t parameters = model_->shared_critic_parameters();

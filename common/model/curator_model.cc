@@ -128,7 +128,7 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   dp.clip_norm = shared_clip_norm_;
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
-  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, shared_noise_));
+  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, *shared_noise_));
   LogClipDiagnostics("D_s", step, training_.log_every(), clip);
   shared_optimizer_->step();
   result.loss = per_example.loss.mean().item<double>();

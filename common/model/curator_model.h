@@ -15,6 +15,7 @@
 #include "common/model/marginal_target.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -28,7 +29,7 @@ class CuratorModel {
                std::vector<const TableEncoder*> encoders);
 
   // dpsgd: D_s steps with DP-SGD on exact per-example gradients (noise std z * 2C).
-  void SetSharedCriticPrivacy(double noise_multiplier, double clip_norm, at::Generator noise) {
+  void SetSharedCriticPrivacy(double noise_multiplier, double clip_norm, SecureRandom noise) {
     private_shared_ = true;
     shared_noise_multiplier_ = noise_multiplier;
     shared_clip_norm_ = clip_norm;
@@ -84,7 +85,6 @@ class CuratorModel {
   // For checkpoints (model_state.h).
   torch::optim::Adam& generator_optimizer() { return *generator_optimizer_; }
   torch::optim::Adam& shared_optimizer() { return *shared_optimizer_; }
-  at::Generator& shared_noise() { return shared_noise_; }  // undefined unless dpsgd
 
  private:
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
@@ -107,7 +107,7 @@ class CuratorModel {
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;
-  at::Generator shared_noise_;
+  std::optional<SecureRandom> shared_noise_;  // never saved: a restart draws a new key
   int64_t pending_round_ = -1;
   torch::Tensor pending_fake_;
 };

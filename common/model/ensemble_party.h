@@ -31,7 +31,7 @@ class EnsembleParty {
   // `privacy.mode` is gswgan or pate; `table` and `feat` are the PartyModel's.
   EnsembleParty(const std::string& name, const v1::TrainingConfig& training,
                 const v1::ModelConfig& model, PartyPrivacy privacy,
-                const std::string& sampling_secret, torch::Tensor table, FeatureNet feat);
+                const std::string& party_secret, torch::Tensor table, FeatureNet feat);
 
   // Critic step: one step of every shard critic against the fake slice, then the
   // released (h_real, h_fake) for the shared critic, both clipped and noised.
@@ -53,7 +53,7 @@ class EnsembleParty {
   std::string name_;
   v1::TrainingConfig training_;
   PartyPrivacy privacy_;
-  std::string sampling_secret_;
+  std::string party_secret_;  // this party's alone: shards, shard critics' init and batches
   torch::Tensor table_;
   FeatureNet feat_;
   std::unique_ptr<torch::optim::Adam> feat_optimizer_;

@@ -3,20 +3,20 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/privacy/random_tensors.h"
 #include "common/util/sha256.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 
-torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, at::Generator& noise) {
+torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, SecureRandom& noise) {
   const int64_t rows = one_hot.size(0);
   const int64_t k = one_hot.size(1);
   const torch::Tensor labels = one_hot.argmax(1);
   if (k < 2) return labels;
-  const torch::Tensor keep =
-      torch::rand({rows}, noise, torch::TensorOptions().dtype(torch::kDouble)) < LabelKeepProbability(epsilon, k);
+  const torch::Tensor keep = UniformTensor(noise, {rows}) < LabelKeepProbability(epsilon, k);
   // Another category uniformly: shift by 1 .. k − 1 around the circle.
-  const torch::Tensor shift = torch::randint(1, k, {rows}, noise, torch::TensorOptions().dtype(torch::kLong));
+  const torch::Tensor shift = UniformIntegers(noise, 1, k, rows);
   return torch::where(keep, labels, (labels + shift).remainder(k));
 }
 
@@ -45,7 +45,7 @@ int64_t LabelPairCells(int categories, const std::vector<OutputBlock>& one_hot_b
 absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int categories,
                                               const torch::Tensor& table,
                                               const std::vector<OutputBlock>& one_hot_blocks,
-                                              double noise_multiplier, std::optional<at::Generator> noise) {
+                                              double noise_multiplier, SecureRandom* noise) {
   if (categories < 2) return absl::InvalidArgumentError(absl::StrCat("a label needs >= 2 categories, got ", categories));
   if (table.dim() != 2 || labels.dim() != 1 || labels.size(0) != table.size(0)) {
     return absl::InvalidArgumentError(absl::StrCat("got ", labels.numel(), " labels for ", table.size(0), " records"));
@@ -63,13 +63,13 @@ absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int c
     tables.push_back(label_rows.t().mm(table.narrow(1, block.offset, block.width).to(torch::kDouble)).reshape({-1}));
   }
   torch::Tensor counts = torch::cat(tables);
-  if (noise.has_value()) {
+  if (noise != nullptr) {
     if (!(noise_multiplier > 0 && std::isfinite(noise_multiplier))) {
       return absl::InvalidArgumentError(absl::StrCat("label-pair noise multiplier must be finite and > 0, got ",
                                                      noise_multiplier));
     }
     const double sensitivity = std::sqrt(2.0 * static_cast<double>(one_hot_blocks.size()));
-    counts = counts + torch::randn(counts.sizes(), *noise, counts.options()) * (noise_multiplier * sensitivity);
+    counts = counts + GaussianTensor(*noise, counts.sizes(), noise_multiplier * sensitivity);
   }
   return counts;
 }

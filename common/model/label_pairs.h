@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
 #include "common/model/marginal_target.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -33,19 +34,19 @@ namespace vfsynth {
 // randomized response keeps a label with probability 0.728 instead of 0.633 (dpsgd at
 // ε = 10; strict 0.857 instead of 0.685), and the curator's inversion multiplies the
 // tables' noise by 1/(2·keep − 1).
-torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, at::Generator& noise);
+torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, SecureRandom& noise);
 
 // P(RandomizedLabels keeps a row's label) for k categories: e^ε / (e^ε + k − 1).
 double LabelKeepProbability(double epsilon, int categories);
 
 // A non-holder's release: per one-hot block b (in order), the k x width(b) counts of
 // (noised label, b's cell) over the table's rows, row-major, concatenated, float64. With
-// `noise`, every count gets N(0, (z·√(2m))²) for m blocks: for fixed labels, replacing a
+// `noise` (not null), every count gets N(0, (z·√(2m))²) for m blocks: for fixed labels, replacing a
 // record moves one count down and one up in each table. No blocks: an empty release.
 absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int categories,
                                               const torch::Tensor& table,
                                               const std::vector<OutputBlock>& one_hot_blocks,
-                                              double noise_multiplier, std::optional<at::Generator> noise);
+                                              double noise_multiplier, SecureRandom* noise);
 
 // Hex SHA-256 of the labels (little-endian int32): a party's tables name the labels
 // they were counted against.

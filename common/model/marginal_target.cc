@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/util/status_macros.h"
+#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 
@@ -131,7 +132,7 @@ std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows,
 absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& table,
                                                          const std::vector<OutputBlock>& blocks,
                                                          const MarginalOptions& options, double noise_multiplier,
-                                                         std::optional<at::Generator> noise) {
+                                                         SecureRandom* noise) {
   const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
   if (table.dim() != 2 || table.size(0) < 1) {
     return absl::InvalidArgumentError("marginals need a non-empty 2-D table");
@@ -139,7 +140,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
   if (options.position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
   if (options.pair_cells < 0) return absl::InvalidArgumentError("pair_cells must be >= 0");
   RETURN_IF_ERROR(CheckBlocksFit(one_hot, table.size(1)));
-  if (noise.has_value() && !(noise_multiplier > 0 && std::isfinite(noise_multiplier))) {
+  if (noise != nullptr && !(noise_multiplier > 0 && std::isfinite(noise_multiplier))) {
     return absl::InvalidArgumentError(
         absl::StrCat("marginal noise multiplier must be finite and > 0, got ", noise_multiplier));
   }
@@ -149,8 +150,8 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
   const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
   const double rows = static_cast<double>(table.size(0));
   for (torch::Tensor& counts : histograms) {
-    if (noise.has_value()) {
-      counts = counts + torch::randn(counts.sizes(), *noise, counts.options()) * (noise_multiplier * sensitivity);
+    if (noise != nullptr) {
+      counts = counts + GaussianTensor(*noise, counts.sizes(), noise_multiplier * sensitivity);
     }
     counts = ProjectToTotal(counts, rows) / rows;
   }

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
 #include "common/model/config.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -30,7 +31,7 @@ namespace vfsynth {
 // noised critic conveys poorly. Which pairs are covered depends on the schema only.
 class MarginalTarget {
  public:
-  // Histograms of `table`'s one-hot blocks (and selected pairs), normalised. With `noise`
+  // Histograms of `table`'s one-hot blocks (and selected pairs), normalised. With `noise` (not null)
   // (a DP mode), each count first gets N(0, (z·√(2m))²) noise for m histograms: under
   // replace-one, a record moves one count down and one up in every histogram, an L2
   // change of √(2m). The noised counts are then projected onto the histograms with the
@@ -39,7 +40,7 @@ class MarginalTarget {
   static absl::StatusOr<MarginalTarget> FromTable(const torch::Tensor& table,
                                                   const std::vector<OutputBlock>& blocks,
                                                   const MarginalOptions& options, double noise_multiplier,
-                                                  std::optional<at::Generator> noise);
+                                                  SecureRandom* noise);
 
   // A target of the given pairs of `blocks` (indices into them) only, without 1-way
   // histograms, from their probabilities (row-major, in pair order; each a probability

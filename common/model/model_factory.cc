@@ -71,16 +71,17 @@ ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_p
                                 model.leaky_slope());
 }
 
-FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
-                               const std::string& party, int width) {
-  return SeededModule<FeatureNet>(sampling_secret, streams::PartyInit(party + "/feat"), width,
-                                  model);
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width) {
+  return PrivateModule<FeatureNet>(party_secret, absl::StrCat(streams::kInit, "/feat"), width, model);
 }
 
-ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& sampling_secret,
-                       const std::string& party) {
-  return SeededModule<ScoreNet>(sampling_secret, streams::PartyInit(party + "/head"),
-                                model.feature_dim(), std::vector<int>{}, model.leaky_slope());
+ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& party_secret) {
+  return PrivateModule<ScoreNet>(party_secret, absl::StrCat(streams::kInit, "/head"), model.feature_dim(),
+                                 std::vector<int>{}, model.leaky_slope());
+}
+
+std::string ReferencePartySecret(uint64_t seed, const std::string& party) {
+  return absl::StrCat(CuratorStreamKey(seed), "/party/", party);
 }
 
 std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& params, double lr,

@@ -35,10 +35,13 @@ std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& mo
                                                        const Generator& live);
 // D_s over model.pack packed rows of the K parties' features: pack * K * d_h inputs.
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
-FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& sampling_secret,
-                               const std::string& party, int width);
-ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& sampling_secret,
-                       const std::string& party);
+// A party's feat_k and head_k, initialised from `party_secret`, which only that party holds.
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width);
+ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& party_secret);
+// The party secret the single-process reference trainer gives `party`: a function of the
+// run's public seed, which a daemon's test can hand its party to reproduce the reference.
+// A party daemon draws its own from the OS.
+std::string ReferencePartySecret(uint64_t seed, const std::string& party);
 std::unique_ptr<torch::optim::Adam> MakeAdam(const std::vector<torch::Tensor>& params, double lr,
                                              const v1::TrainingConfig& training);
 

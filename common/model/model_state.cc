@@ -13,7 +13,6 @@
 namespace vfsynth {
 namespace {
 
-constexpr char kNoiseState[] = "noise_state";
 constexpr char kAverageUpdates[] = "generator_average_updates";
 constexpr char kMarginalTarget[] = "marginal_target";
 
@@ -130,10 +129,6 @@ absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to) {
                              to.generator()->parameters(), "generator optimizer"));
     RETURN_IF_ERROR(CopyAdam(from.shared_optimizer(), from.shared_critic()->parameters(), to.shared_optimizer(),
                              to.shared_critic()->parameters(), "shared optimizer"));
-    if (from.shared_noise().defined() != to.shared_noise().defined()) {
-      return absl::InvalidArgumentError("the two models disagree on D_s's noise generator");
-    }
-    if (from.shared_noise().defined()) to.shared_noise().set_state(from.shared_noise().get_state());
     GeneratorAverage* average = from.generator_average();
     if ((average != nullptr) != (to.generator_average() != nullptr)) {
       return absl::InvalidArgumentError("the two models disagree on the generator average");
@@ -154,7 +149,6 @@ absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
     WriteModule(root, "shared_critic", *model.shared_critic());
     WriteOptimizer(root, "generator_optimizer", model.generator_optimizer());
     WriteOptimizer(root, "shared_optimizer", model.shared_optimizer());
-    if (model.shared_noise().defined()) root.write(kNoiseState, model.shared_noise().get_state());
     if (GeneratorAverage* average = model.generator_average()) {
       WriteModule(root, "generator_average", *average->average());
       root.write(kAverageUpdates, torch::tensor(average->updates(), torch::kLong));
@@ -173,13 +167,6 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) 
     RETURN_IF_ERROR(ReadModule(root, "shared_critic", *model.shared_critic()));
     ReadOptimizer(root, "generator_optimizer", model.generator_optimizer());
     ReadOptimizer(root, "shared_optimizer", model.shared_optimizer());
-    torch::Tensor noise_state;
-    const bool saved_noise = root.try_read(kNoiseState, noise_state);
-    if (saved_noise != model.shared_noise().defined()) {
-      return absl::InvalidArgumentError(
-          "the saved state and this run disagree on DP-SGD for the shared critic");
-    }
-    if (saved_noise) model.shared_noise().set_state(noise_state);
     torch::Tensor updates;
     const bool saved_average = root.try_read(kAverageUpdates, updates);
     if (saved_average != (model.generator_average() != nullptr)) {

@@ -2,15 +2,13 @@
 #define VFSYNTH_COMMON_MODEL_MODEL_STATE_H_
 
 // The trainable state of the two model halves as bytes (a LibTorch archive), for
-// checkpoints: every parameter and buffer (BatchNorm running statistics), every
-// optimiser's state (Adam moments and step counts) and, for the curator's DP-SGD of
-// D_s, its noise generator's state. Restoring is bit-exact: training continues
-// exactly as it would have without the checkpoint.
+// checkpoints: every parameter and buffer, every optimiser's state (Adam moments and
+// step counts). Restoring is bit-exact for everything but DP noise.
 //
-// A party's DP noise generator is deliberately NOT saved: its state would let whoever
-// reads the file subtract the noise from every release. It is reseeded from the OS
-// on restart, which is sound because a party never recomputes a noisy release that
-// left (docs/operations.md, "Failure handling").
+// No DP noise stream is ever saved (the curator's D_s noise included): its key would
+// let whoever reads the file subtract the noise from every release. A restart draws
+// new keys from the OS, which is sound because a noisy release that left is never
+// recomputed (docs/operations.md, "Failure handling").
 
 #include <string>
 
@@ -23,9 +21,9 @@ class CuratorModel;
 class PartyModel;
 
 absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model);
-// Makes `to` (built with the same configuration and encoders, and in dpsgd given a noise
-// generator of its own) hold what SaveCuratorState saves of `from`: parameters, buffers,
-// both Adam states, D_s's noise-generator state, the generator average. Tensor copies
+// Makes `to` (built with the same configuration and encoders) hold what
+// SaveCuratorState saves of `from`: parameters, buffers, both Adam states, the
+// generator average. Tensor copies
 // only: the curator snapshots a round's end with it and serializes the copy while the
 // next round runs. A model of another shape is refused (INVALID_ARGUMENT).
 absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to);

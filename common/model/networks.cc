@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "common/privacy/random_tensors.h"
 #include "common/util/stream_seed.h"
 
 namespace vfsynth {
@@ -16,6 +17,20 @@ std::mutex& DefaultGeneratorMutex() {
 at::Generator StreamGenerator(const std::string& key, const std::string& purpose,
                               uint64_t counter) {
   return at::make_generator<at::CPUGeneratorImpl>(DeriveStreamSeed(key, purpose, counter));
+}
+
+void InitializeFromStream(torch::nn::Module& module, SecureRandom& stream) {
+  torch::NoGradGuard no_grad;
+  for (const std::shared_ptr<torch::nn::Module>& child : module.modules()) {
+    if (child->parameters(/*recurse=*/false).empty()) continue;
+    auto* linear = dynamic_cast<torch::nn::LinearImpl*>(child.get());
+    TORCH_CHECK(linear != nullptr, "cannot draw the parameters of a ", child->name(), " layer");
+    const double bound = 1.0 / std::sqrt(static_cast<double>(linear->options.in_features()));
+    for (torch::Tensor* param : {&linear->weight, &linear->bias}) {
+      if (!param->defined()) continue;
+      param->copy_((UniformTensor(stream, param->sizes()) * 2.0 - 1.0) * bound);
+    }
+  }
 }
 
 torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/data/encoder.h"
+#include "common/privacy/secure_random.h"
 #include "common/util/stream_seed.h"
 #include "vfsynth/v1/config.pb.h"
 
@@ -112,9 +113,9 @@ TORCH_MODULE(ScoreNet);
 // can be built concurrently).
 std::mutex& DefaultGeneratorMutex();
 
-// Builds a module with parameters initialised from the stream (key, purpose), so
-// every process that builds the same network (reference trainer, curator, party)
-// starts from identical weights.
+// Builds a module with parameters initialised from the stream (key, purpose) of a
+// public key (the curator's seed), so every process that builds the same network
+// (reference trainer, curator) starts from identical weights.
 template <typename Holder, typename... Args>
 Holder SeededModule(const std::string& key, const std::string& purpose, Args&&... args) {
   std::lock_guard<std::mutex> lock(DefaultGeneratorMutex());
@@ -122,7 +123,31 @@ Holder SeededModule(const std::string& key, const std::string& purpose, Args&&..
   return Holder(std::forward<Args>(args)...);
 }
 
+// Redraws every Linear layer's weight and bias from `stream` with LibTorch's default
+// initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)). Fails on a module holding
+// parameters of any other kind, which it would not know how to draw.
+void InitializeFromStream(torch::nn::Module& module, SecureRandom& stream);
+
+// Builds a module initialised from the ChaCha20 stream of (secret, purpose): a party's
+// own networks, from a secret that party alone holds, so no other party or curator
+// knows their starting weights.
+template <typename Holder, typename... Args>
+Holder PrivateModule(const std::string& secret, const std::string& purpose, Args&&... args) {
+  Holder module{nullptr};
+  {
+    // Construction draws from the default generator, which SeededModule reseeds.
+    std::lock_guard<std::mutex> lock(DefaultGeneratorMutex());
+    module = Holder(std::forward<Args>(args)...);
+  }
+  SecureRandom stream = SecureRandom::Derived(secret, purpose, 0);
+  InitializeFromStream(*module, stream);
+  return module;
+}
+
 // Creates a CPU generator seeded from the counter-based stream (key, purpose, counter).
+// Only for streams of a public key (the curator's z, Gumbel noise and shared penalty
+// weights): its seed keeps 32 bits, and its outputs reveal its state. Anything keyed
+// by a secret draws from SecureRandom::Derived instead.
 at::Generator StreamGenerator(const std::string& key, const std::string& purpose, uint64_t counter);
 
 }  // namespace vfsynth

@@ -12,20 +12,22 @@
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/per_example_gradients.h"
+#include "common/privacy/random_tensors.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 
 PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
                        const v1::TrainingConfig& training, std::string sampling_secret,
-                       torch::Tensor table)
+                       std::string party_secret, torch::Tensor table)
     : name_(std::move(name)),
       model_(model),
       training_(training),
       sampling_secret_(std::move(sampling_secret)),
+      party_secret_(std::move(party_secret)),
       table_(std::move(table)) {
-  feat_ = MakePartyFeatureNet(model, sampling_secret_, name_, width());
-  head_ = MakePartyHead(model, sampling_secret_, name_);
+  feat_ = MakePartyFeatureNet(model, party_secret_, width());
+  head_ = MakePartyHead(model, party_secret_);
   std::vector<torch::Tensor> params = feat_->parameters();
   for (const auto& param : head_->parameters()) params.push_back(param);
   optimizer_ = MakeAdam(params, training_.lr_critic(), training_);
@@ -33,13 +35,17 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
 
 PartyModel::~PartyModel() = default;
 
-void PartyModel::SetPrivacy(PartyPrivacy privacy) {
+absl::Status PartyModel::SetPrivacy(PartyPrivacy privacy) {
+  if (privacy.mode != "none" && privacy.noise == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("privacy mode ", privacy.mode, " needs its noise streams"));
+  }
   privacy_ = std::move(privacy);
   ensemble_.reset();
   if (privacy_.mode == "gswgan" || privacy_.mode == "pate") {
-    ensemble_ = std::make_unique<EnsembleParty>(name_, training_, model_, privacy_, sampling_secret_,
+    ensemble_ = std::make_unique<EnsembleParty>(name_, training_, model_, privacy_, party_secret_,
                                                 table_, feat_);
   }
+  return absl::OkStatus();
 }
 
 torch::Tensor PartyModel::RealBatch(int64_t step) const {
@@ -64,10 +70,12 @@ absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatur
   pending_step_ = step;
   if (privacy_.mode != "strict") return std::make_pair(h_real_.detach(), h_fake_.detach());
   // Synthetic rows get the same clipping and noise, so noise does not tell them apart.
+  // Each from its own stream: the curator can recompute the synthetic rows' clean features.
   ASSIGN_OR_RETURN(NoisyRows real, ClipAndNoiseRows(h_real_.detach(), privacy_.feature_clip_norm,
-                                                    privacy_.noise_multiplier, privacy_.noise));
+                                                    privacy_.noise_multiplier, privacy_.noise->real_features));
   ASSIGN_OR_RETURN(NoisyRows fake, ClipAndNoiseRows(h_fake_.detach(), privacy_.feature_clip_norm,
-                                                    privacy_.noise_multiplier, privacy_.noise));
+                                                    privacy_.noise_multiplier,
+                                                    privacy_.noise->synthetic_features));
   return std::make_pair(real.rows, fake.rows);
 }
 
@@ -103,8 +111,9 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
 }
 
 torch::Tensor PartyModel::LocalGpAlpha(int64_t step) const {
-  return torch::rand({real_.size(0), 1},
-                     StreamGenerator(sampling_secret_, streams::LocalGpAlpha(name_), step));
+  SecureRandom stream =
+      SecureRandom::Derived(sampling_secret_, streams::LocalGpAlpha(name_), static_cast<uint64_t>(step));
+  return UniformTensor(stream, {real_.size(0), 1}, torch::kFloat32);
 }
 
 absl::Status PartyModel::PrepareLocalPart(int64_t step) {
@@ -165,13 +174,13 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   ClipDiagnostics clip;
   if (privacy_.mode == "vflgan") {
     // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
-    ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise));
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise->critic_gradients));
     const torch::Tensor mean = torch::full({static_cast<int64_t>(b)}, 1.0 / b, torch::kDouble);
     for (size_t p = 1; p < params.size(); ++p) {
       params[p].mutable_grad() = FactoredWeightedSum(per_example.grads[p], mean);
     }
   } else {
-    ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise));
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise->critic_gradients));
   }
   LogClipDiagnostics("", step, training_.log_every(), clip);
   optimizer_->step();

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/model/marginal_target.h"
 #include "common/model/networks.h"
+#include "common/privacy/party_noise.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
@@ -22,7 +23,7 @@ struct PartyPrivacy {
   double noise_multiplier = 0;   // z: every release has noise std z * 2C
   double clip_norm = 1;          // C: per-example critic-gradient clip
   double feature_clip_norm = 1;  // C_f: per-row feature clip (strict)
-  at::Generator noise;           // cryptographically seeded (tests inject a fixed one)
+  std::shared_ptr<PartyNoise> noise;  // set in every mode but none
   v1::EnsembleConfig ensemble;   // gswgan / pate
 };
 
@@ -34,13 +35,16 @@ class EnsembleParty;
 // must already be validated (shape, finiteness) by the caller.
 class PartyModel {
  public:
+  // `sampling_secret` is shared by the parties (real batches, local penalty weights);
+  // `party_secret` is this party's alone (its networks' initialisation, its shards).
   PartyModel(std::string name, const v1::ModelConfig& model, const v1::TrainingConfig& training,
-             std::string sampling_secret, torch::Tensor table);
+             std::string sampling_secret, std::string party_secret, torch::Tensor table);
   ~PartyModel();
 
   // gswgan / pate also build the shard-critic ensemble (ensemble_party.h), which then
   // replaces the local critic head_k: its training would need real rows un-noised.
-  void SetPrivacy(PartyPrivacy privacy);
+  // Fails when a DP mode comes without its noise streams.
+  absl::Status SetPrivacy(PartyPrivacy privacy);
 
   int width() const { return static_cast<int>(table_.size(1)); }
   int64_t rows() const { return table_.size(0); }
@@ -98,6 +102,7 @@ class PartyModel {
   v1::ModelConfig model_;
   v1::TrainingConfig training_;
   std::string sampling_secret_;
+  std::string party_secret_;
   torch::Tensor table_;
   FeatureNet feat_{nullptr};
   ScoreNet head_{nullptr};

@@ -15,6 +15,7 @@
 #include "common/model/wgan.h"
 #include "common/util/status_macros.h"
 #include "common/util/stream_seed.h"
+#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 namespace {
@@ -83,15 +84,16 @@ absl::Status ReferenceTrainer::Build() {
     party.offset = total_width_;
     total_width_ += width;
     encoders.push_back(&party.data.encoder);
-    party.feat = MakePartyFeatureNet(m, config_.sampling_secret(), party.name, width);
-    party.head = MakePartyHead(m, config_.sampling_secret(), party.name);
+    const std::string party_secret = ReferencePartySecret(t.seed(), party.name);
+    party.feat = MakePartyFeatureNet(m, party_secret, width);
+    party.head = MakePartyHead(m, party_secret);
     std::vector<torch::Tensor> params = party.feat->parameters();
     for (const auto& param : party.head->parameters()) params.push_back(param);
     party.optimizer = MakeAdam(params, t.lr_critic(), t);
     if (t.marginal_weight() > 0) {
       ASSIGN_OR_RETURN(party.marginals,
                        MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
-                                                 MarginalOptionsFor(t), 0, std::nullopt));
+                                                 MarginalOptionsFor(t), 0, nullptr));
     }
   }
   ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
@@ -129,8 +131,9 @@ double ReferenceTrainer::CriticStep(int64_t step) {
     const torch::Tensor hf = party.feat->forward(slice);
     h_real.push_back(hr);
     h_fake.push_back(hf);
-    const torch::Tensor alpha = torch::rand(
-        {b, 1}, StreamGenerator(config_.sampling_secret(), streams::LocalGpAlpha(party.name), step));
+    SecureRandom alpha_stream = SecureRandom::Derived(config_.sampling_secret(), streams::LocalGpAlpha(party.name),
+                                                      static_cast<uint64_t>(step));
+    const torch::Tensor alpha = UniformTensor(alpha_stream, {b, 1}, torch::kFloat32);
     total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
             t.gp_lambda() * Penalty({party.feat.ptr(), party.head.ptr()}, real, slice, alpha);
   }

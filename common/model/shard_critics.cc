@@ -2,18 +2,18 @@
 
 #include <cmath>
 
-#include "common/model/batch_sampler.h"
+#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 namespace {
 
-torch::Tensor Uniform(std::vector<int64_t> shape, double bound, at::Generator& gen) {
-  return (torch::rand(shape, gen) * 2.0 - 1.0) * bound;
+torch::Tensor Uniform(std::vector<int64_t> shape, double bound, SecureRandom& stream) {
+  return (UniformTensor(stream, shape, torch::kFloat32) * 2.0 - 1.0) * bound;
 }
 
 }  // namespace
 
-ShardCritics::ShardCritics(const Options& options, at::Generator init) : options_(options) {
+ShardCritics::ShardCritics(const Options& options, SecureRandom& init) : options_(options) {
   const int64_t e = options.shards, d = options.width, h = options.hidden;
   const double bound1 = 1.0 / std::sqrt(static_cast<double>(d));
   const double bound2 = 1.0 / std::sqrt(static_cast<double>(h));
@@ -74,8 +74,8 @@ torch::Tensor ShardCritics::SelectedGeneratorLossGradients(const torch::Tensor& 
   return torch::autograd::grad({-SelectedScores(leaf, shard).sum()}, {leaf})[0];
 }
 
-std::vector<torch::Tensor> AssignShards(int64_t rows, int shards, at::Generator gen) {
-  const torch::Tensor order = torch::randperm(rows, gen, torch::kLong);
+std::vector<torch::Tensor> AssignShards(int64_t rows, int shards, SecureRandom& stream) {
+  const torch::Tensor order = RandomPermutation(stream, rows);
   std::vector<torch::Tensor> result;
   int64_t start = 0;
   for (int e = 0; e < shards; ++e) {
@@ -87,11 +87,11 @@ std::vector<torch::Tensor> AssignShards(int64_t rows, int shards, at::Generator 
 }
 
 torch::Tensor SampleShardBatches(const std::vector<torch::Tensor>& shards, int64_t per_shard,
-                                 at::Generator gen) {
+                                 SecureRandom& stream) {
   std::vector<torch::Tensor> batches;
   for (const torch::Tensor& shard : shards) {
     batches.push_back(
-        shard.index_select(0, SampleWithoutReplacement(shard.size(0), per_shard, gen)));
+        shard.index_select(0, SampleWithoutReplacement(shard.size(0), per_shard, stream)));
   }
   return torch::stack(batches);
 }

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/privacy/secure_random.h"
+
 namespace vfsynth {
 
 // E small WGAN-GP critics d -> hidden -> 1 (LeakyReLU), one per disjoint shard of a
@@ -25,7 +27,7 @@ class ShardCritics {
     double beta2 = 0.9;
   };
   // Parameters are drawn from `init` (data-independent), as nn::Linear does.
-  ShardCritics(const Options& options, at::Generator init);
+  ShardCritics(const Options& options, SecureRandom& init);
 
   int shards() const { return options_.shards; }
 
@@ -56,12 +58,12 @@ class ShardCritics {
 };
 
 // Splits rows 0..rows-1 into `shards` disjoint shards of sizes differing by at most
-// one, by a permutation drawn from `gen`. Returns one index tensor (kLong) per shard.
-std::vector<torch::Tensor> AssignShards(int64_t rows, int shards, at::Generator gen);
+// one, by a permutation drawn from `stream`. Returns one index tensor (kLong) per shard.
+std::vector<torch::Tensor> AssignShards(int64_t rows, int shards, SecureRandom& stream);
 
 // `per_shard` row indices drawn without replacement inside each shard: [E, per_shard].
 torch::Tensor SampleShardBatches(const std::vector<torch::Tensor>& shards, int64_t per_shard,
-                                 at::Generator gen);
+                                 SecureRandom& stream);
 
 }  // namespace vfsynth
 

@@ -8,9 +8,9 @@
 
 namespace vfsynth {
 
-// Names of the counter-based random streams (common/util/stream_seed.h). Curator
-// streams are keyed by CuratorStreamKey(seed); party streams by the parties'
-// sampling secret. Counters: critic streams use the global critic-step index
+// Names of the counter-based random streams. Curator streams (StreamGenerator) are
+// keyed by CuratorStreamKey(seed), which is public; party streams (SecureRandom::Derived)
+// by the parties' sampling secret. Counters: critic streams use the global critic-step index
 // (round * n_critic + c), generator streams the generator round.
 namespace streams {
 inline constexpr char kCriticZ[] = "critic-z";
@@ -24,7 +24,6 @@ inline constexpr char kRealBatch[] = "real-batch";           // party-shared sec
 inline std::string LocalGpAlpha(const std::string& party) {  // party-shared secret
   return absl::StrCat("local-gp-alpha/", party);
 }
-inline std::string PartyInit(const std::string& party) { return absl::StrCat("init/", party); }
 }  // namespace streams
 
 inline std::string CuratorStreamKey(uint64_t seed) { return absl::StrCat("vfsynth-seed:", seed); }

@@ -1,7 +1,5 @@
 #include "common/privacy/dp_sgd.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/privacy/fast_cast.h"
+#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 namespace {
@@ -46,16 +45,14 @@ torch::Tensor ClipFactors(const torch::Tensor& sq_norms, double clip_norm, ClipD
   return factor;
 }
 
-torch::Tensor Noise(at::IntArrayRef sizes, double stddev, at::Generator& gen,
+torch::Tensor Noise(at::IntArrayRef sizes, double stddev, SecureRandom& rng,
                     const torch::TensorOptions& options) {
-  // Draws in double so the Gaussian's tails are not cut by float rounding, then casts.
-  return CastCopy(torch::randn(sizes, gen, options.dtype(torch::kDouble)) * stddev,
-                  c10::typeMetaToScalarType(options.dtype()));
+  return GaussianTensor(rng, sizes, stddev, c10::typeMetaToScalarType(options.dtype()));
 }
 
 // params[p].grad() = (sums[p] + N(0, (z·2C)²)) / B; returns the written noise std.
 double WriteNoisyMean(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& sums,
-                      int64_t batch, const DpSgdOptions& options, at::Generator& noise) {
+                      int64_t batch, const DpSgdOptions& options, SecureRandom& noise) {
   torch::NoGradGuard no_grad;
   const auto b = static_cast<double>(batch);
   const double stddev = options.noise_multiplier * 2.0 * options.clip_norm;
@@ -105,7 +102,7 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
 
 absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
                                           const std::vector<torch::Tensor>& per_example,
-                                          const DpSgdOptions& options, at::Generator noise) {
+                                          const DpSgdOptions& options, SecureRandom& noise) {
   if (absl::Status s = CheckParams(options.clip_norm, options.noise_multiplier); !s.ok()) return s;
   if (params.size() != per_example.size()) {
     return absl::InvalidArgumentError(absl::StrCat(params.size(), " parameters but ",
@@ -143,7 +140,7 @@ double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int6
 
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
                                           const std::vector<FactoredGradient>& per_example,
-                                          const DpSgdOptions& options, at::Generator noise) {
+                                          const DpSgdOptions& options, SecureRandom& noise) {
   if (absl::Status s = CheckParams(options.clip_norm, options.noise_multiplier); !s.ok()) return s;
   if (params.size() != per_example.size() || params.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(params.size(), " parameters but ",
@@ -203,7 +200,7 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
 }
 
 absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double clip_norm,
-                                           double noise_multiplier, at::Generator noise) {
+                                           double noise_multiplier, SecureRandom& noise) {
   if (absl::Status s = CheckParams(clip_norm, noise_multiplier); !s.ok()) return s;
   if (!rows.defined() || rows.dim() != 2 || rows.size(0) < 1) {
     return absl::InvalidArgumentError("rows must be [B, d] with B >= 1");
@@ -225,33 +222,6 @@ absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double cli
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("feature release: ", e.what_without_backtrace()));
   }
-}
-
-absl::StatusOr<at::Generator> MakeSecureGenerator() {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>();
-  auto* impl = gen.get<at::CPUGeneratorImpl>();
-  at::mt19937 engine = impl->engine();
-  at::mt19937_data_pod data = engine.data();
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(data.state_.data()),
-                 static_cast<int>(sizeof(uint32_t) * data.state_.size())) != 1) {
-    return absl::UnavailableError("RAND_bytes failed to seed the DP noise generator");
-  }
-  uint64_t tag = 0;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&tag), sizeof(tag)) != 1) {
-    return absl::UnavailableError("RAND_bytes failed to seed the DP noise generator");
-  }
-  data.seed_ = tag;  // Reported by current_seed(); it does not determine the state.
-  data.seeded_ = true;
-  data.left_ = 1;  // Forces a twist before the first output.
-  data.next_ = 0;
-  engine.set_data(data);
-  {
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    impl->set_engine(engine);
-    impl->set_next_float_normal_sample(c10::nullopt);
-    impl->set_next_double_normal_sample(c10::nullopt);
-  }
-  return gen;
 }
 
 }  // namespace vfsynth

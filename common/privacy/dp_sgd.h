@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/privacy/per_example_gradients.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -55,12 +56,12 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
 //   params[p].grad() = ( Σ_i clip_C(g_i)[p] + N(0, (z·2C)² I) ) / B,
 // with B = per_example[p].size(0) (the fixed, public batch size). Overwrites (does not
 // accumulate into) .grad(), so the caller's optimizer can step() right after. Noise is
-// drawn from `noise` (pass MakeSecureGenerator() in production, a fixed generator in
-// tests); no noise is drawn when z == 0. per_example must match params in order and shape
+// drawn from `noise`, a cryptographic stream (SecureRandom::FromOsEntropy() in
+// production, a fixed key in tests); no noise is drawn when z == 0. per_example must match params in order and shape
 // (as returned by CriticPerExampleGradients / CriticParameters).
 absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
                                           const std::vector<torch::Tensor>& per_example,
-                                          const DpSgdOptions& options, at::Generator noise);
+                                          const DpSgdOptions& options, SecureRandom& noise);
 
 // DpSgdStep on factored per-example gradients (CriticFactoredGradients): norms and
 // the clipped sum come from the factors, the [B, ...] gradients are never formed. The
@@ -72,7 +73,7 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
 // the fake row. The diagnostics then describe the real-row half.
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
                                           const std::vector<FactoredGradient>& per_example,
-                                          const DpSgdOptions& options, at::Generator noise);
+                                          const DpSgdOptions& options, SecureRandom& noise);
 
 // Expected L2 norm of the noise DP-SGD adds to one step's mean gradient, relative to
 // the clip bound: z·2C·√P / B divided by C, for P noised parameters and batch size B.
@@ -88,12 +89,7 @@ struct NoisyRows {
   ClipDiagnostics diagnostics;  // noise_std here is z·2C_f (per entry).
 };
 absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double clip_norm,
-                                           double noise_multiplier, at::Generator noise);
-
-// A CPU generator whose whole Mersenne-Twister state (624 words) comes from OpenSSL's
-// RAND_bytes: seeding through the usual 64-bit seed would keep only 32 bits of entropy.
-// mt19937 is not a CSPRNG; its outputs are only ever released inside noisy gradients.
-absl::StatusOr<at::Generator> MakeSecureGenerator();
+                                           double noise_multiplier, SecureRandom& noise);
 
 }  // namespace vfsynth
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "common/privacy/random_tensors.h"
+
 namespace vfsynth {
 
 torch::Tensor TopKStochasticSignVotes(const torch::Tensor& grads, int top_k, double clip,
-                                      at::Generator rng) {
+                                      SecureRandom& rng) {
   torch::NoGradGuard no_grad;
   const int64_t k = std::min<int64_t>(top_k, grads.size(-1));
   const torch::Tensor top = std::get<1>(grads.abs().topk(k, -1));
@@ -14,16 +16,16 @@ torch::Tensor TopKStochasticSignVotes(const torch::Tensor& grads, int top_k, dou
   // A row whose kept entries are all 0 votes uniformly random signs (v = 0).
   const torch::Tensor scale = kept.abs().amax(-1, /*keepdim=*/true).clamp_min(1e-30);
   const torch::Tensor plus_probability = (1.0 + kept / scale) / 2.0;
-  const torch::Tensor u = torch::rand(grads.sizes(), rng, grads.options());
+  const torch::Tensor u = UniformTensor(rng, grads.sizes(), grads.scalar_type());
   return torch::where(u < plus_probability, torch::ones_like(grads), -torch::ones_like(grads)) *
          mask;
 }
 
 torch::Tensor NoisyThresholdVote(const torch::Tensor& votes, double threshold, double sigma,
-                                 at::Generator noise) {
+                                 SecureRandom& noise) {
   torch::NoGradGuard no_grad;
   const torch::Tensor sums = votes.sum(0);
-  const torch::Tensor noisy = sums + torch::randn(sums.sizes(), noise, sums.options()) * sigma;
+  const torch::Tensor noisy = sums.to(torch::kDouble) + GaussianTensor(noise, sums.sizes(), sigma);
   return (noisy >= threshold).to(sums.scalar_type()) - (noisy <= -threshold).to(sums.scalar_type());
 }
 
@@ -36,12 +38,12 @@ torch::Tensor BinVoteHistogram(const torch::Tensor& projected, double clip, int 
 }
 
 torch::Tensor ConfidentGnmax(const torch::Tensor& counts, double threshold, double sigma_threshold,
-                             double sigma_argmax, at::Generator noise) {
+                             double sigma_argmax, SecureRandom& noise) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor top = counts.amax(-1);
-  const torch::Tensor confident =
-      top + torch::randn(top.sizes(), noise, counts.options()) * sigma_threshold >= threshold;
-  const torch::Tensor noisy = counts + torch::randn(counts.sizes(), noise, counts.options()) * sigma_argmax;
+  const torch::Tensor exact = counts.to(torch::kDouble);
+  const torch::Tensor top = exact.amax(-1);
+  const torch::Tensor confident = top + GaussianTensor(noise, top.sizes(), sigma_threshold) >= threshold;
+  const torch::Tensor noisy = exact + GaussianTensor(noise, exact.sizes(), sigma_argmax);
   return torch::where(confident, noisy.argmax(-1), torch::full_like(top, -1, torch::kLong));
 }
 

@@ -3,10 +3,12 @@
 
 // Teacher voting of the `pate` mode (docs/privacy.md, "Ensemble modes"): every shard
 // critic votes per synthetic row, the party aggregates the votes with Gaussian noise.
-// The noise is the only thing that makes a vote private: the functions that take
-// `noise` must get the party's secure generator outside tests.
+// The noise is the only thing that makes a vote private: it comes from a cryptographic
+// stream and is drawn and added in double precision.
 
 #include <torch/torch.h>
+
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -16,12 +18,12 @@ namespace vfsynth {
 // probability (1 + v)/2, else -1; all other coordinates are 0. One critic's vote
 // vector therefore has exactly min(k, d) entries of ±1.
 torch::Tensor TopKStochasticSignVotes(const torch::Tensor& grads, int top_k, double clip,
-                                      at::Generator rng);
+                                      SecureRandom& rng);
 
 // Sum over critics plus N(0, sigma²) per entry, then +1 where the noisy sum is
 // >= threshold, -1 where <= -threshold, 0 otherwise. votes [E, n, d] -> [n, d].
 torch::Tensor NoisyThresholdVote(const torch::Tensor& votes, double threshold, double sigma,
-                                 at::Generator noise);
+                                 SecureRandom& noise);
 
 // G-PATE discretisation: projected [E, n, p] values clipped to [-c, c] and binned into
 // `bins` equal bins; returns the per-(row, coordinate) histogram of critics' bins,
@@ -32,7 +34,7 @@ torch::Tensor BinVoteHistogram(const torch::Tensor& projected, double clip, int 
 // count plus N(0, sigma_threshold²) reaches `threshold`, the argmax of counts plus
 // N(0, sigma_argmax²) per bin; otherwise -1 (no answer). Returns [...] (kLong).
 torch::Tensor ConfidentGnmax(const torch::Tensor& counts, double threshold, double sigma_threshold,
-                             double sigma_argmax, at::Generator noise);
+                             double sigma_argmax, SecureRandom& noise);
 
 // Midpoint of each winning bin of [-c, c] split into `bins`; 0 where winners is -1.
 torch::Tensor BinMidpoints(const torch::Tensor& winners, double clip, int bins);

@@ -49,9 +49,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+namespace {
+
+absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode) {
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus("cannot create", tmp);
   size_t written = 0;
   while (written < contents.size()) {
@@ -77,6 +79,16 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   }
   // The rename itself is durable only once the directory entry is on disk.
   return SyncDirectoryOf(path);
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  return WriteAtomically(path, contents, 0644);
+}
+
+absl::Status WritePrivateFile(const std::string& path, absl::string_view contents) {
+  return WriteAtomically(path, contents, 0600);
 }
 
 absl::Status MakeDirectories(const std::string& path) {

@@ -15,6 +15,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Writes atomically and durably: temp file in the same directory, fsync, rename,
 // fsync of the directory. Readers see the old or the new contents, never a mix.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+// The same, readable and writable by the owner only (mode 0600): for secrets.
+absl::Status WritePrivateFile(const std::string& path, absl::string_view contents);
 
 // INTERNAL "<what> <path>: <strerror(errno)>", for a failed system call on `path`.
 absl::Status ErrnoError(absl::string_view what, absl::string_view path);

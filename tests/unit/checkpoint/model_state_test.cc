@@ -10,6 +10,7 @@
 #include "common/model/config.h"
 #include "common/model/curator_model.h"
 #include "common/model/party_model.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kSecret[] = "model-state-test-sampling-secret";
+constexpr char kPartySecret[] = "model-state-test-party-secret";
 
 TableEncoder MakeEncoder(const std::string& prefix, int categories) {
   v1::Schema schema;
@@ -90,13 +92,19 @@ void TrainCurator(CuratorModel& curator, int64_t round, int feature_dim, int bat
   ASSERT_TRUE(curator.GeneratorStep(round, grads).ok());
 }
 
-// A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on a noise generator
-// seeded `noise_seed`.
+// A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on the noise
+// stream of `noise_key`.
 std::unique_ptr<CuratorModel> MakeCurator(const Settings& s, const TableEncoder& a, const TableEncoder& b,
-                                          bool dpsgd, uint64_t noise_seed) {
+                                          bool dpsgd, const std::string& noise_key) {
   auto model = std::make_unique<CuratorModel>(s.model, s.training, std::vector<const TableEncoder*>{&a, &b});
-  if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, at::make_generator<at::CPUGeneratorImpl>(noise_seed));
+  if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, SecureRandom::Derived(noise_key, "noise", 0));
   return model;
+}
+
+// D_s's noise is never saved: models compared after a restore each continue on a fresh
+// stream of one key.
+void RekeyNoise(bool dpsgd, CuratorModel& model) {
+  if (dpsgd) model.SetSharedCriticPrivacy(0.7, 1.0, SecureRandom::Derived("continue", "noise", 0));
 }
 
 class CuratorStateTest : public ::testing::TestWithParam<bool> {};
@@ -107,12 +115,12 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   // The DP variant also keeps a generator weight average (both layouts are covered).
   if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
-  auto trained = MakeCurator(s, a, b, dpsgd, 42);
+  auto trained = MakeCurator(s, a, b, dpsgd, "42");
   for (int round = 0; round < 3; ++round) TrainCurator(*trained, round, 8, 16);
   auto saved = SaveCuratorState(*trained);
   ASSERT_TRUE(saved.ok()) << saved.status();
 
-  auto restored = MakeCurator(s, a, b, dpsgd, 7);  // fresh weights, another noise seed
+  auto restored = MakeCurator(s, a, b, dpsgd, "7");  // fresh weights, another noise key
   ASSERT_TRUE(AnyDifferent(*trained->generator(), *restored->generator()));
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
   ExpectIdentical(*trained->generator(), *restored->generator());
@@ -122,8 +130,10 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
     EXPECT_EQ(restored->generator_average()->updates(), 3);
   }
 
-  // Adam moments and step counts (and the DP noise stream) came back too: the next
-  // rounds move both models identically.
+  // Adam moments and step counts came back too: the next rounds move both models
+  // identically.
+  RekeyNoise(dpsgd, *trained);
+  RekeyNoise(dpsgd, *restored);
   for (int round = 3; round < 5; ++round) {
     TrainCurator(*trained, round, 8, 16);
     TrainCurator(*restored, round, 8, 16);
@@ -136,8 +146,8 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
 INSTANTIATE_TEST_SUITE_P(PlainAndDpsgd, CuratorStateTest, ::testing::Bool());
 
 // The curator's round-end snapshot: a copy that the live model's later steps do not
-// move, and that holds everything the next round depends on (Adam's moments and step
-// counts, the DP noise stream, the generator average).
+// move, and that holds everything the next round depends on but DP noise (Adam's
+// moments and step counts, the generator average).
 class CuratorStateCopyTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
@@ -145,27 +155,30 @@ TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
   Settings s = SmallSettings();
   if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
-  auto live = MakeCurator(s, a, b, dpsgd, 42);
-  auto copy = MakeCurator(s, a, b, dpsgd, 7);
+  auto live = MakeCurator(s, a, b, dpsgd, "42");
+  auto copy = MakeCurator(s, a, b, dpsgd, "7");
   for (int round = 0; round < 3; ++round) TrainCurator(*live, round, 8, 16);
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   ASSERT_TRUE(CopyCuratorState(*live, *copy).ok());
   ExpectIdentical(*live->generator(), *copy->generator());
 
   // The live model trains on; the copy, serialized afterwards (as the checkpoint job
-  // does), still holds round 3's start: restored and trained one round, it lands where
-  // the live model did.
+  // does), still holds round 3's start: restored and trained one round on the same
+  // noise, it lands where the live model did.
+  RekeyNoise(dpsgd, *live);
   TrainCurator(*live, 3, 8, 16);
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   const auto saved = SaveCuratorState(*copy);
   ASSERT_TRUE(saved.ok()) << saved.status();
-  auto restored = MakeCurator(s, a, b, dpsgd, 9);
+  auto restored = MakeCurator(s, a, b, dpsgd, "9");
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
+  RekeyNoise(dpsgd, *restored);
   TrainCurator(*restored, 3, 8, 16);
   ExpectIdentical(*live->generator(), *restored->generator());
   ExpectIdentical(*live->shared_critic(), *restored->shared_critic());
   ExpectIdentical(*live->published_generator(), *restored->published_generator());
   // So does the copy itself.
+  RekeyNoise(dpsgd, *copy);
   TrainCurator(*copy, 3, 8, 16);
   ExpectIdentical(*live->generator(), *copy->generator());
   ExpectIdentical(*live->shared_critic(), *copy->shared_critic());
@@ -229,7 +242,7 @@ TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
   Settings s = SmallSettings(8);
   s.model.set_pack(2);
   CuratorModel model(s.model, s.training, {&a});
-  model.SetSharedCriticPrivacy(1.0, 1.0, at::make_generator<at::CPUGeneratorImpl>(1));
+  model.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("k", "noise", 0));
   const auto result = model.SharedCriticStep(0, {torch::randn({16, 8})}, {torch::randn({16, 8})});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(result.status().message(), HasSubstr("model.pack 2"));
@@ -250,15 +263,30 @@ TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   EXPECT_FALSE(RestoreCuratorState(*saved_averaged, last_iterate).ok());
 }
 
-TEST(CuratorStateTest, RefusesDpsgdMismatch) {
+// Whoever reads a checkpoint must not learn D_s's noise: models that differ only in
+// their noise stream (or have none) save the same records.
+TEST(CuratorStateTest, SavedStateHoldsNoNoiseStream) {
   const TableEncoder a = MakeEncoder("a", 3);
   const Settings s = SmallSettings();
   CuratorModel plain(s.model, s.training, {&a});
-  auto saved = SaveCuratorState(plain);
-  ASSERT_TRUE(saved.ok());
-  CuratorModel private_model(s.model, s.training, {&a});
-  private_model.SetSharedCriticPrivacy(1.0, 1.0, at::make_generator<at::CPUGeneratorImpl>(1));
-  EXPECT_THAT(RestoreCuratorState(*saved, private_model).message(), HasSubstr("DP-SGD"));
+  CuratorModel one(s.model, s.training, {&a});
+  CuratorModel other(s.model, s.training, {&a});
+  one.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("one", "noise", 0));
+  other.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("other", "noise", 0));
+  auto saved_plain = SaveCuratorState(plain);
+  auto saved_one = SaveCuratorState(one);
+  auto saved_other = SaveCuratorState(other);
+  ASSERT_TRUE(saved_plain.ok() && saved_one.ok() && saved_other.ok());
+  auto keys = [](const std::string& bytes) {
+    torch::serialize::InputArchive archive;
+    archive.load_from(bytes.data(), bytes.size());
+    return archive.keys();
+  };
+  EXPECT_EQ(keys(*saved_one), keys(*saved_plain));
+  EXPECT_EQ(keys(*saved_other), keys(*saved_plain));
+  // And each restores into a model of the other kind.
+  EXPECT_TRUE(RestoreCuratorState(*saved_one, plain).ok());
+  EXPECT_TRUE(RestoreCuratorState(*saved_plain, other).ok());
 }
 
 // How a party uses the wait for the curator between the halves of a step.
@@ -290,11 +318,11 @@ torch::Tensor PartyTable(uint64_t seed) {
 TEST(PartyStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   const Settings s = SmallSettings();
   const torch::Tensor table = PartyTable(5);
-  PartyModel trained("p", s.model, s.training, kSecret, table.clone());
+  PartyModel trained("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   for (int64_t step = 0; step < 4; ++step) TrainParty(trained, step, 8, 16);
   auto saved = SavePartyState(trained);
   ASSERT_TRUE(saved.ok()) << saved.status();
-  PartyModel restored("p", s.model, s.training, kSecret, table.clone());
+  PartyModel restored("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   ASSERT_TRUE(AnyDifferent(*trained.feat(), *restored.feat()));
   ASSERT_TRUE(RestorePartyState(*saved, restored).ok());
   ExpectIdentical(*trained.feat(), *restored.feat());
@@ -313,8 +341,8 @@ TEST(PartyStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
 TEST(PartyStateTest, PreparingAheadChangesNoResult) {
   const Settings s = SmallSettings();
   const torch::Tensor table = PartyTable(6);
-  PartyModel plain("p", s.model, s.training, kSecret, table.clone());
-  PartyModel prepared("p", s.model, s.training, kSecret, table.clone());
+  PartyModel plain("p", s.model, s.training, kSecret, kPartySecret, table.clone());
+  PartyModel prepared("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   for (int64_t step = 0; step < 4; ++step) {
     double plain_loss = 0, prepared_loss = 0;
     TrainParty(plain, step, 8, 16, Ahead::kNothing, &plain_loss);
@@ -333,16 +361,16 @@ TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
   const TableEncoder encoder = MakeEncoder("p", 4);
   const torch::Tensor table = PartyTable(7);
   auto draw = [&](uint64_t seed) {
-    auto target = MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{4}, 50.0,
-                                            at::make_generator<at::CPUGeneratorImpl>(seed));
+    SecureRandom noise = SecureRandom::Derived("marginals", "noise", seed);
+    auto target = MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{4}, 50.0, &noise);
     EXPECT_TRUE(target.ok()) << target.status();
     return *std::move(target);
   };
-  PartyModel released("p", s.model, s.training, kSecret, table.clone());
+  PartyModel released("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   released.SetMarginalTarget(draw(1));
   auto saved = SavePartyState(released);
   ASSERT_TRUE(saved.ok()) << saved.status();
-  PartyModel resumed("p", s.model, s.training, kSecret, table.clone());
+  PartyModel resumed("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   resumed.SetMarginalTarget(draw(2));
   ASSERT_FALSE(torch::equal(resumed.marginal_target()->probabilities(),
                             released.marginal_target()->probabilities()));
@@ -350,7 +378,7 @@ TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
   EXPECT_TRUE(torch::equal(resumed.marginal_target()->probabilities(),
                            released.marginal_target()->probabilities()));
   // A state with marginals and a run without them (or the reverse) disagree.
-  PartyModel without("p", s.model, s.training, kSecret, table.clone());
+  PartyModel without("p", s.model, s.training, kSecret, kPartySecret, table.clone());
   EXPECT_THAT(RestorePartyState(*saved, without).message(), HasSubstr("marginal_weight"));
   auto plain = SavePartyState(without);
   ASSERT_TRUE(plain.ok());
@@ -360,8 +388,8 @@ TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
 TEST(PartyStateTest, RefusesStateOfAnotherParty) {
   const Settings s = SmallSettings();
   const TableEncoder narrow = MakeEncoder("p", 2), wide = MakeEncoder("q", 6);
-  PartyModel p("p", s.model, s.training, kSecret, torch::rand({32, narrow.width()}));
-  PartyModel q("q", s.model, s.training, kSecret, torch::rand({32, wide.width()}));
+  PartyModel p("p", s.model, s.training, kSecret, kPartySecret, torch::rand({32, narrow.width()}));
+  PartyModel q("q", s.model, s.training, kSecret, kPartySecret, torch::rand({32, wide.width()}));
   auto saved = SavePartyState(p);
   ASSERT_TRUE(saved.ok());
   EXPECT_THAT(RestorePartyState(*saved, q).message(), HasSubstr("another architecture"));

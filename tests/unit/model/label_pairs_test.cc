@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "common/privacy/secure_random.h"
 #include "tests/unit/data/encoder_from_json.h"
 
 namespace vfsynth {
@@ -25,10 +26,11 @@ TEST(LabelPairsTest, RandomizedLabelsKeepTheirLabelAsOftenAsComputedAndSpreadThe
   const int64_t rows = 200000;
   const int k = 4;
   at::Generator draw = at::make_generator<at::CPUGeneratorImpl>(7);
+  SecureRandom noise = SecureRandom::Derived("labels", "noise", 7);
   const torch::Tensor truth = torch::randint(k, {rows}, draw, torch::kLong);
   const torch::Tensor one_hot = torch::one_hot(truth, k).to(torch::kFloat32);
   for (const double epsilon : {0.5, 2.0}) {
-    const torch::Tensor released = RandomizedLabels(one_hot, epsilon, draw);
+    const torch::Tensor released = RandomizedLabels(one_hot, epsilon, noise);
     ASSERT_EQ(released.size(0), rows);
     const double expected = LabelKeepProbability(epsilon, k);
     const double kept = released.eq(truth).to(torch::kDouble).mean().item<double>();
@@ -49,23 +51,23 @@ TEST(LabelPairsTest, CountsAreTheLabelByCellTablesAndCheckTheirInput) {
   const torch::Tensor table = torch::tensor({{9.0, 1.0, 0.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}});
   const torch::Tensor labels = torch::tensor({0, 1, 1, 0}, torch::kLong);
   const std::vector<OutputBlock> blocks = {{BlockKind::kSoftmax, 1, 2}};
-  auto counts = LabelPairCounts(labels, 2, table, blocks, 0, std::nullopt);
+  auto counts = LabelPairCounts(labels, 2, table, blocks, 0, nullptr);
   ASSERT_TRUE(counts.ok()) << counts.status();
   EXPECT_TRUE(torch::equal(*counts, torch::tensor({1.0, 1.0, 0.0, 2.0}, torch::kDouble)));
   EXPECT_EQ(LabelPairCells(2, blocks), 4);
-  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 2, 1, 0}, torch::kLong), 2, table, blocks, 0, std::nullopt).ok());
-  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 1}, torch::kLong), 2, table, blocks, 0, std::nullopt).ok());
-  auto nothing = LabelPairCounts(labels, 2, table, {}, 0, std::nullopt);  // a party of scalar columns only
+  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 2, 1, 0}, torch::kLong), 2, table, blocks, 0, nullptr).ok());
+  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 1}, torch::kLong), 2, table, blocks, 0, nullptr).ok());
+  auto nothing = LabelPairCounts(labels, 2, table, {}, 0, nullptr);  // a party of scalar columns only
   ASSERT_TRUE(nothing.ok()) << nothing.status();
   EXPECT_EQ(nothing->numel(), 0);
-  at::Generator noise = at::make_generator<at::CPUGeneratorImpl>(1);
-  EXPECT_FALSE(LabelPairCounts(labels, 2, table, blocks, 0, noise).ok());  // noise needs z > 0
+  SecureRandom noise = SecureRandom::Derived("label-pairs", "noise", 1);
+  EXPECT_FALSE(LabelPairCounts(labels, 2, table, blocks, 0, &noise).ok());  // noise needs z > 0
   // Noise of std z·√(2m) per count (m = 1 block here).
   const torch::Tensor big = torch::zeros({1, 3});
   double sum_sq = 0;
   const int draws = 4000;
   for (int i = 0; i < draws; ++i) {
-    auto noised = LabelPairCounts(torch::tensor({0}, torch::kLong), 2, big, blocks, 2.0, noise);
+    auto noised = LabelPairCounts(torch::tensor({0}, torch::kLong), 2, big, blocks, 2.0, &noise);
     ASSERT_TRUE(noised.ok());
     sum_sq += noised->pow(2).sum().item<double>();
   }
@@ -88,8 +90,9 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   const double epsilon = 1.0;
   auto label = holder.CategoricalBlock("y");
   ASSERT_TRUE(label.ok());
-  const torch::Tensor released = RandomizedLabels(torch::one_hot(y, 3), epsilon, draw);
-  auto counts = LabelPairCounts(released, 3, table, OneHotBlocks(other.blocks()), 0, std::nullopt);
+  SecureRandom noise = SecureRandom::Derived("labels", "noise", 3);
+  const torch::Tensor released = RandomizedLabels(torch::one_hot(y, 3), epsilon, noise);
+  auto counts = LabelPairCounts(released, 3, table, OneHotBlocks(other.blocks()), 0, nullptr);
   ASSERT_TRUE(counts.ok()) << counts.status();
   auto target = LabelPairTarget({&holder, &other}, 0, *label, {torch::zeros({0}), *counts}, epsilon, rows);
   ASSERT_TRUE(target.ok()) << target.status();

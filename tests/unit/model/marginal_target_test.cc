@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/privacy/secure_random.h"
+
 namespace vfsynth {
 namespace {
 
@@ -27,7 +29,7 @@ torch::Tensor Table() {
 }
 
 TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->blocks(), 2);
   const torch::Tensor expected = torch::tensor({0.5, 0.25, 0.25, 0.25, 0.75}, torch::kDouble);
@@ -35,7 +37,7 @@ TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
 }
 
 TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
   // The real rows themselves have exactly the target's batch means, with or without the
   // reverse term.
@@ -49,7 +51,7 @@ TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
 }
 
 TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
   // Uniform softmax outputs: block 1's first category (target 1/2 > 1/3) must get a
   // more negative gradient than the others (target 1/4 < 1/3).
@@ -65,7 +67,7 @@ TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
 
 TEST(MarginalTargetTest, ReverseTermPushesMassOutOfCellsTheTargetLeavesEmpty) {
   // The first three rows: block 1's target is (2/3, 1/3, 0), block 2's (0, 1).
-  auto target = MarginalTarget::FromTable(Table().narrow(0, 0, 3), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table().narrow(0, 0, 3), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
   // A batch with a tenth of block 1's mass in the empty cell and the rest in the target's
   // proportions: the forward KL sees almost nothing wrong, the reverse term a lot.
@@ -100,10 +102,10 @@ TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   table.select(1, 1).fill_(1);
   table.select(1, 0).fill_(0);
   const double z = 1000;
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(7);
+  SecureRandom gen = SecureRandom::Derived("marginals", "noise", 7);
   std::vector<double> p1;
   for (int i = 0; i < 400; ++i) {
-    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, MarginalOptions{1}, z, gen);
+    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, MarginalOptions{1}, z, &gen);
     ASSERT_TRUE(target.ok());
     p1.push_back(target->probabilities()[1].item<double>());
   }
@@ -129,7 +131,7 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
                                              {0.0, 1.0, 0.0, -0.1},    // bin 1, part 1
                                              {0.0, 0.0, 1.0, 0.0}},    // missing
                                             torch::kFloat32);
-  auto target = MarginalTarget::FromTable(table, blocks, MarginalOptions{4}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(table, blocks, MarginalOptions{4}, 0, nullptr);
   ASSERT_TRUE(target.ok()) << target.status();
   const torch::Tensor expected =
       torch::tensor({0.25, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0, 0.25}, torch::kDouble);
@@ -150,17 +152,17 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
   target->Loss(moved, kForwardOnly).backward();
   EXPECT_NE(moved.grad()[1][3].item<double>(), 0.0);
   // One part per bin is the plain bins histogram.
-  auto plain = MarginalTarget::FromTable(table, blocks, MarginalOptions{1}, 0, std::nullopt);
+  auto plain = MarginalTarget::FromTable(table, blocks, MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(torch::allclose(plain->probabilities(), torch::tensor({0.5, 0.25, 0.25}, torch::kDouble)));
 }
 
 // Blocks of 3 and 2 categories: a pair of 6 joint cells, selected when pair_cells >= 6.
 TEST(MarginalTargetTest, PairsCarryTheJointHistogramOfTwoBlocks) {
-  auto narrow = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 5}, 0, std::nullopt);
+  auto narrow = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 5}, 0, nullptr);
   ASSERT_TRUE(narrow.ok());
   EXPECT_EQ(narrow->pairs(), 0);
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 6}, 0, std::nullopt);
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, 6}, 0, nullptr);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->pairs(), 1);
   // Rows (block 1, block 2): (0,1), (0,1), (1,1), (2,0), row-major over block 1's category.
@@ -198,11 +200,11 @@ TEST(MarginalTargetTest, PairsShareTheReleaseNoise) {
     table[r][4 + (r / 3) % 2] = 1;
   }
   const double z = 100;
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  SecureRandom gen = SecureRandom::Derived("marginals", "noise", 3);
   double sum_squares = 0;
   const int draws = 300;
   for (int i = 0; i < draws; ++i) {
-    auto target = MarginalTarget::FromTable(table, Blocks(), MarginalOptions{1, 6}, z, gen);
+    auto target = MarginalTarget::FromTable(table, Blocks(), MarginalOptions{1, 6}, z, &gen);
     ASSERT_TRUE(target.ok());
     sum_squares += std::pow((target->probabilities()[5].item<double>() - 1.0 / 6) * n, 2);
   }
@@ -236,11 +238,12 @@ TEST(ProjectToTotalTest, IsTheNearestNonNegativeVectorWithTheTotal) {
 }
 
 TEST(MarginalTargetTest, RejectsBadInput) {
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), MarginalOptions{1}, 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), MarginalOptions{1}, 0, std::nullopt).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, at::make_generator<at::CPUGeneratorImpl>(1)).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, -1}, 0, std::nullopt).ok());
-  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, std::nullopt);
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), MarginalOptions{1}, 0, nullptr).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), MarginalOptions{1}, 0, nullptr).ok());
+  SecureRandom noise = SecureRandom::Derived("marginals", "noise", 1);
+  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, &noise).ok());
+  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, -1}, 0, nullptr).ok());
+  auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
   EXPECT_FALSE(target->WithProbabilities(torch::ones({5}, torch::kDouble)).ok());  // not summing to 1
   EXPECT_FALSE(target->WithProbabilities(torch::ones({4}, torch::kDouble)).ok());  // wrong width

@@ -8,6 +8,7 @@
 #include "common/data/split.h"
 #include "common/model/config.h"
 #include "common/model/curator_model.h"
+#include "common/model/model_factory.h"
 #include "common/model/party_model.h"
 #include "common/model/reference_trainer.h"
 
@@ -82,10 +83,12 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   std::vector<const TableEncoder*> encoders;
   for (auto& party : (*reference)->parties()) {
     parties.push_back(std::make_unique<PartyModel>(party.name, config.model(), config.training(),
-                                                   config.sampling_secret(), party.table.clone()));
+                                                   config.sampling_secret(),
+                                                   ReferencePartySecret(config.training().seed(), party.name),
+                                                   party.table.clone()));
     if (GetParam().marginal_weight > 0) {  // mode none: the exact marginals, as the party daemon
       auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
-                                              MarginalOptionsFor(config.training()), 0, std::nullopt);
+                                              MarginalOptionsFor(config.training()), 0, nullptr);
       ASSERT_TRUE(target.ok()) << target.status();
       parties.back()->SetMarginalTarget(*std::move(target));
     }

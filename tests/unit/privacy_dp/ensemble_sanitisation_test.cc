@@ -11,19 +11,25 @@
 #include "common/model/ensemble_party.h"
 #include "common/model/party_model.h"
 #include "common/model/shard_critics.h"
+#include "absl/strings/str_cat.h"
+#include "common/privacy/party_noise.h"
 #include "common/privacy/pate_vote.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 namespace {
 
 at::Generator Fixed(uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
+// The mechanisms' noise: a cryptographic stream of a fixed key, so a test repeats.
+SecureRandom Keyed(uint64_t seed) { return SecureRandom::Derived("ensemble-test", "noise", seed); }
 
 TEST(PateVoteTest, TopKVotesAreDeterministicAtTheClip) {
   // Top-2 by |g| are coordinates 1 (-3) and 3 (2); clipped to ±1 and normalised they are
   // exactly -1 and +1, so the stochastic sign has probability 0 / 1.
   const torch::Tensor grads = torch::tensor({0.1f, -3.0f, 0.5f, 2.0f}).view({1, 1, 4});
   for (uint64_t seed = 0; seed < 20; ++seed) {
-    const torch::Tensor votes = TopKStochasticSignVotes(grads, 2, 1.0, Fixed(seed));
+    SecureRandom noise = Keyed(seed);
+    const torch::Tensor votes = TopKStochasticSignVotes(grads, 2, 1.0, noise);
     EXPECT_TRUE(torch::equal(votes, torch::tensor({0.0f, -1.0f, 0.0f, 1.0f}).view({1, 1, 4})));
   }
 }
@@ -33,7 +39,8 @@ TEST(PateVoteTest, StochasticSignIsUnbiasedAndHasExactlyKEntries) {
   // normalised to 0.5 and votes +1 with probability 0.75, mean 0.5.
   const torch::Tensor one = torch::tensor({1.0f, 0.5f, 0.2f});
   const torch::Tensor grads = one.view({1, 1, 3}).expand({1, 40000, 3}).contiguous();
-  const torch::Tensor votes = TopKStochasticSignVotes(grads, 2, 10.0, Fixed(7));
+  SecureRandom noise = Keyed(7);
+  const torch::Tensor votes = TopKStochasticSignVotes(grads, 2, 10.0, noise);
   EXPECT_TRUE(torch::all(votes.abs().sum(-1) == 2).item<bool>());
   EXPECT_TRUE(torch::all(votes.select(-1, 0) == 1).item<bool>());
   EXPECT_TRUE(torch::all(votes.select(-1, 2) == 0).item<bool>());
@@ -44,13 +51,15 @@ TEST(PateVoteTest, ThresholdAggregationWithoutNoise) {
   // Three critics, one row, three coordinates: sums 3, -1, -3; threshold 2.
   const torch::Tensor votes = torch::tensor({1.0f, 0.0f, -1.0f, 1.0f, -1.0f, -1.0f, 1.0f, 0.0f, -1.0f})
                                   .view({3, 1, 3});
-  EXPECT_TRUE(torch::equal(NoisyThresholdVote(votes, 2.0, 0.0, Fixed(1)),
+  SecureRandom noise = Keyed(1);
+  EXPECT_TRUE(torch::equal(NoisyThresholdVote(votes, 2.0, 0.0, noise),
                            torch::tensor({1.0f, 0.0f, -1.0f}).view({1, 3})));
 }
 
 TEST(PateVoteTest, ThresholdAggregationNoiseHasTheGivenStd) {
   // All-zero votes: P(N(0, 5²) >= 5) = P(<= -5) = 0.1587 each.
-  const torch::Tensor out = NoisyThresholdVote(torch::zeros({4, 200, 100}), 5.0, 5.0, Fixed(3));
+  SecureRandom noise = Keyed(3);
+  const torch::Tensor out = NoisyThresholdVote(torch::zeros({4, 200, 100}), 5.0, 5.0, noise);
   EXPECT_NEAR((out == 1).to(torch::kDouble).mean().item<double>(), 0.1587, 0.005);
   EXPECT_NEAR((out == -1).to(torch::kDouble).mean().item<double>(), 0.1587, 0.005);
 }
@@ -64,7 +73,8 @@ TEST(GnmaxTest, HistogramBinsClippedValues) {
 
 TEST(GnmaxTest, ConfidentGnmaxAnswersOnlyConfidentQueries) {
   const torch::Tensor counts = torch::tensor({5.0f, 1.0f, 0.0f, 2.0f, 2.0f, 1.0f}).view({2, 3});
-  const torch::Tensor winners = ConfidentGnmax(counts, 3.0, 0.0, 0.0, Fixed(1));
+  SecureRandom noise = Keyed(1);
+  const torch::Tensor winners = ConfidentGnmax(counts, 3.0, 0.0, 0.0, noise);
   EXPECT_EQ(winners[0].item<int64_t>(), 0);
   EXPECT_EQ(winners[1].item<int64_t>(), -1);  // max 2 < threshold 3: no answer
   // Midpoints of [-1, 1] in 4 bins: bin 0 -> -0.75; no answer -> 0.
@@ -74,7 +84,8 @@ TEST(GnmaxTest, ConfidentGnmaxAnswersOnlyConfidentQueries) {
 TEST(GnmaxTest, ThresholdNoiseDecidesNearTheThreshold) {
   // Max count exactly at the threshold: answered with probability 1/2 under any noise.
   const torch::Tensor counts = torch::tensor({3.0f, 0.0f}).view({1, 2}).expand({20000, 2}).contiguous();
-  const torch::Tensor winners = ConfidentGnmax(counts, 3.0, 2.0, 0.0, Fixed(5));
+  SecureRandom noise = Keyed(5);
+  const torch::Tensor winners = ConfidentGnmax(counts, 3.0, 2.0, 0.0, noise);
   EXPECT_NEAR((winners >= 0).to(torch::kDouble).mean().item<double>(), 0.5, 0.02);
 }
 
@@ -87,7 +98,8 @@ ShardCritics::Options SmallCritics() {
 }
 
 TEST(ShardCriticsTest, SelectedGradientsMatchEveryCriticsGradient) {
-  ShardCritics critics(SmallCritics(), Fixed(11));
+  SecureRandom init = Keyed(11);
+  ShardCritics critics(SmallCritics(), init);
   const torch::Tensor x = torch::randn({6, 3}, Fixed(12));
   const torch::Tensor shard = torch::tensor({0, 3, 1, 1, 2, 0}, torch::kLong);
   const torch::Tensor all = critics.GeneratorLossGradients(x);  // [E, n, d]
@@ -108,13 +120,16 @@ TEST(ShardCriticsTest, SelectedGradientsMatchEveryCriticsGradient) {
 }
 
 TEST(ShardCriticsTest, AStepMovesOnlyTheCriticWhoseRowsChanged) {
-  ShardCritics a(SmallCritics(), Fixed(21)), b(SmallCritics(), Fixed(21));
+  SecureRandom init_a = Keyed(21), init_b = Keyed(21);
+  ShardCritics a(SmallCritics(), init_a), b(SmallCritics(), init_b);
   torch::Tensor real = torch::randn({4, 5, 3}, Fixed(22));
   const torch::Tensor fake = torch::randn({4, 5, 3}, Fixed(23));
   const torch::Tensor alpha = torch::rand({4, 5, 1}, Fixed(24));
-  a.Step(real, fake, alpha, 10.0);
+  // Two steps: Adam's first step moves each parameter by ±lr whatever the gradient's
+  // size, so only a sign change would show after one.
+  for (int step = 0; step < 2; ++step) a.Step(real, fake, alpha, 10.0);
   real[2][1] += 1.0;  // a different record in shard 2 only
-  b.Step(real, fake, alpha, 10.0);
+  for (int step = 0; step < 2; ++step) b.Step(real, fake, alpha, 10.0);
   const torch::Tensor x = torch::randn({7, 3}, Fixed(25));
   const torch::Tensor ga = a.GeneratorLossGradients(x), gb = b.GeneratorLossGradients(x);
   for (int64_t e = 0; e < 4; ++e) {
@@ -123,14 +138,15 @@ TEST(ShardCriticsTest, AStepMovesOnlyTheCriticWhoseRowsChanged) {
 }
 
 TEST(ShardCriticsTest, ShardsPartitionTheRows) {
-  const std::vector<torch::Tensor> shards = AssignShards(10, 3, Fixed(1));
+  SecureRandom noise = Keyed(1);
+  const std::vector<torch::Tensor> shards = AssignShards(10, 3, noise);
   ASSERT_EQ(shards.size(), 3u);
   EXPECT_EQ(shards[0].size(0), 4);
   EXPECT_EQ(shards[1].size(0), 3);
   EXPECT_EQ(shards[2].size(0), 3);
   const torch::Tensor all = std::get<0>(torch::cat(shards).sort());
   EXPECT_TRUE(torch::equal(all, torch::arange(10, torch::kLong)));
-  const torch::Tensor batches = SampleShardBatches(shards, 2, Fixed(2));
+  const torch::Tensor batches = SampleShardBatches(shards, 2, noise);
   for (int64_t e = 0; e < 3; ++e) {
     for (int64_t i = 0; i < 2; ++i) {
       EXPECT_TRUE(torch::isin(batches[e][i], shards[e]).item<bool>());
@@ -149,11 +165,11 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     v1::TrainingConfig training;
     training.set_batch_size(16);
     EXPECT_TRUE(ResolveTrainingConfig(&training).ok());
-    auto party = std::make_unique<PartyModel>("p", model, training, "secret-secret-secret", table);
+    auto party = std::make_unique<PartyModel>("p", model, training, "secret-secret-secret", "party-secret", table);
     PartyPrivacy privacy;
     privacy.mode = GetParam() == "gnmax" ? "pate" : GetParam();
     privacy.noise_multiplier = 0.5;
-    privacy.noise = Fixed(noise_seed);
+    privacy.noise = PartyNoise::Derived(absl::StrCat("ensemble-test-noise-", noise_seed));
     privacy.ensemble.set_shards(4);
     privacy.ensemble.set_shard_hidden(8);
     privacy.ensemble.set_shard_batch(8);
@@ -163,7 +179,7 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     privacy.ensemble.set_vote_aggregation(GetParam() == "gnmax" ? "gnmax" : "threshold");
     privacy.ensemble.set_projection_dim(3);
     privacy.ensemble.set_gnmax_bins(4);
-    party->SetPrivacy(std::move(privacy));
+    EXPECT_TRUE(party->SetPrivacy(std::move(privacy)).ok());
     return party;
   }
 };

@@ -1,0 +1,142 @@
+#include "common/privacy/secure_random.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace vfsynth {
+namespace {
+
+// A keystream that cannot be produced means OpenSSL itself is broken; continuing would
+// release noise that is not random, so the process stops.
+[[noreturn]] void CipherFailure(const char* what) {
+  std::fprintf(stderr, "vfsynth: ChaCha20 keystream failed (%s); stopping before any release\n", what);
+  std::abort();
+}
+
+}  // namespace
+
+struct SecureRandom::Cipher {
+  EVP_CIPHER_CTX* ctx = nullptr;
+  ~Cipher() { EVP_CIPHER_CTX_free(ctx); }
+};
+
+SecureRandom::SecureRandom(const Key& key) : cipher_(std::make_unique<Cipher>()) {
+  cipher_->ctx = EVP_CIPHER_CTX_new();
+  // Block counter 0 and nonce 0: each key is used for one stream only.
+  const unsigned char iv[16] = {0};
+  if (cipher_->ctx == nullptr ||
+      EVP_EncryptInit_ex(cipher_->ctx, EVP_chacha20(), nullptr, key.data(), iv) != 1) {
+    CipherFailure("init");
+  }
+  used_ = buffer_.size();
+}
+
+SecureRandom::SecureRandom(SecureRandom&& other) noexcept = default;
+SecureRandom& SecureRandom::operator=(SecureRandom&& other) noexcept = default;
+SecureRandom::~SecureRandom() {
+  OPENSSL_cleanse(buffer_.data(), buffer_.size());
+}
+
+absl::StatusOr<SecureRandom> SecureRandom::FromOsEntropy() {
+  Key key;
+  if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) {
+    return absl::UnavailableError("the OS random generator (RAND_bytes) failed to key a noise stream");
+  }
+  SecureRandom stream(key);
+  OPENSSL_cleanse(key.data(), key.size());
+  return stream;
+}
+
+SecureRandom SecureRandom::Derived(absl::string_view secret, absl::string_view purpose, uint64_t counter) {
+  std::string message(purpose);
+  message.push_back('\0');  // separates purpose from counter unambiguously
+  for (int i = 0; i < 8; ++i) message.push_back(static_cast<char>((counter >> (8 * i)) & 0xff));
+  Key key;
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+           reinterpret_cast<const unsigned char*>(message.data()), message.size(), key.data(),
+           &length) == nullptr ||
+      length != key.size()) {
+    CipherFailure("HMAC-SHA256 key derivation");
+  }
+  SecureRandom stream(key);
+  OPENSSL_cleanse(key.data(), key.size());
+  return stream;
+}
+
+SecureRandom SecureRandom::FromKey(const Key& key) { return SecureRandom(key); }
+
+void SecureRandom::Refill() {
+  // The keystream is the encryption of zeros.
+  std::memset(buffer_.data(), 0, buffer_.size());
+  int written = 0;
+  if (EVP_EncryptUpdate(cipher_->ctx, buffer_.data(), &written, buffer_.data(),
+                        static_cast<int>(buffer_.size())) != 1 ||
+      written != static_cast<int>(buffer_.size())) {
+    CipherFailure("update");
+  }
+  used_ = 0;
+}
+
+void SecureRandom::Fill(unsigned char* out, size_t bytes) {
+  while (bytes > 0) {
+    if (used_ == buffer_.size()) Refill();
+    const size_t take = std::min(bytes, buffer_.size() - used_);
+    std::memcpy(out, buffer_.data() + used_, take);
+    // A byte handed out is not kept where a later reader of this object could find it.
+    std::memset(buffer_.data() + used_, 0, take);
+    used_ += take;
+    out += take;
+    bytes -= take;
+  }
+}
+
+uint64_t SecureRandom::NextUint64() {
+  unsigned char bytes[8];
+  Fill(bytes, sizeof(bytes));
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  return value;
+}
+
+uint64_t SecureRandom::UniformBelow(uint64_t n) {
+  if (n <= 1) return 0;
+  const uint64_t threshold = (0 - n) % n;  // (2^64 - n) mod n: draws below it are rejected
+  while (true) {
+    const uint64_t draw = NextUint64();
+    if (draw >= threshold) return draw % n;
+  }
+}
+
+double SecureRandom::Uniform() {
+  return (static_cast<double>(NextUint64() >> 11) + 0.5) * 0x1.0p-53;
+}
+
+std::array<double, 2> BoxMuller(double u1, double u2) {
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  const double angle = 2.0 * M_PI * u2;
+  return {radius * std::cos(angle), radius * std::sin(angle)};
+}
+
+double SecureRandom::Gaussian() {
+  if (spare_gaussian_.has_value()) {
+    const double value = *spare_gaussian_;
+    spare_gaussian_.reset();
+    return value;
+  }
+  const double u1 = Uniform();
+  const double u2 = Uniform();
+  const std::array<double, 2> pair = BoxMuller(u1, u2);
+  spare_gaussian_ = pair[1];
+  return pair[0];
+}
+
+}  // namespace vfsynth
