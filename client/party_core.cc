@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <limits>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -206,6 +205,10 @@ std::string JournalPath(const v1::PartyConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / "replies.journal").string();
 }
 
+absl::Status NoCheckpointToResume(const v1::PartyConfig& config) {
+  return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", StatePath(config), ".{0,1}"));
+}
+
 std::string PartySecretPath(const v1::PartyConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
 }
@@ -214,22 +217,16 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 
 absl::Status PartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
-  if (resume_) {
-    absl::StatusOr<std::string> saved = ReadFile(PartySecretPath(config_));
-    if (!saved.ok() || saved->size() != 2 * SecureRandom::kKeyBytes) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--resume: ", PartySecretPath(config_), " is missing or damaged (",
-          saved.ok() ? "wrong length" : saved.status().message(),
-          "); it holds the secret this party's networks and shards were drawn from, and the run "
-          "cannot continue without it"));
-    }
-    party_secret_ = *std::move(saved);
-    return absl::OkStatus();
+  if (resume_ && CheckpointSlots(StatePath(config_)).Read().status().code() == absl::StatusCode::kNotFound) {
+    return NoCheckpointToResume(config_);
   }
-  ASSIGN_OR_RETURN(SecureRandom os, SecureRandom::FromOsEntropy());
-  unsigned char bytes[SecureRandom::kKeyBytes];
-  os.Fill(bytes, sizeof(bytes));
-  party_secret_ = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  if (resume_) {
+    ASSIGN_OR_RETURN(party_secret_, ReadHexSecret(PartySecretPath(config_),
+                                                  "it holds the secret this party's networks and shards were "
+                                                  "drawn from, and the run cannot continue without it"));
+  } else {
+    ASSIGN_OR_RETURN(party_secret_, NewHexSecret());
+  }
   return absl::OkStatus();
 }
 
@@ -254,9 +251,7 @@ absl::Status PartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(Commit(-1));
     return committer_.Await();
   }
-  if (checkpoint.status().code() == absl::StatusCode::kNotFound) {
-    return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", path));
-  }
+  if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
   if (!checkpoint.ok()) return checkpoint.status();
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));

@@ -48,8 +48,10 @@ std::string FormatStatusReport(const v1::StatusResponse& status) {
     absl::StrAppendFormat(&out, ", %.2f rounds/s, ETA %s", status.rounds_per_second(),
                           Seconds(status.eta_seconds()));
   }
-  absl::StrAppendFormat(&out, "\naligned records %d; critic loss %.4f, generator loss %.4f\n",
-                        status.aligned_records(), status.critic_loss(), status.generator_loss());
+  absl::StrAppendFormat(&out, "\naligned records %d", status.aligned_records());
+  if (status.has_critic_loss()) absl::StrAppendFormat(&out, "; critic loss %.4f", status.critic_loss());
+  if (status.has_generator_loss()) absl::StrAppendFormat(&out, "; generator loss %.4f", status.generator_loss());
+  out += "\n";
   if (status.privacy_mode().empty() || status.privacy_mode() == "none") {
     out += "privacy: none (no DP guarantee)\n";
   } else {

@@ -13,6 +13,10 @@ std::string CuratorCheckpointPath(const v1::CuratorConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / "curator.ckpt").string();
 }
 
+std::string NoiseKeyPath(const v1::CuratorConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "noise.key").string();
+}
+
 absl::Status CheckCuratorCheckpointOnStartup(const v1::CuratorConfig& config, bool resume) {
   const std::string path = CuratorCheckpointPath(config);
   auto checkpoint = ReadCheckpoint(path);

@@ -15,6 +15,9 @@
 namespace vfsynth {
 
 std::string CuratorCheckpointPath(const v1::CuratorConfig& config);
+// <checkpoint_dir>/noise.key: the key of D_s's DP noise in dpsgd (mode 0600), apart from
+// the checkpoint so that the checkpoint can be handed on without it.
+std::string NoiseKeyPath(const v1::CuratorConfig& config);
 
 // Startup check, before any party joins: with --resume the checkpoint must exist;
 // without it there must be none (starting over would overwrite it). Both errors say

@@ -451,8 +451,12 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
   if (!shared.ok()) return shared.status();
   RETURN_IF_ERROR(sliced);
   if (!sent) return absl::InternalError("the shared critic stepped without its feature gradients");
+  // Outside the modes where D_s sees only released features, its loss is computed on
+  // clean real features: it stays in the curator's own log.
   absl::MutexLock lock(&mu_);
-  status_.set_critic_loss(shared->loss);
+  last_critic_loss_ = shared->loss;
+  const absl::StatusOr<privacy::Mode> mode = privacy::ParseMode(config_.privacy().mode());
+  if (mode.ok() && privacy::SharedCriticSeesOnlyReleases(*mode)) status_.set_critic_loss(shared->loss);
   return absl::OkStatus();
 }
 
@@ -503,13 +507,12 @@ absl::Status CuratorCore::Train() {
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {
-      ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
-      ASSIGN_OR_RETURN(SecureRandom snapshot_noise, SecureRandom::FromOsEntropy());
+      RETURN_IF_ERROR(LoadOrDrawNoiseKey());
       const double z = privacy::SplitReleaseNoise(privacy::Mode::kDpsgd, noise_multiplier_, PrivacyShape())
                            .shared_critic;
-      model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), std::move(noise));
+      model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
       // Only holds the live model's state, copied at each round's end; it never steps.
-      snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), std::move(snapshot_noise));
+      snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
       // No warning: the parties' threshold does not carry over to D_s, whose figure is
       // 5.6 in the best DP tables measured (ε = 10 over 10000 rounds, docs/evaluation.md).
       const int64_t parameters = model_->shared_critic_parameters();
@@ -559,11 +562,22 @@ absl::Status CuratorCore::Train() {
         received += hub_.bytes_received(static_cast<int>(k));
       }
       spdlog::info("round {}/{} critic_loss={:.4f} epsilon={:.3f} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
-                   round + 1, t.rounds(), status_.critic_loss(), status_.epsilon_spent(), rate,
+                   round + 1, t.rounds(), last_critic_loss_, status_.epsilon_spent(), rate,
                    status_.eta_seconds(), (sent + received) / 1048576.0);
     }
   }
   return checkpointer_.Await();  // the last round's checkpoint is on disk before the run ends
+}
+
+absl::Status CuratorCore::LoadOrDrawNoiseKey() {
+  if (resume_) {
+    ASSIGN_OR_RETURN(noise_key_, ReadHexSecret(NoiseKeyPath(config_),
+                                               "it holds the key of D_s's DP noise, without which replayed "
+                                               "steps would release new noise"));
+  } else {
+    ASSIGN_OR_RETURN(noise_key_, NewHexSecret());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
@@ -576,6 +590,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    if (!noise_key_.empty()) RETURN_IF_ERROR(WritePrivateFile(NoiseKeyPath(config_), noise_key_));
     absl::MutexLock model_lock(&model_mu_);
     ASSIGN_OR_RETURN(const std::string state, SaveCuratorState(*model_));
     RETURN_IF_ERROR(WriteCheckpointState(0, state));

@@ -87,6 +87,9 @@ class CuratorCore {
   absl::Status Train();
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
+  // dpsgd: the key of D_s's noise, read back from the checkpoint directory when
+  // resuming, else drawn from the OS (written there, 0600, by StartFromCheckpoint).
+  absl::Status LoadOrDrawNoiseKey();
   // After round `next_round` - 1: copies the state into snapshot_model_ and, in the
   // background (checkpointer_) while the next round runs, serializes the copy and, when
   // due (checkpoint_every), writes it; the bytes are kept for a checkpoint at shutdown.
@@ -148,6 +151,8 @@ class CuratorCore {
   v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
   // Each party's own releases so far (every party runs the same calibrated noise).
   double party_epsilon_spent_ ABSL_GUARDED_BY(mu_) = 0;
+  double last_critic_loss_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string noise_key_;  // dpsgd: D_s's noise key, set before training starts  // for the curator's own log
   double noise_multiplier_ = 0;  // set by PlanPrivacy before training starts
   int64_t records_ = 0;
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -24,10 +25,20 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& add
   return std::make_pair(host, port);
 }
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& listen, std::function<std::string()> render) {
   auto address = ParseHostPort(listen, "metrics_listen");
   if (!address.ok()) return address.status();
+  if (!IsLoopbackHost(address->first)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metrics_listen '", listen, "': the metrics endpoint is plain HTTP without authentication, so it "
+        "binds a loopback address only (127.0.0.1:PORT or [::1]:PORT); scrape it through an agent on the "
+        "curator's host, or use `vfsynth status` over mTLS"));
+  }
   std::unique_ptr<MetricsServer> metrics(new MetricsServer());
   metrics->server_ = std::make_unique<httplib::Server>();
   metrics->server_->Get("/metrics", [render = std::move(render)](const httplib::Request&,

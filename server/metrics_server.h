@@ -33,6 +33,9 @@ class MetricsServer {
 };
 
 // Splits "host:port" / "[v6]:port"; INVALID_ARGUMENT naming `what` otherwise.
+// True for localhost, ::1 and 127.0.0.0/8.
+bool IsLoopbackHost(const std::string& host);
+
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& address,
                                                          const std::string& what);
 

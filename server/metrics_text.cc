@@ -90,10 +90,14 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
       .Sample(status.eta_seconds());
   Family(&out, "vfsynth_aligned_records", "gauge", "Records in the parties' intersection.")
       .Sample(status.aligned_records());
-  Family(&out, "vfsynth_critic_loss", "gauge", "Shared critic loss of the last critic step.")
-      .Sample(status.critic_loss());
-  Family(&out, "vfsynth_generator_loss", "gauge", "Generator loss of the last generator step.")
-      .Sample(status.generator_loss());
+  if (status.has_critic_loss()) {
+    Family(&out, "vfsynth_critic_loss", "gauge", "Shared critic loss of the last critic step (released features only).")
+        .Sample(status.critic_loss());
+  }
+  if (status.has_generator_loss()) {
+    Family(&out, "vfsynth_generator_loss", "gauge", "Generator loss of the last generator step.")
+        .Sample(status.generator_loss());
+  }
   Family(&out, "vfsynth_epsilon_spent", "gauge",
          "Joint epsilon of the rounds done (every party's releases), at vfsynth_delta.")
       .Sample(status.epsilon_spent());

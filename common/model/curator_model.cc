@@ -9,6 +9,7 @@
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/util/status_macros.h"
+#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -128,7 +129,8 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::PrivateSharedCrit
   dp.clip_norm = shared_clip_norm_;
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
-  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, *shared_noise_));
+  SecureRandom noise = SecureRandom::Derived(shared_noise_key_, "shared-critic-noise", static_cast<uint64_t>(step));
+  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, per_example.grads, dp, noise));
   LogClipDiagnostics("D_s", step, training_.log_every(), clip);
   shared_optimizer_->step();
   result.loss = per_example.loss.mean().item<double>();

@@ -15,7 +15,6 @@
 #include "common/model/marginal_target.h"
 #include "common/model/networks.h"
 #include "vfsynth/v1/config.pb.h"
-#include "common/privacy/secure_random.h"
 
 namespace vfsynth {
 
@@ -29,11 +28,14 @@ class CuratorModel {
                std::vector<const TableEncoder*> encoders);
 
   // dpsgd: D_s steps with DP-SGD on exact per-example gradients (noise std z * 2C).
-  void SetSharedCriticPrivacy(double noise_multiplier, double clip_norm, SecureRandom noise) {
+  // Step s's noise is the ChaCha20 stream of (noise_key, s): a step replayed after a
+  // restart draws the noise it drew before, so nobody sees two versions of one step.
+  // The key is the curator's secret, never in a checkpoint.
+  void SetSharedCriticPrivacy(double noise_multiplier, double clip_norm, std::string noise_key) {
     private_shared_ = true;
     shared_noise_multiplier_ = noise_multiplier;
     shared_clip_norm_ = clip_norm;
-    shared_noise_ = std::move(noise);
+    shared_noise_key_ = std::move(noise_key);
   }
 
   // Label pairs (label_pairs.h): G's objective gains weight * target.Loss(G's batch).
@@ -107,7 +109,7 @@ class CuratorModel {
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;
-  std::optional<SecureRandom> shared_noise_;  // never saved: a restart draws a new key
+  std::string shared_noise_key_;
   int64_t pending_round_ = -1;
   torch::Tensor pending_fake_;
 };

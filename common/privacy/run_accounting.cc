@@ -67,6 +67,8 @@ absl::StatusOr<Mode> ParseMode(const std::string& name) {
       "privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
 }
 
+bool SharedCriticSeesOnlyReleases(Mode mode) { return mode == Mode::kStrict || IsEnsembleMode(mode); }
+
 bool IsEnsembleMode(Mode mode) { return mode == Mode::kGswgan || mode == Mode::kPate; }
 
 std::string ModeName(Mode mode) {

@@ -19,6 +19,10 @@ absl::StatusOr<Mode> ParseMode(const std::string& name);
 std::string ModeName(Mode mode);
 // gswgan and pate: shard-critic ensembles (ensemble_accounting.h).
 bool IsEnsembleMode(Mode mode);
+// strict, gswgan, pate: the curator's shared critic sees only features the parties
+// released with noise, so whatever it computes (its loss included) is post-processing.
+// In none, dpsgd and vflgan it sees clean real features.
+bool SharedCriticSeesOnlyReleases(Mode mode);
 
 // What one critic step looks like to the accountant. Batches are uniform fixed-size
 // samples without replacement, q = batch_size / records.

@@ -11,6 +11,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/util/file_io.h"
+
 namespace vfsynth {
 namespace {
 
@@ -118,6 +122,28 @@ uint64_t SecureRandom::UniformBelow(uint64_t n) {
 
 double SecureRandom::Uniform() {
   return (static_cast<double>(NextUint64() >> 11) + 0.5) * 0x1.0p-53;
+}
+
+absl::StatusOr<std::string> NewHexSecret() {
+  absl::StatusOr<SecureRandom> os = SecureRandom::FromOsEntropy();
+  if (!os.ok()) return os.status();
+  unsigned char bytes[SecureRandom::kKeyBytes];
+  os->Fill(bytes, sizeof(bytes));
+  std::string hex = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  OPENSSL_cleanse(bytes, sizeof(bytes));
+  return hex;
+}
+
+absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why) {
+  absl::StatusOr<std::string> saved = ReadFile(path);
+  const bool hex = saved.ok() && saved->size() == 2 * SecureRandom::kKeyBytes &&
+                   saved->find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex) {
+    return absl::FailedPreconditionError(absl::StrCat("--resume: ", path, " is missing or damaged (",
+                                                      saved.ok() ? "not 64 hex digits" : saved.status().message(),
+                                                      "); ", why));
+  }
+  return saved;
 }
 
 std::array<double, 2> BoxMuller(double u1, double u2) {

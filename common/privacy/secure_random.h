@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -60,6 +61,12 @@ class SecureRandom {
   size_t used_ = 0;
   std::optional<double> spare_gaussian_;
 };
+
+// A fresh 256-bit secret from the OS, as 64 lower-case hex characters.
+absl::StatusOr<std::string> NewHexSecret();
+// A secret NewHexSecret made, read back from `path` (kept there with WritePrivateFile);
+// FAILED_PRECONDITION naming the file and `why` it is needed when missing or damaged.
+absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why);
 
 // The standard normal pair Box-Muller maps two uniforms in (0, 1) to.
 std::array<double, 2> BoxMuller(double u1, double u2);

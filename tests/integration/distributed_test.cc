@@ -36,6 +36,7 @@ namespace vfsynth {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kSource = VFSYNTH_SOURCE_DIR;
 const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
@@ -452,6 +453,9 @@ TEST_F(DistributedTest, DpsgdCheckpointRedrawsThePublishedTable) {
                         });
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(published.has_value() && published->ok());
+  // dpsgd: D_s's loss is a function of clean real features; it is not published.
+  EXPECT_FALSE(outcome.status.has_critic_loss());
+  EXPECT_THAT(FormatStatusReport(outcome.status), Not(HasSubstr("critic loss")));
   EXPECT_EQ(config.output().label_temperature(), kDefaultLabelTemperature);
   std::vector<TableEncoder> owned;
   for (const std::string& party : kParties) {
@@ -521,6 +525,9 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   EXPECT_THAT(report, HasSubstr("privacy strict: joint epsilon 8.000"));
   EXPECT_THAT(report, HasSubstr("insurer"));
 
+  // strict: D_s sees released features only, so its loss may be shown.
+  EXPECT_TRUE(status->has_critic_loss());
+  EXPECT_THAT(metrics, HasSubstr("\nvfsynth_critic_loss "));
   EXPECT_EQ(metrics_code, 200);
   EXPECT_THAT(metrics, HasSubstr("\nvfsynth_round 3\n"));
   EXPECT_THAT(metrics, HasSubstr("vfsynth_run_state{state=\"finished\"} 1\n"));

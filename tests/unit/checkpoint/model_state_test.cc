@@ -92,19 +92,13 @@ void TrainCurator(CuratorModel& curator, int64_t round, int feature_dim, int bat
   ASSERT_TRUE(curator.GeneratorStep(round, grads).ok());
 }
 
-// A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on the noise
-// stream of `noise_key`.
+// A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on noise keyed
+// by `noise_key`.
 std::unique_ptr<CuratorModel> MakeCurator(const Settings& s, const TableEncoder& a, const TableEncoder& b,
                                           bool dpsgd, const std::string& noise_key) {
   auto model = std::make_unique<CuratorModel>(s.model, s.training, std::vector<const TableEncoder*>{&a, &b});
-  if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, SecureRandom::Derived(noise_key, "noise", 0));
+  if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, noise_key);
   return model;
-}
-
-// D_s's noise is never saved: models compared after a restore each continue on a fresh
-// stream of one key.
-void RekeyNoise(bool dpsgd, CuratorModel& model) {
-  if (dpsgd) model.SetSharedCriticPrivacy(0.7, 1.0, SecureRandom::Derived("continue", "noise", 0));
 }
 
 class CuratorStateTest : public ::testing::TestWithParam<bool> {};
@@ -120,7 +114,7 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   auto saved = SaveCuratorState(*trained);
   ASSERT_TRUE(saved.ok()) << saved.status();
 
-  auto restored = MakeCurator(s, a, b, dpsgd, "7");  // fresh weights, another noise key
+  auto restored = MakeCurator(s, a, b, dpsgd, "42");  // fresh weights; the run's noise key
   ASSERT_TRUE(AnyDifferent(*trained->generator(), *restored->generator()));
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
   ExpectIdentical(*trained->generator(), *restored->generator());
@@ -130,10 +124,8 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
     EXPECT_EQ(restored->generator_average()->updates(), 3);
   }
 
-  // Adam moments and step counts came back too: the next rounds move both models
-  // identically.
-  RekeyNoise(dpsgd, *trained);
-  RekeyNoise(dpsgd, *restored);
+  // Adam moments and step counts came back too, and D_s's noise is a function of its
+  // key and the step: the next rounds move both models identically.
   for (int round = 3; round < 5; ++round) {
     TrainCurator(*trained, round, 8, 16);
     TrainCurator(*restored, round, 8, 16);
@@ -146,8 +138,8 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
 INSTANTIATE_TEST_SUITE_P(PlainAndDpsgd, CuratorStateTest, ::testing::Bool());
 
 // The curator's round-end snapshot: a copy that the live model's later steps do not
-// move, and that holds everything the next round depends on but DP noise (Adam's
-// moments and step counts, the generator average).
+// move, and that holds everything the next round depends on (Adam's moments and step
+// counts, the generator average; D_s's noise depends only on its key and the step).
 class CuratorStateCopyTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
@@ -156,29 +148,26 @@ TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
   if (dpsgd) s.training.set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
   auto live = MakeCurator(s, a, b, dpsgd, "42");
-  auto copy = MakeCurator(s, a, b, dpsgd, "7");
+  auto copy = MakeCurator(s, a, b, dpsgd, "42");
   for (int round = 0; round < 3; ++round) TrainCurator(*live, round, 8, 16);
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   ASSERT_TRUE(CopyCuratorState(*live, *copy).ok());
   ExpectIdentical(*live->generator(), *copy->generator());
 
   // The live model trains on; the copy, serialized afterwards (as the checkpoint job
-  // does), still holds round 3's start: restored and trained one round on the same
-  // noise, it lands where the live model did.
-  RekeyNoise(dpsgd, *live);
+  // does), still holds round 3's start: restored and trained one round, it lands where
+  // the live model did.
   TrainCurator(*live, 3, 8, 16);
   ASSERT_TRUE(AnyDifferent(*live->generator(), *copy->generator()));
   const auto saved = SaveCuratorState(*copy);
   ASSERT_TRUE(saved.ok()) << saved.status();
-  auto restored = MakeCurator(s, a, b, dpsgd, "9");
+  auto restored = MakeCurator(s, a, b, dpsgd, "42");
   ASSERT_TRUE(RestoreCuratorState(*saved, *restored).ok());
-  RekeyNoise(dpsgd, *restored);
   TrainCurator(*restored, 3, 8, 16);
   ExpectIdentical(*live->generator(), *restored->generator());
   ExpectIdentical(*live->shared_critic(), *restored->shared_critic());
   ExpectIdentical(*live->published_generator(), *restored->published_generator());
   // So does the copy itself.
-  RekeyNoise(dpsgd, *copy);
   TrainCurator(*copy, 3, 8, 16);
   ExpectIdentical(*live->generator(), *copy->generator());
   ExpectIdentical(*live->shared_critic(), *copy->shared_critic());
@@ -242,7 +231,7 @@ TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
   Settings s = SmallSettings(8);
   s.model.set_pack(2);
   CuratorModel model(s.model, s.training, {&a});
-  model.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("k", "noise", 0));
+  model.SetSharedCriticPrivacy(1.0, 1.0, "k");
   const auto result = model.SharedCriticStep(0, {torch::randn({16, 8})}, {torch::randn({16, 8})});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(result.status().message(), HasSubstr("model.pack 2"));
@@ -264,15 +253,15 @@ TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
 }
 
 // Whoever reads a checkpoint must not learn D_s's noise: models that differ only in
-// their noise stream (or have none) save the same records.
+// their noise key (or have none) save the same records.
 TEST(CuratorStateTest, SavedStateHoldsNoNoiseStream) {
   const TableEncoder a = MakeEncoder("a", 3);
   const Settings s = SmallSettings();
   CuratorModel plain(s.model, s.training, {&a});
   CuratorModel one(s.model, s.training, {&a});
   CuratorModel other(s.model, s.training, {&a});
-  one.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("one", "noise", 0));
-  other.SetSharedCriticPrivacy(1.0, 1.0, SecureRandom::Derived("other", "noise", 0));
+  one.SetSharedCriticPrivacy(1.0, 1.0, "one");
+  other.SetSharedCriticPrivacy(1.0, 1.0, "other");
   auto saved_plain = SaveCuratorState(plain);
   auto saved_one = SaveCuratorState(one);
   auto saved_other = SaveCuratorState(other);

@@ -1,5 +1,6 @@
 // The curator's Prometheus text: every family typed once, labels escaped, counters exact.
 #include "server/metrics_text.h"
+#include "server/metrics_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,6 +28,8 @@ v1::StatusResponse MakeStatus() {
   status.set_epsilon_spent(3.5);
   status.set_epsilon_planned(10);
   status.set_delta(1e-5);
+  status.set_critic_loss(-0.75);
+  status.set_generator_loss(0.5);
   v1::PartyStatus* a = status.add_parties();
   a->set_name("hospital");
   a->set_connected(true);
@@ -57,6 +60,33 @@ TEST(MetricsTextTest, ReportsProgressPrivacyAndParties) {
   // Byte counters are exact integers, not rounded to 6 digits.
   EXPECT_THAT(text, HasSubstr("vfsynth_party_sent_bytes_total{party=\"hospital\"} 123456789012\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_party_received_bytes_total{party=\"hospital\"} 987654321\n"));
+}
+
+// Losses are shown only when the curator publishes them (modes where D_s sees released
+// features alone); otherwise their families are absent, not a misleading 0.
+TEST(MetricsTextTest, ShowsLossesOnlyWhenPublished) {
+  v1::StatusResponse status = MakeStatus();
+  EXPECT_THAT(FormatPrometheusMetrics(status), HasSubstr("\nvfsynth_critic_loss -0.75\n"));
+  status.clear_critic_loss();
+  status.clear_generator_loss();
+  const std::string text = FormatPrometheusMetrics(status);
+  EXPECT_THAT(text, Not(HasSubstr("vfsynth_critic_loss")));
+  EXPECT_THAT(text, Not(HasSubstr("vfsynth_generator_loss")));
+}
+
+// Plain HTTP without authentication: the endpoint binds loopback only.
+TEST(MetricsServerTest, BindsLoopbackOnly) {
+  auto render = [] { return std::string("vfsynth_round 0\n"); };
+  for (const std::string listen : {"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.org:0"}) {
+    auto server = MetricsServer::Start(listen, render);
+    ASSERT_FALSE(server.ok()) << listen;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument) << listen;
+    EXPECT_THAT(server.status().message(), HasSubstr("loopback")) << listen;
+  }
+  auto local = MetricsServer::Start("127.0.0.1:0", render);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_GT((*local)->port(), 0);
+  EXPECT_TRUE(IsLoopbackHost("localhost") && IsLoopbackHost("::1") && IsLoopbackHost("127.8.9.10"));
 }
 
 TEST(MetricsTextTest, EscapesLabelValues) {
