@@ -713,6 +713,35 @@ TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatch
   EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
 }
 
+// The party secret its networks and shards were drawn from is kept beside the
+// checkpoint, readable by the party alone; a resume without it (or with a damaged one)
+// is refused, naming the file.
+TEST_F(PartyCoreTest, ThePartySecretIsKeptPrivatelyAndResumeNeedsIt) {
+  const std::string dir = FreshDir("party-secret");
+  ASSERT_TRUE(AlignedWith(Config("secrets.txt", dir), false).ok());
+  const std::string path = dir + "/party.secret";
+  const absl::StatusOr<std::string> secret = ReadFile(path);
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  EXPECT_EQ(secret->size(), 64u);
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  // Another fresh party draws another secret.
+  const std::string other = FreshDir("party-secret-2");
+  ASSERT_TRUE(AlignedWith(Config("secrets.txt", other), false).ok());
+  EXPECT_NE(*ReadFile(other + "/party.secret"), *secret);
+
+  ASSERT_TRUE(WriteFileAtomically(path, "not-a-secret").ok());
+  absl::Status status = AlignedWith(Config("secrets.txt", dir), true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("party.secret"));
+  std::filesystem::remove(path);
+  status = AlignedWith(Config("secrets.txt", dir), true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("party.secret"));
+  ASSERT_TRUE(WriteFileAtomically(path, *secret).ok());
+  EXPECT_TRUE(AlignedWith(Config("secrets.txt", dir), true).ok());
+}
+
 // A checkpoint directory lost while the ledger was kept: a fresh start would release
 // again under charges the ledger already holds, so it is refused and the ledger kept.
 TEST_F(PartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKept) {
