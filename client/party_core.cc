@@ -217,16 +217,11 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 
 absl::Status PartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
-  if (resume_ && CheckpointSlots(StatePath(config_)).Read().status().code() == absl::StatusCode::kNotFound) {
-    return NoCheckpointToResume(config_);
-  }
-  if (resume_) {
-    ASSIGN_OR_RETURN(party_secret_, ReadHexSecret(PartySecretPath(config_),
-                                                  "it holds the secret this party's networks and shards were "
-                                                  "drawn from, and the run cannot continue without it"));
-  } else {
-    ASSIGN_OR_RETURN(party_secret_, NewHexSecret());
-  }
+  // Resuming without any checkpoint says so, rather than that its secret is missing.
+  if (resume_ && !CheckpointSlots(StatePath(config_)).Exists()) return NoCheckpointToResume(config_);
+  ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, PartySecretPath(config_),
+                                                       "it holds the secret this party's networks and shards "
+                                                       "were drawn from, and the run cannot continue without it"));
   return absl::OkStatus();
 }
 

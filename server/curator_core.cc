@@ -233,6 +233,7 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   records_ = records;
   const v1::PrivacyConfig& p = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
+  publishes_critic_loss_ = privacy::SharedCriticSeesOnlyReleases(mode);
   if (mode == privacy::Mode::kNone) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(p.conversion()));
   const privacy::RunShape shape = PrivacyShape();
@@ -455,8 +456,7 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
   // clean real features: it stays in the curator's own log.
   absl::MutexLock lock(&mu_);
   last_critic_loss_ = shared->loss;
-  const absl::StatusOr<privacy::Mode> mode = privacy::ParseMode(config_.privacy().mode());
-  if (mode.ok() && privacy::SharedCriticSeesOnlyReleases(*mode)) status_.set_critic_loss(shared->loss);
+  if (publishes_critic_loss_) status_.set_critic_loss(shared->loss);
   return absl::OkStatus();
 }
 
@@ -570,13 +570,9 @@ absl::Status CuratorCore::Train() {
 }
 
 absl::Status CuratorCore::LoadOrDrawNoiseKey() {
-  if (resume_) {
-    ASSIGN_OR_RETURN(noise_key_, ReadHexSecret(NoiseKeyPath(config_),
-                                               "it holds the key of D_s's DP noise, without which replayed "
-                                               "steps would release new noise"));
-  } else {
-    ASSIGN_OR_RETURN(noise_key_, NewHexSecret());
-  }
+  ASSIGN_OR_RETURN(noise_key_, ResumeOrNewHexSecret(resume_, NoiseKeyPath(config_),
+                                                     "it holds the key of D_s's DP noise, without which "
+                                                     "replayed steps would release new noise"));
   return absl::OkStatus();
 }
 

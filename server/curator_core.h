@@ -152,7 +152,9 @@ class CuratorCore {
   // Each party's own releases so far (every party runs the same calibrated noise).
   double party_epsilon_spent_ ABSL_GUARDED_BY(mu_) = 0;
   double last_critic_loss_ ABSL_GUARDED_BY(mu_) = 0;
-  std::string noise_key_;  // dpsgd: D_s's noise key, set before training starts  // for the curator's own log
+  std::string noise_key_;  // dpsgd: D_s's noise key, set before training starts
+  // Set by PlanPrivacy: D_s sees released features alone, so its loss may be shown.
+  bool publishes_critic_loss_ = false;  // for the curator's own log
   double noise_multiplier_ = 0;  // set by PlanPrivacy before training starts
   int64_t records_ = 0;
 

@@ -12,4 +12,10 @@ torch::Tensor RealBatchIndices(const std::string& sampling_secret, int64_t rows,
   return SampleWithoutReplacement(rows, batch, stream);
 }
 
+torch::Tensor LocalGpAlphas(const std::string& sampling_secret, const std::string& party, int64_t rows,
+                            int64_t step) {
+  SecureRandom stream = SecureRandom::Derived(sampling_secret, streams::LocalGpAlpha(party), static_cast<uint64_t>(step));
+  return UniformTensor(stream, {rows, 1}, torch::kFloat32);
+}
+
 }  // namespace vfsynth

@@ -16,6 +16,12 @@ namespace vfsynth {
 torch::Tensor RealBatchIndices(const std::string& sampling_secret, int64_t rows, int64_t batch,
                                int64_t step);
 
+// `party`'s local gradient-penalty weights of critic step `step`: [rows, 1] uniforms in
+// (0, 1), float32, from the same secret's stream for (party, step). The party and the
+// reference trainer draw them with this call.
+torch::Tensor LocalGpAlphas(const std::string& sampling_secret, const std::string& party, int64_t rows,
+                            int64_t step);
+
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_COMMON_MODEL_BATCH_SAMPLER_H_

@@ -3,12 +3,14 @@
 
 // The trainable state of the two model halves as bytes (a LibTorch archive), for
 // checkpoints: every parameter and buffer, every optimiser's state (Adam moments and
-// step counts). Restoring is bit-exact for everything but DP noise.
+// step counts). Restoring is bit-exact: training continues exactly as it would have
+// without the checkpoint, but for a party's DP noise.
 //
-// No DP noise stream is ever saved (the curator's D_s noise included): its key would
-// let whoever reads the file subtract the noise from every release. A restart draws
-// new keys from the OS, which is sound because a noisy release that left is never
-// recomputed (docs/operations.md, "Failure handling").
+// No DP noise stream or key is ever saved here: it would let whoever reads the file
+// subtract the noise from every release. A party draws new keys from the OS on
+// restart, which is sound because a noisy release that left is never recomputed
+// (docs/operations.md, "Failure handling"); the curator's D_s noise is a function of a
+// key kept apart (noise.key) and the step.
 
 #include <string>
 

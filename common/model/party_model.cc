@@ -8,11 +8,9 @@
 #include "common/model/ensemble_party.h"
 #include "common/model/mlp_gradient_penalty.h"
 #include "common/model/model_factory.h"
-#include "common/model/stream_purposes.h"
 #include "common/model/wgan.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/per_example_gradients.h"
-#include "common/privacy/random_tensors.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
@@ -111,9 +109,7 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
 }
 
 torch::Tensor PartyModel::LocalGpAlpha(int64_t step) const {
-  SecureRandom stream =
-      SecureRandom::Derived(sampling_secret_, streams::LocalGpAlpha(name_), static_cast<uint64_t>(step));
-  return UniformTensor(stream, {real_.size(0), 1}, torch::kFloat32);
+  return LocalGpAlphas(sampling_secret_, name_, real_.size(0), step);
 }
 
 absl::Status PartyModel::PrepareLocalPart(int64_t step) {

@@ -15,7 +15,6 @@
 #include "common/model/wgan.h"
 #include "common/util/status_macros.h"
 #include "common/util/stream_seed.h"
-#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 namespace {
@@ -131,9 +130,7 @@ double ReferenceTrainer::CriticStep(int64_t step) {
     const torch::Tensor hf = party.feat->forward(slice);
     h_real.push_back(hr);
     h_fake.push_back(hf);
-    SecureRandom alpha_stream = SecureRandom::Derived(config_.sampling_secret(), streams::LocalGpAlpha(party.name),
-                                                      static_cast<uint64_t>(step));
-    const torch::Tensor alpha = UniformTensor(alpha_stream, {b, 1}, torch::kFloat32);
+    const torch::Tensor alpha = LocalGpAlphas(config_.sampling_secret(), party.name, b, step);
     total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
             t.gp_lambda() * Penalty({party.feat.ptr(), party.head.ptr()}, real, slice, alpha);
   }

@@ -1,7 +1,6 @@
 #include "common/privacy/secure_random.h"
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cmath>
@@ -14,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
+#include "common/util/stream_seed.h"
 
 namespace vfsynth {
 namespace {
@@ -60,17 +60,7 @@ absl::StatusOr<SecureRandom> SecureRandom::FromOsEntropy() {
 }
 
 SecureRandom SecureRandom::Derived(absl::string_view secret, absl::string_view purpose, uint64_t counter) {
-  std::string message(purpose);
-  message.push_back('\0');  // separates purpose from counter unambiguously
-  for (int i = 0; i < 8; ++i) message.push_back(static_cast<char>((counter >> (8 * i)) & 0xff));
-  Key key;
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), key.data(),
-           &length) == nullptr ||
-      length != key.size()) {
-    CipherFailure("HMAC-SHA256 key derivation");
-  }
+  Key key = DeriveStreamKey(secret, purpose, counter);
   SecureRandom stream(key);
   OPENSSL_cleanse(key.data(), key.size());
   return stream;
@@ -132,6 +122,11 @@ absl::StatusOr<std::string> NewHexSecret() {
   std::string hex = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
   OPENSSL_cleanse(bytes, sizeof(bytes));
   return hex;
+}
+
+absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path, absl::string_view why) {
+  if (!resume) return NewHexSecret();
+  return ReadHexSecret(path, why);
 }
 
 absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why) {

@@ -68,6 +68,10 @@ absl::StatusOr<std::string> NewHexSecret();
 // FAILED_PRECONDITION naming the file and `why` it is needed when missing or damaged.
 absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why);
 
+// Resuming, ReadHexSecret(path, why); otherwise NewHexSecret() (the caller keeps it at
+// `path` once it commits to the run).
+absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path, absl::string_view why);
+
 // The standard normal pair Box-Muller maps two uniforms in (0, 1) to.
 std::array<double, 2> BoxMuller(double u1, double u2);
 

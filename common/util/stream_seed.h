@@ -1,6 +1,7 @@
 #ifndef VFSYNTH_COMMON_UTIL_STREAM_SEED_H_
 #define VFSYNTH_COMMON_UTIL_STREAM_SEED_H_
 
+#include <array>
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
@@ -13,6 +14,10 @@ namespace vfsynth {
 // it drew before. This is what makes the reference trainer, a distributed run and a
 // resumed run draw identical values. With a secret key (the parties' sampling
 // secret) the seeds are unpredictable to anyone without it.
+// The whole HMAC-SHA256(key, purpose ‖ 0 ‖ counter as 8 little-endian bytes): the
+// 256-bit key of a cryptographic stream (SecureRandom::Derived).
+std::array<unsigned char, 32> DeriveStreamKey(absl::string_view key, absl::string_view purpose, uint64_t counter);
+// Its first 8 bytes, little-endian: the seed of a LibTorch generator, for public keys only.
 uint64_t DeriveStreamSeed(absl::string_view key, absl::string_view purpose, uint64_t counter);
 
 }  // namespace vfsynth
