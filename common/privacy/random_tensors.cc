@@ -1,22 +1,42 @@
 #include "common/privacy/random_tensors.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 
 namespace vfsynth {
 
+namespace {
+
+// `n` uniforms in (0, 1) with 53 random bits each, (k + 0.5) / 2^53, as in
+// SecureRandom::Uniform, but converted in bulk: the keystream fills the tensor's memory
+// directly and the conversion is vectorised.
+torch::Tensor UniformDoubles(SecureRandom& rng, int64_t n) {
+  torch::Tensor bits = torch::empty({n}, torch::kLong);
+  rng.Fill(reinterpret_cast<unsigned char*>(bits.data_ptr<int64_t>()), static_cast<size_t>(n) * sizeof(int64_t));
+  // The top 53 bits of each word (the shift is arithmetic on int64, so mask).
+  const torch::Tensor top = bits.bitwise_right_shift(11).bitwise_and((int64_t{1} << 53) - 1);
+  return (top.to(torch::kDouble) + 0.5) * 0x1.0p-53;
+}
+
+}  // namespace
+
 torch::Tensor GaussianTensor(SecureRandom& rng, at::IntArrayRef sizes, double stddev, torch::ScalarType dtype) {
-  torch::Tensor out = torch::empty(sizes, torch::kDouble);
-  double* values = out.data_ptr<double>();
-  for (int64_t i = 0; i < out.numel(); ++i) values[i] = rng.Gaussian() * stddev;
+  torch::NoGradGuard no_grad;
+  const int64_t n = c10::multiply_integers(sizes);
+  const int64_t pairs = (n + 1) / 2;
+  // Box-Muller on pairs of uniforms, in double, vectorised: one pair gives two normals.
+  const torch::Tensor u = UniformDoubles(rng, 2 * pairs);
+  const torch::Tensor radius = (-2.0 * u.narrow(0, 0, pairs).log()).sqrt() * stddev;
+  const torch::Tensor angle = u.narrow(0, pairs, pairs) * (2.0 * M_PI);
+  const torch::Tensor out = torch::cat({radius * angle.cos(), radius * angle.sin()}).narrow(0, 0, n).reshape(sizes);
   return dtype == torch::kDouble ? out : out.to(dtype);
 }
 
 torch::Tensor UniformTensor(SecureRandom& rng, at::IntArrayRef sizes, torch::ScalarType dtype) {
-  torch::Tensor out = torch::empty(sizes, torch::kDouble);
-  double* values = out.data_ptr<double>();
-  for (int64_t i = 0; i < out.numel(); ++i) values[i] = rng.Uniform();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor out = UniformDoubles(rng, c10::multiply_integers(sizes)).reshape(sizes);
   return dtype == torch::kDouble ? out : out.to(dtype);
 }
 

@@ -10,7 +10,8 @@
 namespace vfsynth {
 
 // Tensors drawn from a SecureRandom stream (CPU). Every value is computed in double
-// and only then cast to `dtype`, so noise keeps its double-precision tails.
+// and only then cast to `dtype`, so noise keeps its double-precision tails. Uniforms
+// carry 53 random bits; Gaussians are Box-Muller on pairs of them (tails beyond 8.5σ).
 
 // N(0, stddev²) entries.
 torch::Tensor GaussianTensor(SecureRandom& rng, at::IntArrayRef sizes, double stddev,

@@ -68,21 +68,30 @@ SecureRandom SecureRandom::Derived(absl::string_view secret, absl::string_view p
 
 SecureRandom SecureRandom::FromKey(const Key& key) { return SecureRandom(key); }
 
-void SecureRandom::Refill() {
+void SecureRandom::Keystream(unsigned char* out, size_t bytes) {
   // The keystream is the encryption of zeros.
-  std::memset(buffer_.data(), 0, buffer_.size());
+  std::memset(out, 0, bytes);
   int written = 0;
-  if (EVP_EncryptUpdate(cipher_->ctx, buffer_.data(), &written, buffer_.data(),
-                        static_cast<int>(buffer_.size())) != 1 ||
-      written != static_cast<int>(buffer_.size())) {
+  if (EVP_EncryptUpdate(cipher_->ctx, out, &written, out, static_cast<int>(bytes)) != 1 ||
+      written != static_cast<int>(bytes)) {
     CipherFailure("update");
   }
-  used_ = 0;
 }
 
 void SecureRandom::Fill(unsigned char* out, size_t bytes) {
   while (bytes > 0) {
-    if (used_ == buffer_.size()) Refill();
+    if (used_ == buffer_.size() && bytes >= buffer_.size()) {
+      // Whole buffers' worth goes straight into `out`: the same stream, one copy less.
+      const size_t direct = bytes - bytes % buffer_.size();
+      Keystream(out, direct);
+      out += direct;
+      bytes -= direct;
+      continue;
+    }
+    if (used_ == buffer_.size()) {
+      Keystream(buffer_.data(), buffer_.size());
+      used_ = 0;
+    }
     const size_t take = std::min(bytes, buffer_.size() - used_);
     std::memcpy(out, buffer_.data() + used_, take);
     // A byte handed out is not kept where a later reader of this object could find it.

@@ -54,7 +54,8 @@ class SecureRandom {
  private:
   struct Cipher;
   explicit SecureRandom(const Key& key);
-  void Refill();
+  // Writes the next `bytes` of the keystream to `out`, bypassing the buffer.
+  void Keystream(unsigned char* out, size_t bytes);
 
   std::unique_ptr<Cipher> cipher_;
   std::array<unsigned char, 4096> buffer_{};

@@ -76,9 +76,10 @@ TEST(SecureRandomTest, OsKeyedStreamsDiffer) {
 TEST(SecureRandomTest, ReadsAcrossBufferBoundariesContinueTheKeystream) {
   SecureRandom whole = SecureRandom::FromKey(SecureRandom::Key{});
   SecureRandom pieces = SecureRandom::FromKey(SecureRandom::Key{});
-  const std::vector<unsigned char> all = Bytes(whole, 10000);
+  // Pieces that end a buffer, span whole buffers (written straight through) and split them.
+  const std::vector<unsigned char> all = Bytes(whole, 18200);
   std::vector<unsigned char> joined;
-  for (size_t n : {1u, 4095u, 3u, 5000u, 901u}) {
+  for (size_t n : {1u, 4095u, 8200u, 3u, 5000u, 901u}) {
     const std::vector<unsigned char> part = Bytes(pieces, n);
     joined.insert(joined.end(), part.begin(), part.end());
   }
