@@ -17,8 +17,8 @@ namespace vfsynth {
 namespace {
 
 // Record framing: u32 length, u64 Fnv1a64Words of the bytes, the bytes (little-endian).
-// Frames written before stop 17 carry Fnv1a64 (byte-wise) instead, still accepted on
-// reading so that a party upgraded mid-run resumes from its journal.
+// Reading also accepts the byte-wise Fnv1a64 checksum, the frame format of earlier
+// releases, so that a party upgraded mid-run resumes from its journal.
 constexpr size_t kFrame = 12;
 
 void AppendLe(uint64_t value, int bytes, std::string* out) {

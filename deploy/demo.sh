@@ -27,17 +27,9 @@ start=$(date +%s)
 privacy_args=(--privacy "$PRIVACY")
 [ "$PRIVACY" = none ] || privacy_args+=(--epsilon "$EPSILON")
 # The mixed encoding of Adult's numeric columns and 2 critic steps per generator round
-# measured best for a run this short (docs/evaluation.md, "Quality results"; with the
-# default thin critic, strict eps 10: column shapes 0.82, pair trends 0.72 publishing the
-# last iterate, one run; 0.81 / 0.70 with the weight average, the default since stop 18,
-# one run; against 0.79 / 0.67 for 600 rounds at n_critic 1 with the former critic).
-# Since stop 19 strict also releases the parties' marginals once as G's target (docs/
-# privacy.md, "Marginal release"): column shapes 0.96, pair trends 0.89, one run; since
-# stop 20 with within-party pairs and the cross-party prior: 0.97 / 0.90, one run.
-# Since stop 24 strict and dpsgd release label pairs for `class`, whose predictors all
-# sit at other parties (docs/privacy.md, "Label pairs"; at epsilon 10 over 4000 rounds,
-# total difference 0.26 against 1.56 in strict, 0.23 against 0.33 in dpsgd).
-# The label's share of the budget defaults to 0.3 in strict, 0.15 in dpsgd.
+# suit a run this short. strict and dpsgd release label pairs for `class`, whose
+# predictors all sit at other parties (docs/privacy.md, "Label pairs"); the evidence for
+# the defaults is in docs/decisions/defaults.md.
 training='"n_critic": 2'
 case "$PRIVACY" in dpsgd|strict) training+=', "label_column": "class"' ;; esac
 deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" \

@@ -11,7 +11,7 @@
 # Each table is evaluated R times (default 5): at eval seed s (metrics.json, the
 # protocol's figure) and at s + 1000·r (seed-<s>/eval-<r>/). One evaluation of one
 # table moves the total difference by about ±0.03 (its 10,000-row subsample and 20 %
-# synthetic test split, docs/evaluation.md "Stop 30"); the summary also gives the
+# synthetic test split); the summary also gives the
 # mean over the R. --rescore evaluates DIR's existing tables again without training.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

@@ -75,10 +75,10 @@ absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, con
       found.config_digest() == expected.config_digest()) {
     return status;
   }
-  // Checkpoints written before G's conditioned label head and the reverse KL (stop 31)
-  // hashed neither setting.
+  // A checkpoint trained without G's conditioned label head and the reverse KL hashed
+  // neither setting.
   v1::CuratorConfig earlier = config;
-  SetSettingsOfBuildsBeforeStop31(earlier.mutable_model(), earlier.mutable_training());
+  SetConditionedHeadAndReverseKlOff(earlier.mutable_model(), earlier.mutable_training());
   if (CuratorCheckpointHeader(earlier, data_digest, 0).config_digest() != found.config_digest()) return status;
   return absl::FailedPreconditionError(absl::StrCat(
       status.message(), ". It was written by a build without G's conditioned label head and the "

@@ -514,7 +514,7 @@ absl::Status CuratorCore::Train() {
       // Only holds the live model's state, copied at each round's end; it never steps.
       snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
       // No warning: the parties' threshold does not carry over to D_s, whose figure is
-      // 5.6 in the best DP tables measured (ε = 10 over 10000 rounds, docs/evaluation.md).
+      // 5.6 in the best DP tables measured (ε = 10 over 10000 rounds).
       const int64_t parameters = model_->shared_critic_parameters();
       LogPlannedCriticNoise("dpsgd", "shared critic D_s", MeanGradientNoiseToClip(z, parameters, t.batch_size()),
                             parameters, t.batch_size(), std::numeric_limits<double>::infinity());

@@ -73,7 +73,7 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
     m->add_generator_hidden(256);
   }
   // feature_hidden may stay empty: feat_k is then one Linear + LeakyReLU (the default;
-  // cross-party structure is left to D_s, see docs/evaluation.md "Thin feature nets").
+  // cross-party structure is left to D_s).
   if (!m->has_feature_dim()) m->set_feature_dim(128);
   if (m->shared_hidden_size() == 0) {
     m->add_shared_hidden(256);
@@ -124,13 +124,14 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
 }
 
 // The smallest ε at which dpsgd's curator leaves the cross-party independence prior off
-// by default (measured: off was better at 10, worse at 3; docs/evaluation.md, "Stop 21").
+// by default: off measures better at 10 and worse at 3 (docs/decisions/defaults.md).
 constexpr double kDpsgdDependenceEpsilon = 10.0;
 
 absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!t->has_batch_size()) t->set_batch_size(256);
   // One critic step per generator round (CTGAN's ratio) measured best with and without
-  // DP, and 3000 rounds beat 2000 (docs/evaluation.md); under DP only critic steps spend ε.
+  // DP, and 3000 rounds beat 2000 (docs/decisions/defaults.md); under DP only critic
+  // steps spend ε.
   if (!t->has_rounds()) t->set_rounds(3000);
   if (!t->has_n_critic()) t->set_n_critic(1);
   if (!t->has_lr_generator()) t->set_lr_generator(2e-4);
@@ -141,8 +142,8 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!t->has_seed()) t->set_seed(1);
   if (!t->has_threads()) t->set_threads(2);
   if (!t->has_log_every()) t->set_log_every(50);
-  // Publishing the weight average measured better on every fidelity measure with an
-  // unchanged total difference (docs/evaluation.md, stop 18); 0 publishes the last iterate.
+  // The weight average measures better on every fidelity measure (docs/decisions/defaults.md);
+  // 0 publishes the last iterate.
   if (!t->has_generator_average_decay()) t->set_generator_average_decay(0.999);
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
   RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
@@ -303,10 +304,10 @@ std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfi
   t.clear_log_every();
   v1::PrivacyConfig p = privacy;
   p.clear_ledger();
-  // Settings added since with a default that changes training (stop 31) enter with their
-  // effective value, and only where it differs from what runs did before they existed: a
-  // checkpoint of an earlier run then resumes with them set to that ("" and 0), and is
-  // refused under the new defaults, which would train another model from it.
+  // The conditioned head and the reverse KL enter with their effective value, and only
+  // where it differs from the value that turns them off ("" and 0): a checkpoint that
+  // trained without them resumes with them set so, and is refused under the defaults,
+  // which would train another model from it.
   v1::ModelConfig m = model;
   m.clear_conditioned_column();
   if (const std::string column = ConditionedColumn(model, training); !column.empty()) m.set_conditioned_column(column);
@@ -322,7 +323,7 @@ std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfi
       .Hex();
 }
 
-void SetSettingsOfBuildsBeforeStop31(v1::ModelConfig* model, v1::TrainingConfig* training) {
+void SetConditionedHeadAndReverseKlOff(v1::ModelConfig* model, v1::TrainingConfig* training) {
   model->set_conditioned_column("");
   training->set_marginal_reverse_weight(0);
 }
@@ -446,43 +447,37 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   const std::string& mode = c->privacy().mode();
   v1::TrainingConfig* t = c->mutable_training();
-  // Without noise more rounds kept paying: total difference 0.266 at 3000, 0.237 at 6000,
-  // 0.165 at 10000, every fidelity measure higher too (docs/evaluation.md, "Stop 22").
+  // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
   if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
   if (mode == "dpsgd" || mode == "strict") {
     // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
-    // them as G's target raised every fidelity measure at unchanged total difference
-    // (docs/evaluation.md, "Stop 19"). Without DP it did not help; the other modes keep
-    // their papers' designs.
+    // them as G's target raises every fidelity measure (docs/decisions/defaults.md). Without DP it
+    // does not help; the other modes keep their papers' designs.
     if (!t->has_marginal_weight()) t->set_marginal_weight(1.0);
     if (t->marginal_weight() > 0) {
-      // Within-party pairs of up to 120 cells (24 of Adult's 31) raised pair trends at
-      // ε = 10 (docs/evaluation.md, "Stop 20").
+      // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
       if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(120);
       // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
       // trunk then couples the parties' columns worse than independence would (the most
-      // frequent values with each other): the prior at the marginal loss's weight raised
-      // pair trends above independent sampling (docs/evaluation.md, "Stop 20"). It also
-      // removes the dependence D_s does convey: in dpsgd at ε = 10 over 10000 rounds,
-      // without it, the label's dependence on the other parties' columns was right and
-      // the total difference 0.67 against 1.5; at ε = 3, and in strict (per-row noised
-      // features) at ε = 10, the coupling stayed wrong ("Stop 21").
-      // With label pairs the release carries the label's dependence, so the prior (which
-      // then leaves the label out) is on again: dpsgd at ε = 10 over 4000 rounds scored
-      // 0.280 with both against 0.325 without either over 10000 (docs/evaluation.md, "Stop 24").
+      // frequent values with each other): the prior at the marginal loss's weight keeps
+      // pair trends above independent sampling. It also removes the dependence D_s does
+      // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
+      // (per-row noised features), the coupling stays wrong. With label pairs the release
+      // carries the label's dependence, so the prior (which then leaves the label out)
+      // is on again. Evidence: docs/decisions/defaults.md.
       const bool dpsgd_conveys_dependence = mode == "dpsgd" && c->privacy().has_epsilon() &&
                                             c->privacy().epsilon() >= kDpsgdDependenceEpsilon &&
                                             t->label_column().empty();
       if (!dpsgd_conveys_dependence && !t->has_cross_party_independence_weight()) {
         t->set_cross_party_independence_weight(t->marginal_weight());
       }
-      // Without the prior D_s needs the critic steps: 4000 rounds scored 1.5 at ε = 10.
+      // Without the prior D_s needs the critic steps.
       if (dpsgd_conveys_dependence && !t->has_rounds()) t->set_rounds(10000);
     }
   }
-  // An explicit 0 is the same run as an unset value: runs checkpointed before the release
-  // (stop 19), its pairs or the prior (stop 20) existed resume with "marginal_weight": 0,
-  // "marginal_pair_cells": 0 or "cross_party_independence_weight": 0 (their settings
+  // An explicit 0 is the same run as an unset value: a run checkpointed without the
+  // release, its pairs or the prior resumes with "marginal_weight": 0,
+  // "marginal_pair_cells": 0 or "cross_party_independence_weight": 0 (its settings
   // digest has no such field).
   if (t->has_marginal_weight() && t->marginal_weight() == 0) t->clear_marginal_weight();
   if (t->has_marginal_pair_cells() && t->marginal_pair_cells() == 0) t->clear_marginal_pair_cells();

@@ -19,8 +19,7 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
 absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::TrainingConfig& training,
                                  v1::OutputConfig* output);
 
-// Default output.label_temperature when the table has a label column (docs/evaluation.md,
-// "Stop 26": 0.3–0.5 measured best in every mode on Adult and wine).
+// Default output.label_temperature when the table has a label column (docs/decisions/defaults.md).
 inline constexpr double kDefaultLabelTemperature = 0.5;
 
 // Loads `vfsynth train-local`'s config: JSON, defaults applied, validated; relative
@@ -47,10 +46,9 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 // release's exact RDP curve, so the share only divides the budget.
 inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
-// The label's share of the budget when privacy.label_budget_share is unset. At ε = 10
-// over 3 seeds (docs/evaluation.md, "Stop 24"/"Stop 25"): strict 0.262 at 0.3 against
-// 0.300 at 0.15; dpsgd, whose D_s also conveys the label and gains from the budget the
-// labels leave it, 0.234 at 0.15 against 0.311 at 0.3 and 0.284 at 0.08.
+// The label's share of the budget when privacy.label_budget_share is unset: smaller in
+// dpsgd, whose D_s also conveys the label and gains from the budget the labels leave it
+// (docs/decisions/defaults.md).
 double DefaultLabelBudgetShare(const std::string& mode);
 // training.label_pair_weight, or the marginal weight if unset.
 double LabelPairWeight(const v1::TrainingConfig& training);
@@ -62,8 +60,7 @@ std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingCo
 // dpsgd: privacy.shared_critic_budget_share, or kDefaultSharedCriticBudgetShare if unset
 // (ResolvePrivacyConfig leaves it unset, so settings digests stay what they were).
 // 0 in every other mode: no split (privacy::RunShape::shared_critic_share).
-// The default, at ε = 10 over 10000 rounds: total difference 0.33 at 0.55, 0.39 at 0.7,
-// 0.57 at 0.85, 0.67 at the even 0.25 (docs/evaluation.md, "Stop 22").
+// The default measured best (docs/decisions/defaults.md).
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
 double SharedCriticBudgetShare(const v1::PrivacyConfig& privacy);
 // What a party's marginal release covers (MarginalTarget).
@@ -89,12 +86,13 @@ inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 // SHA-256 of the settings a checkpoint's state depends on (model, training without
 // log_every, privacy without the ledger path): resuming under other settings is refused.
 // model.conditioned_column and training.marginal_reverse_weight enter as their effective
-// values, and not at all where those are what runs before stop 31 did ("" and 0).
+// values, and not at all where those turn them off ("" and 0).
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                            const v1::PrivacyConfig& privacy);
-// Sets model.conditioned_column and training.marginal_reverse_weight to what builds
-// before stop 31 trained with ("" and 0): SettingsDigest then gives those builds' digest.
-void SetSettingsOfBuildsBeforeStop31(v1::ModelConfig* model, v1::TrainingConfig* training);
+// Sets model.conditioned_column and training.marginal_reverse_weight to the values that
+// turn them off ("" and 0): SettingsDigest then gives the digest of a run trained without
+// them, which the curator's checkpoint check names in its refusal.
+void SetConditionedHeadAndReverseKlOff(v1::ModelConfig* model, v1::TrainingConfig* training);
 
 // `path` if absolute, else base_dir/path.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);

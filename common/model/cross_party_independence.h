@@ -16,8 +16,8 @@ namespace vfsynth {
 // the batch marginals). G's shared trunk otherwise couples the parties' columns at will
 // where the critics cannot tell it apart from the data: at ε = 1 the parties' marginal
 // releases (with their within-party pairs) shape each party's columns, the noised
-// critics say nothing about the dependence across parties, and G's tables measured a
-// cross-party dependence worse than independence (docs/evaluation.md, "Stop 20"). It is
+// critics say nothing about the dependence across parties, and G's tables show a
+// cross-party dependence worse than independence (docs/decisions/defaults.md). It is
 // computed by the curator from G's output alone, so it costs no privacy.
 class CrossPartyIndependence {
  public:

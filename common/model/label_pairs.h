@@ -17,7 +17,7 @@ namespace vfsynth {
 
 // Label pairs (training.label_column; docs/privacy.md, "Label pairs"). When a label's
 // whole dependence on the other columns crosses parties, only the shared critic conveys
-// it, and under DP's noise it conveys it poorly (docs/evaluation.md, "Stop 21"). Instead:
+// it, and under DP's noise it conveys it poorly. Instead:
 //  1. the label's holder releases one label per aligned record by randomized response
 //     (RandomizedLabels);
 //  2. every other party counts those labels against each of its one-hot blocks and

@@ -9,7 +9,7 @@ void LogPlannedCriticNoise(std::string_view mode, std::string_view critic, doubl
   if (figure > warn_above) {
     spdlog::warn("privacy {}: the noise on each step's mean {} gradient is {:.1f}x the clip bound "
                  "({} parameters, batch {}): it outweighs what a batch can contribute, and at this level "
-                 "the tables measured in docs/evaluation.md lost much of their structure. More records, "
+                 "measured tables lost much of their structure. More records, "
                  "fewer rounds, a smaller critic or a larger epsilon lower it",
                  mode, critic, figure, parameters, batch_size);
   } else {

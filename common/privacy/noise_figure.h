@@ -6,8 +6,8 @@
 
 namespace vfsynth {
 
-// MeanGradientNoiseToClip (dp_sgd.h) above which a critic's owner warns. In
-// docs/evaluation.md's matrix, Adult's strict rows at ε = 1 and 3 (about 16 and 5 for
+// MeanGradientNoiseToClip (dp_sgd.h) above which a critic's owner warns. In the
+// measured runs, Adult's strict rows at ε = 1 and 3 (about 16 and 5 for
 // its widest party) and both wine tables under DP (6-17) lost much of the table's
 // structure; Adult's party critics at ε = 10 sit at 0.7-2.5.
 inline constexpr double kNoisyCriticWarning = 4.0;

@@ -13,7 +13,7 @@ namespace vfsynth {
 // (14695981039346656037) without its last digit, as the ledger has always written it:
 // as good a checksum, but its values are not those of reference FNV-1a tables.
 
-// Byte by byte (the privacy ledger's lines; the reply journal's frames before stop 17).
+// Byte by byte (the privacy ledger's lines; the reply journal's older frames).
 uint64_t Fnv1a64(absl::string_view data);
 
 // Over little-endian 64-bit words, the tail byte by byte: one dependent multiply per

@@ -133,7 +133,7 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
   }
   const std::string dpsgd =
       "privacy plan --mode dpsgd --party-count 3 --records 26048 --batch-size 256 --generator-rounds 10000 "
-      "--n-critic 1 --delta 1e-5 --noise-multiplier 2.5995 --marginal-noise-multiplier 3.1104987";  // ε = 10: stop 21's run
+      "--n-critic 1 --delta 1e-5 --noise-multiplier 2.5995 --marginal-noise-multiplier 3.1104987";  // a dpsgd run at ε = 10
   const Result even = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.25");
   const Result split = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.85");
   ASSERT_EQ(even.exit_code, 0) << even.out;

@@ -27,7 +27,7 @@ double SumOfInverseSquares(const std::vector<double>& multipliers) {
 }
 
 TEST(ReleaseSplitTest, AdultAtEpsilonTenGivesTheDocumentedMultipliers) {
-  // z = 2.5995 calibrates ε = 10 over 10000 rounds (docs/evaluation.md); the share 0.85
+  // z = 2.5995 calibrates ε = 10 over 10000 rounds (a dpsgd run); the share 0.85
   // gives D_s 0.85 of 4/z² and each party 0.05 of it.
   const ReleaseNoise noise = SplitReleaseNoise(Mode::kDpsgd, 2.5995, Shape(3, 0.85));
   EXPECT_NEAR(noise.shared_critic, 1.40978, 1e-5);
