@@ -8,6 +8,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/command_registry.h"
 #include "common/data/csv.h"
@@ -15,6 +16,7 @@
 #include "common/eval/evaluate.h"
 #include "common/eval/report.h"
 #include "common/util/file_io.h"
+#include "common/util/proto_json.h"
 #include "common/util/status_macros.h"
 
 // Defined in split_command.cc.
@@ -33,6 +35,9 @@ ABSL_FLAG(std::string, eval_models, "random_forest,logistic_regression,mlp",
 ABSL_FLAG(int, eval_trees, 100, "eval: random forest trees");
 ABSL_FLAG(int, eval_threads, 2, "eval/audit: worker threads");
 ABSL_FLAG(int64_t, eval_dcr_rows, 1000, "eval: synthetic rows sampled for DCR");
+ABSL_FLAG(std::string, privacy_statement, "",
+          "eval: the run's privacy statement (the curator writes <table>.privacy.json beside the table); "
+          "its guarantee per observer goes into the report");
 
 namespace vfsynth {
 namespace {
@@ -68,9 +73,18 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
 
   spdlog::info("evaluating {} ({} rows) against {} ({} rows)", synthetic_path,
                synthetic.rows.size(), real_path, real.rows.size());
-  ASSIGN_OR_RETURN(const EvalResult result,
+  ASSIGN_OR_RETURN(EvalResult result,
                    EvaluateTables(real, synthetic, schema, target, options,
                                   holdout.has_value() ? &*holdout : nullptr));
+  if (!absl::GetFlag(FLAGS_privacy_statement).empty()) {
+    v1::PrivacyPlan plan;
+    RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_privacy_statement), &plan));
+    if (plan.guarantees().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--privacy-statement ", absl::GetFlag(FLAGS_privacy_statement), " states no guarantee: not a privacy statement"));
+    }
+    result.privacy = std::move(plan);
+  }
   RETURN_IF_ERROR(MakeDirectories(out));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/metrics.json", MetricsJson(result)));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/report.html", RenderReportHtml(result, schema)));
@@ -81,7 +95,8 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
 
 const CommandRegistration kRegistration(
     "eval", {"eval         --real R.csv --synthetic S.csv --schema S.json --target COL --out DIR "
-             "[--holdout H.csv] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b]",
+             "[--holdout H.csv] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b] "
+             "[--privacy-statement S.privacy.json]",
              &RunEvalCommand});
 
 }  // namespace

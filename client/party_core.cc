@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/data/alignment.h"
@@ -16,6 +17,7 @@
 #include "common/model/model_state.h"
 #include "common/model/networks.h"
 #include "common/model/party_model.h"
+#include "common/model/privacy_plan.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
@@ -175,9 +177,26 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
   ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
-  RETURN_IF_ERROR(OpenCheckpoint());
-  // Charged only once the checkpoint is durable: a charged ledger then always has a
-  // checkpoint to resume from (PlanPrivacy refuses a fresh start on a charged ledger).
+  return OpenCheckpoint();
+}
+
+v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  *request.mutable_plan() = plan_;
+  return request;
+}
+
+absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+  if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
+  if (plan_attested_) return absl::OkStatus();
+  spdlog::info("the curator's privacy plan matches this party's ({})", PlanDigest(plan_).substr(0, 16));
+  plan_attested_ = true;
+  // Charged only once the checkpoint is durable (AcceptAlignment): a charged ledger then
+  // always has a checkpoint to resume from (PlanPrivacy refuses a fresh start on a
+  // charged ledger).
   return ChargeMarginalRelease();
 }
 
@@ -278,50 +297,54 @@ absl::Status PartyCore::Commit(int64_t step) {
 absl::Status PartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config.mode()));
+  const int64_t records = model_->rows();
+  if (privacy::IsEnsembleMode(mode) && config.ensemble().shards() > records) {
+    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
+                                                      " exceeds the ", records, " aligned records"));
+  }
+  ASSIGN_OR_RETURN(plan_, ResolvePrivacyPlan(config, training_, num_parties_, records));
+  RETURN_IF_ERROR(CheckPlanBudgets(plan_));
+  for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
+    spdlog::info("privacy {}: against {}", config.mode(), DescribeGuarantee(guarantee, config.delta()));
+  }
   if (mode == privacy::Mode::kNone) {
     spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
+  noise_multiplier_ = plan_.noise_multiplier();
   const privacy::RunShape shape = PrivacyShape();
-  if (privacy::IsEnsembleMode(mode) && config.ensemble().shards() > shape.records) {
-    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
-                                                      " exceeds the ", shape.records, " aligned records"));
-  }
-  if (config.has_noise_multiplier()) {
-    noise_multiplier_ = config.noise_multiplier();
-  } else {
-    ASSIGN_OR_RETURN(noise_multiplier_,
-                     privacy::CalibrateRunNoise(mode, config.epsilon(), config.delta(), conversion, shape));
-  }
-  auto run_epsilon = [&](privacy::View view) {
-    return privacy::RunEpsilon(mode, noise_multiplier_, shape, training_.rounds(), view,
-                               config.delta(), conversion);
-  };
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder planned, run_epsilon(privacy::View::kJoint));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own, run_epsilon(privacy::View::kParty));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder unamplified,
-                   run_epsilon(privacy::View::kAgainstParties));
-  epsilon_planned_ = planned.epsilon;
-  spdlog::info(
-      "privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps: planned joint "
-      "epsilon {:.3f} (this party's own releases {:.3f}; against other parties, who know the "
-      "batches: {:.1f}) at delta {}",
-      config.mode(), noise_multiplier_, privacy::DescribeReleaseNoise(mode, noise_multiplier_, shape),
-      config.clip_norm(),
-      static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps, planned.epsilon,
-      own.epsilon, unamplified.epsilon, config.delta());
-  const double own_z = privacy::SplitReleaseNoise(mode, noise_multiplier_, shape).party;
+  const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
+  const bool dp = published.has_epsilon_planned();
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own,
+                   privacy::RunEpsilon(mode, noise_multiplier_, shape, training_.rounds(), privacy::View::kParty,
+                                       config.delta(), conversion));
+  epsilon_planned_ = dp ? published.epsilon_planned() : 0;
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(),
+               noise_multiplier_, privacy::DescribeReleaseNoise(mode, noise_multiplier_, shape), config.clip_norm(),
+               static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
+               dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", own.epsilon) : "");
+  const double own_z = plan_.party_noise_multiplier();
   if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
     const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
     LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
   }
-  if (config.has_epsilon() && planned.epsilon > config.epsilon() * (1 + 1e-6)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the run would spend joint epsilon ", planned.epsilon, " > this party's budget ",
-        config.epsilon(), " (raise privacy.noise_multiplier, or lower rounds or batch_size)"));
-  }
+  // A run without a DP claim keeps no ledger: nothing it spends is an epsilon.
+  if (dp) RETURN_IF_ERROR(OpenLedger());
+  PartyPrivacy sanitiser;
+  sanitiser.mode = config.mode();
+  sanitiser.noise_multiplier = own_z;
+  sanitiser.clip_norm = config.clip_norm();
+  sanitiser.feature_clip_norm = config.feature_clip_norm();
+  sanitiser.ensemble = config.ensemble();
+  ASSIGN_OR_RETURN(sanitiser.noise, PartyNoise::FromOsEntropy());
+  return model_->SetPrivacy(std::move(sanitiser));
+}
+
+absl::Status PartyCore::OpenLedger() {
+  const v1::PrivacyConfig& config = config_.privacy();
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
   privacy::LedgerConfig ledger_config;
   ledger_config.run_id = run_id_;
   ledger_config.delta = config.delta();
@@ -345,16 +368,7 @@ absl::Status PartyCore::PlanPrivacy() {
     spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(), spent.steps,
                  spent.epsilon);
   }
-  PartyPrivacy sanitiser;
-  sanitiser.mode = config.mode();
-  sanitiser.noise_multiplier = own_z;
-  sanitiser.clip_norm = config.clip_norm();
-  sanitiser.feature_clip_norm = config.feature_clip_norm();
-  sanitiser.ensemble = config.ensemble();
-  if (mode_ != privacy::Mode::kNone) {
-    ASSIGN_OR_RETURN(sanitiser.noise, PartyNoise::FromOsEntropy());
-  }
-  return model_->SetPrivacy(std::move(sanitiser));
+  return absl::OkStatus();
 }
 
 absl::Status PartyCore::PlanMarginals() {
@@ -381,7 +395,7 @@ absl::Status PartyCore::PlanMarginals() {
 }
 
 absl::Status PartyCore::ChargeMarginalRelease() {
-  if (training_.marginal_weight() <= 0 || mode_ == privacy::Mode::kNone) return absl::OkStatus();
+  if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
@@ -396,6 +410,7 @@ std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
 }  // namespace
 
 absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
+  if (!plan_attested_) return absl::FailedPreconditionError("label release before the privacy plans matched");
   absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
   if (absl::IsNotFound(label.status())) {
     v1::ShareLabelsRequest request;
@@ -411,6 +426,7 @@ absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
 
 absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
     const v1::ShareLabelsResponse& labels) {
+  if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
   return LabelPairRelease(ReleasePath(config_, "label_pairs.release"), run_id_, config_.name(), labels,
                           model_->table(), data_.encoder.blocks(), PrivacyShape().marginal_noise_multiplier);
@@ -433,21 +449,7 @@ absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
-privacy::RunShape PartyCore::PrivacyShape() const {
-  privacy::RunShape shape;
-  shape.parties = num_parties_;
-  shape.records = model_->rows();
-  shape.batch_size = training_.batch_size();
-  shape.critic_steps = static_cast<int64_t>(training_.rounds()) * training_.n_critic();
-  shape.n_critic = training_.n_critic();
-  const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
-  shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
-                                              ensemble.vote_aggregation(), ensemble.projection_dim());
-  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), training_, shape.parties);
-  shape.label_epsilon = LabelEpsilon(config_.privacy(), training_);
-  shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
-  return shape;
-}
+privacy::RunShape PartyCore::PrivacyShape() const { return PlanShape(plan_); }
 
 double PartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
@@ -476,6 +478,7 @@ absl::Status PartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std:
 
 absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::CuratorMessage& message) {
   if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
+  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
   if (message.run_id() != run_id_) {
     return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
   }

@@ -15,6 +15,7 @@
 #include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 
 namespace vfsynth {
 
@@ -64,6 +65,11 @@ class PartyCore {
   // (or, resuming, restores) its checkpoint. Again after a reconnect: the records
   // must be the same.
   absl::Status AcceptAlignment(const v1::AlignResponse& response);
+  // After alignment: this party's privacy plan, to attest against the curator's.
+  v1::AttestPlanRequest MakeAttestPlanRequest() const;
+  // Refuses a curator plan that differs from this party's (naming the setting); the
+  // first match charges the marginal release. Nothing leaves the party before this.
+  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);
   // Before alignment: the secret this party's networks initialise from, instead of one
   // drawn from the OS (a test reproducing the reference trainer's start).
   void set_party_secret_for_testing(std::string secret) { party_secret_ = std::move(secret); }
@@ -85,9 +91,11 @@ class PartyCore {
   // leaves and nothing is committed; skipping it changes no result.
   absl::Status PrepareAhead();
 
-  // Joint epsilon spent so far and planned for the whole run (0 in mode none).
+  // Joint epsilon spent so far and planned for the whole run (0 where the run makes
+  // no DP claim: none, vflgan).
   double epsilon_spent() const;
   double epsilon_planned() const { return epsilon_planned_; }
+  const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
   bool finished() const { return finished_; }
   const std::string& finish_message() const { return finish_message_; }
@@ -128,10 +136,12 @@ class PartyCore {
   absl::Status RebuildPending(const v1::CuratorMessage& message);
   absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
-  // Calibrates or checks the noise for the run, refuses a run over budget, opens
-  // the ledger (refusing a fresh start on a charged one) and configures the model's
-  // sanitisation.
+  // Resolves the run's privacy plan, refuses one over budget, opens the ledger
+  // (refusing a fresh start on a charged one; none in modes without a DP claim) and
+  // configures the model's sanitisation.
   absl::Status PlanPrivacy();
+  // The party's ledger for this run (PlanPrivacy, in modes with a DP claim).
+  absl::Status OpenLedger();
   // With training.marginal_weight > 0: the marginal target of the slice gradients, exact
   // in mode none, otherwise noised (resuming, the saved draw replaces this one, which
   // never left the party).
@@ -144,7 +154,7 @@ class PartyCore {
   absl::Status ChargeStep(int64_t step);
   // Ensemble modes: charges the round's sanitised slice gradients before they leave.
   absl::Status ChargeGeneratorRound(int64_t round);
-  // The run as the accountant sees it (after alignment).
+  // The run as the accountant sees it (after PlanPrivacy).
   privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
 
@@ -166,6 +176,8 @@ class PartyCore {
   int num_parties_ = 0;
   double noise_multiplier_ = 0;
   double epsilon_planned_ = 0;
+  v1::PrivacyPlan plan_;         // set by PlanPrivacy
+  bool plan_attested_ = false;   // the curator's plan matched plan_
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
   std::string settings_digest_;  // of the curator's run settings, to check a re-registration

@@ -84,6 +84,14 @@ absl::Status PartySession::Session(bool* streamed) {
     RETURN_IF_ERROR(FromGrpc(stub->Align(&context, core_->MakeAlignRequest(), &response), "Align"));
     RETURN_IF_ERROR(core_->AcceptAlignment(response));
   }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(In(kAlignTimeoutSeconds));
+    v1::AttestPlanResponse response;
+    RETURN_IF_ERROR(
+        FromGrpc(stub->AttestPlan(&context, core_->MakeAttestPlanRequest(), &response), "AttestPlan"));
+    RETURN_IF_ERROR(core_->AcceptCuratorPlan(response));
+  }
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs(*stub));
   return Serve(*stub, streamed);
 }

@@ -10,12 +10,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/command_registry.h"
+#include "absl/strings/str_format.h"
 #include "common/model/config.h"
+#include "common/model/privacy_plan.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
+#include "common/util/proto_json.h"
 #include "common/util/status_macros.h"
 
 ABSL_FLAG(std::string, noise_multiplier, "",
@@ -47,6 +50,15 @@ ABSL_FLAG(double, label_epsilon, 0.0,
           "privacy plan: epsilon of the label release of label pairs, randomized response "
           "(training.label_column; needs --marginal-noise-multiplier, which then also covers the K - 1 "
           "tables); 0: none");
+ABSL_FLAG(bool, marginal_release, false,
+          "privacy plan: each party releases its marginals once (training.marginal_weight > 0), at "
+          "--marginal-noise-multiplier or else the daemons' default share of the budget");
+ABSL_FLAG(bool, label_pairs, false,
+          "privacy plan: label pairs (training.label_column; dpsgd and strict, with the marginal release), "
+          "at --label-epsilon or else the daemons' default share of the budget");
+ABSL_FLAG(double, epsilon_budget_against_parties, 0.0,
+          "privacy plan: fail if the run's epsilon against other parties (no amplification by sampling) "
+          "exceeds it, or if the mode gives no guarantee against them; 0: report only");
 ABSL_FLAG(double, shared_critic_budget_share, 0.0,
           "privacy plan (dpsgd): the share of each step's privacy that the curator's D_s gets, "
           "in (0, 1); 0: the daemons' default");
@@ -143,8 +155,8 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
   return absl::OkStatus();
 }
 
-// A whole training run as the daemons account it (run_accounting.h): calibrates z
-// for --epsilon, or takes --noise-multiplier, and prints the three views.
+// A whole training run as the daemons plan it (privacy_plan.h): calibrates z for
+// --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
   if (mode == privacy::Mode::kNone) return absl::InvalidArgumentError("--mode none has nothing to plan");
@@ -175,52 +187,91 @@ absl::Status RunPlan() {
   if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
     return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
   }
+  const bool marginal_release = absl::GetFlag(FLAGS_marginal_release) || shape.marginal_noise_multiplier > 0;
   shape.label_epsilon = absl::GetFlag(FLAGS_label_epsilon);
-  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) ||
-      (shape.label_epsilon > 0 && shape.marginal_noise_multiplier == 0)) {
+  const bool label_pairs = absl::GetFlag(FLAGS_label_pairs) || shape.label_epsilon > 0;
+  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) || (label_pairs && !marginal_release)) {
     return absl::InvalidArgumentError(
-        "--label-epsilon must be a finite number >= 0, and > 0 only with --marginal-noise-multiplier");
+        "--label-epsilon must be a finite number >= 0, and label pairs (--label-epsilon > 0 or --label-pairs) "
+        "need the marginal release (--marginal-release or --marginal-noise-multiplier)");
   }
   const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
   if (share != 0.0 && (mode != privacy::Mode::kDpsgd || !(share > 0.0 && share < 1.0))) {
     return absl::InvalidArgumentError("--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
   }
-  if (mode == privacy::Mode::kDpsgd) shape.shared_critic_share = share != 0.0 ? share : kDefaultSharedCriticBudgetShare;
-  shape.critic_steps = rounds * shape.n_critic;
-  shape.ensemble =
-      privacy::MakeEnsembleShape(absl::GetFlag(FLAGS_mode), shards, aggregation, projection_dim);
-  double z = 0.0;
+  v1::PrivacyConfig settings;
+  settings.set_mode(absl::GetFlag(FLAGS_mode));
+  settings.set_delta(delta);
+  settings.set_conversion(absl::GetFlag(FLAGS_conversion));
+  if (share != 0.0) settings.set_shared_critic_budget_share(share);
+  settings.mutable_ensemble()->set_shards(shards);
+  settings.mutable_ensemble()->set_vote_aggregation(aggregation);
+  settings.mutable_ensemble()->set_projection_dim(projection_dim);
+  if (shape.marginal_noise_multiplier > 0) settings.set_marginal_noise_multiplier(shape.marginal_noise_multiplier);
+  if (shape.label_epsilon > 0) settings.set_label_epsilon(shape.label_epsilon);
+  const double against_parties = absl::GetFlag(FLAGS_epsilon_budget_against_parties);
+  if (against_parties > 0) settings.set_epsilon_budget_against_parties(against_parties);
   if (!absl::GetFlag(FLAGS_noise_multiplier).empty()) {
     ASSIGN_OR_RETURN(const std::vector<double> values, ReadNoiseMultipliers(1));
     if (values.size() != 1) return absl::InvalidArgumentError("plan takes one --noise-multiplier");
-    z = values[0];
+    settings.set_noise_multiplier(values[0]);
   } else {
     const double epsilon = absl::GetFlag(FLAGS_epsilon);
     if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
       return absl::InvalidArgumentError("plan needs --epsilon > 0 or --noise-multiplier");
     }
-    ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, epsilon, delta, conversion, shape));
+    settings.set_epsilon(epsilon);
   }
-  auto view = [&](privacy::View v) {
-    return privacy::RunEpsilon(mode, z, shape, rounds, v, delta, conversion);
+  RETURN_IF_ERROR(ResolvePrivacyConfig(&settings));
+  v1::TrainingConfig training;
+  training.set_batch_size(shape.batch_size);
+  training.set_rounds(static_cast<int32_t>(rounds));
+  training.set_n_critic(shape.n_critic);
+  training.set_marginal_weight(marginal_release ? 1.0 : 0.0);
+  if (label_pairs) training.set_label_column("label");
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan, ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
+  const privacy::RunShape planned = PlanShape(plan);
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder party,
+                   privacy::RunEpsilon(mode, plan.noise_multiplier(), planned, rounds, privacy::View::kParty, delta,
+                                       conversion));
+  // One key=value line on stdout; "not_DP" where the run gives an observer no guarantee.
+  auto view = [&](Observer observer) {
+    const v1::ObserverGuarantee& g = Guarantee(plan, observer);
+    return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned()) : std::string("not_DP");
   };
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder joint, view(privacy::View::kJoint));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder party, view(privacy::View::kParty));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder against, view(privacy::View::kAgainstParties));
-  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g party_epsilon=%.6f against_parties_epsilon=%.6f",
-              z, joint.epsilon, joint.order, party.epsilon, against.epsilon);
+  const bool dp = Guarantee(plan, Observer::kPublished).has_epsilon_planned();
+  std::string line = absl::StrFormat("noise_multiplier=%.6f epsilon=%s", plan.noise_multiplier(),
+                                     view(Observer::kPublished));
+  if (dp) absl::StrAppendFormat(&line, " party_epsilon=%.6f", party.epsilon);
+  for (Observer observer : kObservers) absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
   if (mode == privacy::Mode::kDpsgd) {
-    const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
-    std::printf(" party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f", split.party, split.shared_critic);
+    absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",
+                          plan.party_noise_multiplier(), plan.shared_critic_noise_multiplier());
   }
-  std::printf("\n");
+  std::printf("%s\n", line.c_str());
+  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
+    std::fprintf(stderr, "against %s\n", DescribeGuarantee(guarantee, delta).c_str());
+  }
+  return CheckPlanBudgets(plan);
+}
+
+// A published table's privacy statement (<table>.privacy.json), one line per observer.
+absl::Status RunStatement(const std::string& path) {
+  v1::PrivacyPlan plan;
+  RETURN_IF_ERROR(LoadJsonFile(path, &plan));
+  if (plan.guarantees().empty()) return absl::InvalidArgumentError(absl::StrCat(path, " states no guarantee"));
+  std::printf("privacy %s, plan %s\n", plan.privacy().mode().c_str(), PlanDigest(plan).substr(0, 16).c_str());
+  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
+    std::printf("  against %s\n", DescribeGuarantee(guarantee, plan.privacy().delta()).c_str());
+  }
   return absl::OkStatus();
 }
 
 absl::Status RunPrivacyCommand(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "plan") return RunPlan();
+  if (args.size() == 2 && args[0] == "statement") return RunStatement(args[1]);
   if (args.size() != 1 || (args[0] != "epsilon" && args[0] != "calibrate")) {
-    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate|plan [flags]");
+    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate|plan [flags] | statement FILE");
   }
   ASSIGN_OR_RETURN(const CommonFlags flags, ReadCommonFlags());
   return args[0] == "epsilon" ? RunEpsilon(flags) : RunCalibrate(flags);
@@ -235,8 +286,9 @@ const CommandRegistration kRegistration(
      "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
      "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
      "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
-     "[--label-epsilon e_l] "
-     "[--shared-critic-budget-share s] [--conversion ...]",
+     "[--label-epsilon e_l] [--marginal-release] [--label-pairs] "
+     "[--shared-critic-budget-share s] [--epsilon-budget-against-parties e] [--conversion ...]\n"
+     "  privacy statement S.privacy.json   (the guarantee a published table comes with)",
      &RunPrivacyCommand});
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/model/privacy_plan.h"
 #include "common/net/tls.h"
 #include "common/util/status_macros.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
@@ -52,21 +53,20 @@ std::string FormatStatusReport(const v1::StatusResponse& status) {
   if (status.has_critic_loss()) absl::StrAppendFormat(&out, "; critic loss %.4f", status.critic_loss());
   if (status.has_generator_loss()) absl::StrAppendFormat(&out, "; generator loss %.4f", status.generator_loss());
   out += "\n";
-  if (status.privacy_mode().empty() || status.privacy_mode() == "none") {
-    out += "privacy: none (no DP guarantee)\n";
-  } else {
-    absl::StrAppendFormat(&out, "privacy %s: joint epsilon %.3f spent of %.3f planned, delta %g\n",
-                          status.privacy_mode(), status.epsilon_spent(), status.epsilon_planned(),
-                          status.delta());
+  absl::StrAppendFormat(&out, "privacy %s%s\n", status.privacy_mode().empty() ? "none" : status.privacy_mode(),
+                        status.plan_digest().empty() ? "" : absl::StrCat(", plan ", status.plan_digest().substr(0, 16)));
+  for (const v1::ObserverGuarantee& guarantee : status.guarantees()) {
+    absl::StrAppend(&out, "  against ", DescribeGuarantee(guarantee, status.delta()), "\n");
   }
   if (!status.error().empty()) absl::StrAppend(&out, "error: ", status.error(), "\n");
   absl::StrAppendFormat(&out, "%-16s %-10s %-9s %-11s %-13s %-12s %s\n", "party", "registered",
                         "aligned", "connected", "last message", "epsilon own", "wire MiB (down/up)");
   for (const v1::PartyStatus& party : status.parties()) {
-    absl::StrAppendFormat(&out, "%-16s %-10s %-9s %-11s %-13s %-12.3f %.1f/%.1f\n", party.name(),
+    absl::StrAppendFormat(&out, "%-16s %-10s %-9s %-11s %-13s %-12s %.1f/%.1f\n", party.name(),
                           party.registered() ? "yes" : "no", party.aligned() ? "yes" : "no",
                           party.connected() ? "yes" : "NO", Seconds(party.seconds_since_last_message()),
-                          party.epsilon_spent(), party.bytes_sent() / 1048576.0,
+                          party.has_epsilon_spent() ? absl::StrFormat("%.3f", party.epsilon_spent()) : "-",
+                          party.bytes_sent() / 1048576.0,
                           party.bytes_received() / 1048576.0);
   }
   return out;

@@ -39,22 +39,17 @@ elapsed=$(( $(date +%s) - start ))
 echo "evaluating the synthetic table against the real one (vfsynth eval)..."
 build/bin/vfsynth eval --real data/adult.csv --synthetic "$OUT/synthetic.csv" \
   --schema deploy/schemas/adult.schema.json --target class --out "$OUT" \
-  --eval-max-rows 10000 2> "$OUT/logs/eval.log"
+  --privacy-statement "$OUT/synthetic.privacy.json" --eval-max-rows 10000 2> "$OUT/logs/eval.log"
 
 score() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "$OUT/metrics.json" | head -1; }
 rows=$(( $(wc -l < "$OUT/synthetic.csv") - 1 ))
 rate=$(grep -o 'rounds/s=[0-9.]*' "$OUT/logs/curator.log" | tail -1 | cut -d= -f2)
-spent=$(grep -o ' epsilon=[0-9.]*' "$OUT/logs/curator.log" | tail -1 | cut -d= -f2)
-own=$(grep -o "this party's own releases [0-9.]*" "$OUT/logs/bank.log" | head -1 | awk '{print $NF}')
 echo
 echo "== vfsynth demo summary =="
 echo "parties:          hospital, insurer, bank (separate processes, mTLS on loopback)"
 echo "rounds:           ${ROUNDS} (${rate:-?} rounds/s, ${elapsed}s wall including start-up)"
-if [ "$PRIVACY" = none ]; then
-  echo "privacy:          none (no differential privacy)"
-else
-  echo "privacy:          ${PRIVACY}, joint epsilon spent ${spent} of ${EPSILON} at delta 1e-5 (each party's own releases: ${own}); ledgers in $OUT/*.ledger"
-fi
+echo "privacy:          $(build/bin/vfsynth privacy statement "$OUT/synthetic.privacy.json" | sed '2,$s/^/                 /')"
+[ "$PRIVACY" = none ] || [ "$PRIVACY" = vflgan ] || echo "ledgers:          $OUT/*.ledger"
 echo "synthetic rows:   ${rows}"
 echo "column shapes:    $(score column_shapes)"
 echo "pair trends:      $(score column_pair_trends)"

@@ -4,17 +4,20 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
 #include <limits>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/data/alignment.h"
 #include "common/data/schema.h"
 #include "common/model/config.h"
 #include "common/model/curator_model.h"
 #include "common/model/model_factory.h"
 #include "common/model/model_state.h"
+#include "common/model/privacy_plan.h"
 #include "common/model/wire_tensor.h"
 #include "common/net/tensor_codec.h"
 #include "common/privacy/dp_sgd.h"
@@ -23,6 +26,7 @@
 #include "common/privacy/secure_random.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
+#include "common/util/proto_json.h"
 #include "common/util/status_macros.h"
 #include "server/curator_checkpoint.h"
 
@@ -45,6 +49,10 @@ absl::Status CheckToken(const std::string& token) {
 
 }  // namespace
 
+std::string PrivacyStatementPath(const std::string& synthetic_csv) {
+  return std::filesystem::path(synthetic_csv).replace_extension(".privacy.json").string();
+}
+
 CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
     : config_(std::move(config)),
       resume_(resume),
@@ -57,6 +65,7 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
   registrations_.resize(roster_.size());
   encoders_.resize(roster_.size());
   tokens_.resize(roster_.size());
+  attested_.assign(roster_.size(), false);
   status_.set_run_id(config_.run_id());
   status_.set_privacy_mode(config_.privacy().mode());
   status_.set_delta(config_.privacy().delta());
@@ -230,52 +239,90 @@ absl::Status CuratorCore::WaitForParties() {
 }
 
 absl::Status CuratorCore::PlanPrivacy(int64_t records) {
-  records_ = records;
   const v1::PrivacyConfig& p = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
   publishes_critic_loss_ = privacy::SharedCriticSeesOnlyReleases(mode);
-  if (mode == privacy::Mode::kNone) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(p.conversion()));
-  const privacy::RunShape shape = PrivacyShape();
-  if (p.has_noise_multiplier()) {
-    noise_multiplier_ = p.noise_multiplier();
-  } else {
-    ASSIGN_OR_RETURN(noise_multiplier_,
-                     privacy::CalibrateRunNoise(mode, p.epsilon(), p.delta(), conversion, shape));
+  absl::StatusOr<v1::PrivacyPlan> plan =
+      ResolvePrivacyPlan(p, config_.training(), static_cast<int>(roster_.size()), records);
+  if (plan.ok()) {
+    if (absl::Status budgets = CheckPlanBudgets(*plan); !budgets.ok()) plan = budgets;
   }
-  const double planned = EpsilonAfter(shape.critic_steps, privacy::View::kJoint);
-  spdlog::info("privacy {}: noise multiplier {:.4f}{}, planned joint epsilon {:.3f} at delta {}", p.mode(),
-               noise_multiplier_, privacy::DescribeReleaseNoise(mode, noise_multiplier_, shape), planned, p.delta());
   absl::MutexLock lock(&mu_);
-  status_.set_epsilon_planned(planned);
+  plan_ = plan;
+  if (!plan.ok()) return plan.status();
+  privacy_plan_ = *plan;
+  status_.set_plan_digest(PlanDigest(*plan));
+  *status_.mutable_guarantees() = plan->guarantees();
+  const v1::ObserverGuarantee& published = Guarantee(*plan, Observer::kPublished);
+  if (published.has_epsilon_planned()) status_.set_epsilon_planned(published.epsilon_planned());
+  UpdateEpsilonSpent(0);
+  if (mode != privacy::Mode::kNone) {
+    spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", p.mode(), plan->noise_multiplier(),
+                 privacy::DescribeReleaseNoise(mode, plan->noise_multiplier(), PlanShape(*plan)),
+                 status_.plan_digest().substr(0, 16));
+  }
+  for (const v1::ObserverGuarantee& guarantee : plan->guarantees()) {
+    spdlog::info("privacy {}: against {}", p.mode(), DescribeGuarantee(guarantee, p.delta()));
+  }
   return absl::OkStatus();
 }
 
-privacy::RunShape CuratorCore::PrivacyShape() const {
-  privacy::RunShape shape;
-  shape.parties = static_cast<int>(roster_.size());
-  shape.records = records_;
-  shape.batch_size = config_.training().batch_size();
-  shape.critic_steps = static_cast<int64_t>(config_.training().rounds()) * config_.training().n_critic();
-  shape.n_critic = config_.training().n_critic();
-  const v1::EnsembleConfig& ensemble = config_.privacy().ensemble();
-  shape.ensemble = privacy::MakeEnsembleShape(config_.privacy().mode(), ensemble.shards(),
-                                              ensemble.vote_aggregation(), ensemble.projection_dim());
-  shape.marginal_noise_multiplier = MarginalNoiseMultiplier(config_.privacy(), config_.training(), shape.parties);
-  shape.label_epsilon = LabelEpsilon(config_.privacy(), config_.training());
-  shape.shared_critic_share = SharedCriticBudgetShare(config_.privacy());
-  return shape;
+void CuratorCore::UpdateEpsilonSpent(int64_t rounds) {
+  for (int i = 0; i < status_.guarantees_size(); ++i) {
+    v1::ObserverGuarantee* guarantee = status_.mutable_guarantees(i);
+    if (!guarantee->has_epsilon_planned()) continue;
+    auto spent = EpsilonAfter(privacy_plan_, kObservers[i], rounds);
+    // The plan computed the whole run's figure; fewer rounds cannot fail where it did not.
+    if (spent.ok() && spent->has_value()) guarantee->set_epsilon_spent(**spent);
+  }
+  const v1::ObserverGuarantee& published = status_.guarantees(static_cast<int>(Observer::kPublished));
+  if (published.has_epsilon_spent()) status_.set_epsilon_spent(published.epsilon_spent());
+  party_epsilon_spent_.reset();
+  if (published.has_epsilon_planned()) {
+    auto mode = privacy::ParseMode(privacy_plan_.privacy().mode());
+    auto conversion = privacy::ParseConversion(privacy_plan_.privacy().conversion());
+    if (!mode.ok() || !conversion.ok()) return;
+    auto own = privacy::RunEpsilon(*mode, privacy_plan_.noise_multiplier(), PlanShape(privacy_plan_), rounds,
+                                   privacy::View::kParty, privacy_plan_.privacy().delta(), *conversion);
+    if (own.ok()) party_epsilon_spent_ = rounds == 0 ? 0.0 : own->epsilon;
+  }
 }
 
-double CuratorCore::EpsilonAfter(int64_t critic_steps, privacy::View view) const {
-  const v1::PrivacyConfig& p = config_.privacy();
-  auto mode = privacy::ParseMode(p.mode());
-  auto conversion = privacy::ParseConversion(p.conversion());
-  if (!mode.ok() || !conversion.ok() || *mode == privacy::Mode::kNone || critic_steps == 0) return 0;
-  auto epsilon = privacy::RunEpsilon(*mode, noise_multiplier_, PrivacyShape(),
-                                     critic_steps / config_.training().n_critic(),
-                                     view, p.delta(), *conversion);
-  return epsilon.ok() ? epsilon->epsilon : -1;
+absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string& party,
+                                                              const v1::AttestPlanRequest& request) {
+  ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
+  absl::Status same;
+  v1::AttestPlanResponse response;
+  {
+    absl::MutexLock lock(&mu_);
+    auto planned = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !cancelled_.ok() || plan_.has_value(); };
+    if (!mu_.AwaitWithDeadline(absl::Condition(&planned), join_deadline_)) {
+      return absl::DeadlineExceededError("the curator had not planned the run's privacy before the join timeout");
+    }
+    if (!cancelled_.ok()) return cancelled_;
+    if (!plan_->ok()) return plan_->status();
+    same = CheckSamePlan(**plan_, "the curator", request.plan(), absl::StrCat("party '", party, "'"));
+    if (same.ok()) {
+      if (!attested_[index]) spdlog::info("party {} attested the privacy plan", party);
+      attested_[index] = true;
+      *response.mutable_plan() = **plan_;
+      return response;
+    }
+  }
+  // The run cannot go on: its joint epsilon would not hold.
+  spdlog::error("{}", std::string(same.message()));
+  Cancel(same);
+  return same;
+}
+
+absl::Status CuratorCore::CheckAttested(const std::string& party) const {
+  const int index = hub_.Index(party);
+  absl::MutexLock lock(&mu_);
+  if (index < 0 || !attested_[index]) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' opened Train before its privacy plan matched the curator's (AttestPlan)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CuratorCore::CheckTensor(const v1::Tensor& tensor, int64_t cols,
@@ -508,8 +555,7 @@ absl::Status CuratorCore::Train() {
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {
       RETURN_IF_ERROR(LoadOrDrawNoiseKey());
-      const double z = privacy::SplitReleaseNoise(privacy::Mode::kDpsgd, noise_multiplier_, PrivacyShape())
-                           .shared_critic;
+      const double z = privacy_plan_.shared_critic_noise_multiplier();
       model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
       // Only holds the live model's state, copied at each round's end; it never steps.
       snapshot_model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
@@ -553,17 +599,16 @@ absl::Status CuratorCore::Train() {
     status_.set_eta_seconds((t.rounds() - round - 1) / std::max(rate, 1e-9));
     const bool log = (round + 1) % t.log_every() == 0 || round + 1 == t.rounds();
     if (log) {
-      const int64_t steps = (round + 1) * t.n_critic();
-      status_.set_epsilon_spent(EpsilonAfter(steps, privacy::View::kJoint));
-      party_epsilon_spent_ = EpsilonAfter(steps, privacy::View::kParty);
+      UpdateEpsilonSpent(round + 1);
       int64_t sent = 0, received = 0;
       for (size_t k = 0; k < roster_.size(); ++k) {
         sent += hub_.bytes_sent(static_cast<int>(k));
         received += hub_.bytes_received(static_cast<int>(k));
       }
-      spdlog::info("round {}/{} critic_loss={:.4f} epsilon={:.3f} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
-                   round + 1, t.rounds(), last_critic_loss_, status_.epsilon_spent(), rate,
-                   status_.eta_seconds(), (sent + received) / 1048576.0);
+      spdlog::info("round {}/{} critic_loss={:.4f}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB", round + 1,
+                   t.rounds(), last_critic_loss_,
+                   status_.has_epsilon_spent() ? absl::StrFormat(" epsilon=%.3f", status_.epsilon_spent()) : "",
+                   rate, status_.eta_seconds(), (sent + received) / 1048576.0);
     }
   }
   return checkpointer_.Await();  // the last round's checkpoint is on disk before the run ends
@@ -655,6 +700,11 @@ void CuratorCore::CheckpointAtShutdown() {
   }
 }
 
+absl::Status CuratorCore::WritePrivacyStatement() const {
+  ASSIGN_OR_RETURN(const std::string json, ToJson(privacy_plan_));
+  return WriteFileAtomically(PrivacyStatementPath(config_.output().synthetic_csv()), json);
+}
+
 void CuratorCore::Fail(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   status_.set_state("failed");
@@ -689,11 +739,13 @@ absl::Status CuratorCore::Run() {
     }
     auto table = Synthesize(rows);
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
+    if (status.ok()) status = WritePrivacyStatement();
     if (!status.ok()) {
       Fail(status);
       return status;
     }
-    spdlog::info("published {} synthetic rows to {}", rows, config_.output().synthetic_csv());
+    spdlog::info("published {} synthetic rows to {} with its privacy statement {}", rows,
+                 config_.output().synthetic_csv(), PrivacyStatementPath(config_.output().synthetic_csv()));
   }
   absl::MutexLock lock(&mu_);
   status_.set_state("finished");
@@ -721,7 +773,7 @@ v1::StatusResponse CuratorCore::Status() const {
     const absl::Time last = hub_.last_message(static_cast<int>(k));
     party->set_seconds_since_last_message(
         last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));
-    party->set_epsilon_spent(party_epsilon_spent_);
+    if (party_epsilon_spent_.has_value()) party->set_epsilon_spent(*party_epsilon_spent_);
     party->set_bytes_sent(hub_.bytes_sent(static_cast<int>(k)));
     party->set_bytes_received(hub_.bytes_received(static_cast<int>(k)));
   }

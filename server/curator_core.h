@@ -27,12 +27,12 @@ class Tensor;
 namespace vfsynth {
 
 class CuratorModel;
-namespace privacy {
-struct RunShape;
-enum class View;
-}
 
 inline constexpr uint32_t kProtocolVersion = 1;
+
+// The published table's privacy statement: its path with the extension replaced by
+// ".privacy.json" (synthetic.csv -> synthetic.privacy.json).
+std::string PrivacyStatementPath(const std::string& synthetic_csv);
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin
 // adapter): registration, alignment, the round orchestrator (DESIGN §2) over a
@@ -55,6 +55,14 @@ class CuratorCore {
                                                 const v1::RegisterRequest& request);
   // Blocks until every party has sent its tokens (or the join deadline passes).
   absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
+
+  // After Align: blocks until the curator has planned (or the join deadline passes),
+  // then answers with its plan. A party whose plan differs fails the whole run with an
+  // error naming the party and the first setting that differs.
+  absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const std::string& party,
+                                                    const v1::AttestPlanRequest& request);
+  // OK once `party`'s plan matched the curator's (Train is refused before).
+  absl::Status CheckAttested(const std::string& party) const;
 
   // Label pairs (training.label_column), between Align and Train (LabelPairExchange).
   absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const std::string& party,
@@ -113,13 +121,13 @@ class CuratorCore {
                                           int64_t round, int64_t step);
   absl::Status CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
   void Fail(const absl::Status& status);
-  // Once alignment fixed the record count: the run's noise multiplier (the same
-  // calibration every party does) and planned joint epsilon; dpsgd sanitiser for D_s.
+  // The plan beside the published table (PrivacyStatementPath): what it guarantees.
+  absl::Status WritePrivacyStatement() const;
+  // Once alignment fixed the record count: the run's privacy plan (the same every
+  // party resolves), refused if it exceeds the budgets; parties attest against it.
   absl::Status PlanPrivacy(int64_t records);
-  // Epsilon after `critic_steps` steps from `view`'s releases (0 in mode none).
-  double EpsilonAfter(int64_t critic_steps, privacy::View view) const;
-  // The run as the accountant sees it (records_ must be set).
-  privacy::RunShape PrivacyShape() const;
+  // Each observer's ε after `rounds` rounds into status_ (and the party view's).
+  void UpdateEpsilonSpent(int64_t rounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const v1::CuratorConfig config_;
   const bool resume_;
@@ -144,19 +152,23 @@ class CuratorCore {
   std::vector<std::unique_ptr<TableEncoder>> encoders_ ABSL_GUARDED_BY(mu_);
   std::vector<std::optional<std::vector<std::string>>> tokens_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
+  // Set by PlanPrivacy: the plan, or why the curator could not plan.
+  std::optional<absl::StatusOr<v1::PrivacyPlan>> plan_ ABSL_GUARDED_BY(mu_);
+  std::vector<bool> attested_ ABSL_GUARDED_BY(mu_);  // per party: its plan matched
   // Set with the intersection when training.label_column is: the exchange, or why the
   // roster cannot release label pairs.
   std::optional<absl::StatusOr<std::unique_ptr<LabelPairExchange>>> label_exchange_ ABSL_GUARDED_BY(mu_);
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
   v1::StatusResponse status_ ABSL_GUARDED_BY(mu_);
-  // Each party's own releases so far (every party runs the same calibrated noise).
-  double party_epsilon_spent_ ABSL_GUARDED_BY(mu_) = 0;
+  // Each party's own releases so far (every party runs the same calibrated noise);
+  // unset where the run makes no DP claim.
+  std::optional<double> party_epsilon_spent_ ABSL_GUARDED_BY(mu_);
   double last_critic_loss_ ABSL_GUARDED_BY(mu_) = 0;
   std::string noise_key_;  // dpsgd: D_s's noise key, set before training starts
   // Set by PlanPrivacy: D_s sees released features alone, so its loss may be shown.
   bool publishes_critic_loss_ = false;  // for the curator's own log
-  double noise_multiplier_ = 0;  // set by PlanPrivacy before training starts
-  int64_t records_ = 0;
+  // Set by PlanPrivacy before training starts (the orchestrator's copy of plan_).
+  v1::PrivacyPlan privacy_plan_;
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);

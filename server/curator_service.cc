@@ -40,6 +40,11 @@ grpc::Status CuratorService::Align(grpc::ServerContext* context, const v1::Align
   return Answer(*context, *request, response, &CuratorCore::Align);
 }
 
+grpc::Status CuratorService::AttestPlan(grpc::ServerContext* context, const v1::AttestPlanRequest* request,
+                                        v1::AttestPlanResponse* response) {
+  return Answer(*context, *request, response, &CuratorCore::AttestPlan);
+}
+
 grpc::Status CuratorService::ShareLabels(grpc::ServerContext* context, const v1::ShareLabelsRequest* request,
                                          v1::ShareLabelsResponse* response) {
   return Answer(*context, *request, response, &CuratorCore::ShareLabels);
@@ -69,6 +74,7 @@ grpc::Status CuratorService::Train(
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         absl::StrCat("run id '", hello.run_id(), "' is not this run"));
   }
+  if (absl::Status attested = core_->CheckAttested(*party); !attested.ok()) return ToGrpcStatus(attested);
   SessionHub& hub = core_->hub();
   const int index = hub.Index(*party);
   if (absl::Status status = hub.Connect(index); !status.ok()) return ToGrpcStatus(status);

@@ -21,6 +21,8 @@ class CuratorService final : public v1::Curator::Service {
                         v1::RegisterResponse* response) override;
   grpc::Status Align(grpc::ServerContext* context, const v1::AlignRequest* request,
                      v1::AlignResponse* response) override;
+  grpc::Status AttestPlan(grpc::ServerContext* context, const v1::AttestPlanRequest* request,
+                          v1::AttestPlanResponse* response) override;
   grpc::Status ShareLabels(grpc::ServerContext* context, const v1::ShareLabelsRequest* request,
                            v1::ShareLabelsResponse* response) override;
   grpc::Status ReleaseLabelPairs(grpc::ServerContext* context, const v1::LabelPairsRequest* request,

@@ -98,11 +98,28 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
     Family(&out, "vfsynth_generator_loss", "gauge", "Generator loss of the last generator step.")
         .Sample(status.generator_loss());
   }
-  Family(&out, "vfsynth_epsilon_spent", "gauge",
-         "Joint epsilon of the rounds done (every party's releases), at vfsynth_delta.")
-      .Sample(status.epsilon_spent());
-  Family(&out, "vfsynth_epsilon_planned", "gauge", "Joint epsilon of the whole run.")
-      .Sample(status.epsilon_planned());
+  // Only observers against whom the run is DP get a sample: no number where it is not.
+  {
+    Family spent(&out, "vfsynth_epsilon_spent", "gauge",
+                 "Epsilon of the rounds done against each observer where the run is DP, at vfsynth_delta.");
+    for (const v1::ObserverGuarantee& g : status.guarantees()) {
+      if (g.has_epsilon_spent()) spent.Sample("observer", g.observer(), g.epsilon_spent());
+    }
+  }
+  {
+    Family planned(&out, "vfsynth_epsilon_planned", "gauge",
+                   "Epsilon of the whole run against each observer where the run is DP.");
+    for (const v1::ObserverGuarantee& g : status.guarantees()) {
+      if (g.has_epsilon_planned()) planned.Sample("observer", g.observer(), g.epsilon_planned());
+    }
+  }
+  {
+    Family dp(&out, "vfsynth_differentially_private", "gauge",
+              "1 if the run is differentially private against the observer, else 0.");
+    for (const v1::ObserverGuarantee& g : status.guarantees()) {
+      dp.Sample("observer", g.observer(), g.has_epsilon_planned() ? 1 : 0);
+    }
+  }
   Family(&out, "vfsynth_delta", "gauge", "The run's delta.").Sample(status.delta());
 
   PartyFamily(&out, status, "vfsynth_party_connected", "gauge", "1 if the party's Train stream is open.",
@@ -110,9 +127,13 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
   PartyFamily(&out, status, "vfsynth_party_seconds_since_last_message", "gauge",
               "Seconds since the party's last Train message (-1: none yet).",
               [](const v1::PartyStatus& p) { return p.seconds_since_last_message(); });
-  PartyFamily(&out, status, "vfsynth_party_epsilon_spent", "gauge",
-              "Epsilon of the party's own releases so far, at vfsynth_delta.",
-              [](const v1::PartyStatus& p) { return p.epsilon_spent(); });
+  {
+    Family own(&out, "vfsynth_party_epsilon_spent", "gauge",
+               "Epsilon of the party's own releases so far, at vfsynth_delta (where the run is DP).");
+    for (const v1::PartyStatus& party : status.parties()) {
+      if (party.has_epsilon_spent()) own.Sample("party", party.name(), party.epsilon_spent());
+    }
+  }
   PartyFamily(&out, status, "vfsynth_party_sent_bytes_total", "counter",
               "Train stream bytes sent to the party.",
               [](const v1::PartyStatus& p) { return static_cast<double>(p.bytes_sent()); });

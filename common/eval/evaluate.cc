@@ -141,6 +141,21 @@ std::string MetricsJson(const EvalResult& r) {
   json.EndArray();
   json.EndObject();
 
+  if (r.privacy.has_value()) {
+    json.Key("privacy").BeginObject();
+    json.Field("mode", r.privacy->privacy().mode()).Field("delta", r.privacy->privacy().delta());
+    json.Key("guarantees").BeginArray();
+    for (const v1::ObserverGuarantee& g : r.privacy->guarantees()) {
+      json.BeginObject().Field("observer", g.observer());
+      if (g.has_epsilon_planned()) {
+        json.Field("epsilon", g.epsilon_planned());
+      } else {
+        json.Field("not_dp", g.not_dp());
+      }
+      json.EndObject();
+    }
+    json.EndArray().EndObject();
+  }
   if (r.utility.has_value()) {
     const UtilityResult& u = *r.utility;
     json.Key("utility").BeginObject();

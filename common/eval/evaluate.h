@@ -12,6 +12,7 @@
 #include "common/eval/eval_table.h"
 #include "common/eval/fidelity.h"
 #include "common/eval/utility.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 #include "vfsynth/v1/schema.pb.h"
 
 namespace vfsynth {
@@ -40,6 +41,9 @@ struct EvalResult {
   std::vector<double> synthetic_association;
   double summary_score = 0;  // = quality.overall (SDMetrics quality score)
   double seconds = 0;
+  // The run's privacy statement (the curator's <table>.privacy.json), if given: the
+  // guarantee against each observer, shown in the report and metrics.json.
+  std::optional<v1::PrivacyPlan> privacy;
 };
 
 // Computes every metric of docs/evaluation.md from two tables typed by `schema`.

@@ -135,6 +135,19 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
   absl::StrAppendFormat(&html, "<p>%d real rows, %d synthetic rows; computed in %.1f s.</p>\n",
                         r.real.rows, r.synthetic.rows, r.seconds);
 
+  if (r.privacy.has_value()) {
+    absl::StrAppendFormat(&html,
+                          "<h2>Differential privacy</h2><p>Mode %s, &delta; = %g: the guarantee to a person whose "
+                          "record every party holds.</p><table><tr><th>against</th><th>&epsilon;</th></tr>",
+                          HtmlEscape(r.privacy->privacy().mode()), r.privacy->privacy().delta());
+    for (const v1::ObserverGuarantee& g : r.privacy->guarantees()) {
+      absl::StrAppend(&html, "<tr><td>", HtmlEscape(g.observer()), "</td><td>",
+                      g.has_epsilon_planned() ? absl::StrFormat("%.4g", g.epsilon_planned())
+                                              : absl::StrCat("not DP: ", HtmlEscape(g.not_dp())),
+                      "</td></tr>");
+    }
+    html += "</table>\n";
+  }
   html += "<h2>Fidelity</h2><table><tr><th>metric</th><th>value</th></tr>";
   const std::pair<const char*, double> scores[] = {
       {"Quality score (mean of the two properties)", r.quality.overall},

@@ -4,7 +4,8 @@
 # (all columns, categories from the schema, numerics inside the bounds), a party
 # with a wrong certificate being refused, `vfsynth status` and the metrics endpoint
 # of a waiting curator, SIGTERM stopping the curator cleanly, and `vfsynth synthesize`
-# redrawing the published table from the curator's checkpoint.
+# redrawing the published table from the curator's checkpoint, and the privacy
+# statement beside the table.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
@@ -19,6 +20,11 @@ for party in hospital insurer bank; do
 done
 python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.schema.json" 1500 \
   || fail "synthetic table violates the schema"
+# The table comes with its privacy statement; a run in mode none claims no epsilon.
+"$BIN/vfsynth" privacy statement "$WORK/run/synthetic.privacy.json" > "$WORK/statement.txt" \
+  || fail "no privacy statement beside the table"
+grep -q "against published: not DP (mode none" "$WORK/statement.txt" || { cat "$WORK/statement.txt"; fail "statement"; }
+if grep -q "epsilon" "$WORK/statement.txt"; then cat "$WORK/statement.txt"; fail "mode none states an epsilon"; fi
 
 # `vfsynth synthesize` redraws the table from the curator's checkpoint: byte for byte
 # the published one (run-local.sh names `class` the label, at temperature 0.5), and at

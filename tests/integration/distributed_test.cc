@@ -522,7 +522,15 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   }
   const std::string report = FormatStatusReport(*status);
   EXPECT_THAT(report, HasSubstr("run it-run: finished, round 3/3"));
-  EXPECT_THAT(report, HasSubstr("privacy strict: joint epsilon 8.000"));
+  EXPECT_THAT(report, HasSubstr("against published: epsilon 8 spent of 8 at delta 1e-05"));
+  EXPECT_THAT(report, HasSubstr("against other_party: epsilon "));
+  // Every observer's view: amplified against the curator, not against the other parties.
+  ASSERT_EQ(status->guarantees_size(), 4);
+  EXPECT_EQ(status->plan_digest().size(), 64u);
+  EXPECT_NEAR(status->guarantees(1).epsilon_spent(), 8.0, 1e-3);  // curator
+  EXPECT_GT(status->guarantees(2).epsilon_spent(), 8.0);          // other_party
+  EXPECT_THAT(metrics, HasSubstr("vfsynth_epsilon_spent{observer=\"published\"} 7.99"));
+  EXPECT_THAT(metrics, HasSubstr("vfsynth_differentially_private{observer=\"other_party\"} 1\n"));
   EXPECT_THAT(report, HasSubstr("insurer"));
 
   // strict: D_s sees released features only, so its loss may be shown.
@@ -548,8 +556,49 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   EXPECT_FALSE(outcome.curator.ok());
   ASSERT_FALSE(outcome.parties[2].ok());
   EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("budget 1"));
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon 1"));
   EXPECT_EQ(outcome.party_epsilon_spent[2], 0.0);
+}
+
+// The joint epsilon assumes one set of settings: a party at another epsilon fails the
+// whole run, named with the setting, before any party has released or charged anything.
+TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
+  v1::PrivacyConfig run_privacy;
+  run_privacy.set_mode("strict");
+  run_privacy.set_epsilon(8.0);
+  v1::TrainingConfig training = Training();
+  training.set_marginal_weight(1.0);  // a release right after alignment, were the plans not checked first
+  auto outcome = RunAll(StartCurator(20, run_privacy, "", training), [&](const std::string& name, int port) {
+    v1::PrivacyConfig privacy = run_privacy;
+    if (name == "bank") privacy.set_epsilon(5.0);
+    return PartyConfigFor(name, port, privacy);
+  });
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' plans privacy.epsilon = 5 but the curator plans 8"));
+  EXPECT_EQ(outcome.status.state(), "failed");
+  ASSERT_FALSE(outcome.parties[2].ok());
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon"));
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+    EXPECT_TRUE(LedgerCharges(kParties[k]).empty()) << kParties[k];
+  }
+}
+
+// A budget against other parties cannot hold in dpsgd: the run is refused at planning.
+TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("dpsgd");
+  privacy.set_epsilon(8.0);
+  privacy.set_epsilon_budget_against_parties(100);
+  auto outcome = RunAll(StartCurator(20, privacy), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port, privacy);
+  });
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("gives no guarantee against other parties"));
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    ASSERT_FALSE(outcome.parties[k].ok()) << kParties[k];
+    EXPECT_THAT(outcome.parties[k].message(), HasSubstr("epsilon_budget_against_parties")) << kParties[k];
+  }
 }
 
 TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {

@@ -28,6 +28,13 @@ v1::StatusResponse MakeStatus() {
   status.set_epsilon_spent(3.5);
   status.set_epsilon_planned(10);
   status.set_delta(1e-5);
+  v1::ObserverGuarantee* published = status.add_guarantees();
+  published->set_observer("published");
+  published->set_epsilon_planned(10);
+  published->set_epsilon_spent(3.5);
+  v1::ObserverGuarantee* parties = status.add_guarantees();
+  parties->set_observer("other_party");
+  parties->set_not_dp("dpsgd sends un-noised features");
   status.set_critic_loss(-0.75);
   status.set_generator_loss(0.5);
   v1::PartyStatus* a = status.add_parties();
@@ -49,13 +56,19 @@ TEST(MetricsTextTest, ReportsProgressPrivacyAndParties) {
   EXPECT_THAT(text, HasSubstr("\nvfsynth_round 12\n"));
   EXPECT_THAT(text, HasSubstr("\nvfsynth_rounds_total 60\n"));
   EXPECT_THAT(text, HasSubstr("\nvfsynth_rounds_per_second 0.25\n"));
-  EXPECT_THAT(text, HasSubstr("\nvfsynth_epsilon_spent 3.5\n"));
+  EXPECT_THAT(text, HasSubstr("\nvfsynth_epsilon_spent{observer=\"published\"} 3.5\n"));
+  EXPECT_THAT(text, HasSubstr("\nvfsynth_epsilon_planned{observer=\"published\"} 10\n"));
+  EXPECT_THAT(text, HasSubstr("\nvfsynth_differentially_private{observer=\"published\"} 1\n"));
+  // No number where the run is not DP against the observer.
+  EXPECT_THAT(text, HasSubstr("\nvfsynth_differentially_private{observer=\"other_party\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("vfsynth_epsilon_spent{observer=\"other_party\"}")));
   EXPECT_THAT(text, HasSubstr("\nvfsynth_delta 1e-05\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_run_info{run_id=\"run-7\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_run_state{state=\"training\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_run_state{state=\"failed\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_party_connected{party=\"hospital\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_party_epsilon_spent{party=\"hospital\"} 1.25\n"));
+  EXPECT_THAT(text, Not(HasSubstr("vfsynth_party_epsilon_spent{party=\"in")));
   EXPECT_THAT(text, HasSubstr("vfsynth_party_seconds_since_last_message{party=\"hospital\"} 0.5\n"));
   // Byte counters are exact integers, not rounded to 6 digits.
   EXPECT_THAT(text, HasSubstr("vfsynth_party_sent_bytes_total{party=\"hospital\"} 123456789012\n"));

@@ -96,6 +96,13 @@ v1::AlignResponse Alignment(int first, int last) {
   return response;
 }
 
+// The curator's answer to AttestPlan when it planned as this party did.
+absl::Status AttestOwnPlan(PartyCore& core) {
+  v1::AttestPlanResponse response;
+  *response.mutable_plan() = core.privacy_plan();
+  return core.AcceptCuratorPlan(response);
+}
+
 v1::Tensor Filled(std::vector<int64_t> shape, float value) {
   std::vector<float> values(static_cast<size_t>(ElementCount(shape)), value);
   v1::Tensor tensor;
@@ -162,7 +169,8 @@ class PartyCoreTest : public ::testing::Test {
   std::unique_ptr<PartyCore> Aligned() {
     std::unique_ptr<PartyCore> core = Registered();
     if (core == nullptr) return nullptr;
-    const absl::Status status = core->AcceptAlignment(Alignment(2, 9));
+    absl::Status status = core->AcceptAlignment(Alignment(2, 9));
+    if (status.ok()) status = AttestOwnPlan(*core);
     EXPECT_TRUE(status.ok()) << status;
     return core;
   }
@@ -292,6 +300,24 @@ TEST_F(PartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
 
 // ---- round messages ----
 
+// Nothing leaves before the curator's plan matched; a curator at other settings is
+// refused naming the setting, and the party still answers nothing.
+TEST_F(PartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
+  std::unique_ptr<PartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  ASSERT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  EXPECT_THAT(core->Handle(CriticTask(0, 0)).status().message(), HasSubstr("before the privacy plans matched"));
+  v1::AttestPlanResponse other;
+  *other.mutable_plan() = core->privacy_plan();
+  other.mutable_plan()->mutable_privacy()->set_clip_norm(3);
+  const absl::Status refused = core->AcceptCuratorPlan(other);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("the curator plans privacy.clip_norm = 3"));
+  EXPECT_FALSE(core->Handle(CriticTask(0, 0)).ok());
+  ASSERT_TRUE(AttestOwnPlan(*core).ok());
+  EXPECT_TRUE(core->Handle(CriticTask(0, 0)).ok());
+}
+
 TEST_F(PartyCoreTest, RoundMessageBeforeAlignmentIsFailedPrecondition) {
   std::unique_ptr<PartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
@@ -348,6 +374,7 @@ TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
   response.mutable_model()->set_feature_dim(70000);  // 4 x 70000 floats > 1 MiB limit
   ASSERT_TRUE(core->AcceptRegistration(response).ok());
   ASSERT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(AttestOwnPlan(*core).ok());
   // Shaped as expected, so only the size is wrong.
   v1::CuratorMessage message = Envelope(0, 0);
   *message.mutable_feature_gradients()->mutable_grad_real() = Filled({kBatch, 70000}, 0.01f);
@@ -486,6 +513,7 @@ absl::StatusOr<std::unique_ptr<PartyCore>> AlignedWith(const v1::PartyConfig& co
   ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config, resume));
   RETURN_IF_ERROR(core->AcceptRegistration(registration));
   RETURN_IF_ERROR(core->AcceptAlignment(Alignment(2, 9)));
+  RETURN_IF_ERROR(AttestOwnPlan(*core));
   return core;
 }
 
@@ -779,6 +807,7 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   ASSERT_TRUE(core.ok()) << core.status();
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
   ASSERT_TRUE((*core)->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(AttestOwnPlan(**core).ok());
   EXPECT_NEAR((*core)->epsilon_planned(), 10, 1e-3);
   for (int64_t step = 0; step < kNCritic; ++step) {
     auto replies = (*core)->Handle(CriticTask(0, step));

@@ -171,4 +171,34 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
   EXPECT_NE(bad.out.find("--records"), std::string::npos) << bad.out;
 }
 
+// Every observer gets its own figure, or "not_DP" where the mode gives it no guarantee;
+// a budget against the parties is enforced.
+TEST(PrivacyCliTest, PlanStatesTheEpsilonAgainstEveryObserver) {
+  const std::string shape =
+      "privacy plan --party-count 3 --records 26048 --batch-size 256 --generator-rounds 400 --n-critic 1 "
+      "--delta 1e-5 --epsilon 10 --mode ";
+  const Result strict = RunVfsynth(shape + "strict");
+  ASSERT_EQ(strict.exit_code, 0) << strict.out;
+  EXPECT_NEAR(Value(strict.out, "published_epsilon"), 10, 1e-3) << strict.out;
+  EXPECT_NEAR(Value(strict.out, "curator_epsilon"), 10, 1e-3) << strict.out;
+  const double parties = Value(strict.out, "other_party_epsilon");
+  EXPECT_GT(parties, 20 * 10) << strict.out;
+  EXPECT_EQ(Value(strict.out, "curator_with_party_epsilon"), parties) << strict.out;
+  const Result dpsgd = RunVfsynth(shape + "dpsgd");
+  ASSERT_EQ(dpsgd.exit_code, 0) << dpsgd.out;
+  EXPECT_NEAR(Value(dpsgd.out, "published_epsilon"), 10, 1e-3) << dpsgd.out;
+  for (const char* key : {" curator_epsilon=not_DP", " other_party_epsilon=not_DP", " curator_with_party_epsilon=not_DP"}) {
+    EXPECT_NE(dpsgd.out.find(key), std::string::npos) << key << "\n" << dpsgd.out;
+  }
+  const Result vflgan = RunVfsynth(shape + "vflgan");
+  ASSERT_EQ(vflgan.exit_code, 0) << vflgan.out;
+  EXPECT_NE(vflgan.out.find(" epsilon=not_DP"), std::string::npos) << vflgan.out;
+  EXPECT_EQ(vflgan.out.find("party_epsilon=0"), std::string::npos) << vflgan.out;
+  const Result capped = RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 0.9));
+  EXPECT_NE(capped.exit_code, 0) << capped.out;
+  EXPECT_NE(capped.out.find("privacy.epsilon_budget_against_parties"), std::string::npos) << capped.out;
+  const Result kept = RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 1.1));
+  EXPECT_EQ(kept.exit_code, 0) << kept.out;
+}
+
 }  // namespace

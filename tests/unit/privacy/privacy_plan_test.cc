@@ -1,0 +1,171 @@
+// The run's privacy plan: every daemon resolves the same one from the same settings,
+// names the first setting where two differ, and states the ε against each observer.
+#include "common/model/privacy_plan.h"
+
+#include <string>
+
+#include "common/model/config.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+v1::PrivacyConfig Settings(const std::string& mode, double epsilon) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(mode);
+  if (mode != "none") privacy.set_epsilon(epsilon);
+  privacy.set_ledger("party-local.ledger");
+  EXPECT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  return privacy;
+}
+
+// Adult's training split, K = 3, B = 256, one critic step per round.
+v1::TrainingConfig Training(int rounds) {
+  v1::TrainingConfig training;
+  training.set_batch_size(256);
+  training.set_rounds(rounds);
+  training.set_n_critic(1);
+  return training;
+}
+
+v1::PrivacyPlan Plan(const v1::PrivacyConfig& privacy, int rounds = 400, int parties = 3, int64_t records = 26048) {
+  absl::StatusOr<v1::PrivacyPlan> plan = ResolvePrivacyPlan(privacy, Training(rounds), parties, records);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *plan : v1::PrivacyPlan();
+}
+
+TEST(PrivacyPlanTest, SameSettingsGiveTheSamePlanWithoutTheLedgerPath) {
+  v1::PrivacyConfig other = Settings("strict", 10);
+  other.set_ledger("another-party.ledger");
+  const v1::PrivacyPlan a = Plan(Settings("strict", 10));
+  const v1::PrivacyPlan b = Plan(other);
+  EXPECT_TRUE(CheckSamePlan(a, "the curator", b, "party 'bank'").ok());
+  EXPECT_EQ(PlanDigest(a), PlanDigest(b));
+  EXPECT_EQ(PlanDigest(a).size(), 64u);
+  EXPECT_TRUE(a.privacy().ledger().empty());
+  EXPECT_NEAR(Guarantee(a, Observer::kPublished).epsilon_planned(), 10, 1e-3);
+}
+
+TEST(PrivacyPlanTest, APartyAtAnotherEpsilonIsRefusedNamingPartyAndSetting) {
+  const v1::PrivacyPlan curator = Plan(Settings("strict", 10));
+  const v1::PrivacyPlan bank = Plan(Settings("strict", 5));
+  const absl::Status status = CheckSamePlan(curator, "the curator", bank, "party 'bank'");
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(HasSubstr("party 'bank' plans privacy.epsilon = 5"), HasSubstr("the curator plans 10")));
+  EXPECT_NE(PlanDigest(curator), PlanDigest(bank));
+}
+
+TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
+  const v1::PrivacyConfig base = Settings("strict", 10);
+  const v1::PrivacyPlan reference = Plan(base);
+  struct Case {
+    std::string setting;
+    v1::PrivacyPlan plan;
+  };
+  v1::PrivacyConfig clip = base;
+  clip.set_clip_norm(2);
+  v1::PrivacyConfig feature_clip = base;
+  feature_clip.set_feature_clip_norm(0.5);
+  v1::PrivacyConfig delta = base;
+  delta.set_delta(1e-6);
+  v1::PrivacyConfig conversion = base;
+  conversion.set_conversion("classic");
+  v1::PrivacyConfig mode = Settings("pate", 10);
+  v1::PrivacyConfig against = base;
+  against.set_epsilon_budget_against_parties(1e6);
+  for (const Case& c : {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)},
+                        Case{"privacy.clip_norm", Plan(clip)}, Case{"privacy.feature_clip_norm", Plan(feature_clip)},
+                        Case{"privacy.conversion", Plan(conversion)},
+                        Case{"privacy.epsilon_budget_against_parties", Plan(against)},
+                        Case{"parties", Plan(base, 400, 4)}, Case{"records", Plan(base, 400, 3, 26000)},
+                        Case{"rounds", Plan(base, 401)}}) {
+    const absl::Status status = CheckSamePlan(reference, "the curator", c.plan, "party 'insurer'");
+    EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("plans ", c.setting, " = "))) << c.setting;
+  }
+}
+
+TEST(PrivacyPlanTest, StrictIsAmplifiedAgainstTheCuratorButNotAgainstParties) {
+  const v1::PrivacyPlan plan = Plan(Settings("strict", 10));
+  for (Observer observer : kObservers) {
+    EXPECT_TRUE(Guarantee(plan, observer).has_epsilon_planned()) << ObserverName(observer);
+    EXPECT_EQ(Guarantee(plan, observer).observer(), ObserverName(observer));
+  }
+  const double published = Guarantee(plan, Observer::kPublished).epsilon_planned();
+  EXPECT_EQ(Guarantee(plan, Observer::kCurator).epsilon_planned(), published);
+  const double parties = Guarantee(plan, Observer::kOtherParty).epsilon_planned();
+  EXPECT_EQ(Guarantee(plan, Observer::kCuratorWithParty).epsilon_planned(), parties);
+  // q = 1 instead of 256/26048: far weaker, and shown as such.
+  EXPECT_GT(parties, 20 * published);
+}
+
+TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
+  const v1::PrivacyPlan dpsgd = Plan(Settings("dpsgd", 10));
+  EXPECT_NEAR(Guarantee(dpsgd, Observer::kPublished).epsilon_planned(), 10, 1e-3);
+  for (Observer observer : {Observer::kCurator, Observer::kOtherParty, Observer::kCuratorWithParty}) {
+    EXPECT_FALSE(Guarantee(dpsgd, observer).has_epsilon_planned()) << ObserverName(observer);
+    EXPECT_THAT(Guarantee(dpsgd, observer).not_dp(), HasSubstr("un-noised"));
+    EXPECT_THAT(DescribeGuarantee(Guarantee(dpsgd, observer), 1e-5), HasSubstr("not DP"));
+  }
+  EXPECT_GT(dpsgd.shared_critic_noise_multiplier(), 0);
+  for (const char* mode : {"vflgan", "none"}) {
+    const v1::PrivacyPlan plan = Plan(Settings(mode, 10));
+    for (Observer observer : kObservers) {
+      EXPECT_FALSE(Guarantee(plan, observer).has_epsilon_planned()) << mode << " " << ObserverName(observer);
+      EXPECT_FALSE(Guarantee(plan, observer).not_dp().empty()) << mode;
+    }
+  }
+}
+
+TEST(PrivacyPlanTest, EpsilonSpentGrowsToThePlannedFigure) {
+  const v1::PrivacyPlan plan = Plan(Settings("gswgan", 10), 40);
+  for (Observer observer : kObservers) {
+    auto start = EpsilonAfter(plan, observer, 0);
+    auto half = EpsilonAfter(plan, observer, 20);
+    auto end = EpsilonAfter(plan, observer, 40);
+    ASSERT_TRUE(start.ok() && half.ok() && end.ok());
+    EXPECT_EQ(**start, 0);
+    EXPECT_GT(**half, 0);
+    EXPECT_LT(**half, **end);
+    EXPECT_DOUBLE_EQ(**end, Guarantee(plan, observer).epsilon_planned());
+  }
+}
+
+TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
+  v1::PrivacyConfig strict = Settings("strict", 10);
+  const double against = Guarantee(Plan(strict), Observer::kOtherParty).epsilon_planned();
+  strict.set_epsilon_budget_against_parties(against * 1.01);
+  EXPECT_TRUE(CheckPlanBudgets(Plan(strict)).ok());
+  strict.set_epsilon_budget_against_parties(against * 0.99);
+  const absl::Status over = CheckPlanBudgets(Plan(strict));
+  EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(over.message()),
+              AllOf(HasSubstr("against other parties"), HasSubstr("privacy.epsilon_budget_against_parties")));
+  for (const char* mode : {"dpsgd", "vflgan"}) {
+    v1::PrivacyConfig settings = Settings(mode, 10);
+    settings.set_epsilon_budget_against_parties(1e9);
+    const absl::Status refused = CheckPlanBudgets(Plan(settings));
+    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << mode;
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("gives no guarantee against other parties")) << mode;
+  }
+}
+
+TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
+  v1::PrivacyConfig settings = Settings("strict", 10);
+  const double z = Plan(settings).noise_multiplier();
+  settings.set_noise_multiplier(z * 0.9);
+  EXPECT_EQ(CheckPlanBudgets(Plan(settings)).code(), absl::StatusCode::kFailedPrecondition);
+  settings.set_noise_multiplier(z * 1.1);
+  EXPECT_TRUE(CheckPlanBudgets(Plan(settings)).ok());
+}
+
+TEST(PrivacyPlanTest, TooFewRecordsForTheBatchCannotBePlanned) {
+  EXPECT_FALSE(ResolvePrivacyPlan(Settings("strict", 10), Training(10), 3, 100).ok());
+}
+
+}  // namespace
+}  // namespace vfsynth
