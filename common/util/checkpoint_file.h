@@ -32,6 +32,9 @@ absl::Status WriteCheckpoint(const std::string& path, v1::CheckpointHeader heade
 // FAILED_PRECONDITION for a format version this build does not read.
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 
+// Whether `contents` starts like a checkpoint file (whatever its version or state).
+bool IsCheckpointFile(absl::string_view contents);
+
 // FAILED_PRECONDITION naming `path` and the first difference if `found` is not a
 // checkpoint of `expected`'s kind, run, configuration and data.
 absl::Status CheckCheckpointMatches(const v1::CheckpointHeader& found,
