@@ -17,7 +17,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 1;
+inline constexpr uint32_t kCheckpointFormatVersion = 2;
 
 struct Checkpoint {
   v1::CheckpointHeader header;
