@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/data/alignment.h"
+#include "client/kept_release.h"
 #include "client/label_pair_release.h"
 #include "client/reply_journal.h"
 #include "common/data/schema.h"
@@ -34,6 +35,8 @@
 namespace vfsynth {
 
 inline constexpr uint32_t kPartyProtocolVersion = 1;
+// The marginal release's name in the ledger: its draw is kept in the party's checkpoint.
+constexpr char kMarginalReleaseName[] = "marginals";
 
 absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
@@ -211,6 +214,10 @@ v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
           .Add(SettingsDigest(model_config_, training_, config_.privacy()))
           .Hex());
   header.set_data_digest(data_digest_);
+  if (ledger_ != nullptr) {
+    header.set_ledger_id(ledger_->id());
+    header.set_ledger_charges(ledger_->charges());
+  }
   return header;
 }
 
@@ -268,11 +275,31 @@ absl::Status PartyCore::OpenCheckpoint() {
   if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
   if (!checkpoint.ok()) return checkpoint.status();
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
+  RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
   committed_step_ = checkpoint->header.step();
   ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
   spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
                committed_step_, journal_->size());
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  constexpr absl::string_view kUnderReport =
+      "resuming on it would under-report what this party's releases spent. Resume with the run's own, latest "
+      "ledger, or start a new run (another run_id) with a new ledger";
+  if (header.ledger_id() != ledger_->id()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", ledger_->path(), " (ledger id ", ledger_->id(), ") is not the ledger checkpoint ", path,
+        " was charged to (ledger id ", header.ledger_id(), "): ", kUnderReport));
+  }
+  if (ledger_->charges() < header.ledger_charges()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", ledger_->path(), " holds ", ledger_->charges(), " charges but checkpoint ", path,
+        " was committed after ", header.ledger_charges(), " of them: it is an older copy of the run's ledger, and ",
+        kUnderReport));
+  }
   return absl::OkStatus();
 }
 
@@ -351,7 +378,18 @@ absl::Status PartyCore::OpenLedger() {
   ledger_config.conversion = conversion;
   ledger_config.epsilon_budget =
       config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
-  ASSIGN_OR_RETURN(ledger_, privacy::PrivacyLedger::Open(config.ledger(), ledger_config));
+  // Resuming, the ledger the checkpoint's releases were charged to must be there: a new
+  // one would under-report them (OpenCheckpoint checks it is that ledger).
+  absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> ledger =
+      resume_ ? privacy::PrivacyLedger::OpenExisting(config.ledger(), ledger_config)
+              : privacy::PrivacyLedger::Open(config.ledger(), ledger_config);
+  if (absl::IsNotFound(ledger.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: ", ledger.status().message(), ", but the run's checkpoint was charged to it: restore it, "
+        "or start a new run (another run_id) with a new ledger"));
+  }
+  if (!ledger.ok()) return ledger.status();
+  ledger_ = *std::move(ledger);
   const privacy::PrivacySpent spent = ledger_->Spent();
   if (spent.rounds > 0) {
     // The charges are idempotent per key: a fresh start would draw and release again
@@ -398,7 +436,18 @@ absl::Status PartyCore::ChargeMarginalRelease() {
   if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
-  return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
+  RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
+  // Resuming, the checkpoint's draw: the one this charge covers.
+  const torch::Tensor marginals = model_->marginal_target()->probabilities().contiguous();
+  return ledger_->RecordRelease(
+      charge->key, kMarginalReleaseName,
+      Sha256Hex(absl::string_view(static_cast<const char*>(marginals.data_ptr()),
+                                  marginals.numel() * marginals.element_size())));
+}
+
+int64_t PartyCore::MarginalReleaseKey() const {
+  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  return charge.has_value() ? charge->key : 0;
 }
 
 namespace {
@@ -419,17 +468,22 @@ absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
     return request;
   }
   if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("training.label_column: ", label.status().message()));
-  // The ledger's marginal-release charge (PlanMarginals) covers this release.
-  return HolderLabelRelease(ReleasePath(config_, "labels.release"), run_id_, config_.name(), model_->table(), *label,
-                            PrivacyShape().label_epsilon);
+  // The ledger's marginal-release charge (ChargeMarginalRelease) covers this release.
+  const std::string path = ReleasePath(config_, "labels.release");
+  return BoundRelease<v1::ShareLabelsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
+    return HolderLabelRelease(path, run_id_, config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
+  });
 }
 
 absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
     const v1::ShareLabelsResponse& labels) {
   if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
-  return LabelPairRelease(ReleasePath(config_, "label_pairs.release"), run_id_, config_.name(), labels,
-                          model_->table(), data_.encoder.blocks(), PrivacyShape().marginal_noise_multiplier);
+  const std::string path = ReleasePath(config_, "label_pairs.release");
+  return BoundRelease<v1::LabelPairsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
+    return LabelPairRelease(path, run_id_, config_.name(), labels, model_->table(), data_.encoder.blocks(),
+                            PrivacyShape().marginal_noise_multiplier);
+  });
 }
 
 absl::Status PartyCore::ChargeStep(int64_t step) {

@@ -147,8 +147,14 @@ class PartyCore {
   // never left the party).
   absl::Status PlanMarginals();
   // The ledger's key-0 charge for the marginal release (and the label pairs'), after
-  // the first checkpoint is durable and before any of it leaves.
+  // the first checkpoint is durable and before any of it leaves, with the digest of the
+  // marginal draw it covers (a resumed party's restored draw must be that one).
   absl::Status ChargeMarginalRelease();
+  // That charge's ledger key (0 when there is none).
+  int64_t MarginalReleaseKey() const;
+  // Resuming: the checkpoint must name the open ledger, and the ledger hold at least
+  // the charges it held when the checkpoint was committed.
+  absl::Status CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const;
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);

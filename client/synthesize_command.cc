@@ -1,6 +1,7 @@
-// `vfsynth synthesize`: draws a table from a curator checkpoint, offline. G is public
-// once trained, so this is post-processing: more rows, another label temperature, or a
-// table from a run whose curator stopped before publishing (docs/operations.md).
+// `vfsynth synthesize`: draws a table from the curator's publishable generator
+// artefact (generator.vfsg), offline. G is public once trained, so this is
+// post-processing: more rows, another label temperature, or a table from a run whose
+// curator stopped before publishing (docs/operations.md).
 
 #include <spdlog/spdlog.h>
 
@@ -10,20 +11,18 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "client/command_registry.h"
 #include "common/data/csv.h"
-#include "common/data/schema.h"
 #include "common/model/config.h"
 #include "common/util/status_macros.h"
-#include "server/checkpoint_synthesis.h"
+#include "server/generator_artefact.h"
+#include "server/generator_synthesis.h"
 
 ABSL_DECLARE_FLAG(std::string, config);
 ABSL_DECLARE_FLAG(int64_t, rows);
 ABSL_DECLARE_FLAG(std::string, output);
-ABSL_FLAG(std::string, party_schemas, "",
-          "synthesize: the parties' public schemas, comma-separated, in the curator config's roster order");
-ABSL_FLAG(std::string, checkpoint, "", "synthesize: curator checkpoint (default: the config's checkpoint_dir)");
+ABSL_FLAG(std::string, generator, "",
+          "synthesize: the generator artefact the curator writes (<checkpoint_dir>/generator.vfsg)");
 ABSL_FLAG(std::string, label_column, "", "synthesize: override output.label_column");
 ABSL_FLAG(double, label_temperature, -1, "synthesize: override output.label_temperature");
 
@@ -31,62 +30,48 @@ namespace vfsynth {
 
 namespace {
 
-absl::StatusOr<std::vector<TableEncoder>> RosterEncoders(const v1::CuratorConfig& config) {
-  const std::vector<std::string> paths = absl::StrSplit(absl::GetFlag(FLAGS_party_schemas), ',');
-  if (static_cast<int>(paths.size()) != config.parties_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("--party_schemas names ", paths.size(), " schemas; the roster has ",
-                                                   config.parties_size(), " parties (one schema each, in order)"));
-  }
-  std::vector<TableEncoder> encoders;
-  for (const std::string& path : paths) {
-    ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(path));
-    absl::StatusOr<TableEncoder> encoder = TableEncoder::Create(schema);
-    if (!encoder.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", encoder.status().message()));
-    encoders.push_back(std::move(*encoder));
-  }
-  return encoders;
-}
-
-absl::Status ApplyOutputFlags(v1::CuratorConfig& config) {
-  v1::OutputConfig* output = config.mutable_output();
+// The artefact's publication settings with the command's overrides.
+absl::StatusOr<v1::OutputConfig> OutputSettings(const v1::GeneratorHeader& header) {
+  v1::OutputConfig output = header.output();
   if (!absl::GetFlag(FLAGS_label_column).empty()) {
-    output->set_label_column(absl::GetFlag(FLAGS_label_column));
-    output->clear_label_temperature();  // the default for a label column, unless given below
+    output.set_label_column(absl::GetFlag(FLAGS_label_column));
+    output.clear_label_temperature();  // the default for a label column, unless given below
   }
-  if (absl::GetFlag(FLAGS_label_temperature) >= 0) {
-    output->set_label_temperature(absl::GetFlag(FLAGS_label_temperature));
-  }
-  if (absl::GetFlag(FLAGS_rows) > 0) output->set_rows(absl::GetFlag(FLAGS_rows));
-  output->set_synthetic_csv(absl::GetFlag(FLAGS_output));
-  return ResolveOutputConfig("", config.training(), output);
+  if (absl::GetFlag(FLAGS_label_temperature) >= 0) output.set_label_temperature(absl::GetFlag(FLAGS_label_temperature));
+  if (absl::GetFlag(FLAGS_rows) > 0) output.set_rows(absl::GetFlag(FLAGS_rows));
+  output.set_synthetic_csv(absl::GetFlag(FLAGS_output));
+  RETURN_IF_ERROR(ResolveOutputConfig("", v1::TrainingConfig(), &output));
+  return output;
 }
 
 absl::Status RunSynthesizeCommand(const std::vector<std::string>&) {
-  if (absl::GetFlag(FLAGS_config).empty() || absl::GetFlag(FLAGS_party_schemas).empty() ||
-      absl::GetFlag(FLAGS_output).empty()) {
-    return absl::InvalidArgumentError("synthesize needs --config, --party_schemas and --output");
+  if (!absl::GetFlag(FLAGS_config).empty()) {
+    return absl::InvalidArgumentError(
+        "synthesize takes no --config: the generator artefact (--generator) holds the run's settings");
   }
-  ASSIGN_OR_RETURN(v1::CuratorConfig config, LoadCuratorConfig(absl::GetFlag(FLAGS_config)));
-  RETURN_IF_ERROR(ApplyOutputFlags(config));
-  if (config.output().rows() <= 0) {
-    return absl::InvalidArgumentError("pass --rows: the checkpoint does not hold the run's record count");
+  if (absl::GetFlag(FLAGS_generator).empty() || absl::GetFlag(FLAGS_output).empty()) {
+    return absl::InvalidArgumentError("synthesize needs --generator and --output");
   }
-  ASSIGN_OR_RETURN(const std::vector<TableEncoder> owned, RosterEncoders(config));
-  std::vector<const TableEncoder*> encoders;
-  for (const TableEncoder& encoder : owned) encoders.push_back(&encoder);
-  ASSIGN_OR_RETURN(const CsvTable table, SynthesizeFromCheckpoint(config, encoders, absl::GetFlag(FLAGS_checkpoint)));
-  RETURN_IF_ERROR(WriteCsv(config.output().synthetic_csv(), table));
-  spdlog::info("wrote {} rows to {}{}", config.output().rows(), config.output().synthetic_csv(),
-               config.output().label_column().empty()
+  const std::string path = absl::GetFlag(FLAGS_generator);
+  ASSIGN_OR_RETURN(const GeneratorArtefact artefact, ReadGeneratorArtefact(path));
+  if (artefact.header.round() < artefact.header.rounds()) {
+    spdlog::warn("{} holds G after round {} of {}: the table comes from an unfinished run", path,
+                 artefact.header.round(), artefact.header.rounds());
+  }
+  ASSIGN_OR_RETURN(const v1::OutputConfig output, OutputSettings(artefact.header));
+  ASSIGN_OR_RETURN(const CsvTable table, SynthesizeFromGenerator(artefact, output));
+  RETURN_IF_ERROR(WriteCsv(output.synthetic_csv(), table));
+  spdlog::info("wrote {} rows of run '{}' (round {}) to {}{}", output.rows(), artefact.header.run_id(),
+               artefact.header.round(), output.synthetic_csv(),
+               output.label_column().empty()
                    ? ""
-                   : absl::StrCat(", '", config.output().label_column(), "' at temperature ",
-                                  config.output().label_temperature()));
+                   : absl::StrCat(", '", output.label_column(), "' at temperature ", output.label_temperature()));
   return absl::OkStatus();
 }
 
 const CommandRegistration kRegistration(
-    "synthesize", {"synthesize  --config curator.json --party_schemas A.json,B.json,... --output F.csv --rows N "
-                   "[--checkpoint P] [--label_column C] [--label_temperature T]",
+    "synthesize", {"synthesize  --generator CHECKPOINT_DIR/generator.vfsg --output F.csv [--rows N] "
+                   "[--label_column C] [--label_temperature T]",
                    &RunSynthesizeCommand});
 
 }  // namespace

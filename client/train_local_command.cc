@@ -10,9 +10,9 @@
 #include "common/model/reference_trainer.h"
 #include "common/util/status_macros.h"
 
-ABSL_FLAG(std::string, config, "", "train-local: run config JSON (LocalRunConfig); synthesize: the curator config JSON");
+ABSL_FLAG(std::string, config, "", "train-local: run config JSON (LocalRunConfig)");
 ABSL_FLAG(int, rounds, -1, "train-local: override training.rounds");
-ABSL_FLAG(int64_t, rows, -1, "train-local, synthesize: synthetic rows to write (overrides output.rows)");
+ABSL_FLAG(int64_t, rows, -1, "train-local, synthesize: synthetic rows to write (overrides output.rows; synthesize: the published table's by default)");
 ABSL_FLAG(std::string, output, "", "train-local, synthesize: the synthetic CSV to write (train-local: overrides output.synthetic_csv)");
 
 namespace vfsynth {

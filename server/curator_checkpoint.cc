@@ -83,7 +83,7 @@ absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, con
   return absl::FailedPreconditionError(absl::StrCat(
       status.message(), ". It was written by a build without G's conditioned label head and the "
       "reverse KL: set \"model\": {\"conditioned_column\": \"\"} and \"training\": "
-      "{\"marginal_reverse_weight\": 0} to resume or synthesise from it"));
+      "{\"marginal_reverse_weight\": 0} to resume from it"));
 }
 
 }  // namespace vfsynth

@@ -29,6 +29,7 @@
 #include "common/util/proto_json.h"
 #include "common/util/status_macros.h"
 #include "server/curator_checkpoint.h"
+#include "server/generator_artefact.h"
 
 namespace vfsynth {
 namespace {
@@ -627,13 +628,14 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
     data_digest_ = CuratorDataDigest(**intersection_, schemas);
+    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows());
   }
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     if (!noise_key_.empty()) RETURN_IF_ERROR(WritePrivateFile(NoiseKeyPath(config_), noise_key_));
     absl::MutexLock model_lock(&model_mu_);
-    ASSIGN_OR_RETURN(const std::string state, SaveCuratorState(*model_));
+    ASSIGN_OR_RETURN(const SavedState state, SaveState(*model_));
     RETURN_IF_ERROR(WriteCheckpointState(0, state));
     return 0;
   }
@@ -654,12 +656,26 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
   return round;
 }
 
-absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const std::string& state) {
+int64_t CuratorCore::PublishedRows() const {
+  return config_.output().rows() > 0 ? config_.output().rows() : privacy_plan_.records();
+}
+
+absl::StatusOr<CuratorCore::SavedState> CuratorCore::SaveState(CuratorModel& model) {
+  SavedState state;
+  ASSIGN_OR_RETURN(state.checkpoint, SaveCuratorState(model));
+  ASSIGN_OR_RETURN(state.generator, SavePublishedGenerator(model));
+  return state;
+}
+
+absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const SavedState& state) {
   const absl::Time start = absl::Now();
   RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
-                                  CuratorCheckpointHeader(config_, data_digest_, next_round), state));
-  spdlog::debug("checkpoint of round {}: {} bytes in {:.1f} ms", next_round, state.size(),
-                absl::ToDoubleMilliseconds(absl::Now() - start));
+                                  CuratorCheckpointHeader(config_, data_digest_, next_round), state.checkpoint));
+  GeneratorArtefact artefact{generator_header_, state.generator};
+  artefact.header.set_round(next_round);
+  RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
+  spdlog::debug("checkpoint of round {}: {} bytes and the generator's {} in {:.1f} ms", next_round,
+                state.checkpoint.size(), state.generator.size(), absl::ToDoubleMilliseconds(absl::Now() - start));
   // Only now may parties forget their replies for the rounds before it.
   durable_round_ = next_round;
   return absl::OkStatus();
@@ -680,8 +696,8 @@ absl::Status CuratorCore::AfterRound(int64_t next_round) {
   // Serialized and written while the next round runs; parties learn the new
   // durable_round only once it is on disk.
   return checkpointer_.Start([this, next_round, due]() -> absl::Status {
-    ASSIGN_OR_RETURN(std::string bytes, SaveCuratorState(*snapshot_model_));
-    snapshot_ = std::make_shared<const std::string>(std::move(bytes));
+    ASSIGN_OR_RETURN(SavedState state, SaveState(*snapshot_model_));
+    snapshot_ = std::make_shared<const SavedState>(std::move(state));
     snapshot_round_ = next_round;
     return due ? WriteCheckpointState(next_round, *snapshot_) : absl::OkStatus();
   });
@@ -732,11 +748,7 @@ absl::Status CuratorCore::Run() {
     return status;
   }
   if (!config_.output().synthetic_csv().empty()) {
-    int64_t rows = config_.output().rows();
-    if (rows == 0) {
-      absl::MutexLock lock(&mu_);
-      rows = status_.aligned_records();
-    }
+    const int64_t rows = PublishedRows();
     auto table = Synthesize(rows);
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
     if (status.ok()) status = WritePrivacyStatement();

@@ -19,6 +19,7 @@
 #include "server/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/generator.pb.h"
 
 namespace at {
 class Tensor;
@@ -95,6 +96,14 @@ class CuratorCore {
   absl::Status Train();
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
+  // The rows the curator publishes: output.rows, or one per aligned record.
+  int64_t PublishedRows() const;
+  // What one checkpoint write puts on disk: the private state and the publishable G.
+  struct SavedState {
+    std::string checkpoint;  // SaveCuratorState
+    std::string generator;   // SavePublishedGenerator
+  };
+  static absl::StatusOr<SavedState> SaveState(CuratorModel& model);
   // dpsgd: the key of D_s's noise, read back from the checkpoint directory when
   // resuming, else drawn from the OS (written there, 0600, by StartFromCheckpoint).
   absl::Status LoadOrDrawNoiseKey();
@@ -102,7 +111,8 @@ class CuratorCore {
   // background (checkpointer_) while the next round runs, serializes the copy and, when
   // due (checkpoint_every), writes it; the bytes are kept for a checkpoint at shutdown.
   absl::Status AfterRound(int64_t next_round);
-  absl::Status WriteCheckpointState(int64_t next_round, const std::string& state);
+  // Writes the checkpoint, then the generator artefact beside it (generator_artefact.h).
+  absl::Status WriteCheckpointState(int64_t next_round, const SavedState& state);
   // Waits for a write in flight, then writes the last completed round's state if it is
   // newer than the durable one.
   void CheckpointAtShutdown();
@@ -144,7 +154,9 @@ class CuratorCore {
   // job (which alone touches them until it is awaited).
   std::unique_ptr<CuratorModel> snapshot_model_;
   int64_t snapshot_round_ = -1;        // round of snapshot_
-  std::shared_ptr<const std::string> snapshot_;
+  std::shared_ptr<const SavedState> snapshot_;
+  // The public settings of the generator artefact (its round set at each write).
+  v1::GeneratorHeader generator_header_;
   std::vector<int64_t> consumed_;      // per party: ordinal of the last reply used
 
   mutable absl::Mutex mu_;

@@ -13,6 +13,7 @@
 namespace vfsynth {
 namespace {
 
+constexpr char kPublishedGenerator[] = "generator";
 constexpr char kAverageUpdates[] = "generator_average_updates";
 constexpr char kMarginalTarget[] = "marginal_target";
 
@@ -72,6 +73,29 @@ absl::Status Guard(const char* what, Body body) {
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what_without_backtrace()));
   }
+}
+
+// Runs `fill` on a new archive and returns the archive's bytes; LibTorch errors name `what`.
+template <typename Fill>
+absl::StatusOr<std::string> SaveArchive(const char* what, Fill fill) {
+  std::string bytes;
+  RETURN_IF_ERROR(Guard(what, [&]() {
+    torch::serialize::OutputArchive root;
+    fill(root);
+    bytes = ToBytes(root);
+    return absl::OkStatus();
+  }));
+  return bytes;
+}
+
+// Runs `read` on the archive in `bytes`; LibTorch errors name `what`.
+template <typename Read>
+absl::Status LoadArchive(const char* what, const std::string& bytes, Read read) {
+  return Guard(what, [&]() -> absl::Status {
+    torch::serialize::InputArchive root;
+    root.load_from(bytes.data(), bytes.size());
+    return read(root);
+  });
 }
 
 absl::Status CopyTensors(const std::vector<torch::Tensor>& from, const std::vector<torch::Tensor>& to,
@@ -142,9 +166,7 @@ absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to) {
 }
 
 absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
-  std::string bytes;
-  RETURN_IF_ERROR(Guard("saving the curator model", [&]() {
-    torch::serialize::OutputArchive root;
+  return SaveArchive("saving the curator model", [&](torch::serialize::OutputArchive& root) {
     WriteModule(root, "generator", *model.generator());
     WriteModule(root, "shared_critic", *model.shared_critic());
     WriteOptimizer(root, "generator_optimizer", model.generator_optimizer());
@@ -153,16 +175,11 @@ absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
       WriteModule(root, "generator_average", *average->average());
       root.write(kAverageUpdates, torch::tensor(average->updates(), torch::kLong));
     }
-    bytes = ToBytes(root);
-    return absl::OkStatus();
-  }));
-  return bytes;
+  });
 }
 
 absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) {
-  return Guard("restoring the curator model", [&]() {
-    torch::serialize::InputArchive root;
-    root.load_from(bytes.data(), bytes.size());
+  return LoadArchive("restoring the curator model", bytes, [&](torch::serialize::InputArchive& root) {
     RETURN_IF_ERROR(ReadModule(root, "generator", *model.generator()));
     RETURN_IF_ERROR(ReadModule(root, "shared_critic", *model.shared_critic()));
     ReadOptimizer(root, "generator_optimizer", model.generator_optimizer());
@@ -181,25 +198,30 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) 
   });
 }
 
+absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model) {
+  return SaveArchive("saving the published generator", [&](torch::serialize::OutputArchive& root) {
+    WriteModule(root, kPublishedGenerator, *model.published_generator());
+  });
+}
+
+absl::Status RestorePublishedGenerator(const std::string& bytes, GeneratorImpl& generator) {
+  return LoadArchive("restoring the published generator", bytes, [&](torch::serialize::InputArchive& root) {
+    return ReadModule(root, kPublishedGenerator, generator);
+  });
+}
+
 absl::StatusOr<std::string> SavePartyState(PartyModel& model) {
-  std::string bytes;
-  RETURN_IF_ERROR(Guard("saving the party model", [&]() {
-    torch::serialize::OutputArchive root;
+  return SaveArchive("saving the party model", [&](torch::serialize::OutputArchive& root) {
     WriteModule(root, "feat", *model.feat());
     WriteModule(root, "head", *model.head());
     WriteOptimizer(root, "optimizer", model.optimizer());
     // A DP release: once drawn it must be the one used for the rest of the run.
     if (model.marginal_target().has_value()) root.write(kMarginalTarget, model.marginal_target()->probabilities());
-    bytes = ToBytes(root);
-    return absl::OkStatus();
-  }));
-  return bytes;
+  });
 }
 
 absl::Status RestorePartyState(const std::string& bytes, PartyModel& model) {
-  return Guard("restoring the party model", [&]() {
-    torch::serialize::InputArchive root;
-    root.load_from(bytes.data(), bytes.size());
+  return LoadArchive("restoring the party model", bytes, [&](torch::serialize::InputArchive& root) {
     RETURN_IF_ERROR(ReadModule(root, "feat", *model.feat()));
     RETURN_IF_ERROR(ReadModule(root, "head", *model.head()));
     ReadOptimizer(root, "optimizer", model.optimizer());

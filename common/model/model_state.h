@@ -20,6 +20,7 @@
 namespace vfsynth {
 
 class CuratorModel;
+class GeneratorImpl;
 class PartyModel;
 
 absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model);
@@ -32,6 +33,14 @@ absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to);
 // `model` must be built with the same configuration and encoders; a state of another
 // shape is refused (INVALID_ARGUMENT) and leaves `model` unusable.
 absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model);
+
+// The generator synthesis publishes from (CuratorModel::published_generator) alone:
+// its parameters and buffers under the one record "generator", nothing of D_s and no
+// optimiser state. The payload of the publishable artefact (server/generator_artefact.h).
+absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model);
+// `generator` must be built with the run's model settings and the parties' encoders; a
+// state of another shape is refused (INVALID_ARGUMENT).
+absl::Status RestorePublishedGenerator(const std::string& bytes, GeneratorImpl& generator);
 
 absl::StatusOr<std::string> SavePartyState(PartyModel& model);
 absl::Status RestorePartyState(const std::string& bytes, PartyModel& model);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/privacy/secure_random.h"
 #include "common/util/file_io.h"
 #include "common/util/fnv.h"
 #include "common/util/status_macros.h"
@@ -26,8 +27,9 @@ namespace vfsynth::privacy {
 namespace {
 
 constexpr char kMagic[] = "vfsynth-privacy-ledger";
-constexpr char kVersion[] = "1";
+constexpr char kVersion[] = "2";
 constexpr char kChargeTag[] = "charge";
+constexpr char kReleaseTag[] = "release";
 constexpr char kChecksumKey[] = "fnv64=";
 
 using Fields = std::map<std::string, std::string>;
@@ -105,9 +107,9 @@ absl::StatusOr<int64_t> IntField(const Fields& fields, const std::string& key, i
   return value;
 }
 
-std::vector<std::pair<std::string, std::string>> HeaderFields(const LedgerConfig& config) {
-  return {{"version", kVersion},
-          {"run_id", config.run_id},
+// The header's fields that must match the run's configuration.
+std::vector<std::pair<std::string, std::string>> ConfigFields(const LedgerConfig& config) {
+  return {{"run_id", config.run_id},
           {"sampler", SamplerName(config.sampler)},
           {"conversion", ConversionName(config.conversion)},
           {"delta", ExactDouble(config.delta)},
@@ -115,8 +117,19 @@ std::vector<std::pair<std::string, std::string>> HeaderFields(const LedgerConfig
           {"epsilon_budget_unamplified", ExactDouble(config.epsilon_budget_unamplified)}};
 }
 
+std::string HeaderLine(const LedgerConfig& config, const std::string& id) {
+  std::vector<std::pair<std::string, std::string>> fields = {{"version", kVersion}, {"ledger_id", id}};
+  for (auto& field : ConfigFields(config)) fields.push_back(std::move(field));
+  return FormatLine(kMagic, fields);
+}
+
+// A value the line format can hold: non-empty, no tabs, newlines or '='.
+bool IsFieldValue(const std::string& value) {
+  return !value.empty() && value.find_first_of("\t\n\r=") == std::string::npos;
+}
+
 absl::Status ValidateConfig(const LedgerConfig& config) {
-  if (config.run_id.empty() || config.run_id.find_first_of("\t\n\r=") != std::string::npos) {
+  if (!IsFieldValue(config.run_id)) {
     return absl::InvalidArgumentError(
         "ledger run id must be non-empty without tabs, newlines or '='");
   }
@@ -147,8 +160,21 @@ PrivacyLedger::~PrivacyLedger() { ::close(fd_); }  // also releases the flock
 
 absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::Open(const std::string& path,
                                                                    const LedgerConfig& config) {
+  return OpenFile(path, config, /*create=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenExisting(const std::string& path,
+                                                                           const LedgerConfig& config) {
+  return OpenFile(path, config, /*create=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenFile(const std::string& path,
+                                                                       const LedgerConfig& config, bool create) {
   RETURN_IF_ERROR(ValidateConfig(config));
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  if (fd < 0 && errno == ENOENT && !create) {
+    return absl::NotFoundError(absl::StrCat("privacy ledger ", path, " does not exist"));
+  }
   if (fd < 0) return ErrnoError("cannot open privacy ledger", path);
   // One writer per ledger: a second daemon on the same file would double-spend.
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -174,9 +200,13 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::Open(const std::st
   absl::MutexLock lock(&ledger->mu_);
   ledger->file_size_ = static_cast<int64_t>(contents.size());
   if (contents.empty()) {
-    RETURN_IF_ERROR(ledger->AppendLine(FormatLine(kMagic, HeaderFields(config))));
+    if (!create) {
+      return absl::NotFoundError(absl::StrCat("privacy ledger ", path, " is empty (it has no header)"));
+    }
+    ASSIGN_OR_RETURN(ledger->id_, NewHexSecret());
+    RETURN_IF_ERROR(ledger->AppendLine(HeaderLine(config, ledger->id_)));
     RETURN_IF_ERROR(SyncDirectoryOf(path));
-    spdlog::info("privacy ledger {}: created for run {}", path, config.run_id);
+    spdlog::info("privacy ledger {}: created for run {} (ledger id {})", path, config.run_id, ledger->id_);
     return ledger;
   }
   RETURN_IF_ERROR(ledger->Replay(contents));
@@ -187,23 +217,21 @@ absl::Status PrivacyLedger::Replay(const std::string& contents) {
   mu_.AssertHeld();
   std::vector<absl::string_view> lines = absl::StrSplit(contents, '\n', absl::SkipEmpty());
   if (lines.empty()) return absl::DataLossError(absl::StrCat(path_, " has no ledger header"));
-  ASSIGN_OR_RETURN(auto header, ParseLine(lines[0], 1));
-  if (header.first != kMagic) {
-    return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth privacy ledger"));
-  }
-  for (const auto& [key, expected] : HeaderFields(config_)) {
-    auto it = header.second.find(key);
-    const std::string found = it == header.second.end() ? "<missing>" : it->second;
-    if (found != expected) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("privacy ledger ", path_, " belongs to another run or configuration: ", key,
-                       " is '", found, "', this run has '", expected, "'"));
-    }
-  }
+  RETURN_IF_ERROR(ReplayHeader(lines[0]));
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line_no = static_cast<int>(i) + 1;
     ASSIGN_OR_RETURN(auto parsed, ParseLine(lines[i], line_no));
     const auto& [tag, fields] = parsed;
+    if (tag == kReleaseTag) {
+      ASSIGN_OR_RETURN(const int64_t round, IntField(fields, "round", line_no));
+      ASSIGN_OR_RETURN(const std::string name, Field(fields, "name", line_no));
+      ASSIGN_OR_RETURN(const std::string sha256, Field(fields, "sha256", line_no));
+      if (records_.count(round) == 0 || !releases_.emplace(name, sha256).second) {
+        return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": release '", name,
+                                                "' of an uncharged round or recorded twice"));
+      }
+      continue;
+    }
     if (tag != kChargeTag) {
       return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": unknown record ", tag));
     }
@@ -214,7 +242,7 @@ absl::Status PrivacyLedger::Replay(const std::string& contents) {
     ASSIGN_OR_RETURN(record.mechanism.sample_rate, DoubleField(fields, "q", line_no));
     ASSIGN_OR_RETURN(const std::string z_list, Field(fields, "z", line_no));
     ASSIGN_OR_RETURN(record.mechanism.noise_multipliers, DoubleList(z_list, "z", line_no));
-    // Written only for charges with randomized response (ledgers of earlier builds lack it).
+    // Written only for charges with randomized response.
     if (auto rr = fields.find("rr"); rr != fields.end()) {
       ASSIGN_OR_RETURN(record.mechanism.randomized_responses, DoubleList(rr->second, "rr", line_no));
     }
@@ -240,6 +268,34 @@ absl::Status PrivacyLedger::Replay(const std::string& contents) {
                "{:.4f}) of budget {}",
                path_, spent.rounds, spent.last_round, spent.epsilon, spent.epsilon_unamplified,
                config_.epsilon_budget);
+  return absl::OkStatus();
+}
+
+absl::Status PrivacyLedger::ReplayHeader(absl::string_view line) {
+  ASSIGN_OR_RETURN(auto header, ParseLine(line, 1));
+  auto field = [&header](const std::string& key) {
+    auto it = header.second.find(key);
+    return it == header.second.end() ? std::string("<missing>") : it->second;
+  };
+  if (header.first != kMagic) {
+    return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth privacy ledger"));
+  }
+  if (field("version") != kVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", path_, " has format version ", field("version"), "; this build reads version ", kVersion,
+        " only: finish its run with the build that started it, or start a new run with a new ledger"));
+  }
+  for (const auto& [key, expected] : ConfigFields(config_)) {
+    if (field(key) != expected) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("privacy ledger ", path_, " belongs to another run or configuration: ", key,
+                       " is '", field(key), "', this run has '", expected, "'"));
+    }
+  }
+  id_ = field("ledger_id");
+  if (!IsFieldValue(id_) || id_ == "<missing>") {
+    return absl::DataLossError(absl::StrCat("privacy ledger ", path_, " has no ledger id in its header"));
+  }
   return absl::OkStatus();
 }
 
@@ -371,6 +427,43 @@ absl::Status PrivacyLedger::AppendLine(const std::string& line) {
   // that fails, refuse further charges (the replay on reopen will sort it out).
   if (::ftruncate(fd_, static_cast<off_t>(file_size_)) != 0 || ::fsync(fd_) != 0) broken_ = true;
   return error;
+}
+
+absl::Status PrivacyLedger::RecordRelease(int64_t round, const std::string& name, const std::string& sha256) {
+  if (!IsFieldValue(name) || !IsFieldValue(sha256)) {
+    return absl::InvalidArgumentError("a release's name and digest must be non-empty without tabs, newlines or '='");
+  }
+  absl::MutexLock lock(&mu_);
+  if (broken_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", path_, " had a failed write; reopen it before recording again"));
+  }
+  if (records_.count(round) == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("privacy ledger ", path_, ": release '", name, "' of round ", round, ", which is not charged"));
+  }
+  if (auto it = releases_.find(name); it != releases_.end()) {
+    if (it->second == sha256) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", path_, " records the release '", name, "' with SHA-256 ", it->second, ", not ", sha256,
+        ": its charge covers that release alone, and another would be released without being counted"));
+  }
+  RETURN_IF_ERROR(AppendLine(FormatLine(
+      kReleaseTag, {{"round", absl::StrCat(round)}, {"name", name}, {"sha256", sha256}})));
+  releases_[name] = sha256;
+  return absl::OkStatus();
+}
+
+std::optional<std::string> PrivacyLedger::ReleaseDigest(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = releases_.find(name);
+  if (it == releases_.end()) return std::nullopt;
+  return it->second;
+}
+
+int64_t PrivacyLedger::charges() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(records_.size());
 }
 
 bool PrivacyLedger::IsCharged(int64_t round) const {

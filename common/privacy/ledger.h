@@ -13,12 +13,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/conversion.h"
@@ -50,14 +52,20 @@ struct PrivacySpent {
 
 class PrivacyLedger {
  public:
-  // Creates `path` (writing its header) or replays it: checks the header
-  // matches `config`, every complete line's checksum and that rounds increase.
-  // A torn last line (no trailing newline: a crash mid-append) is dropped and
-  // the file truncated to its last complete line; any other damage is
-  // DATA_LOSS. FAILED_PRECONDITION if the file belongs to another run/config
-  // or another process holds it open.
+  // Creates `path` (writing its header with a new random ledger id) or replays
+  // it: checks the header's format version and that it matches `config`, every
+  // complete line's checksum, that rounds increase and that every release
+  // record follows its charge. A torn last line (no trailing newline: a crash
+  // mid-append) is dropped and the file truncated to its last complete line;
+  // any other damage is DATA_LOSS. FAILED_PRECONDITION if the file has another
+  // format version, belongs to another run/config or another process holds it
+  // open.
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> Open(const std::string& path,
                                                              const LedgerConfig& config);
+  // The same for a ledger that must exist already (a resumed run): a missing
+  // file or one without a header is NOT_FOUND, never a new ledger.
+  static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenExisting(const std::string& path,
+                                                                     const LedgerConfig& config);
   ~PrivacyLedger();
   PrivacyLedger(const PrivacyLedger&) = delete;
   PrivacyLedger& operator=(const PrivacyLedger&) = delete;
@@ -75,10 +83,25 @@ class PrivacyLedger {
   // FAILED_PRECONDITION for a round below the last charged one.
   absl::Status Charge(int64_t round, const StepMechanism& mechanism, int64_t steps = 1);
 
+  // Records, appended and fsynced, that the kept release `name` (no tabs,
+  // newlines or '='), whose SHA-256 is `sha256`, is the one the charge of
+  // `round` covers: the caller records it before the release first leaves.
+  // Idempotent for the same digest; FAILED_PRECONDITION if `round` is not
+  // charged or `name` is recorded with another digest (a second draw would not
+  // be covered).
+  absl::Status RecordRelease(int64_t round, const std::string& name, const std::string& sha256);
+  // The SHA-256 recorded for the release `name`, if any.
+  std::optional<std::string> ReleaseDigest(const std::string& name) const;
+
   bool IsCharged(int64_t round) const;
+  // Number of charged rounds; cheaper than Spent().rounds.
+  int64_t charges() const;
   PrivacySpent Spent() const;
   const LedgerConfig& config() const { return config_; }
   const std::string& path() const { return path_; }
+  // Drawn at random when the ledger is created and kept in its header: a
+  // checkpoint names the ledger its releases were charged to by it.
+  const std::string& id() const { return id_; }
 
  private:
   struct Record {
@@ -88,7 +111,10 @@ class PrivacyLedger {
   };
 
   PrivacyLedger(std::string path, LedgerConfig config, int fd);
+  static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenFile(const std::string& path,
+                                                                 const LedgerConfig& config, bool create);
   absl::Status Replay(const std::string& contents);
+  absl::Status ReplayHeader(absl::string_view line);
   absl::Status Apply(const Record& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism,
                                                 int64_t steps) const
@@ -99,12 +125,14 @@ class PrivacyLedger {
   const std::string path_;
   const LedgerConfig config_;
   const int fd_;
+  std::string id_;  // set by OpenFile before the ledger is handed out
   mutable absl::Mutex mu_;
   int64_t file_size_ ABSL_GUARDED_BY(mu_) = 0;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;  // a failed append left the file uncertain
   RdpAccountant amplified_ ABSL_GUARDED_BY(mu_);
   RdpAccountant unamplified_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Record> records_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> releases_ ABSL_GUARDED_BY(mu_);  // name -> SHA-256
   int64_t steps_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

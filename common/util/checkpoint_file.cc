@@ -1,5 +1,6 @@
 #include "common/util/checkpoint_file.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
 #include "common/util/sha256.h"
@@ -37,7 +38,7 @@ absl::Status WriteCheckpoint(const std::string& path, v1::CheckpointHeader heade
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string file, ReadFile(path));
   absl::string_view rest(file);
-  if (rest.substr(0, kMagic.size()) != kMagic || rest.size() < kMagic.size() + 4) {
+  if (!IsCheckpointFile(rest) || rest.size() < kMagic.size() + 4) {
     return absl::DataLossError(absl::StrCat(path, " is not a vfsynth checkpoint"));
   }
   rest.remove_prefix(kMagic.size());
@@ -60,6 +61,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   checkpoint.payload = std::string(rest);
   return checkpoint;
 }
+
+bool IsCheckpointFile(absl::string_view contents) { return absl::StartsWith(contents, kMagic); }
 
 absl::Status CheckCheckpointMatches(const v1::CheckpointHeader& found,
                                     const v1::CheckpointHeader& expected, const std::string& path) {

@@ -17,7 +17,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 1;
+inline constexpr uint32_t kCheckpointFormatVersion = 2;
 
 struct Checkpoint {
   v1::CheckpointHeader header;
@@ -31,6 +31,9 @@ absl::Status WriteCheckpoint(const std::string& path, v1::CheckpointHeader heade
 // NOT_FOUND if there is no file; DATA_LOSS if it is not a checkpoint or is damaged;
 // FAILED_PRECONDITION for a format version this build does not read.
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
+
+// Whether `contents` starts like a checkpoint file (whatever its version or state).
+bool IsCheckpointFile(absl::string_view contents);
 
 // FAILED_PRECONDITION naming `path` and the first difference if `found` is not a
 // checkpoint of `expected`'s kind, run, configuration and data.

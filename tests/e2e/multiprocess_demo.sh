@@ -4,8 +4,8 @@
 # (all columns, categories from the schema, numerics inside the bounds), a party
 # with a wrong certificate being refused, `vfsynth status` and the metrics endpoint
 # of a waiting curator, SIGTERM stopping the curator cleanly, and `vfsynth synthesize`
-# redrawing the published table from the curator's checkpoint, and the privacy
-# statement beside the table.
+# redrawing the published table from the curator's generator artefact, and the
+# privacy statement beside the table.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
@@ -26,14 +26,20 @@ python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.sc
 grep -q "against published: not DP (mode none" "$WORK/statement.txt" || { cat "$WORK/statement.txt"; fail "statement"; }
 if grep -q "epsilon" "$WORK/statement.txt"; then cat "$WORK/statement.txt"; fail "mode none states an epsilon"; fi
 
-# `vfsynth synthesize` redraws the table from the curator's checkpoint: byte for byte
-# the published one (run-local.sh names `class` the label, at temperature 0.5), and at
-# label temperature 1 another `class` column and nothing else.
-P="$WORK/run/parties"
-SYNTH=("$BIN/vfsynth" synthesize --config "$WORK/run/curator.json" --rows 1500
-       --party_schemas "$P/hospital.schema.json,$P/insurer.schema.json,$P/bank.schema.json")
+# `vfsynth synthesize` redraws the table from the curator's publishable generator
+# artefact alone: byte for byte the published one (run-local.sh names `class` the
+# label, at temperature 0.5), and at label temperature 1 another `class` column and
+# nothing else. The private checkpoint beside it is refused, naming the artefact.
+ARTEFACT="$WORK/run/checkpoint/generator.vfsg"
+SYNTH=("$BIN/vfsynth" synthesize --generator "$ARTEFACT")
 "${SYNTH[@]}" --output "$WORK/again.csv" 2> "$WORK/synth.err" || { cat "$WORK/synth.err"; fail "vfsynth synthesize"; }
 cmp -s "$CSV" "$WORK/again.csv" || fail "offline synthesis differs from the published table"
+set +e
+"$BIN/vfsynth" synthesize --generator "$WORK/run/checkpoint/curator.ckpt" --output "$WORK/private.csv" \
+  2> "$WORK/synth-private.err"; prc=$?
+set -e
+[ $prc -ne 0 ] && grep -q "private to the curator.*$ARTEFACT" "$WORK/synth-private.err" && [ ! -e "$WORK/private.csv" ] \
+  || { cat "$WORK/synth-private.err"; fail "synthesize from the private checkpoint"; }
 "${SYNTH[@]}" --output "$WORK/warm.csv" --label_temperature 1 2> "$WORK/synth.err" \
   || { cat "$WORK/synth.err"; fail "vfsynth synthesize --label_temperature 1"; }
 python3 - "$CSV" "$WORK/warm.csv" <<'PY' || fail "label temperature changed more than the label"

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -28,13 +29,15 @@
 #include "common/model/reference_trainer.h"
 #include "common/net/tls.h"
 #include "common/util/file_io.h"
-#include "server/checkpoint_synthesis.h"
+#include "server/generator_artefact.h"
+#include "server/generator_synthesis.h"
 #include "server/curator_server.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -434,22 +437,47 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   }
 }
 
-// A dpsgd run's curator checkpoint redraws the table the curator publishes, row for
-// row, with the parties' public schemas alone (`vfsynth synthesize`); a checkpoint
-// read against another configuration is refused.
-TEST_F(DistributedTest, DpsgdCheckpointRedrawsThePublishedTable) {
+// Every record of a saved module (nested archives joined with '.') and its element count.
+void CollectRecords(torch::serialize::InputArchive& archive, const std::string& prefix,
+                    std::map<std::string, int64_t>& records) {
+  for (const std::string& key : archive.keys()) {
+    torch::Tensor tensor;
+    torch::serialize::InputArchive child;
+    if (archive.try_read(key, tensor) || archive.try_read(key, tensor, /*is_buffer=*/true)) {
+      records[prefix + key] = tensor.numel();
+    } else if (archive.try_read(key, child)) {
+      CollectRecords(child, prefix + key + ".", records);
+    }
+  }
+}
+
+std::map<std::string, int64_t> ModuleRecords(torch::nn::Module& module) {
+  std::map<std::string, int64_t> records;
+  for (const auto& item : module.named_parameters()) records[item.key()] = item.value().numel();
+  for (const auto& item : module.named_buffers()) records[item.key()] = item.value().numel();
+  return records;
+}
+
+// A dpsgd run's publishable generator artefact redraws the table the curator
+// publishes, row for row, with nothing else (`vfsynth synthesize`). It holds the
+// published G alone: no record of D_s or of an optimiser. The private checkpoint
+// beside it is refused there, naming the artefact.
+TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
   v1::PrivacyConfig privacy;
   privacy.set_mode("dpsgd");
   privacy.set_epsilon(8.0);
   v1::OutputConfig output;
   output.set_label_column("class");
   std::optional<absl::StatusOr<CsvTable>> published;
+  std::map<std::string, int64_t> published_generator;
   v1::CuratorConfig config;
   auto outcome = RunAll(StartCurator(60, privacy, "", Training(), output),
                         [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
                         [&](CuratorServer& curator) {
                           published = curator.core().Synthesize(300);
                           config = curator.core().config();
+                          published_generator =
+                              ModuleRecords(*curator.core().model_for_testing()->published_generator());
                         });
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(published.has_value() && published->ok());
@@ -457,27 +485,45 @@ TEST_F(DistributedTest, DpsgdCheckpointRedrawsThePublishedTable) {
   EXPECT_FALSE(outcome.status.has_critic_loss());
   EXPECT_THAT(FormatStatusReport(outcome.status), Not(HasSubstr("critic loss")));
   EXPECT_EQ(config.output().label_temperature(), kDefaultLabelTemperature);
-  std::vector<TableEncoder> owned;
-  for (const std::string& party : kParties) {
-    auto schema = LoadSchema(*dir_ + "/parties/" + party + ".schema.json");
-    ASSERT_TRUE(schema.ok()) << schema.status();
-    owned.push_back(*TableEncoder::Create(*schema));
-  }
-  std::vector<const TableEncoder*> encoders;
-  for (const TableEncoder& encoder : owned) encoders.push_back(&encoder);
-  config.mutable_output()->set_rows(300);
-  auto redrawn = SynthesizeFromCheckpoint(config, encoders, "");
+
+  const std::string path = CheckpointDir("curator") + "/generator.vfsg";
+  EXPECT_EQ(GeneratorArtefactPath(config), path);
+  absl::StatusOr<GeneratorArtefact> artefact = ReadGeneratorArtefact(path);
+  ASSERT_TRUE(artefact.ok()) << artefact.status();
+  EXPECT_EQ(artefact->header.run_id(), config.run_id());
+  EXPECT_EQ(artefact->header.round(), Training().rounds());
+  ASSERT_EQ(artefact->header.parties_size(), static_cast<int>(kParties.size()));
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_EQ(artefact->header.parties(k).name(), kParties[k]);
+  v1::OutputConfig publication = artefact->header.output();
+  EXPECT_EQ(publication.label_column(), "class");
+  EXPECT_EQ(publication.label_temperature(), kDefaultLabelTemperature);
+  EXPECT_EQ(publication.rows(), outcome.status.aligned_records());
+  publication.set_rows(300);
+  auto redrawn = SynthesizeFromGenerator(*artefact, publication);
   ASSERT_TRUE(redrawn.ok()) << redrawn.status();
   EXPECT_EQ(redrawn->header, (*published)->header);
   EXPECT_EQ(redrawn->rows, (*published)->rows);
 
-  config.mutable_output()->set_rows(kMaxSynthesisRows + 1);
-  EXPECT_EQ(SynthesizeFromCheckpoint(config, encoders, "").status().code(), absl::StatusCode::kInvalidArgument);
-  config.mutable_output()->set_rows(300);
-  config.mutable_training()->set_seed(config.training().seed() + 1);  // another run's settings
-  auto refused = SynthesizeFromCheckpoint(config, encoders, "");
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("belongs to another configuration"));
+  torch::serialize::InputArchive archive;
+  archive.load_from(artefact->payload.data(), artefact->payload.size());
+  std::map<std::string, int64_t> records;
+  CollectRecords(archive, "", records);
+  std::map<std::string, int64_t> expected;
+  for (const auto& [name, size] : published_generator) expected["generator." + name] = size;
+  EXPECT_EQ(records, expected);
+  for (const char* private_record : {"shared_critic", "generator_optimizer", "shared_optimizer"}) {
+    torch::serialize::InputArchive ignored;
+    EXPECT_FALSE(archive.try_read(private_record, ignored)) << private_record;
+  }
+  const absl::StatusOr<std::string> checkpoint = ReadFile(CheckpointDir("curator") + "/curator.ckpt");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_LT(artefact->payload.size() * 2, checkpoint->size());
+
+  publication.set_rows(kMaxSynthesisRows + 1);
+  EXPECT_EQ(SynthesizeFromGenerator(*artefact, publication).status().code(), absl::StatusCode::kInvalidArgument);
+  const absl::Status refused = ReadGeneratorArtefact(CheckpointDir("curator") + "/curator.ckpt").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.message()), AllOf(HasSubstr("private"), HasSubstr(path)));
 }
 
 TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {

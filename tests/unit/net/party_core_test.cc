@@ -792,6 +792,113 @@ TEST_F(PartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKept) {
   EXPECT_TRUE(AlignedWith(StrictConfig(FreshDir("charged-new")), false).ok());
 }
 
+// A strict party that charged and committed critic step 0 in `dir` (ledger dir.ledger).
+void RunOneCriticStep(const std::string& dir) {
+  auto core = AlignedWith(StrictConfig(dir), false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, 0))).empty());
+  ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+  ASSERT_GT((*core)->epsilon_spent(), 0);
+}
+
+// The ledger is bound to the checkpoint: a resume whose ledger is lost would start an
+// empty one and under-report what the checkpoint's releases spent, so it is refused,
+// naming the ledger, and no ledger is created.
+TEST_F(PartyCoreTest, ResumeRefusesALostLedger) {
+  const std::string dir = FreshDir("lost-ledger");
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
+  const std::string ledger = dir + ".ledger";
+  ASSERT_TRUE(std::filesystem::remove(ledger));
+  const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("--resume"), HasSubstr(ledger), HasSubstr("does not exist")));
+  EXPECT_FALSE(std::filesystem::exists(ledger));
+}
+
+// Another run's ledger, even of the same run id and settings (the run started over
+// elsewhere, another party's copy), is not the one the checkpoint was charged to.
+TEST_F(PartyCoreTest, ResumeRefusesAnotherRunsLedger) {
+  const std::string dir = FreshDir("foreign-ledger");
+  const std::string other = FreshDir("foreign-ledger-other");
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(other));
+  std::filesystem::copy_file(other + ".ledger", dir + ".ledger", std::filesystem::copy_options::overwrite_existing);
+  const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr(dir + ".ledger"), HasSubstr("is not the ledger checkpoint"),
+                                      HasSubstr("under-report")));
+}
+
+// An older copy of the run's own ledger lacks charges the checkpoint's state relies on.
+TEST_F(PartyCoreTest, ResumeRefusesAnOlderCopyOfItsLedger) {
+  const std::string dir = FreshDir("old-ledger");
+  const std::string ledger = dir + ".ledger";
+  const std::string copy = Dir() + "/old-ledger.copy";
+  {
+    auto core = AlignedWith(StrictConfig(dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, 0))).empty());
+    std::filesystem::copy_file(ledger, copy, std::filesystem::copy_options::overwrite_existing);
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, 1))).empty());
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 1)).ok());
+    ASSERT_TRUE((*core)->Handle(GeneratorTask(0)).ok());  // waits for step 1's commit
+  }
+  std::filesystem::copy_file(copy, ledger, std::filesystem::copy_options::overwrite_existing);
+  const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("holds 1 charges"), HasSubstr("committed after 2"),
+                                      HasSubstr("older copy")));
+}
+
+// Label pairs: the holder's label release, kept in labels.release, is bound by its
+// digest to the key-0 charge (as is the marginal draw in the checkpoint). A resume sends
+// the kept bytes again; with the file deleted or altered it is refused, never redrawn.
+TEST_F(PartyCoreTest, KeptLabelReleaseIsBoundToItsChargeAndNeverRedrawn) {
+  const std::string dir = FreshDir("label-release");
+  v1::RegisterResponse registration = Registration();
+  registration.mutable_training()->set_label_column("a");
+  registration.mutable_training()->set_marginal_weight(1);
+  const std::string path = dir + "/labels.release";
+  std::string sent;
+  {
+    auto core = AlignedWith(StrictConfig(dir), false, registration);
+    ASSERT_TRUE(core.ok()) << core.status();
+    auto release = (*core)->MakeShareLabelsRequest();
+    ASSERT_TRUE(release.ok()) << release.status();
+    ASSERT_EQ(release->labels_size(), 8);
+    sent = release->SerializeAsString();
+  }
+  const absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_THAT(*ledger, AllOf(HasSubstr("\nrelease\tround=0\tname=marginals\tsha256="),
+                             HasSubstr("\nrelease\tround=0\tname=labels.release\tsha256=")));
+  {
+    auto resumed = AlignedWith(StrictConfig(dir), /*resume=*/true, registration);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    auto release = (*resumed)->MakeShareLabelsRequest();
+    ASSERT_TRUE(release.ok()) << release.status();
+    EXPECT_EQ(release->SerializeAsString(), sent);
+  }
+  v1::ShareLabelsRequest altered;
+  ASSERT_TRUE(altered.ParseFromString(sent));
+  altered.set_labels(0, 1 - altered.labels(0));
+  for (const bool remove : {true, false}) {
+    if (remove) {
+      ASSERT_TRUE(std::filesystem::remove(path));
+    } else {
+      ASSERT_TRUE(WriteFileAtomically(path, altered.SerializeAsString()).ok());
+    }
+    auto resumed = AlignedWith(StrictConfig(dir), /*resume=*/true, registration);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    const absl::Status status = (*resumed)->MakeShareLabelsRequest().status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr(remove ? "is missing" : "is not the release"),
+                                        HasSubstr("without being counted")));
+    EXPECT_EQ(std::filesystem::exists(path), !remove);  // nothing drawn in its place
+  }
+}
+
 // gswgan: the party charges each critic step's feature release and, before the slice
 // gradient leaves, the round's per-row releases, under increasing ledger keys.
 TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {

@@ -7,7 +7,10 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/privacy/accountant.h"
+#include "common/util/fnv.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace vfsynth::privacy {
@@ -133,8 +136,8 @@ TEST_F(LedgerTest, RestartReplaysWithoutResetOrDoubleCount) {
 }
 
 // The marginal release with label pairs: Gaussians and a randomized response in one
-// unsampled charge. The randomized response is written in its own field (lines of
-// earlier builds, without it, read as Gaussians only) and survives a restart.
+// unsampled charge. The randomized response is written in its own field (a charge
+// without one has none) and survives a restart.
 TEST_F(LedgerTest, RandomizedResponseChargesReplay) {
   StepMechanism release{{4.0, 4.0, 4.0}, 1.0, Sampler::kWithoutReplacement};
   release.randomized_responses = {0.98};
@@ -219,6 +222,82 @@ TEST_F(LedgerTest, CorruptCompleteLineIsDataLoss) {
   contents.replace(z, 5, "z=9.6");
   { std::ofstream(path_, std::ios::trunc) << contents; }
   EXPECT_EQ(PrivacyLedger::Open(path_, config_).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// The id a checkpoint names its ledger by: drawn at creation, kept across reopens,
+// another for another ledger.
+TEST_F(LedgerTest, LedgerIdIsDrawnAtCreationAndKept) {
+  std::string id;
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    id = ledger->id();
+    EXPECT_EQ(id.size(), 64u);
+    for (int round = 0; round < 3; ++round) ASSERT_TRUE(ledger->Charge(round, mechanism_).ok());
+    EXPECT_EQ(ledger->charges(), 3);
+  }
+  auto reopened = *PrivacyLedger::OpenExisting(path_, config_);
+  EXPECT_EQ(reopened->id(), id);
+  EXPECT_EQ(reopened->charges(), 3);
+  auto other = *PrivacyLedger::Open((dir_ / "other.ledger").string(), config_);
+  EXPECT_NE(other->id(), id);
+}
+
+// A resumed run's ledger must be there: never a new, empty one.
+TEST_F(LedgerTest, OpenExistingRefusesAMissingOrEmptyLedger) {
+  absl::Status status = PrivacyLedger::OpenExisting(path_, config_).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(status.message(), "privacy ledger " + path_ + " does not exist");
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  { std::ofstream(path_) << "vfsynth-privacy-led"; }  // a torn header: nothing was ever charged to it
+  status = PrivacyLedger::OpenExisting(path_, config_).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("has no header"));
+}
+
+TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
+  { ASSERT_TRUE(PrivacyLedger::Open(path_, config_).ok()); }
+  std::string header = ReadAll();
+  header = header.substr(0, header.rfind('\t'));  // without its checksum
+  const size_t version = header.find("version=2");
+  ASSERT_NE(version, std::string::npos);
+  header.replace(version, 9, "version=1");
+  {
+    std::ofstream(path_, std::ios::trunc) << absl::StrCat(header, "\tfnv64=", absl::Hex(Fnv1a64(header), absl::kZeroPad16),
+                                                          "\n");
+  }
+  for (const auto& open : {PrivacyLedger::Open, PrivacyLedger::OpenExisting}) {
+    const absl::Status status = open(path_, config_).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), ::testing::AllOf(::testing::HasSubstr(path_),
+                                                   ::testing::HasSubstr("has format version 1; this build reads version 2")));
+  }
+}
+
+// A kept release is recorded under the charge that covers it, once, with its digest;
+// another digest under the same name is refused, and the record survives a restart
+// (a torn record is dropped like a torn charge).
+TEST_F(LedgerTest, ReleasesAreRecordedOnceUnderTheirCharge) {
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    EXPECT_EQ(ledger->RecordRelease(0, "labels.release", "aaaa").code(), absl::StatusCode::kFailedPrecondition);
+    ASSERT_TRUE(ledger->Charge(0, mechanism_).ok());
+    ASSERT_TRUE(ledger->RecordRelease(0, "labels.release", "aaaa").ok());
+    const std::string once = ReadAll();
+    ASSERT_TRUE(ledger->RecordRelease(0, "labels.release", "aaaa").ok());
+    EXPECT_EQ(ReadAll(), once);
+    const absl::Status other = ledger->RecordRelease(0, "labels.release", "bbbb");
+    EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(other.message(), ::testing::HasSubstr("with SHA-256 aaaa, not bbbb"));
+    EXPECT_EQ(ledger->RecordRelease(0, "has\ttab", "aaaa").code(), absl::StatusCode::kInvalidArgument);
+    ASSERT_TRUE(ledger->Charge(1, mechanism_).ok());
+    EXPECT_THAT(ReadAll(), ::testing::HasSubstr("\nrelease\tround=0\tname=labels.release\tsha256=aaaa\tfnv64="));
+  }
+  { std::ofstream(path_, std::ios::app) << "release\tround=1\tname=marginals\tsha"; }
+  auto reopened = *PrivacyLedger::OpenExisting(path_, config_);
+  EXPECT_EQ(reopened->ReleaseDigest("labels.release"), "aaaa");
+  EXPECT_EQ(reopened->ReleaseDigest("marginals"), std::nullopt);
+  EXPECT_EQ(reopened->charges(), 2);
+  EXPECT_EQ(reopened->RecordRelease(0, "labels.release", "bbbb").code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(LedgerTest, RejectsBadConfigAndMechanisms) {

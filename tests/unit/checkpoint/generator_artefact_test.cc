@@ -1,0 +1,131 @@
+// The publishable generator artefact's container: round trip, and a clear refusal of
+// whatever is not an intact artefact of this format version (another file, the
+// curator's private checkpoint, damage, another version), never a crash.
+#include "server/generator_artefact.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "common/model/config.h"
+#include "common/util/checkpoint_file.h"
+#include "common/util/file_io.h"
+#include "server/generator_synthesis.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string Dir() {
+  const std::string dir = ::testing::TempDir() + "/generator_artefact_test";
+  EXPECT_TRUE(MakeDirectories(dir).ok());
+  return dir;
+}
+
+GeneratorArtefact Artefact() {
+  v1::CuratorConfig config;
+  config.set_run_id("run-7");
+  config.add_parties("alpha");
+  config.mutable_training()->set_rounds(10);
+  config.mutable_training()->set_seed(3);
+  config.mutable_training()->set_label_column("a");
+  config.mutable_output()->set_label_column("a");
+  config.mutable_output()->set_label_temperature(0.5);
+  EXPECT_TRUE(ResolveModelConfig(config.mutable_model()).ok());
+  v1::Schema schema;
+  v1::Column* column = schema.add_columns();
+  column->set_name("a");
+  column->set_type("categorical");
+  column->add_categories("x");
+  column->add_categories("y");
+  GeneratorArtefact artefact{MakeGeneratorHeader(config, {schema}, 123), std::string("G\0\n\xff weights", 12)};
+  artefact.header.set_round(4);
+  return artefact;
+}
+
+// Writes `artefact`, lets `edit` change the file's bytes, and reads it back.
+absl::StatusOr<GeneratorArtefact> WrittenAndRead(const std::string& name,
+                                                 const std::function<void(std::string&)>& edit) {
+  const std::string path = Dir() + "/" + name;
+  EXPECT_TRUE(WriteGeneratorArtefact(path, Artefact()).ok());
+  std::string bytes = ReadFile(path).value_or("");
+  edit(bytes);
+  EXPECT_TRUE(WriteFileAtomically(path, bytes).ok());
+  return ReadGeneratorArtefact(path);
+}
+
+TEST(GeneratorArtefactTest, RoundTripKeepsThePublicSettingsAndThePayload) {
+  const absl::StatusOr<GeneratorArtefact> read = WrittenAndRead("roundtrip.vfsg", [](std::string&) {});
+  ASSERT_TRUE(read.ok()) << read.status();
+  const GeneratorArtefact written = Artefact();
+  EXPECT_EQ(read->header.SerializeAsString(), written.header.SerializeAsString());
+  EXPECT_EQ(read->payload, written.payload);
+  EXPECT_EQ(read->header.round(), 4);
+  EXPECT_EQ(read->header.rounds(), 10);
+  EXPECT_EQ(read->header.model().conditioned_column(), "a");  // effective value, from training.label_column
+  EXPECT_EQ(read->header.output().rows(), 123);
+  ASSERT_EQ(read->header.parties_size(), 1);
+  EXPECT_EQ(read->header.parties(0).name(), "alpha");
+}
+
+TEST(GeneratorArtefactTest, AnotherFormatVersionIsRefusedNamingBoth) {
+  const absl::Status status = WrittenAndRead("version.vfsg", [](std::string& bytes) {
+                                bytes.replace(0, bytes.find('\n'), "VFSYNTH-GENERATOR 2");
+                              }).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("version.vfsg"), HasSubstr("format version 2"),
+                                      HasSubstr("reads version 1")));
+}
+
+TEST(GeneratorArtefactTest, DamageAnywhereIsDataLoss) {
+  for (const auto& [name, edit] : std::vector<std::pair<std::string, std::function<void(std::string&)>>>{
+           {"payload", [](std::string& bytes) { bytes.back() ^= 1; }},
+           {"header", [](std::string& bytes) { bytes[bytes.size() / 2] ^= 0x40; }},
+           {"truncated", [](std::string& bytes) { bytes.resize(bytes.size() - 3); }},
+           {"checksum", [](std::string& bytes) { bytes[bytes.find('\n') + 5] ^= 1; }},
+       }) {
+    const absl::Status status = WrittenAndRead(name + ".vfsg", edit).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << name << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr("damaged")) << name;
+  }
+}
+
+TEST(GeneratorArtefactTest, OtherFilesAreRefusedClearly) {
+  const std::string csv = Dir() + "/table.csv";
+  ASSERT_TRUE(WriteFileAtomically(csv, "a,b\n1,2\n").ok());
+  absl::Status status = ReadGeneratorArtefact(csv).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("is not a vfsynth generator artefact"));
+  status = WrittenAndRead("empty.vfsg", [](std::string& bytes) { bytes.clear(); }).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadGeneratorArtefact(Dir() + "/missing.vfsg").status().code(), absl::StatusCode::kNotFound);
+
+  // The curator's private checkpoint: refused, naming the artefact beside it.
+  const std::string checkpoint = Dir() + "/curator.ckpt";
+  v1::CheckpointHeader header;
+  header.set_kind("curator");
+  ASSERT_TRUE(WriteCheckpoint(checkpoint, header, "G, D_s and both optimisers").ok());
+  status = ReadGeneratorArtefact(checkpoint).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("curator.ckpt is a curator checkpoint"), HasSubstr("private"),
+                                      HasSubstr(Dir() + "/generator.vfsg")));
+}
+
+// An intact file whose payload is no generator of its settings is an error, not a crash.
+TEST(GeneratorArtefactTest, SynthesisRefusesAPayloadThatIsNotItsGenerator) {
+  const absl::StatusOr<GeneratorArtefact> artefact = WrittenAndRead("stub.vfsg", [](std::string&) {});
+  ASSERT_TRUE(artefact.ok()) << artefact.status();
+  v1::OutputConfig output = artefact->header.output();
+  const absl::Status status = SynthesizeFromGenerator(*artefact, output).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("restoring the published generator"));
+}
+
+}  // namespace
+}  // namespace vfsynth
