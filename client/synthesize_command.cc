@@ -14,6 +14,7 @@
 #include "client/command_registry.h"
 #include "common/data/csv.h"
 #include "common/model/config.h"
+#include "common/model/privacy_plan.h"
 #include "common/util/status_macros.h"
 #include "server/generator_artefact.h"
 #include "server/generator_synthesis.h"
@@ -61,6 +62,8 @@ absl::Status RunSynthesizeCommand(const std::vector<std::string>&) {
   ASSIGN_OR_RETURN(const v1::OutputConfig output, OutputSettings(artefact.header));
   ASSIGN_OR_RETURN(const CsvTable table, SynthesizeFromGenerator(artefact, output));
   RETURN_IF_ERROR(WriteCsv(output.synthetic_csv(), table));
+  // The table carries the run's guarantee, as the curator's published one does.
+  RETURN_IF_ERROR(WritePrivacyStatement(output.synthetic_csv(), artefact.header.privacy()));
   spdlog::info("wrote {} rows of run '{}' (round {}) to {}{}", output.rows(), artefact.header.run_id(),
                artefact.header.round(), output.synthetic_csv(),
                output.label_column().empty()

@@ -50,10 +50,6 @@ absl::Status CheckToken(const std::string& token) {
 
 }  // namespace
 
-std::string PrivacyStatementPath(const std::string& synthetic_csv) {
-  return std::filesystem::path(synthetic_csv).replace_extension(".privacy.json").string();
-}
-
 CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
     : config_(std::move(config)),
       resume_(resume),
@@ -628,7 +624,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
     data_digest_ = CuratorDataDigest(**intersection_, schemas);
-    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows());
+    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
   }
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {
@@ -716,11 +712,6 @@ void CuratorCore::CheckpointAtShutdown() {
   }
 }
 
-absl::Status CuratorCore::WritePrivacyStatement() const {
-  ASSIGN_OR_RETURN(const std::string json, ToJson(privacy_plan_));
-  return WriteFileAtomically(PrivacyStatementPath(config_.output().synthetic_csv()), json);
-}
-
 void CuratorCore::Fail(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   status_.set_state("failed");
@@ -751,7 +742,7 @@ absl::Status CuratorCore::Run() {
     const int64_t rows = PublishedRows();
     auto table = Synthesize(rows);
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
-    if (status.ok()) status = WritePrivacyStatement();
+    if (status.ok()) status = WritePrivacyStatement(config_.output().synthetic_csv(), privacy_plan_);
     if (!status.ok()) {
       Fail(status);
       return status;

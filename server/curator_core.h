@@ -31,9 +31,6 @@ class CuratorModel;
 
 inline constexpr uint32_t kProtocolVersion = 1;
 
-// The published table's privacy statement: its path with the extension replaced by
-// ".privacy.json" (synthetic.csv -> synthetic.privacy.json).
-std::string PrivacyStatementPath(const std::string& synthetic_csv);
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin
 // adapter): registration, alignment, the round orchestrator (DESIGN §2) over a
@@ -131,8 +128,6 @@ class CuratorCore {
                                           int64_t round, int64_t step);
   absl::Status CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
   void Fail(const absl::Status& status);
-  // The plan beside the published table (PrivacyStatementPath): what it guarantees.
-  absl::Status WritePrivacyStatement() const;
   // Once alignment fixed the record count: the run's privacy plan (the same every
   // party resolves), refused if it exceeds the budgets; parties attest against it.
   absl::Status PlanPrivacy(int64_t records);

@@ -33,8 +33,9 @@ std::string GeneratorArtefactPath(const v1::CuratorConfig& config) {
 }
 
 v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const std::vector<v1::Schema>& schemas,
-                                        int64_t rows) {
+                                        int64_t rows, const v1::PrivacyPlan& plan) {
   v1::GeneratorHeader header;
+  *header.mutable_privacy() = plan;
   header.set_run_id(config.run_id());
   header.set_rounds(config.training().rounds());
   *header.mutable_model() = config.model();

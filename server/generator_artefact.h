@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/generator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 #include "vfsynth/v1/schema.pb.h"
 
 namespace vfsynth {
@@ -34,9 +35,10 @@ struct GeneratorArtefact {
 std::string GeneratorArtefactPath(const v1::CuratorConfig& config);
 
 // The header of this run's artefact (round 0): `schemas` are the parties' registered
-// schemas in roster order; `rows` the size of the table the curator publishes.
+// schemas in roster order; `rows` the size of the table the curator publishes; `plan`
+// the run's privacy plan.
 v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const std::vector<v1::Schema>& schemas,
-                                        int64_t rows);
+                                        int64_t rows, const v1::PrivacyPlan& plan);
 
 absl::Status WriteGeneratorArtefact(const std::string& path, const GeneratorArtefact& artefact);
 

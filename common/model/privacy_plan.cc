@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/model/config.h"
+#include "common/util/file_io.h"
+#include "common/util/proto_json.h"
 #include "common/util/sha256.h"
 #include "common/util/status_macros.h"
 #include "google/protobuf/descriptor.h"
@@ -283,6 +286,15 @@ absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_na
   return absl::FailedPreconditionError(absl::StrCat(
       their_name, " plans ", difference->path, " = ", difference->theirs, " but ", our_name, " plans ",
       difference->ours, ": every daemon of a run must hold the same privacy plan (the joint epsilon assumes one)"));
+}
+
+std::string PrivacyStatementPath(const std::string& table_path) {
+  return std::filesystem::path(table_path).replace_extension(".privacy.json").string();
+}
+
+absl::Status WritePrivacyStatement(const std::string& table_path, const v1::PrivacyPlan& plan) {
+  ASSIGN_OR_RETURN(const std::string json, ToJson(plan));
+  return WriteFileAtomically(PrivacyStatementPath(table_path), json);
 }
 
 std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta) {

@@ -58,6 +58,12 @@ const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer obs
 absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer,
                                                    int64_t rounds);
 
+// A published table's privacy statement: its path with the extension replaced by
+// ".privacy.json" (synthetic.csv -> synthetic.privacy.json).
+std::string PrivacyStatementPath(const std::string& table_path);
+// Writes `plan` (JSON) atomically to PrivacyStatementPath(table_path).
+absl::Status WritePrivacyStatement(const std::string& table_path, const v1::PrivacyPlan& plan);
+
 // One line per observer: "published: ε = 9.98 (δ = 1e-05)" or "other_party: not DP (…)".
 std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta);
 

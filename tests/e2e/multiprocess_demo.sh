@@ -34,6 +34,7 @@ ARTEFACT="$WORK/run/checkpoint/generator.vfsg"
 SYNTH=("$BIN/vfsynth" synthesize --generator "$ARTEFACT")
 "${SYNTH[@]}" --output "$WORK/again.csv" 2> "$WORK/synth.err" || { cat "$WORK/synth.err"; fail "vfsynth synthesize"; }
 cmp -s "$CSV" "$WORK/again.csv" || fail "offline synthesis differs from the published table"
+cmp -s "$WORK/run/synthetic.privacy.json" "$WORK/again.privacy.json" || fail "the redrawn table's privacy statement differs"
 set +e
 "$BIN/vfsynth" synthesize --generator "$WORK/run/checkpoint/curator.ckpt" --output "$WORK/private.csv" \
   2> "$WORK/synth-private.err"; prc=$?

@@ -44,7 +44,12 @@ GeneratorArtefact Artefact() {
   column->set_type("categorical");
   column->add_categories("x");
   column->add_categories("y");
-  GeneratorArtefact artefact{MakeGeneratorHeader(config, {schema}, 123), std::string("G\0\n\xff weights", 12)};
+  v1::PrivacyPlan plan;
+  plan.mutable_privacy()->set_mode("strict");
+  v1::ObserverGuarantee* published = plan.add_guarantees();
+  published->set_observer("published");
+  published->set_epsilon_planned(10);
+  GeneratorArtefact artefact{MakeGeneratorHeader(config, {schema}, 123, plan), std::string("G\0\n\xff weights", 12)};
   artefact.header.set_round(4);
   return artefact;
 }
@@ -72,6 +77,9 @@ TEST(GeneratorArtefactTest, RoundTripKeepsThePublicSettingsAndThePayload) {
   EXPECT_EQ(read->header.output().rows(), 123);
   ASSERT_EQ(read->header.parties_size(), 1);
   EXPECT_EQ(read->header.parties(0).name(), "alpha");
+  // The artefact states what a table drawn from it guarantees.
+  ASSERT_EQ(read->header.privacy().guarantees_size(), 1);
+  EXPECT_EQ(read->header.privacy().guarantees(0).epsilon_planned(), 10);
 }
 
 TEST(GeneratorArtefactTest, AnotherFormatVersionIsRefusedNamingBoth) {
