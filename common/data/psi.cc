@@ -19,11 +19,11 @@ constexpr char kDomain[] = "vfsynth-psi-v1";
 constexpr char kExponentPurpose[] = "psi-exponent";
 constexpr char kShufflePurpose[] = "psi-shuffle";
 
-void InitSodium() {
-  // Thread-safe and idempotent; it fails only when the OS has no random source, which
-  // libsodium's hashing and scalar arithmetic never use.
+// libsodium picks its implementations once; sodium_init is thread-safe and idempotent.
+absl::Status InitSodium() {
   static const int initialised = sodium_init();
-  (void)initialised;
+  if (initialised < 0) return absl::InternalError("libsodium failed to initialise");
+  return absl::OkStatus();
 }
 
 using Point = std::array<unsigned char, crypto_core_ristretto255_BYTES>;
@@ -57,7 +57,7 @@ absl::Status BadElement(size_t index, absl::string_view problem) {
 static_assert(kPsiElementBytes == crypto_core_ristretto255_BYTES);
 
 absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret, const std::vector<std::string>& ids) {
-  InitSodium();
+  RETURN_IF_ERROR(InitSodium());
   if (ids.empty()) return absl::InvalidArgumentError("no records to align");
   absl::flat_hash_set<absl::string_view> seen;
   seen.reserve(ids.size());
@@ -145,7 +145,6 @@ absl::StatusOr<std::vector<int64_t>> PsiParty::Rows(const std::vector<int64_t>& 
 }
 
 absl::Status CheckPsiList(const std::vector<std::string>& elements) {
-  InitSodium();
   absl::flat_hash_set<absl::string_view> seen;
   seen.reserve(elements.size());
   for (size_t i = 0; i < elements.size(); ++i) {
