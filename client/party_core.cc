@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 
@@ -34,7 +35,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kPartyProtocolVersion = 1;
+inline constexpr uint32_t kPartyProtocolVersion = 2;
 // The marginal release's name in the ledger: its draw is kept in the party's checkpoint.
 constexpr char kMarginalReleaseName[] = "marginals";
 
@@ -129,17 +130,72 @@ absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response)
   return absl::OkStatus();
 }
 
-v1::AlignRequest PartyCore::MakeAlignRequest() const {
+namespace {
+
+v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& party, uint32_t hop,
+                                const std::vector<std::string>& elements) {
   v1::AlignRequest request;
-  request.set_run_id(run_id_);
-  request.set_party(config_.name());
-  for (const std::string& token : tokens_) request.add_tokens(token);
+  request.set_run_id(run_id);
+  request.set_party(party);
+  request.set_hop(hop);
+  request.mutable_elements()->Reserve(static_cast<int>(elements.size()));
+  for (const std::string& element : elements) request.add_elements(element);
   return request;
 }
 
-absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
+}  // namespace
+
+absl::StatusOr<v1::AlignRequest> PartyCore::MakeAlignRequest() {
+  if (!psi_.has_value()) {
+    RETURN_IF_ERROR(LoadOrDrawPartySecret());
+    ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
+  }
+  return AlignRequestOf(run_id_, config_.name(), 0, psi_->own_list());
+}
+
+absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1::AlignResponse& response) {
+  switch (response.next_case()) {
+    case v1::AlignResponse::kAligned:
+      RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
+      return std::nullopt;
+    case v1::AlignResponse::kBlind: {
+      if (!psi_.has_value()) {
+        return absl::FailedPreconditionError("the curator handed out a list to blind before this party sent its own");
+      }
+      const v1::BlindingTask& task = response.blind();
+      if (task.hop() == 0 || task.hop() >= static_cast<uint32_t>(num_parties_)) {
+        return absl::InvalidArgumentError(absl::StrCat("the curator's alignment hop ", task.hop(),
+                                                       " is not one of 1 to ", num_parties_ - 1));
+      }
+      if (task.elements().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
+      }
+      ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
+                       psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
+      return AlignRequestOf(run_id_, config_.name(), task.hop(), blinded);
+    }
+    case v1::AlignResponse::NEXT_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("the curator's Align answer has neither a list to blind nor positions");
+}
+
+absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
+  if (!psi_.has_value()) return absl::FailedPreconditionError("aligned positions before this party sent its list");
+  if (aligned.records() != aligned.positions_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
+                                                   " aligned positions for ", aligned.records(), " records"));
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> rows, psi_->Rows(std::vector<int64_t>(
+                                                        aligned.positions().begin(), aligned.positions().end())));
+  // The canonical order is the alignment tokens' (every party's and the reference
+  // trainer's); the tokens never leave the parties.
+  std::vector<std::string> common;
+  common.reserve(rows.size());
+  for (const int64_t row : rows) common.push_back(tokens_[static_cast<size_t>(row)]);
+  std::sort(common.begin(), common.end());
   Sha256Builder tokens_digest;
-  for (const std::string& token : response.tokens()) tokens_digest.Add(token);
+  for (const std::string& token : common) tokens_digest.Add(token);
   const std::string aligned_digest = tokens_digest.Hex();
   // The rows are reordered and their encoded buffer released on the first call.
   if (model_ != nullptr) {
@@ -148,11 +204,6 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
           "after reconnecting, the curator aligned a different set of records");
     }
     return absl::OkStatus();
-  }
-  const std::vector<std::string> common(response.tokens().begin(), response.tokens().end());
-  if (!std::is_sorted(common.begin(), common.end()) ||
-      std::adjacent_find(common.begin(), common.end()) != common.end()) {
-    return absl::InvalidArgumentError("curator's aligned tokens are not sorted and unique");
   }
   if (static_cast<int64_t>(common.size()) < training_.batch_size()) {
     return absl::FailedPreconditionError(absl::StrCat("only ", common.size(),
@@ -173,7 +224,6 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignResponse& response) {
                      .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
                                             table.numel() * table.element_size()))
                      .Hex();
-  RETURN_IF_ERROR(LoadOrDrawPartySecret());
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());

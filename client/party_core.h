@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/party_data.h"
+#include "common/data/psi.h"
 #include "common/privacy/run_accounting.h"
 #include "common/util/background_task.h"
 #include "common/util/step_profile.h"
@@ -28,7 +29,8 @@ struct RunShape;
 }
 
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
-// for record alignment. File format: "sampling_secret=..." and "alignment_key=..."
+// of the alignment tokens that put the aligned records in one order at every party
+// (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..." and "alignment_key=..."
 // lines ('#' comments allowed); both required, at least 16 characters each.
 struct PartySecrets {
   std::string sampling_secret;
@@ -38,7 +40,8 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 
 // The party's logic with no gRPC types: builds its Register/Align requests, checks
 // and applies the curator's answers, and turns each curator round message into its
-// replies. Only slices, features and gradients leave; ids leave only as HMAC tokens.
+// replies. Only slices, features and gradients leave; ids leave only blinded by the
+// party's secret exponent (common/data/psi.h).
 //
 // Restarts (docs/operations.md, "Failure handling"): the critic state is committed to
 // config.checkpoint_dir after every critic update, before anything computed from it
@@ -60,18 +63,23 @@ class PartyCore {
   v1::RegisterRequest MakeRegisterRequest() const;
   // Again after a reconnect: the run and its settings must be the same.
   absl::Status AcceptRegistration(const v1::RegisterResponse& response);
-  v1::AlignRequest MakeAlignRequest() const;
-  // Reorders the rows to the common token order, builds the local critic and opens
-  // (or, resuming, restores) its checkpoint. Again after a reconnect: the records
-  // must be the same.
-  absl::Status AcceptAlignment(const v1::AlignResponse& response);
+  // The first Align call: this party's own blinded list (hop 0). It derives from the
+  // party secret, loaded (resuming) or drawn here, so a resumed party sends the same list.
+  absl::StatusOr<v1::AlignRequest> MakeAlignRequest();
+  // The curator's answer to an Align call: the next call (the list it handed out,
+  // blinded), or nullopt once the answer's aligned positions are accepted.
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response);
+  // The rows at the aligned positions, in the canonical order (by alignment token):
+  // reorders the rows, builds the local critic and opens (or, resuming, restores) its
+  // checkpoint. Again after a reconnect: the records must be the same.
+  absl::Status AcceptAlignment(const v1::AlignedPositions& aligned);
   // After alignment: this party's privacy plan, to attest against the curator's.
   v1::AttestPlanRequest MakeAttestPlanRequest() const;
   // Refuses a curator plan that differs from this party's (naming the setting); the
   // first match charges the marginal release. Nothing leaves the party before this.
   absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);
-  // Before alignment: the secret this party's networks initialise from, instead of one
-  // drawn from the OS (a test reproducing the reference trainer's start).
+  // Before MakeAlignRequest: the secret this party's networks initialise from, instead
+  // of one drawn from the OS (a test reproducing the reference trainer's start).
   void set_party_secret_for_testing(std::string secret) { party_secret_ = std::move(secret); }
   v1::PartyMessage MakeHello() const;
 
@@ -174,7 +182,8 @@ class PartyCore {
   // in the ensemble modes, its shards. Kept in the checkpoint directory for --resume.
   std::string party_secret_;
   PartyData data_;
-  std::vector<std::string> tokens_;
+  std::vector<std::string> tokens_;  // alignment tokens of the rows as loaded
+  std::optional<PsiParty> psi_;      // from MakeAlignRequest on
   std::string run_id_;
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
@@ -187,7 +196,7 @@ class PartyCore {
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
   std::string settings_digest_;  // of the curator's run settings, to check a re-registration
-  std::string aligned_digest_;   // of the common tokens, to check a re-alignment
+  std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
   privacy::Mode mode_ = privacy::Mode::kNone;
   // The last critic update applied; durable too, except between the steps of a round

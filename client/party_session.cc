@@ -77,13 +77,7 @@ absl::Status PartySession::Session(bool* streamed) {
     RETURN_IF_ERROR(core_->AcceptRegistration(response));
     spdlog::info("registered for run '{}' with {} parties", response.run_id(), response.parties_size());
   }
-  {
-    grpc::ClientContext context;
-    context.set_deadline(In(kAlignTimeoutSeconds));
-    v1::AlignResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub->Align(&context, core_->MakeAlignRequest(), &response), "Align"));
-    RETURN_IF_ERROR(core_->AcceptAlignment(response));
-  }
+  RETURN_IF_ERROR(Align(*stub));
   {
     grpc::ClientContext context;
     context.set_deadline(In(kAlignTimeoutSeconds));
@@ -94,6 +88,18 @@ absl::Status PartySession::Session(bool* streamed) {
   }
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs(*stub));
   return Serve(*stub, streamed);
+}
+
+absl::Status PartySession::Align(v1::Curator::Stub& stub) {
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> request, core_->MakeAlignRequest());
+  while (request.has_value()) {
+    grpc::ClientContext context;
+    context.set_deadline(In(kAlignTimeoutSeconds));
+    v1::AlignResponse response;
+    RETURN_IF_ERROR(FromGrpc(stub.Align(&context, *request, &response), absl::StrCat("Align hop ", request->hop())));
+    ASSIGN_OR_RETURN(request, core_->AnswerAlign(response));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PartySession::ReleaseLabelPairs(v1::Curator::Stub& stub) {

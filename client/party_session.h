@@ -30,6 +30,9 @@ class PartySession {
   // One connection: register, align, serve. Sets *streamed once a Train stream ran.
   absl::Status Session(bool* streamed);
   absl::Status Serve(v1::Curator::Stub& stub, bool* streamed);
+  // Record alignment: one Align call per hop, from this party's own list (hop 0) until
+  // the curator answers with its aligned positions.
+  absl::Status Align(v1::Curator::Stub& stub);
   // Label pairs (training.label_column): the labels out or in, then this party's tables.
   absl::Status ReleaseLabelPairs(v1::Curator::Stub& stub);
   // Sleeps before redialling; false if the session was cancelled meanwhile.

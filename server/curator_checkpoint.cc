@@ -43,11 +43,9 @@ absl::Status CheckCuratorCheckpointOnStartup(const v1::CuratorConfig& config, bo
       ": pass --resume to continue that run, or remove it (or set checkpoint_dir) to start over"));
 }
 
-std::string CuratorDataDigest(const std::vector<std::string>& tokens,
-                              const std::vector<v1::Schema>& schemas) {
+std::string CuratorDataDigest(int64_t records, const std::vector<v1::Schema>& schemas) {
   Sha256Builder digest;
-  digest.Add(absl::StrCat(tokens.size()));
-  for (const std::string& token : tokens) digest.Add(token);
+  digest.Add(absl::StrCat(records));
   for (const v1::Schema& schema : schemas) digest.Add(schema.SerializeAsString());
   return digest.Hex();
 }

@@ -4,6 +4,7 @@
 // Where the curator's checkpoint lives and what it must say to be resumed
 // (docs/operations.md, "Failure handling").
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,9 @@ std::string NoiseKeyPath(const v1::CuratorConfig& config);
 // what to do.
 absl::Status CheckCuratorCheckpointOnStartup(const v1::CuratorConfig& config, bool resume);
 
-// Digest of the aligned records and the parties' public schemas (roster order).
-std::string CuratorDataDigest(const std::vector<std::string>& tokens,
-                              const std::vector<v1::Schema>& schemas);
+// Digest of what the curator knows of the data: the number of aligned records and the
+// parties' public schemas (roster order). The parties' checkpoints pin which records.
+std::string CuratorDataDigest(int64_t records, const std::vector<v1::Schema>& schemas);
 
 // The header a checkpoint of this run, configuration and data carries.
 v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,

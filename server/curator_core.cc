@@ -8,10 +8,9 @@
 #include <limits>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/data/alignment.h"
+#include "absl/strings/str_join.h"
 #include "common/data/schema.h"
 #include "common/model/config.h"
 #include "common/model/curator_model.h"
@@ -38,16 +37,6 @@ std::vector<std::string> Roster(const v1::CuratorConfig& config) {
   return {config.parties().begin(), config.parties().end()};
 }
 
-absl::Status CheckToken(const std::string& token) {
-  if (token.size() != 64) return absl::InvalidArgumentError("alignment tokens are 64 hex characters");
-  for (char c : token) {
-    if (!absl::ascii_isxdigit(c) || absl::ascii_isupper(c)) {
-      return absl::InvalidArgumentError("alignment tokens must be lower-case hex");
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
@@ -55,13 +44,13 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
       resume_(resume),
       roster_(Roster(config_)),
       hub_(roster_),
+      psi_(roster_),
       // Resuming, the parties only have to come back, not to be started.
       join_deadline_(absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
                                                         : config_.join_timeout_seconds())) {
   consumed_.assign(roster_.size(), -1);
   registrations_.resize(roster_.size());
   encoders_.resize(roster_.size());
-  tokens_.resize(roster_.size());
   attested_.assign(roster_.size(), false);
   status_.set_run_id(config_.run_id());
   status_.set_privacy_mode(config_.privacy().mode());
@@ -124,51 +113,42 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
 absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
                                                     const v1::AlignRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
-  if (request.tokens_size() == 0) return absl::InvalidArgumentError("no alignment tokens");
-  for (const std::string& token : request.tokens()) RETURN_IF_ERROR(CheckToken(token));
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cancelled_.ok()) return cancelled_;
+    if (!registrations_[index].has_value()) {
+      return absl::FailedPreconditionError(absl::StrCat("party '", party, "' must Register before Align"));
+    }
+    if (request.hop() == 0 && request.elements_size() != registrations_[index]->rows()) {
+      return absl::InvalidArgumentError(absl::StrCat("party '", party, "' registered ",
+                                                     registrations_[index]->rows(), " records but its alignment list has ",
+                                                     request.elements_size()));
+    }
+    if (status_.state() == "waiting") status_.set_state("aligning");  // not when a party rejoins
+  }
+  ASSIGN_OR_RETURN(v1::AlignResponse response, psi_.Submit(index, request, join_deadline_));
+  if (!response.has_aligned()) return response;
   absl::MutexLock lock(&mu_);
-  if (!registrations_[index].has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat("party '", party, "' must Register before Align"));
-  }
-  if (!tokens_[index].has_value()) {
-    tokens_[index] = std::vector<std::string>(request.tokens().begin(), request.tokens().end());
-  }
-  if (status_.state() == "waiting") status_.set_state("aligning");  // not when a party rejoins
-  auto all_in = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    if (!cancelled_.ok()) return true;
-    for (const auto& t : tokens_) {
-      if (!t.has_value()) return false;
-    }
-    return true;
-  };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&all_in), join_deadline_)) {
-    return absl::DeadlineExceededError("not every party sent alignment tokens before the join timeout");
-  }
-  if (!cancelled_.ok()) return cancelled_;
-  if (!intersection_.has_value()) {
-    std::vector<std::vector<std::string>> all;
-    for (const auto& t : tokens_) all.push_back(*t);
-    std::vector<std::string> common = IntersectTokens(all);
-    if (static_cast<int64_t>(common.size()) < config_.training().batch_size()) {
-      intersection_ = absl::FailedPreconditionError(absl::StrCat(
-          "only ", common.size(), " records are held by every party; batch_size ",
-          config_.training().batch_size(), " needs at least that many"));
-    } else {
-      spdlog::info("aligned {} records held by all {} parties", common.size(), roster_.size());
-      status_.set_aligned_records(static_cast<int64_t>(common.size()));
-      if (!config_.training().label_column().empty()) {
-        std::vector<const TableEncoder*> encoders;
-        for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
-        label_exchange_ = LabelPairExchange::Create(config_.training().label_column(), std::move(encoders), roster_,
-                                                    static_cast<int64_t>(common.size()));
-      }
-      intersection_ = std::move(common);
-    }
-  }
-  if (!intersection_->ok()) return intersection_->status();
-  v1::AlignResponse response;
-  for (const std::string& token : **intersection_) response.add_tokens(token);
+  if (!intersection_size_.has_value()) AcceptIntersection(response.aligned().records());
+  if (!intersection_size_->ok()) return intersection_size_->status();
   return response;
+}
+
+void CuratorCore::AcceptIntersection(int64_t records) {
+  if (records < config_.training().batch_size()) {
+    intersection_size_ = absl::FailedPreconditionError(absl::StrCat(
+        "only ", records, " records are held by every party; batch_size ", config_.training().batch_size(),
+        " needs at least that many"));
+    return;
+  }
+  spdlog::info("aligned {} records held by all {} parties", records, roster_.size());
+  status_.set_aligned_records(records);
+  if (!config_.training().label_column().empty()) {
+    std::vector<const TableEncoder*> encoders;
+    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+    label_exchange_ = LabelPairExchange::Create(config_.training().label_column(), std::move(encoders), roster_, records);
+  }
+  intersection_size_ = records;
 }
 
 absl::StatusOr<LabelPairExchange*> CuratorCore::label_exchange() {
@@ -211,19 +191,15 @@ absl::Status CuratorCore::WaitForParties() {
   {
     absl::MutexLock lock(&mu_);
     auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return !cancelled_.ok() || intersection_.has_value();
+      return !cancelled_.ok() || intersection_size_.has_value();
     };
     mu_.AwaitWithDeadline(absl::Condition(&ready), join_deadline_);
     if (!cancelled_.ok()) return cancelled_;
-    if (!intersection_.has_value()) {
-      std::string missing;
-      for (size_t i = 0; i < roster_.size(); ++i) {
-        if (!tokens_[i].has_value()) absl::StrAppend(&missing, missing.empty() ? "" : ", ", roster_[i]);
-      }
-      return absl::DeadlineExceededError(
-          absl::StrCat("join timeout: parties that did not register and align: ", missing));
+    if (!intersection_size_.has_value()) {
+      return absl::DeadlineExceededError(absl::StrCat("join timeout: parties that did not register and align: ",
+                                                      absl::StrJoin(psi_.Waiting(), ", ")));
     }
-    if (!intersection_->ok()) return intersection_->status();
+    if (!intersection_size_->ok()) return intersection_size_->status();
     if (label_exchange_.has_value() && !label_exchange_->ok()) return label_exchange_->status();
   }
   int64_t records = 0;
@@ -623,7 +599,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     absl::MutexLock lock(&mu_);
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
-    data_digest_ = CuratorDataDigest(**intersection_, schemas);
+    data_digest_ = CuratorDataDigest(**intersection_size_, schemas);
     generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
   }
   const std::string path = CuratorCheckpointPath(config_);
@@ -761,6 +737,7 @@ void CuratorCore::Cancel(absl::Status reason) {
     if (cancelled_.ok()) cancelled_ = reason;
     if (label_exchange_.has_value() && label_exchange_->ok()) label_exchange_->value()->Cancel(reason);
   }
+  psi_.Cancel(reason);
   hub_.Cancel(std::move(reason));
 }
 
@@ -771,7 +748,7 @@ v1::StatusResponse CuratorCore::Status() const {
     v1::PartyStatus* party = status.add_parties();
     party->set_name(roster_[k]);
     party->set_registered(registrations_[k].has_value());
-    party->set_aligned(tokens_[k].has_value());
+    party->set_aligned(psi_.Done(static_cast<int>(k)));
     party->set_connected(hub_.connected(static_cast<int>(k)));
     const absl::Time last = hub_.last_message(static_cast<int>(k));
     party->set_seconds_since_last_message(

@@ -16,6 +16,7 @@
 #include "common/util/background_task.h"
 #include "common/util/step_profile.h"
 #include "server/label_pair_exchange.h"
+#include "server/psi_exchange.h"
 #include "server/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -29,7 +30,7 @@ namespace vfsynth {
 
 class CuratorModel;
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin
@@ -51,7 +52,9 @@ class CuratorCore {
 
   absl::StatusOr<v1::RegisterResponse> Register(const std::string& party,
                                                 const v1::RegisterRequest& request);
-  // Blocks until every party has sent its tokens (or the join deadline passes).
+  // One hop of record alignment (PsiExchange::Submit): blocks until every party has
+  // sent its list of the hop (or the join deadline passes). The last hop's answer
+  // fails for everyone if fewer records than batch_size are held by every party.
   absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
 
   // After Align: blocks until the curator has planned (or the join deadline passes),
@@ -85,6 +88,9 @@ class CuratorCore {
   // The label-pair exchange once alignment is done; FAILED_PRECONDITION if the run has
   // none (yet), or why it cannot have one.
   absl::StatusOr<LabelPairExchange*> label_exchange();
+  // Once alignment is done: records the intersection size, or why it is too small, and
+  // sets up the label-pair exchange.
+  void AcceptIntersection(int64_t records) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The roster index of a calling party, if it is in the roster and names this run
   // (Align and the label-pair calls).
   absl::StatusOr<int> RosterIndex(const std::string& party, const std::string& run_id) const;
@@ -138,6 +144,7 @@ class CuratorCore {
   const bool resume_;
   const std::vector<std::string> roster_;
   SessionHub hub_;
+  PsiExchange psi_;
   StepProfile profile_;
   const absl::Time join_deadline_;
   // Orchestrator thread only.
@@ -157,8 +164,9 @@ class CuratorCore {
   mutable absl::Mutex mu_;
   std::vector<std::optional<v1::RegisterRequest>> registrations_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<TableEncoder>> encoders_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::optional<std::vector<std::string>>> tokens_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::StatusOr<std::vector<std::string>>> intersection_ ABSL_GUARDED_BY(mu_);
+  // The number of records every party holds once alignment is done, or why the run
+  // cannot train on them.
+  std::optional<absl::StatusOr<int64_t>> intersection_size_ ABSL_GUARDED_BY(mu_);
   // Set by PlanPrivacy: the plan, or why the curator could not plan.
   std::optional<absl::StatusOr<v1::PrivacyPlan>> plan_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> attested_ ABSL_GUARDED_BY(mu_);  // per party: its plan matched

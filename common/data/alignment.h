@@ -10,11 +10,10 @@
 
 namespace vfsynth {
 
-// Record alignment (DESIGN §3): each party turns its record IDs into
-// HMAC-SHA256(alignment_key, id) tokens (hex); the curator intersects the token sets
-// and returns the common tokens in a canonical (sorted) order; each party reorders
-// its rows to that order. The curator learns only pseudonymous tokens and the
-// overlap size.
+// Alignment tokens: HMAC-SHA256(alignment_key, id) under the key the parties share.
+// They never leave the parties: a distributed run finds the common records by PSI
+// (psi.h) and each party sorts its common records by token, the canonical order every
+// party and the reference trainer (which intersects tokens in one process) share.
 
 // Lower-case hex HMAC-SHA256 of `id` under `key`.
 std::string AlignmentToken(absl::string_view key, absl::string_view id);

@@ -40,7 +40,8 @@ absl::StatusOr<std::unique_ptr<ReferenceTrainer>> ReferenceTrainer::Create(
 absl::Status ReferenceTrainer::Build() {
   const v1::TrainingConfig& t = config_.training();
   torch::set_num_threads(t.threads());
-  // Load every party and align on HMAC tokens, as the distributed parties do.
+  // Load every party and align on tokens: the intersection the distributed parties'
+  // PSI finds, in their canonical (token) order.
   std::vector<std::vector<std::string>> tokens;
   for (const v1::PartyDataConfig& party_config : config_.parties()) {
     Party party;

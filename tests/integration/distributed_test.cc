@@ -21,6 +21,7 @@
 #include "client/party_session.h"
 #include "client/status_client.h"
 #include "common/data/schema.h"
+#include "common/data/psi.h"
 #include "common/data/split.h"
 #include "common/model/config.h"
 #include "common/model/model_factory.h"
@@ -285,12 +286,25 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     }
   }
   EXPECT_EQ(payloads.size(), 3u);
-  // Register carries only the public schema and a count; Align only HMAC tokens.
+  // Register carries only the public schema and a count; Align only points blinded by
+  // each party's own secret: the parties hold mostly the same people, yet no element of
+  // one party's list appears in another's.
   const v1::RegisterRequest reg = cores[0]->MakeRegisterRequest();
   EXPECT_TRUE(reg.schema().id_column().empty());
-  const v1::AlignRequest align = cores[0]->MakeAlignRequest();
-  ASSERT_GT(align.tokens_size(), 0);
-  EXPECT_EQ(align.tokens(0).size(), 64u);
+  std::set<std::string> seen;
+  size_t elements = 0;
+  for (const auto& core : cores) {
+    const absl::StatusOr<v1::AlignRequest> align = core->MakeAlignRequest();
+    ASSERT_TRUE(align.ok()) << align.status();
+    EXPECT_EQ(align->hop(), 0u);
+    for (const std::string& element : align->elements()) {
+      EXPECT_EQ(element.size(), kPsiElementBytes);
+      seen.insert(element);
+      ++elements;
+    }
+  }
+  EXPECT_EQ(seen.size(), elements);
+  EXPECT_EQ(cores[0]->MakeAlignRequest()->elements_size(), reg.rows());
 }
 
 // Runs curator + parties in-process; returns the curator's and parties' outcomes.
@@ -594,7 +608,7 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   v1::PrivacyConfig run_privacy;
   run_privacy.set_mode("dpsgd");
   run_privacy.set_noise_multiplier(0.3);  // far too little noise for the bank's budget
-  auto outcome = RunAll(StartCurator(10, run_privacy), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(30, run_privacy), [&](const std::string& name, int port) {
     v1::PrivacyConfig privacy = run_privacy;
     if (name == "bank") privacy.set_epsilon(1.0);
     return PartyConfigFor(name, port, privacy);
@@ -614,7 +628,7 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   run_privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);  // a release right after alignment, were the plans not checked first
-  auto outcome = RunAll(StartCurator(20, run_privacy, "", training), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(120, run_privacy, "", training), [&](const std::string& name, int port) {
     v1::PrivacyConfig privacy = run_privacy;
     if (name == "bank") privacy.set_epsilon(5.0);
     return PartyConfigFor(name, port, privacy);
@@ -636,7 +650,7 @@ TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
   privacy.set_mode("dpsgd");
   privacy.set_epsilon(8.0);
   privacy.set_epsilon_budget_against_parties(100);
-  auto outcome = RunAll(StartCurator(20, privacy), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(120, privacy), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
   ASSERT_FALSE(outcome.curator.ok());

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -14,11 +15,12 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/data/alignment.h"
+#include "common/data/psi.h"
 #include "common/model/config.h"
 #include "common/net/tensor_codec.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
+#include "common/util/status_macros.h"
 #include "server/curator_checkpoint.h"
 
 namespace vfsynth {
@@ -109,38 +111,84 @@ void DeclarePrivacyMode(v1::RegisterRequest* request) {
   to->GetReflection()->SetString(to, to_mode, from.GetReflection()->GetString(from, from_mode));
 }
 
-v1::RegisterRequest Registration(const std::string& party, const v1::Schema& schema) {
+// Records r<first> .. r<last>: a party's ids.
+std::vector<std::string> Ids(int first, int last) {
+  std::vector<std::string> ids;
+  for (int i = first; i <= last; ++i) ids.push_back(absl::StrCat("r", i));
+  return ids;
+}
+
+v1::RegisterRequest Registration(const std::string& party, const v1::Schema& schema, int64_t rows = 8) {
   v1::RegisterRequest request;
   request.set_party(party);
   request.set_protocol_version(kProtocolVersion);
   *request.mutable_schema() = schema;
-  request.set_rows(10);
+  request.set_rows(rows);
   DeclarePrivacyMode(&request);
   return request;
 }
 
-// Tokens of records r<first> .. r<last>.
-v1::AlignRequest Tokens(const std::string& party, int first, int last) {
+// A party's side of alignment over ids r<first> .. r<last>, under its own secret.
+struct TestParty {
+  std::string name;
+  PsiParty psi;
+  std::vector<std::string> ids;
+};
+
+TestParty Party(const std::string& name, int first, int last, const std::string& secret = "") {
+  absl::StatusOr<PsiParty> psi = PsiParty::Create(secret.empty() ? name + "-secret" : secret, Ids(first, last));
+  EXPECT_TRUE(psi.ok()) << psi.status();
+  return TestParty{name, std::move(*psi), Ids(first, last)};
+}
+
+v1::AlignRequest AlignRequest(const std::string& party, uint32_t hop, const std::vector<std::string>& elements) {
   v1::AlignRequest request;
   request.set_run_id(kRunId);
   request.set_party(party);
-  for (int i = first; i <= last; ++i) request.add_tokens(AlignmentToken("unit-key", absl::StrCat("r", i)));
+  request.set_hop(hop);
+  for (const std::string& element : elements) request.add_elements(element);
   return request;
 }
 
-// Both parties align concurrently (Align blocks until every party has sent tokens).
+std::vector<std::string> Elements(const v1::BlindingTask& task) {
+  return {task.elements().begin(), task.elements().end()};
+}
+
+// Runs a party's side to the end: its own list, then every list handed out, blinded.
+absl::StatusOr<v1::AlignResponse> AlignAs(CuratorCore& core, const TestParty& party) {
+  v1::AlignRequest request = AlignRequest(party.name, 0, party.psi.own_list());
+  while (true) {
+    ASSIGN_OR_RETURN(v1::AlignResponse response, core.Align(party.name, request));
+    if (!response.has_blind()) return response;
+    ASSIGN_OR_RETURN(const std::vector<std::string> blinded, party.psi.Blind(Elements(response.blind())));
+    request = AlignRequest(party.name, response.blind().hop(), blinded);
+  }
+}
+
+// Both parties align concurrently (each hop waits for every party).
 std::pair<absl::StatusOr<v1::AlignResponse>, absl::StatusOr<v1::AlignResponse>> AlignBoth(
-    CuratorCore& core, const v1::AlignRequest& alpha, const v1::AlignRequest& beta) {
+    CuratorCore& core, const TestParty& alpha, const TestParty& beta) {
   absl::StatusOr<v1::AlignResponse> beta_result;
-  std::thread other([&] { beta_result = core.Align("beta", beta); });
-  absl::StatusOr<v1::AlignResponse> alpha_result = core.Align("alpha", alpha);
+  std::thread other([&] { beta_result = AlignAs(core, beta); });
+  absl::StatusOr<v1::AlignResponse> alpha_result = AlignAs(core, alpha);
   other.join();
   return {std::move(alpha_result), std::move(beta_result)};
 }
 
-void RegisterBoth(CuratorCore& core) {
-  ASSERT_TRUE(core.Register("alpha", Registration("alpha", AlphaSchema())).ok());
-  ASSERT_TRUE(core.Register("beta", Registration("beta", BetaSchema())).ok());
+// The ids at the positions a party was given.
+std::vector<std::string> AlignedIds(const TestParty& party, const v1::AlignResponse& response) {
+  const absl::StatusOr<std::vector<int64_t>> rows = party.psi.Rows(
+      std::vector<int64_t>(response.aligned().positions().begin(), response.aligned().positions().end()));
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  std::vector<std::string> ids;
+  for (const int64_t row : rows.value_or(std::vector<int64_t>())) ids.push_back(party.ids[static_cast<size_t>(row)]);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+void RegisterBoth(CuratorCore& core, int64_t alpha_rows = 8, int64_t beta_rows = 8) {
+  ASSERT_TRUE(core.Register("alpha", Registration("alpha", AlphaSchema(), alpha_rows)).ok());
+  ASSERT_TRUE(core.Register("beta", Registration("beta", BetaSchema(), beta_rows)).ok());
 }
 
 v1::Tensor Filled(std::vector<int64_t> shape, float value) {
@@ -236,57 +284,71 @@ TEST(CuratorRegisterTest, RegistrationIsIdempotentButTheSchemaIsFixed) {
   EXPECT_FALSE(core.Status().parties(1).registered());
 }
 
-TEST(CuratorAlignTest, MalformedTokensAreInvalidArgument) {
+TEST(CuratorAlignTest, MalformedListsAreInvalidArgument) {
   CuratorCore core(Config(5, 5, 1, 1));
-  RegisterBoth(core);
-  for (const std::string& bad : {std::string(64, 'z'), std::string(64, 'A'), std::string(63, 'a'),
-                                 std::string(65, 'a'), std::string()}) {
-    v1::AlignRequest request = Tokens("alpha", 0, 7);
-    request.add_tokens(bad);
-    EXPECT_EQ(core.Align("alpha", request).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  RegisterBoth(core, 9);
+  const TestParty alpha = Party("alpha", 0, 7);
+  for (const std::string& bad : {std::string(kPsiElementBytes, '\0'), std::string(31, 'a'), std::string(),
+                                 alpha.psi.own_list()[3]}) {
+    std::vector<std::string> list = alpha.psi.own_list();
+    list.push_back(bad);
+    const absl::Status status = core.Align("alpha", AlignRequest("alpha", 0, list)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("alignment element 8"));
   }
-  v1::AlignRequest empty = Tokens("alpha", 0, -1);
-  EXPECT_EQ(core.Align("alpha", empty).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core.Align("alpha", AlignRequest("alpha", 0, {})).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(core.Align("alpha", AlignRequest("alpha", 2, alpha.psi.own_list())).status().message(),
+              HasSubstr("has hops 0 to 1"));
+  // A list of another length than the party's registered record count.
+  const absl::Status short_list = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())).status();
+  EXPECT_EQ(short_list.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(short_list.message(), HasSubstr("registered 9 records but its alignment list has 8"));
   EXPECT_FALSE(core.Status().parties(0).aligned());  // nothing was recorded
 }
 
 TEST(CuratorAlignTest, MustRegisterFirst) {
   CuratorCore core(Config(5, 5, 1, 1));
-  auto response = core.Align("alpha", Tokens("alpha", 0, 7));
+  const TestParty alpha = Party("alpha", 0, 7);
+  auto response = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list()));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(response.status().message(), HasSubstr("must Register before Align"));
-  EXPECT_EQ(core.Align("gamma", Tokens("gamma", 0, 7)).status().code(),
+  EXPECT_EQ(core.Align("gamma", AlignRequest("gamma", 0, alpha.psi.own_list())).status().code(),
             absl::StatusCode::kPermissionDenied);
 }
 
 TEST(CuratorAlignTest, WrongRunIdIsFailedPrecondition) {
   CuratorCore core(Config(5, 5, 1, 1));
   RegisterBoth(core);
-  v1::AlignRequest request = Tokens("alpha", 0, 7);
+  v1::AlignRequest request = AlignRequest("alpha", 0, Party("alpha", 0, 7).psi.own_list());
   request.set_run_id("other-run");
   auto response = core.Align("alpha", request);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(response.status().message(), HasSubstr("'other-run'"));
 }
 
-TEST(CuratorAlignTest, ReturnsTheSortedIntersectionToEveryParty) {
+TEST(CuratorAlignTest, EveryPartyLearnsWhichOfItsOwnRecordsAreInTheIntersection) {
   CuratorCore core(Config(5, 10, 1, 1));
   RegisterBoth(core);
-  auto [alpha, beta] = AlignBoth(core, Tokens("alpha", 0, 7), Tokens("beta", 2, 9));
-  ASSERT_TRUE(alpha.ok()) << alpha.status();
-  ASSERT_TRUE(beta.ok()) << beta.status();
-  std::vector<std::string> expected;
-  for (int i = 2; i <= 7; ++i) expected.push_back(AlignmentToken("unit-key", absl::StrCat("r", i)));
-  std::sort(expected.begin(), expected.end());
-  EXPECT_THAT(alpha->tokens(), ::testing::ElementsAreArray(expected));
-  EXPECT_EQ(alpha->SerializeAsString(), beta->SerializeAsString());
+  const TestParty alpha = Party("alpha", 0, 7);
+  const TestParty beta = Party("beta", 2, 9);
+  auto [alpha_result, beta_result] = AlignBoth(core, alpha, beta);
+  ASSERT_TRUE(alpha_result.ok()) << alpha_result.status();
+  ASSERT_TRUE(beta_result.ok()) << beta_result.status();
+  ASSERT_TRUE(alpha_result->has_aligned());
+  const std::vector<std::string> common = Ids(2, 7);
+  EXPECT_EQ(AlignedIds(alpha, *alpha_result), common);
+  EXPECT_EQ(AlignedIds(beta, *beta_result), common);
+  EXPECT_EQ(alpha_result->aligned().records(), 6);
+  EXPECT_EQ(beta_result->aligned().records(), 6);
   EXPECT_EQ(core.Status().aligned_records(), 6);
+  EXPECT_TRUE(core.Status().parties(0).aligned());
+  EXPECT_TRUE(core.Status().parties(1).aligned());
 }
 
 TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
   CuratorCore core(Config(5, 10, 1, 1));
-  RegisterBoth(core);
-  auto [alpha, beta] = AlignBoth(core, Tokens("alpha", 0, 5), Tokens("beta", 4, 9));
+  RegisterBoth(core, 6, 6);
+  auto [alpha, beta] = AlignBoth(core, Party("alpha", 0, 5), Party("beta", 4, 9));
   for (const auto* result : {&alpha, &beta}) {
     EXPECT_EQ(result->status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(result->status().message(), AllOf(HasSubstr("only 2 records"), HasSubstr("batch_size 4")));
@@ -299,11 +361,85 @@ TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
 TEST(CuratorAlignTest, JoinTimeoutNamesTheMissingParty) {
   CuratorCore core(Config(5, 0.3, 1, 1));
   RegisterBoth(core);
-  auto alone = core.Align("alpha", Tokens("alpha", 0, 7));
+  auto alone = core.Align("alpha", AlignRequest("alpha", 0, Party("alpha", 0, 7).psi.own_list()));
   EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(alone.status().message(), AllOf(HasSubstr("hop 0"), HasSubstr("beta")));
   const absl::Status run = core.Run();
   EXPECT_EQ(run.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(run.message(), AllOf(HasSubstr("beta"), ::testing::Not(HasSubstr("alpha"))));
+}
+
+TEST(CuratorAlignTest, HopsOutOfTurnAreRefused) {
+  CuratorCore core(Config(5, 0.3, 1, 1));
+  RegisterBoth(core);
+  const TestParty alpha = Party("alpha", 0, 7);
+  const absl::Status early = core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
+  EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.message(), HasSubstr("sent alignment hop 1 before hop 0"));
+  // Taken, then the wait for beta times out; hop 1 is not handed out yet.
+  EXPECT_EQ(core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  const absl::Status unhanded = core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
+  EXPECT_EQ(unhanded.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(unhanded.message(), HasSubstr("before that hop's list was handed out"));
+}
+
+TEST(CuratorAlignTest, AReconnectingPartyGetsItsTaskAgainAndMustBlindAsBefore) {
+  CuratorCore core(Config(5, 10, 1, 1));
+  RegisterBoth(core);
+  const TestParty alpha = Party("alpha", 0, 7);
+  const TestParty beta = Party("beta", 2, 9);
+  absl::StatusOr<v1::AlignResponse> beta_result;
+  std::thread other([&] { beta_result = AlignAs(core, beta); });
+  const v1::AlignRequest own = AlignRequest("alpha", 0, alpha.psi.own_list());
+  const absl::StatusOr<v1::AlignResponse> task = core.Align("alpha", own);
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_TRUE(task->has_blind());
+  EXPECT_EQ(task->blind().hop(), 1u);
+  EXPECT_EQ(task->blind().elements_size(), 8);
+  // The connection dropped: the same list again gets the same task.
+  const absl::StatusOr<v1::AlignResponse> again = core.Align("alpha", own);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->SerializeAsString(), task->SerializeAsString());
+  // Blinded lists must have the handed-out length.
+  const std::vector<std::string> blinded = *alpha.psi.Blind(Elements(task->blind()));
+  const std::vector<std::string> shorter(blinded.begin(), blinded.end() - 1);
+  EXPECT_THAT(core.Align("alpha", AlignRequest("alpha", 1, shorter)).status().message(),
+              HasSubstr("7 elements for the 8 handed out"));
+  const absl::StatusOr<v1::AlignResponse> done = core.Align("alpha", AlignRequest("alpha", 1, blinded));
+  other.join();
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_TRUE(beta_result.ok()) << beta_result.status();
+  EXPECT_EQ(AlignedIds(alpha, *done), Ids(2, 7));
+  EXPECT_EQ(AlignedIds(beta, *beta_result), Ids(2, 7));
+  // Another blinding of a hop already taken is refused.
+  std::vector<std::string> other_blinding = blinded;
+  std::swap(other_blinding[0], other_blinding[1]);
+  EXPECT_THAT(core.Align("alpha", AlignRequest("alpha", 1, other_blinding)).status().message(),
+              HasSubstr("blinded hop 1 differently than before"));
+}
+
+TEST(CuratorAlignTest, ARejoiningPartyGetsItsPositionsBackOnlyForTheSameList) {
+  CuratorCore core(Config(5, 10, 1, 1));
+  RegisterBoth(core);
+  const TestParty alpha = Party("alpha", 0, 7);
+  auto [first, beta] = AlignBoth(core, alpha, Party("beta", 2, 9));
+  ASSERT_TRUE(first.ok() && beta.ok()) << first.status() << " " << beta.status();
+
+  // Restarted with its party secret: the same list, the positions straight back
+  // (beta takes no part).
+  const absl::StatusOr<v1::AlignResponse> rejoined =
+      core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list()));
+  ASSERT_TRUE(rejoined.ok()) << rejoined.status();
+  EXPECT_EQ(rejoined->SerializeAsString(), first->SerializeAsString());
+
+  // Restarted with another secret: the same records, but another list.
+  const TestParty renewed = Party("alpha", 0, 7, "another-secret");
+  const absl::Status refused = core.Align("alpha", AlignRequest("alpha", 0, renewed.psi.own_list())).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), AllOf(HasSubstr("'alpha' sent another list of its records than before"),
+                                       HasSubstr("party.secret")));
+  EXPECT_EQ(core.Status().aligned_records(), 6);
 }
 
 TEST(CuratorCheckpointTest, StartupRequiresACheckpointToResumeAndRefusesToOverwriteOne) {
@@ -370,7 +506,8 @@ TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
   CuratorCore core(Config(5, 30, 1, 1));
   RegisterBoth(core);
   absl::StatusOr<v1::AlignResponse> result;
-  std::thread waiter([&] { result = core.Align("alpha", Tokens("alpha", 0, 7)); });
+  const TestParty alpha = Party("alpha", 0, 7);
+  std::thread waiter([&] { result = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())); });
   core.Cancel(absl::CancelledError("shutdown"));
   waiter.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
@@ -385,7 +522,7 @@ class CuratorRoundTest : public ::testing::Test {
   void Start(v1::CuratorConfig config, const std::function<void()>& before_run = {}) {
     core_ = std::make_unique<CuratorCore>(std::move(config));
     RegisterBoth(*core_);
-    auto [alpha, beta] = AlignBoth(*core_, Tokens("alpha", 0, 7), Tokens("beta", 2, 9));
+    auto [alpha, beta] = AlignBoth(*core_, Party("alpha", 0, 7), Party("beta", 2, 9));
     ASSERT_TRUE(alpha.ok() && beta.ok()) << alpha.status() << " " << beta.status();
     ASSERT_TRUE(core_->hub().Connect(0).ok());
     ASSERT_TRUE(core_->hub().Connect(1).ok());

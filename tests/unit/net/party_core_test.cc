@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
+#include "common/data/psi.h"
 #include "common/model/config.h"
 #include "common/model/party_model.h"
 #include "common/net/tensor_codec.h"
@@ -68,7 +70,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string c
 v1::RegisterResponse Registration() {
   v1::RegisterResponse response;
   response.set_run_id(kRunId);
-  response.set_protocol_version(1);
+  response.set_protocol_version(2);
   response.add_parties("alpha");
   response.add_parties("beta");
   v1::ModelConfig* model = response.mutable_model();
@@ -86,14 +88,36 @@ v1::RegisterResponse Registration() {
   return response;
 }
 
-// The curator's answer: records r<first>..r<last>, sorted by token.
-v1::AlignResponse Alignment(int first, int last) {
-  std::vector<std::string> tokens;
-  for (int i = first; i <= last; ++i) tokens.push_back(AlignmentToken(kAlignmentKey, absl::StrCat("r", i)));
-  std::sort(tokens.begin(), tokens.end());
+// The curator and beta, holding records r<first>..r<last>, through alpha's alignment up
+// to the curator's last answer: the positions of alpha's list in the intersection.
+absl::StatusOr<v1::AlignedPositions> Positions(PartyCore& core, int first, int last) {
+  std::vector<std::string> ids;
+  for (int i = first; i <= last; ++i) ids.push_back(absl::StrCat("r", i));
+  ASSIGN_OR_RETURN(const PsiParty beta, PsiParty::Create("beta-secret", ids));
+  ASSIGN_OR_RETURN(const v1::AlignRequest own, core.MakeAlignRequest());
+  v1::AlignResponse task;
+  task.mutable_blind()->set_hop(1);
+  for (const std::string& element : beta.own_list()) task.mutable_blind()->add_elements(element);
+  ASSIGN_OR_RETURN(const std::optional<v1::AlignRequest> blinded, core.AnswerAlign(task));
+  if (!blinded.has_value() || blinded->hop() != 1) return absl::InternalError("alpha did not blind hop 1");
+  ASSIGN_OR_RETURN(const std::vector<std::string> alpha_list,
+                   beta.Blind(std::vector<std::string>(own.elements().begin(), own.elements().end())));
+  const std::vector<std::string> beta_list(blinded->elements().begin(), blinded->elements().end());
+  const std::vector<int64_t> positions = PsiIntersectionPositions({alpha_list, beta_list})[0];
+  v1::AlignedPositions aligned;
+  aligned.mutable_positions()->Add(positions.begin(), positions.end());
+  aligned.set_records(static_cast<int64_t>(positions.size()));
+  return aligned;
+}
+
+// Alpha aligned with a beta holding records r<first>..r<last>.
+absl::Status AlignWith(PartyCore& core, int first, int last) {
+  ASSIGN_OR_RETURN(const v1::AlignedPositions aligned, Positions(core, first, last));
   v1::AlignResponse response;
-  for (const std::string& token : tokens) response.add_tokens(token);
-  return response;
+  *response.mutable_aligned() = aligned;
+  ASSIGN_OR_RETURN(const std::optional<v1::AlignRequest> next, core.AnswerAlign(response));
+  if (next.has_value()) return absl::InternalError("alpha asked for more after its positions");
+  return absl::OkStatus();
 }
 
 // The curator's answer to AttestPlan when it planned as this party did.
@@ -169,7 +193,7 @@ class PartyCoreTest : public ::testing::Test {
   std::unique_ptr<PartyCore> Aligned() {
     std::unique_ptr<PartyCore> core = Registered();
     if (core == nullptr) return nullptr;
-    absl::Status status = core->AcceptAlignment(Alignment(2, 9));
+    absl::Status status = AlignWith(*core, 2, 9);
     if (status.ok()) status = AttestOwnPlan(*core);
     EXPECT_TRUE(status.ok()) << status;
     return core;
@@ -215,7 +239,7 @@ TEST_F(PartyCoreTest, RegisterRequestCarriesThePublicSchemaOnly) {
   ASSERT_TRUE(core.ok()) << core.status();
   const v1::RegisterRequest request = (*core)->MakeRegisterRequest();
   EXPECT_EQ(request.party(), "alpha");
-  EXPECT_EQ(request.protocol_version(), 1u);
+  EXPECT_EQ(request.protocol_version(), 2u);
   EXPECT_EQ(request.rows(), 10);
   EXPECT_EQ(request.schema().id_column(), "");  // the curator gets no id column
   EXPECT_THAT(request.schema().columns(), SizeIs(2));
@@ -225,7 +249,7 @@ TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   auto core = PartyCore::Create(Config());
   ASSERT_TRUE(core.ok()) << core.status();
   v1::RegisterResponse response = Registration();
-  response.set_protocol_version(2);
+  response.set_protocol_version(3);
   EXPECT_EQ((*core)->AcceptRegistration(response).code(), absl::StatusCode::kFailedPrecondition);
   response = Registration();
   response.clear_run_id();
@@ -237,37 +261,105 @@ TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   EXPECT_THAT(status.message(), HasSubstr("batch_size"));
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
 
-  const v1::AlignRequest align = (*core)->MakeAlignRequest();
-  EXPECT_EQ(align.run_id(), kRunId);
-  EXPECT_EQ(align.party(), "alpha");
-  ASSERT_THAT(align.tokens(), SizeIs(10));
-  EXPECT_EQ(align.tokens(0), AlignmentToken(kAlignmentKey, "r0"));
-  for (const std::string& token : align.tokens()) EXPECT_THAT(token, SizeIs(64));
+  const absl::StatusOr<v1::AlignRequest> align = (*core)->MakeAlignRequest();
+  ASSERT_TRUE(align.ok()) << align.status();
+  EXPECT_EQ(align->run_id(), kRunId);
+  EXPECT_EQ(align->party(), "alpha");
+  EXPECT_EQ(align->hop(), 0u);
+  ASSERT_THAT(align->elements(), SizeIs(10));
+  const std::string token = absl::HexStringToBytes(AlignmentToken(kAlignmentKey, "r0"));
+  for (const std::string& element : align->elements()) {
+    EXPECT_THAT(element, SizeIs(kPsiElementBytes));
+    EXPECT_NE(element, token);
+  }
 }
 
-TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnsortedDuplicateShortOrForeignTokens) {
+TEST_F(PartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
+  // The same secret (a resumed party's) gives the same list; another secret another.
+  auto list = [](const std::string& secret) -> std::string {
+    auto core = PartyCore::Create(Config());
+    EXPECT_TRUE(core.ok()) << core.status();
+    EXPECT_TRUE((*core)->AcceptRegistration(Registration()).ok());
+    (*core)->set_party_secret_for_testing(secret);
+    const absl::StatusOr<v1::AlignRequest> request = (*core)->MakeAlignRequest();
+    EXPECT_TRUE(request.ok()) << request.status();
+    return request.ok() ? request->SerializeAsString() : "";
+  };
+  EXPECT_EQ(list("secret-one"), list("secret-one"));
+  EXPECT_NE(list("secret-one"), list("secret-two"));
+}
+
+TEST_F(PartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   std::unique_ptr<PartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
-  v1::AlignResponse unsorted = Alignment(2, 9);
-  std::swap(*unsorted.mutable_tokens(0), *unsorted.mutable_tokens(1));
-  absl::Status status = core->AcceptAlignment(unsorted);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("sorted"));
+  v1::AlignResponse task;
+  task.mutable_blind()->set_hop(1);
+  task.mutable_blind()->add_elements(std::string(kPsiElementBytes, '\x01'));
+  EXPECT_EQ(core->AnswerAlign(task).status().code(), absl::StatusCode::kFailedPrecondition);  // before its own list
+  const absl::StatusOr<v1::AlignRequest> own = core->MakeAlignRequest();
+  ASSERT_TRUE(own.ok()) << own.status();
 
-  v1::AlignResponse duplicate = Alignment(2, 9);
-  duplicate.set_tokens(1, duplicate.tokens(0));
+  v1::AlignResponse valid = task;
+  valid.mutable_blind()->set_elements(0, own->elements(0));
+  for (const uint32_t hop : {0u, 2u}) {
+    v1::AlignResponse wrong_hop = valid;
+    wrong_hop.mutable_blind()->set_hop(hop);
+    EXPECT_THAT(core->AnswerAlign(wrong_hop).status().message(), HasSubstr("not one of 1 to 1"));
+  }
+  for (const std::string& bad : {std::string(kPsiElementBytes, '\xff'), std::string(kPsiElementBytes, '\0'),
+                                 std::string(5, 'a')}) {
+    v1::AlignResponse garbage = valid;
+    garbage.mutable_blind()->add_elements(bad);
+    const absl::Status status = core->AnswerAlign(garbage).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("alignment element 1"));
+  }
+  v1::AlignResponse empty = valid;
+  empty.mutable_blind()->clear_elements();
+  EXPECT_THAT(core->AnswerAlign(empty).status().message(), HasSubstr("empty list"));
+  EXPECT_EQ(core->AnswerAlign(v1::AlignResponse()).status().code(), absl::StatusCode::kInvalidArgument);
+
+  const absl::StatusOr<std::optional<v1::AlignRequest>> next = core->AnswerAlign(valid);
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE(next->has_value());
+  EXPECT_EQ((*next)->hop(), 1u);
+  ASSERT_THAT((*next)->elements(), SizeIs(1));
+  EXPECT_NE((*next)->elements(0), own->elements(0));  // blinded once more
+}
+
+TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPositions) {
+  std::unique_ptr<PartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  const absl::StatusOr<v1::AlignedPositions> aligned = Positions(*core, 2, 9);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  ASSERT_EQ(aligned->records(), 8);
+
+  v1::AlignedPositions unordered = *aligned;
+  std::swap(*unordered.mutable_positions()->Mutable(0), *unordered.mutable_positions()->Mutable(1));
+  absl::Status status = core->AcceptAlignment(unordered);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("ascending"));
+
+  v1::AlignedPositions duplicate = *aligned;
+  duplicate.set_positions(1, duplicate.positions(0));
   EXPECT_EQ(core->AcceptAlignment(duplicate).code(), absl::StatusCode::kInvalidArgument);
 
-  status = core->AcceptAlignment(Alignment(0, 2));
+  v1::AlignedPositions foreign = *aligned;
+  foreign.set_positions(7, 10);  // beyond this party's 10 records
+  EXPECT_THAT(core->AcceptAlignment(foreign).message(), HasSubstr("outside this party's 10 records"));
+
+  v1::AlignedPositions miscounted = *aligned;
+  miscounted.set_records(9);
+  EXPECT_THAT(core->AcceptAlignment(miscounted).message(), HasSubstr("8 aligned positions for 9 records"));
+
+  const absl::StatusOr<v1::AlignedPositions> few = Positions(*core, 0, 2);
+  ASSERT_TRUE(few.ok()) << few.status();
+  status = core->AcceptAlignment(*few);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("only 3"), HasSubstr("batch size 4")));
-
-  v1::AlignResponse foreign = Alignment(2, 9);
-  foreign.set_tokens(7, std::string(64, 'f'));  // sorts last, not held by this party
-  EXPECT_FALSE(core->AcceptAlignment(foreign).ok());
   EXPECT_EQ(core->model(), nullptr);  // nothing was built from a refused answer
 
-  ASSERT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(core->AcceptAlignment(*aligned).ok());
   ASSERT_NE(core->model(), nullptr);
   EXPECT_EQ(core->model()->rows(), 8);
   EXPECT_EQ(core->model()->width(), kWidth);
@@ -275,14 +367,17 @@ TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnsortedDuplicateShortOrForeignToken
 
 TEST_F(PartyCoreTest, RealignmentAfterAReconnectMustNameTheSameRecords) {
   // Rows are reordered only once (the encoded buffer is gone): a second answer after a
-  // reconnect is accepted only if it is the same, and never acted on.
+  // reconnect (or the curator's restart, which reruns the intersection) is accepted
+  // only if it names the same records, and never acted on.
   std::unique_ptr<PartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   PartyModel* model = core->model();
-  EXPECT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
-  const absl::Status other = core->AcceptAlignment(Alignment(1, 9));
-  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(other.message(), HasSubstr("different set of records"));
+  EXPECT_TRUE(AlignWith(*core, 2, 9).ok());
+  const absl::StatusOr<v1::AlignedPositions> other = Positions(*core, 1, 9);
+  ASSERT_TRUE(other.ok()) << other.status();
+  const absl::Status refused = core->AcceptAlignment(*other);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("different set of records"));
   EXPECT_EQ(core->model(), model);
 }
 
@@ -305,7 +400,7 @@ TEST_F(PartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
 TEST_F(PartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
   std::unique_ptr<PartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
-  ASSERT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
   EXPECT_THAT(core->Handle(CriticTask(0, 0)).status().message(), HasSubstr("before the privacy plans matched"));
   v1::AttestPlanResponse other;
   *other.mutable_plan() = core->privacy_plan();
@@ -373,7 +468,7 @@ TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
   v1::RegisterResponse response = Registration();
   response.mutable_model()->set_feature_dim(70000);  // 4 x 70000 floats > 1 MiB limit
   ASSERT_TRUE(core->AcceptRegistration(response).ok());
-  ASSERT_TRUE(core->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
   ASSERT_TRUE(AttestOwnPlan(*core).ok());
   // Shaped as expected, so only the size is wrong.
   v1::CuratorMessage message = Envelope(0, 0);
@@ -512,7 +607,7 @@ absl::StatusOr<std::unique_ptr<PartyCore>> AlignedWith(const v1::PartyConfig& co
                                                        v1::RegisterResponse registration = Registration()) {
   ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config, resume));
   RETURN_IF_ERROR(core->AcceptRegistration(registration));
-  RETURN_IF_ERROR(core->AcceptAlignment(Alignment(2, 9)));
+  RETURN_IF_ERROR(AlignWith(*core, 2, 9));
   RETURN_IF_ERROR(AttestOwnPlan(*core));
   return core;
 }
@@ -913,7 +1008,7 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   auto core = PartyCore::Create(config);
   ASSERT_TRUE(core.ok()) << core.status();
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
-  ASSERT_TRUE((*core)->AcceptAlignment(Alignment(2, 9)).ok());
+  ASSERT_TRUE(AlignWith(**core, 2, 9).ok());
   ASSERT_TRUE(AttestOwnPlan(**core).ok());
   EXPECT_NEAR((*core)->epsilon_planned(), 10, 1e-3);
   for (int64_t step = 0; step < kNCritic; ++step) {
@@ -945,7 +1040,22 @@ TEST_F(PartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
   auto core = PartyCore::Create(config);
   ASSERT_TRUE(core.ok()) << core.status();
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
-  EXPECT_THAT((*core)->AcceptAlignment(Alignment(2, 9)).message(), HasSubstr("exceeds the 8 aligned records"));
+  EXPECT_THAT(AlignWith(**core, 2, 9).message(), HasSubstr("exceeds the 8 aligned records"));
+}
+
+TEST_F(PartyCoreTest, AResumedPartySendsTheListItSentBefore) {
+  const std::string dir = FreshDir("resume-list");
+  auto first = PartyCore::Create(Config("secrets.txt", dir));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE((*first)->AcceptRegistration(Registration()).ok());
+  ASSERT_TRUE(AlignWith(**first, 2, 9).ok());
+  auto resumed = PartyCore::Create(Config("secrets.txt", dir), /*resume=*/true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_TRUE((*resumed)->AcceptRegistration(Registration()).ok());
+  const absl::StatusOr<v1::AlignRequest> before = (*first)->MakeAlignRequest();
+  const absl::StatusOr<v1::AlignRequest> after = (*resumed)->MakeAlignRequest();
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(after->SerializeAsString(), before->SerializeAsString());
 }
 
 }  // namespace
