@@ -181,6 +181,26 @@ TEST(PsiTest, InvalidPointsAreRefusedWhenBlindingAndMalformedListsByTheCurator) 
   EXPECT_TRUE(CheckPsiList(a.own_list()).ok());
 }
 
+// Long lists are blinded on several threads: the result is element for element the
+// single-threaded one, and a bad element deep in a later slice is named by its index.
+TEST(PsiTest, LongListsBlindElementByElementAndNameTheFirstBadElement) {
+  const PsiParty a = Party("secret-a", Ids(0, 12999));
+  const PsiParty b = Party("secret-b", Ids(0, 3));
+  const std::vector<std::string>& list = a.own_list();
+  ASSERT_EQ(list.size(), 13000u);
+  absl::StatusOr<std::vector<std::string>> whole = b.Blind(list);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (size_t i : {size_t{0}, size_t{4095}, size_t{4096}, size_t{9000}, size_t{12999}}) {
+    absl::StatusOr<std::vector<std::string>> one = b.Blind({list[i]});
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ((*whole)[i], (*one)[0]) << i;
+  }
+  std::vector<std::string> damaged = list;
+  damaged[11000] = std::string(kPsiElementBytes, '\xff');
+  damaged[12000] = "short";
+  EXPECT_THAT(b.Blind(damaged).status().message(), HasSubstr("alignment element 11000"));
+}
+
 TEST(PsiTest, BadIdsAndPositionsAreErrors) {
   EXPECT_THAT(PsiParty::Create("s", {"1", "2", "1"}).status().message(), HasSubstr("'1' appears more than once"));
   EXPECT_EQ(PsiParty::Create("s", {}).status().code(), absl::StatusCode::kInvalidArgument);
