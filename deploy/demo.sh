@@ -48,7 +48,7 @@ echo
 echo "== vfsynth demo summary =="
 echo "parties:          hospital, insurer, bank (separate processes, mTLS on loopback)"
 echo "rounds:           ${ROUNDS} (${rate:-?} rounds/s, ${elapsed}s wall including start-up)"
-echo "privacy:          $(build/bin/vfsynth privacy statement "$OUT/synthetic.privacy.json" | sed '2,$s/^/                 /')"
+echo "privacy:          $(build/bin/vfsynth privacy statement "$OUT/synthetic.privacy.json" | sed '1s/^privacy //; 2,$s/^/                /')"
 [ "$PRIVACY" = none ] || [ "$PRIVACY" = vflgan ] || echo "ledgers:          $OUT/*.ledger"
 echo "synthetic rows:   ${rows}"
 echo "column shapes:    $(score column_shapes)"
