@@ -35,7 +35,7 @@ ABSL_FLAG(std::string, sampler, "wor",
           "does) | poisson (Opacus, add/remove-one)");
 
 ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate");
-ABSL_FLAG(int32_t, party_count, 1, "privacy plan: number of parties K");
+ABSL_FLAG(int32_t, party_count, 1, "privacy plan / schema draft: number of parties K");
 ABSL_FLAG(int64_t, records, 0, "privacy plan: aligned records N");
 ABSL_FLAG(int64_t, batch_size, 256, "privacy plan: batch size B");
 ABSL_FLAG(int64_t, generator_rounds, 0, "privacy plan: generator rounds");

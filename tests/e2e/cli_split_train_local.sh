@@ -47,6 +47,16 @@ expect_error "trainig" train-local --config <(echo '{"trainig":{}}')
 echo '{"parties":[{"name":"x","data":"missing.csv","schema":"missing.json"}],"output":{"synthetic_csv":"o.csv"}}' > "$WORK/cfg.json"
 set +e; "$BIN/vfsynth" train-local --config "$WORK/cfg.json" > "$WORK/out" 2>&1; rc=$?; set -e
 [ $rc -ne 0 ] && grep -q "missing.json" "$WORK/out" || fail "missing schema not reported"
+# schema draft: a usable schema and layout from any CSV, with the public-knowledge warning.
+"$BIN/vfsynth" schema draft --input "$DATA/winequality-red.csv" --out "$WORK/draft" --party-count 2 \
+  2> "$WORK/draft.err" > /dev/null || { cat "$WORK/draft.err"; fail "schema draft"; }
+grep -q "must be public" "$WORK/draft.err" && grep -q "column 'alcohol': bounds" "$WORK/draft.err" \
+  || { cat "$WORK/draft.err"; fail "schema draft warnings"; }
+"$BIN/vfsynth" split --input "$DATA/winequality-red.csv" --schema "$WORK/draft/schema.json" \
+  --parties "$WORK/draft/parties.json" --out "$WORK/draft/parties" 2>/dev/null || fail "split with a drafted schema"
+[ "$(wc -l < "$WORK/draft/parties/party2.csv")" -eq 1600 ] || fail "drafted party2.csv row count"
+set +e; "$BIN/vfsynth" schema draft --input "$DATA/winequality-red.csv" --out "$WORK/draft" > "$WORK/out" 2>&1; rc=$?; set -e
+[ $rc -ne 0 ] && grep -q "exists" "$WORK/out" || fail "schema draft overwrote its earlier output"
 set +e; "$BIN/vfsynth" frobnicate > "$WORK/out" 2>&1; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q "unknown command" "$WORK/out" || fail "unknown command"
 echo "PASS"
