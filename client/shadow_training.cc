@@ -39,7 +39,7 @@ absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& 
   config.mutable_training()->set_seed(seed);
   *config.mutable_privacy() = options.privacy;
   config.set_checkpoint_dir(dir + "/curator");
-  // Durable only at the end: the curator's checkpoints hold no privacy state.
+  // A shadow run is never resumed: one checkpoint at the end instead of one per round.
   config.set_checkpoint_every(std::max(1, options.training.rounds()));
   config.set_join_timeout_seconds(kJoinTimeoutSeconds);
   config.set_round_timeout_seconds(kRoundTimeoutSeconds);

@@ -21,21 +21,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// 150 Adult records: a batch of 64 fits with or without any one of them.
+CsvTable AdultRecords() {
+  absl::StatusOr<CsvTable> adult = ReadCsv(VFSYNTH_DATASETS_DIR "/adult.csv");
+  EXPECT_TRUE(adult.ok()) << adult.status();
+  CsvTable records;
+  if (!adult.ok()) return records;
+  records.header = adult->header;
+  for (int64_t i : SampleRows(adult->rows.size(), 150, 3)) records.rows.push_back(adult->rows[i]);
+  return records;
+}
+
 class ShadowTrainingTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_shadow_training_", getpid())).string();
     fs::create_directories(dir_);
-    auto schema = LoadSchema(VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json");
-    ASSERT_TRUE(schema.ok()) << schema.status();
-    schema_ = *schema;
-    auto adult = ReadCsv(VFSYNTH_DATASETS_DIR "/adult.csv");
-    ASSERT_TRUE(adult.ok()) << adult.status();
-    data_.header = adult->header;
-    for (int64_t i : SampleRows(adult->rows.size(), 150, 3)) data_.rows.push_back(adult->rows[i]);
-    options_ = SmallShadowConfig(/*rounds=*/3);
+    options_ = SmallShadowConfig(/*rounds=*/3);  // three parties, three rounds
     options_.work_dir = dir_ + "/work";
     ASSERT_TRUE(LoadJsonFile(VFSYNTH_SOURCE_DIR "/deploy/parties/adult-3.json", &options_.parties).ok());
+    absl::StatusOr<v1::Schema> schema = LoadSchema(VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json");
+    ASSERT_TRUE(schema.ok()) << schema.status();
+    schema_ = *std::move(schema);
+    data_ = AdultRecords();
   }
   void TearDown() override { fs::remove_all(dir_); }
 

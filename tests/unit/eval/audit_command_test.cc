@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -17,11 +16,6 @@ namespace vfsynth {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
 
 // The number after "key": in a JSON text, or NaN.
 double NumberField(const std::string& json, const std::string& key) {
@@ -37,18 +31,21 @@ class AuditCommandTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(out_); }
 
+  struct Result {
+    int exit_code = -1;
+    std::string log;  // stdout and stderr
+  };
+
+  // `vfsynth audit` on Adult with `flags`.
   Result Audit(const std::string& flags) const {
-    const std::string command =
-        absl::StrCat(VFSYNTH_BIN_DIR, "/vfsynth audit --real ", VFSYNTH_DATASETS_DIR, "/adult.csv --schema ",
-                     VFSYNTH_SOURCE_DIR, "/deploy/schemas/adult.schema.json --out ", out_, " ", flags, " 2>&1");
-    Result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const std::string log = out_ + ".log";
+    const int status = std::system(absl::StrCat(VFSYNTH_BIN_DIR, "/vfsynth audit --real ", VFSYNTH_DATASETS_DIR,
+                                                "/adult.csv --schema ", VFSYNTH_SOURCE_DIR,
+                                                "/deploy/schemas/adult.schema.json --out ", out_, " ", flags, " > ",
+                                                log, " 2>&1")
+                                       .c_str());
+    Result result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(log).value_or("")};
+    fs::remove(log);
     return result;
   }
 
@@ -66,18 +63,18 @@ TEST_F(AuditCommandTest, RefusesFlagsThatDoNotFit) {
   };
   for (const auto& [flags, message] : cases) {
     const Result r = Audit(flags);
-    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << flags << "\n" << r.out;
-    EXPECT_EQ(r.out.find("shadow pair"), std::string::npos) << flags << ": trained before refusing";
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.log;
+    EXPECT_NE(r.log.find(message), std::string::npos) << flags << "\n" << r.log;
+    EXPECT_EQ(r.log.find("shadow pair"), std::string::npos) << flags << ": trained before refusing";
   }
 }
 
 TEST_F(AuditCommandTest, StrictAuditWithCanaryReportsTheClaimBesideTheAttack) {
   const Result r = Audit("--privacy strict --epsilon 2 --audit-canary --audit-models 2 --audit-rows 100 --rounds 2");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("privacy strict, claimed epsilon 2.000; empirical epsilon lower bound"), std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("target canary (row 100)"), std::string::npos) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_NE(r.log.find("privacy strict, claimed epsilon 2.000; empirical epsilon lower bound"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("target canary (row 100)"), std::string::npos) << r.log;
   const auto json = ReadFile(out_ + "/audit.json");
   ASSERT_TRUE(json.ok()) << json.status();
   for (const char* field : {"\"privacy_mode\": \"strict\"", "\"differentially_private\": true",
