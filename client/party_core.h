@@ -78,9 +78,10 @@ class PartyCore {
   // Refuses a curator plan that differs from this party's (naming the setting); the
   // first match charges the marginal release. Nothing leaves the party before this.
   absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);
-  // Before MakeAlignRequest: the secret this party's networks initialise from, instead
-  // of one drawn from the OS (a test reproducing the reference trainer's start).
-  void set_party_secret_for_testing(std::string secret) { party_secret_ = std::move(secret); }
+  // Before MakeAlignRequest: the secret this party's networks initialise from, instead of one
+  // drawn from the OS (a run reproducing the reference trainer's start: tests, and the
+  // audit's shadow models, whose starts are functions of their seeds).
+  void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
   v1::PartyMessage MakeHello() const;
 
   // Label pairs (training.label_column), after alignment: true if the run has them.

@@ -27,7 +27,7 @@ ABSL_FLAG(std::string, noise_multiplier, "",
 ABSL_FLAG(double, sample_rate, 0.0, "privacy: sampling rate q = B/N, in (0, 1]");
 ABSL_FLAG(int64_t, steps, 0, "privacy: number of sampled steps (critic rounds)");
 ABSL_FLAG(double, delta, 0.0, "privacy: target delta, in (0, 1)");
-ABSL_FLAG(double, epsilon, 0.0, "privacy calibrate: target epsilon");
+ABSL_FLAG(double, epsilon, 0.0, "privacy calibrate, privacy plan, audit: target epsilon");
 ABSL_FLAG(int32_t, releases, 1, "privacy: Gaussian releases per step (same multiplier each)");
 ABSL_FLAG(std::string, conversion, "improved", "privacy: RDP->DP conversion, improved|classic");
 ABSL_FLAG(std::string, sampler, "wor",

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -278,6 +279,15 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string
     if (same.ok()) {
       if (!attested_[index]) spdlog::info("party {} attested the privacy plan", party);
       attested_[index] = true;
+      // Answer once every party's plan matched: a party answered earlier would charge its
+      // ledger for a run that another party's plan then fails.
+      auto all_attested = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return !cancelled_.ok() || std::all_of(attested_.begin(), attested_.end(), [](bool a) { return a; });
+      };
+      if (!mu_.AwaitWithDeadline(absl::Condition(&all_attested), join_deadline_)) {
+        return absl::DeadlineExceededError("not every party attested the privacy plan before the join timeout");
+      }
+      if (!cancelled_.ok()) return cancelled_;
       *response.mutable_plan() = **plan_;
       return response;
     }

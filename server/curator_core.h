@@ -57,9 +57,10 @@ class CuratorCore {
   // fails for everyone if fewer records than batch_size are held by every party.
   absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
 
-  // After Align: blocks until the curator has planned (or the join deadline passes),
-  // then answers with its plan. A party whose plan differs fails the whole run with an
-  // error naming the party and the first setting that differs.
+  // After Align: blocks until the curator has planned and every party's plan matched
+  // it (or the join deadline passes), then answers with its plan. A party whose plan
+  // differs fails the whole run with an error naming the party and the first setting
+  // that differs.
   absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const std::string& party,
                                                     const v1::AttestPlanRequest& request);
   // OK once `party`'s plan matched the curator's (Train is refused before).

@@ -87,7 +87,21 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
                                                const AuditOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   if (options.shadow_models < 2) return absl::InvalidArgumentError("audit needs >= 2 shadow models per side");
-  ASSIGN_OR_RETURN(const EvalTable table, MakeEvalTable(data, schema, "audit data"));
+  if (!options.canary.empty() && options.target_row >= 0) {
+    return absl::InvalidArgumentError("audit takes either a canary or a target row, not both");
+  }
+  if (!options.canary.empty() && options.canary.size() != data.header.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the canary has ", options.canary.size(), " fields, the data ",
+                                                   data.header.size()));
+  }
+  CsvTable with_canary;
+  if (!options.canary.empty()) {
+    with_canary = data;
+    with_canary.rows.push_back(options.canary);
+    with_canary.line_numbers.clear();
+  }
+  const CsvTable& d = options.canary.empty() ? data : with_canary;
+  ASSIGN_OR_RETURN(const EvalTable table, MakeEvalTable(d, schema, "audit data"));
   if (table.rows < 3) return absl::InvalidArgumentError("audit needs at least 3 rows");
   const std::vector<double> ranges = ColumnRanges({&table});
 
@@ -95,7 +109,10 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   result.training_rows = table.rows;
   result.shadow_models = options.shadow_models;
   result.target_row = options.target_row;
-  if (result.target_row < 0) {
+  result.canary = !options.canary.empty();
+  if (result.canary) {
+    result.target_row = table.rows - 1;
+  } else if (result.target_row < 0) {
     // The most isolated record is the most exposed (Meeus et al.; VFLGAN App. A.7).
     const std::vector<double> nn = NearestNeighbourDistances(table, ranges, options.threads);
     result.target_row = std::max_element(nn.begin(), nn.end()) - nn.begin();
@@ -105,9 +122,9 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   }
   const EvalTable target = table.Subset({result.target_row});
   for (const v1::Column& column : schema.columns()) {
-    result.target_record.push_back(data.rows[result.target_row][data.ColumnIndex(column.name())]);
+    result.target_record.push_back(d.rows[result.target_row][d.ColumnIndex(column.name())]);
   }
-  CsvTable without = data;
+  CsvTable without = d;
   without.rows.erase(without.rows.begin() + result.target_row);
   if (!without.line_numbers.empty()) without.line_numbers.erase(without.line_numbers.begin() + result.target_row);
 
@@ -116,7 +133,7 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   for (int i = 0; i < options.shadow_models; ++i) {
     for (int side = 1; side >= 0; --side) {
       const uint64_t seed = options.seed * 7919 + 2 * i + side + 1;
-      ASSIGN_OR_RETURN(const CsvTable synthetic, sampler(side == 1 ? data : without, seed));
+      ASSIGN_OR_RETURN(const CsvTable synthetic, sampler(side == 1 ? d : without, seed));
       ASSIGN_OR_RETURN(const EvalTable typed, MakeEvalTable(synthetic, schema, "shadow synthetic"));
       features[side].push_back(AuditFeatures(typed, target, ranges));
     }
@@ -173,9 +190,16 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   return result;
 }
 
-std::string AuditJson(const AuditResult& r) {
+std::string AuditJson(const AuditResult& r, const PublishedClaim& claim) {
   JsonWriter json;
   json.BeginObject();
+  json.Field("privacy_mode", claim.mode).Field("differentially_private", claim.epsilon.has_value());
+  if (claim.epsilon.has_value()) {
+    json.Field("claimed_epsilon", *claim.epsilon);
+  } else {
+    json.Field("not_dp", claim.not_dp);
+  }
+  json.Field("target", r.canary ? "canary" : "real record");
   json.Field("target_row", r.target_row);
   json.Key("target_record").BeginArray();
   for (const std::string& value : r.target_record) json.Value(value);

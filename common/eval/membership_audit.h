@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct AuditOptions {
   int shadow_models = 10;       // M generators with and M without the target
   double train_fraction = 0.7;  // of each side, for the attack classifier (rest: test)
   int64_t target_row = -1;      // row of the data; -1: largest nearest-neighbour distance
+  // Non-empty: a record (in the data's header order, e.g. CanaryRecord) that joins the
+  // data as the last row and is the target; target_row must then be -1.
+  std::vector<std::string> canary;
   double delta = 1e-5;
   double alpha = 0.05;          // Clopper–Pearson level
   int attack_trees = 200;
@@ -31,6 +35,7 @@ struct AuditOptions {
 
 struct AuditResult {
   int64_t target_row = 0;
+  bool canary = false;                     // the target is AuditOptions::canary
   std::vector<std::string> target_record;  // the schema columns of the target
   int64_t training_rows = 0;
   int shadow_models = 0;
@@ -58,7 +63,15 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
 std::vector<double> AuditFeatures(const EvalTable& synthetic, const EvalTable& target,
                                   const std::vector<double>& ranges);
 
-std::string AuditJson(const AuditResult& result);
+// What the audited training claims for what it publishes (docs/privacy.md, the
+// "published" observer): ε at the audit's δ, or no DP claim and why.
+struct PublishedClaim {
+  std::string mode = "none";
+  std::optional<double> epsilon;
+  std::string not_dp;  // why there is no ε (epsilon unset)
+};
+
+std::string AuditJson(const AuditResult& result, const PublishedClaim& claim);
 
 }  // namespace vfsynth
 

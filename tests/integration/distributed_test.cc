@@ -217,7 +217,7 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     auto core = PartyCore::Create(PartyConfigFor(kParties[k], port));
     ASSERT_TRUE(core.ok()) << core.status();
     // The party secret the reference gives this party: the same starting networks.
-    (*core)->set_party_secret_for_testing(ReferencePartySecret(Training().seed(), kParties[k]));
+    (*core)->set_party_secret(ReferencePartySecret(Training().seed(), kParties[k]));
     cores.push_back(std::move(*core));
   }
   for (size_t k = 0; k < kParties.size(); ++k) {

@@ -2,14 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <optional>
 #include <random>
 
+#include "absl/strings/str_format.h"
 #include "common/data/csv.h"
 #include "common/data/schema.h"
+#include "common/eval/audit_canary.h"
 #include "common/eval/classification_metrics.h"
 #include "common/eval/dcr.h"
-#include "common/eval/reference_sampler.h"
 
 namespace vfsynth {
 namespace {
@@ -94,23 +96,78 @@ TEST_F(MembershipAuditTest, GeneratorIgnoringItsInputLeaksNothing) {
   EXPECT_EQ(result->epsilon.lower_bound, 0.0);
 }
 
-TEST_F(MembershipAuditTest, ReferenceTrainerShadowModelsRun) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "vfsynth_audit_test").string();
-  ShadowTrainingOptions shadow = SmallShadowConfig(/*rounds=*/5);
-  shadow.work_dir = dir;
-  shadow.synthetic_rows = 100;
+TEST_F(MembershipAuditTest, CanaryIsTheTargetAndOnlyTheTrainingWithItSeesIt) {
+  const auto canary = CanaryRecord(data_, schema_);
+  ASSERT_TRUE(canary.ok()) << canary.status();
+  std::vector<size_t> sizes;
+  bool with_has_canary = true, without_has_canary = false;
+  const std::vector<std::string> record = *canary;
+  const SyntheticSampler echo = [&](const CsvTable& training, uint64_t) -> absl::StatusOr<CsvTable> {
+    const bool has = std::find(training.rows.begin(), training.rows.end(), record) != training.rows.end();
+    if (training.rows.size() == data_.rows.size() + 1) with_has_canary &= has;
+    if (training.rows.size() == data_.rows.size()) without_has_canary |= has;
+    sizes.push_back(training.rows.size());
+    return training;
+  };
   AuditOptions options;
-  options.shadow_models = 3;
-  CsvTable small = data_;
-  small.rows.resize(120);
-  const auto result =
-      RunMembershipAudit(small, schema_, MakeReferenceTrainerSampler(schema_, shadow), options);
+  options.shadow_models = 4;
+  options.canary = record;
+  const auto result = RunMembershipAudit(data_, schema_, echo, options);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->test_in + result->test_out, 2);
-  EXPECT_GE(result->accuracy, 0.0);
-  EXPECT_LE(result->accuracy, 1.0);
-  EXPECT_GT(result->seconds_per_model, 0.0);
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(result->canary);
+  EXPECT_EQ(result->target_row, static_cast<int64_t>(data_.rows.size()));
+  EXPECT_EQ(result->target_record, record);  // Adult's header is the schema's column order
+  EXPECT_TRUE(with_has_canary);
+  EXPECT_FALSE(without_has_canary);
+  EXPECT_EQ(std::count(sizes.begin(), sizes.end(), data_.rows.size() + 1), 4);
+  EXPECT_EQ(std::count(sizes.begin(), sizes.end(), data_.rows.size()), 4);
+  EXPECT_DOUBLE_EQ(result->accuracy, 1.0);  // the published set holds the canary or not
+
+  options.target_row = 3;
+  EXPECT_EQ(RunMembershipAudit(data_, schema_, echo, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(MembershipAuditTest, AuditJsonStatesTheClaimBesideTheBound) {
+  AuditResult result;
+  result.canary = true;
+  PublishedClaim dp{"strict", 1.0, ""};
+  const std::string with_claim = AuditJson(result, dp);
+  EXPECT_NE(with_claim.find("\"privacy_mode\": \"strict\""), std::string::npos) << with_claim;
+  EXPECT_NE(with_claim.find("\"claimed_epsilon\": 1"), std::string::npos) << with_claim;
+  EXPECT_NE(with_claim.find("\"target\": \"canary\""), std::string::npos) << with_claim;
+  EXPECT_NE(with_claim.find("\"epsilon_lower_bound\""), std::string::npos) << with_claim;
+  PublishedClaim none{"none", std::nullopt, "mode none adds no noise"};
+  const std::string without_claim = AuditJson(result, none);
+  EXPECT_EQ(without_claim.find("claimed_epsilon"), std::string::npos) << without_claim;
+  EXPECT_NE(without_claim.find("\"differentially_private\": false"), std::string::npos) << without_claim;
+  EXPECT_NE(without_claim.find("mode none adds no noise"), std::string::npos) << without_claim;
+}
+
+TEST_F(MembershipAuditTest, CanaryIsBuiltFromTheSchemaAndLiesOutsideTheData) {
+  const auto canary = CanaryRecord(data_, schema_);
+  ASSERT_TRUE(canary.ok()) << canary.status();
+  ASSERT_EQ(canary->size(), data_.header.size());
+  for (const v1::Column& column : schema_.columns()) {
+    const std::string& value = (*canary)[data_.ColumnIndex(column.name())];
+    if (column.type() == "categorical") {
+      EXPECT_NE(std::find(column.categories().begin(), column.categories().end(), value),
+                column.categories().end()) << column.name() << " = " << value;
+    } else {
+      EXPECT_TRUE(value == absl::StrFormat("%.17g", column.min()) || value == absl::StrFormat("%.17g", column.max()))
+          << column.name() << " = " << value << " is not a declared bound";
+    }
+  }
+  // Farther from its nearest real record than the most isolated real record is from its own.
+  CsvTable with = data_;
+  with.rows.push_back(*canary);
+  const auto table = MakeEvalTable(with, schema_, "d");
+  ASSERT_TRUE(table.ok()) << table.status();
+  const std::vector<double> nearest = NearestNeighbourDistances(*table, ColumnRanges({&*table}));
+  const double canary_distance = nearest.back();
+  EXPECT_GT(canary_distance, *std::max_element(nearest.begin(), nearest.end() - 1));
+  // And the distance is large in absolute terms: most columns differ from every real record.
+  EXPECT_GT(canary_distance, 0.5);
 }
 
 }  // namespace

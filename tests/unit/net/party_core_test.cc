@@ -280,7 +280,7 @@ TEST_F(PartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
     auto core = PartyCore::Create(Config());
     EXPECT_TRUE(core.ok()) << core.status();
     EXPECT_TRUE((*core)->AcceptRegistration(Registration()).ok());
-    (*core)->set_party_secret_for_testing(secret);
+    (*core)->set_party_secret(secret);
     const absl::StatusOr<v1::AlignRequest> request = (*core)->MakeAlignRequest();
     EXPECT_TRUE(request.ok()) << request.status();
     return request.ok() ? request->SerializeAsString() : "";

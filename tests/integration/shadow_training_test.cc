@@ -1,0 +1,134 @@
+// The audit's shadow models through the daemons' code: the noise-free run is the
+// reference trainer's, a DP run plans, calibrates and charges every party's ledger.
+#include "client/shadow_training.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/schema.h"
+#include "common/eval/eval_table.h"
+#include "common/model/config.h"
+#include "common/model/privacy_plan.h"
+#include "common/model/reference_trainer.h"
+#include "common/util/proto_json.h"
+
+namespace vfsynth {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 150 Adult records: a batch of 64 fits with or without any one of them.
+CsvTable AdultRecords() {
+  absl::StatusOr<CsvTable> adult = ReadCsv(VFSYNTH_DATASETS_DIR "/adult.csv");
+  EXPECT_TRUE(adult.ok()) << adult.status();
+  CsvTable records;
+  if (!adult.ok()) return records;
+  records.header = adult->header;
+  for (int64_t i : SampleRows(adult->rows.size(), 150, 3)) records.rows.push_back(adult->rows[i]);
+  return records;
+}
+
+class ShadowTrainingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_shadow_training_", getpid())).string();
+    fs::create_directories(dir_);
+    options_ = SmallShadowConfig(/*rounds=*/3);  // three parties, three rounds
+    options_.work_dir = dir_ + "/work";
+    ASSERT_TRUE(LoadJsonFile(VFSYNTH_SOURCE_DIR "/deploy/parties/adult-3.json", &options_.parties).ok());
+    absl::StatusOr<v1::Schema> schema = LoadSchema(VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json");
+    ASSERT_TRUE(schema.ok()) << schema.status();
+    schema_ = *std::move(schema);
+    data_ = AdultRecords();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string dir_;
+  v1::Schema schema_;
+  CsvTable data_;
+  ShadowTrainingOptions options_;
+};
+
+constexpr uint64_t kSeed = 7;
+
+TEST_F(ShadowTrainingTest, NoiseFreeRunIsTheReferenceTrainersTable) {
+  const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(Guarantee(run->plan, Observer::kPublished).has_epsilon_planned());
+  EXPECT_EQ(run->party_epsilon_spent, std::vector<double>(3, 0.0));  // no ledger
+  EXPECT_FALSE(fs::exists(options_.work_dir + "/shadow_7"));         // scratch removed
+
+  v1::LocalRunConfig local;
+  const auto files = WriteShadowPartyFiles(schema_, options_.parties, data_, dir_);
+  ASSERT_TRUE(files.ok()) << files.status();
+  for (const v1::PartyDataConfig& party : *files) *local.add_parties() = party;
+  *local.mutable_model() = options_.model;
+  *local.mutable_training() = options_.training;
+  local.mutable_training()->set_seed(kSeed);
+  local.set_sampling_secret(ShadowRunSecrets(kSeed).sampling_secret);
+  local.set_alignment_key(ShadowRunSecrets(kSeed).alignment_key);
+  ASSERT_TRUE(ResolveLocalRunConfig("", &local).ok());
+  auto reference = ReferenceTrainer::Create(local);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_TRUE((*reference)->Train().ok());
+  const auto table = (*reference)->Synthesize(static_cast<int64_t>(data_.rows.size()));
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(run->synthetic.header, table->header);
+  EXPECT_EQ(run->synthetic.rows, table->rows);
+}
+
+TEST_F(ShadowTrainingTest, StrictRunCalibratesToTheBudgetAndChargesEveryLedger) {
+  auto privacy = ShadowPrivacy("strict", 2.0, 1e-5);
+  ASSERT_TRUE(privacy.ok()) << privacy.status();
+  options_.privacy = *privacy;
+  const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->plan.privacy().mode(), "strict");
+  EXPECT_EQ(run->plan.parties(), 3);
+  EXPECT_EQ(run->plan.records(), 150);
+  EXPECT_GT(run->plan.noise_multiplier(), 0);
+  EXPECT_GT(run->plan.marginal_noise_multiplier(), 0);  // the marginal release is on, as shipped
+  const v1::ObserverGuarantee& published = Guarantee(run->plan, Observer::kPublished);
+  ASSERT_TRUE(published.has_epsilon_planned());
+  EXPECT_NEAR(published.epsilon_planned(), 2.0, 1e-3);
+  ASSERT_EQ(run->party_epsilon_spent.size(), 3u);
+  for (double spent : run->party_epsilon_spent) EXPECT_NEAR(spent, 2.0, 1e-3);  // every step charged
+  EXPECT_EQ(run->synthetic.rows.size(), 150u);
+
+  // The noise reached the model: the same seed trains another table than without DP.
+  options_.privacy = SmallShadowConfig(3).privacy;
+  const auto noise_free = TrainShadowModel(schema_, options_, data_, kSeed);
+  ASSERT_TRUE(noise_free.ok()) << noise_free.status();
+  EXPECT_NE(run->synthetic.rows, noise_free->synthetic.rows);
+}
+
+TEST_F(ShadowTrainingTest, TooFewRecordsForTheBatchAreRefused) {
+  data_.rows.resize(options_.training.batch_size() - 1);
+  const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("batch size 64"), std::string::npos) << run.status();
+}
+
+TEST(ShadowPrivacyTest, RefusesModesAndBudgetsThatDoNotFit) {
+  EXPECT_TRUE(ShadowPrivacy("none", 0, 1e-5).ok());
+  const auto strict = ShadowPrivacy("strict", 1, 1e-5);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_EQ(strict->epsilon(), 1);
+  EXPECT_EQ(strict->delta(), 1e-5);
+  EXPECT_EQ(ShadowPrivacy("bogus", 1, 1e-5).status().code(), absl::StatusCode::kInvalidArgument);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    const auto status = ShadowPrivacy("dpsgd", bad, 1e-5).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(status.message().find("needs --epsilon"), std::string::npos) << status;
+  }
+  const auto none_with_budget = ShadowPrivacy("none", 1, 1e-5).status();
+  EXPECT_EQ(none_with_budget.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(none_with_budget.message().find("mode none"), std::string::npos) << none_with_budget;
+}
+
+}  // namespace
+}  // namespace vfsynth
