@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the multi-party topology on this host: one vfsynth-curator and one
 # vfsynth-party per party, as separate processes over loopback mTLS.
-#   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white] [--rounds N]
+#   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white | --csv T.csv --schema S.json
+#                       --parties P.json] [--rounds N]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
@@ -19,6 +20,8 @@
 # the curator's model / training objects, e.g. --training '"n_critic": 3, "lr_critic": 1e-4';
 # --privacy-json: members added to every daemon's privacy object, e.g.
 # '"marginal_noise_multiplier": 15'.
+# --csv / --parties: any joint table and its party layout (with --schema; `vfsynth schema
+# draft` writes a starting pair); its label is --label-column (default none).
 # --schema: another schema of the dataset's columns (e.g. deploy/schemas/adult-mixed.schema.json).
 # --label-column: the published table's label, sampled sharper (output.label_column,
 # docs/configuration.md; default the dataset's: class, quality; "" for none);
@@ -30,11 +33,13 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
-LABEL_COLUMN=default OUTPUT_JSON=""
+LABEL_COLUMN=default OUTPUT_JSON="" CSV_OVERRIDE="" LAYOUT_OVERRIDE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
     --dataset) DATASET="$2"; shift 2 ;;
+    --csv) CSV_OVERRIDE="$2"; shift 2 ;;
+    --parties) LAYOUT_OVERRIDE="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --rows) ROWS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
@@ -58,11 +63,17 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
-case "$DATASET" in
+if [ -n "$CSV_OVERRIDE" ]; then
+  [ -n "$SCHEMA_OVERRIDE" ] && [ -n "$LAYOUT_OVERRIDE" ] \
+    || { echo "--csv needs --schema and --parties (vfsynth schema draft writes a starting pair)" >&2; exit 2; }
+  CSV="$CSV_OVERRIDE"; LAYOUT="$LAYOUT_OVERRIDE"; LABEL=""
+  DATASET=$(basename "$CSV" .csv | tr -c 'A-Za-z0-9_\n-' '_')
+else case "$DATASET" in
   adult) CSV="$ROOT/data/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json"; LABEL=class ;;
   wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json"; LABEL=quality ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
-esac
+esac; fi
+[ -z "$LAYOUT_OVERRIDE" ] || LAYOUT="$LAYOUT_OVERRIDE"
 [ "$LABEL_COLUMN" != default ] || LABEL_COLUMN="$LABEL"
 [ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there

@@ -216,8 +216,11 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   const v1::PrivacyConfig& p = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
   publishes_critic_loss_ = privacy::SharedCriticSeesOnlyReleases(mode);
+  // Settings the registered schemas cannot serve (a label column no party holds as a
+  // category) fail here, before the plan is attested and so before any release.
+  const absl::Status fits = CheckOutputFitsSchemas();
   absl::StatusOr<v1::PrivacyPlan> plan =
-      ResolvePrivacyPlan(p, config_.training(), static_cast<int>(roster_.size()), records);
+      fits.ok() ? ResolvePrivacyPlan(p, config_.training(), static_cast<int>(roster_.size()), records) : fits;
   if (plan.ok()) {
     if (absl::Status budgets = CheckPlanBudgets(*plan); !budgets.ok()) plan = budgets;
   }
@@ -239,6 +242,17 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
     spdlog::info("privacy {}: against {}", p.mode(), DescribeGuarantee(guarantee, p.delta()));
   }
   return absl::OkStatus();
+}
+
+absl::Status CuratorCore::CheckOutputFitsSchemas() {
+  std::vector<const TableEncoder*> encoders;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+  }
+  absl::MutexLock model_lock(&model_mu_);  // taken before mu_, never inside it
+  ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
+  return CheckConditionedColumn(config_.model(), config_.training(), encoders);
 }
 
 void CuratorCore::UpdateEpsilonSpent(int64_t rounds) {
@@ -531,9 +545,6 @@ absl::Status CuratorCore::Train() {
   }
   {
     absl::MutexLock model_lock(&model_mu_);
-    // Before round 0: a label column no party holds must not cost a whole run.
-    ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
-    RETURN_IF_ERROR(CheckConditionedColumn(config_.model(), t, encoders));
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     if (config_.privacy().mode() == "dpsgd") {

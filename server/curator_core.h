@@ -138,6 +138,9 @@ class CuratorCore {
   // Once alignment fixed the record count: the run's privacy plan (the same every
   // party resolves), refused if it exceeds the budgets; parties attest against it.
   absl::Status PlanPrivacy(int64_t records);
+  // The output and conditioning settings against the registered schemas (sets
+  // publication_temperature_).
+  absl::Status CheckOutputFitsSchemas();
   // Each observer's ε after `rounds` rounds into status_ (and the party view's).
   void UpdateEpsilonSpent(int64_t rounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
