@@ -178,7 +178,7 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
 }
 
 TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
-  auto curator = StartCurator(120);
+  auto curator = StartCurator(300);
   const int port = curator->port();
   // Record everything parties send on their Train streams.
   std::vector<v1::PartyMessage> inbound;
@@ -376,7 +376,7 @@ TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   v1::PrivacyConfig privacy;
   privacy.set_mode("strict");
   privacy.set_epsilon(8.0);
-  auto outcome = RunAll(StartCurator(60, privacy), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
@@ -392,7 +392,7 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);
   training.set_marginal_pair_cells(64);  // 2-way histograms share the one release and its charge
-  auto outcome = RunAll(StartCurator(60, privacy, "", training), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(300, privacy, "", training), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
@@ -421,7 +421,7 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   std::vector<std::string> kept(kParties.size());
   bool has_target = false;
   auto outcome = RunAll(
-      StartCurator(60, privacy, "", training),
+      StartCurator(300, privacy, "", training),
       [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
       [&](CuratorServer& curator) { has_target = curator.core().model_for_testing()->has_label_pair_target(); });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
@@ -485,7 +485,7 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
   std::optional<absl::StatusOr<CsvTable>> published;
   std::map<std::string, int64_t> published_generator;
   v1::CuratorConfig config;
-  auto outcome = RunAll(StartCurator(60, privacy, "", Training(), output),
+  auto outcome = RunAll(StartCurator(300, privacy, "", Training(), output),
                         [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
                         [&](CuratorServer& curator) {
                           published = curator.core().Synthesize(300);
@@ -549,7 +549,7 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   std::string metrics;
   int metrics_code = 0;
   auto outcome = RunAll(
-      StartCurator(60, privacy, "127.0.0.1:0"),
+      StartCurator(300, privacy, "127.0.0.1:0"),
       [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
       [&](CuratorServer& curator) {
         const std::string address = absl::StrCat("127.0.0.1:", curator.port());
@@ -628,7 +628,7 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   run_privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);  // a release right after alignment, were the plans not checked first
-  auto outcome = RunAll(StartCurator(120, run_privacy, "", training), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(300, run_privacy, "", training), [&](const std::string& name, int port) {
     v1::PrivacyConfig privacy = run_privacy;
     if (name == "bank") privacy.set_epsilon(5.0);
     return PartyConfigFor(name, port, privacy);
@@ -650,7 +650,7 @@ TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
   privacy.set_mode("dpsgd");
   privacy.set_epsilon(8.0);
   privacy.set_epsilon_budget_against_parties(100);
-  auto outcome = RunAll(StartCurator(120, privacy), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
   ASSERT_FALSE(outcome.curator.ok());
