@@ -2,7 +2,7 @@
 #define VFSYNTH_COMMON_PRIVACY_LEDGER_H_
 
 // The party's own, append-only, fsync'ed privacy ledger. Format and recovery
-// rules: docs/privacy.md, "Privacy ledger".
+// rules: docs/accounting.md, "Privacy ledger (party-owned)".
 //
 // Protocol for callers: Charge(round) BEFORE anything computed from round's
 // batch leaves the party; release only if Charge returned OK. A crash between
