@@ -388,19 +388,14 @@ absl::Status PartyCore::PlanPrivacy() {
     spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
     return absl::OkStatus();
   }
-  noise_multiplier_ = plan_.noise_multiplier();
+  const double z = plan_.noise_multiplier();
   const privacy::RunShape shape = PrivacyShape();
-  const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
-  const bool dp = published.has_epsilon_planned();
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder own,
-                   privacy::RunEpsilon(mode, noise_multiplier_, shape, training_.rounds(), privacy::View::kParty,
-                                       config.delta(), conversion));
-  epsilon_planned_ = dp ? published.epsilon_planned() : 0;
-  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(),
-               noise_multiplier_, privacy::DescribeReleaseNoise(mode, noise_multiplier_, shape), config.clip_norm(),
+  ASSIGN_OR_RETURN(const std::optional<double> own, OwnReleasesEpsilonAfter(plan_, training_.rounds()));
+  const bool dp = own.has_value();
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(), z,
+               privacy::DescribeReleaseNoise(mode, z, shape), config.clip_norm(),
                static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
-               dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", own.epsilon) : "");
+               dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", *own) : "");
   const double own_z = plan_.party_noise_multiplier();
   if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
@@ -540,7 +535,7 @@ absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
   const privacy::LedgerCharge charge =
-      privacy::CriticStepCharge(mode, noise_multiplier_, PrivacyShape(), step);
+      privacy::CriticStepCharge(mode, plan_.noise_multiplier(), PrivacyShape(), step);
   return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
 }
 
@@ -548,12 +543,18 @@ absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
   if (ledger_ == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
   const std::optional<privacy::LedgerCharge> charge =
-      privacy::GeneratorRoundCharge(mode, noise_multiplier_, PrivacyShape(), round);
+      privacy::GeneratorRoundCharge(mode, plan_.noise_multiplier(), PrivacyShape(), round);
   if (!charge.has_value()) return absl::OkStatus();
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
 privacy::RunShape PartyCore::PrivacyShape() const { return PlanShape(plan_); }
+
+double PartyCore::epsilon_planned() const {
+  if (plan_.guarantees().empty()) return 0;  // not planned yet
+  const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
+  return published.has_epsilon_planned() ? published.epsilon_planned() : 0;
+}
 
 double PartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;

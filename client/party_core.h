@@ -103,7 +103,7 @@ class PartyCore {
   // Joint epsilon spent so far and planned for the whole run (0 where the run makes
   // no DP claim: none, vflgan).
   double epsilon_spent() const;
-  double epsilon_planned() const { return epsilon_planned_; }
+  double epsilon_planned() const;
   const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
   bool finished() const { return finished_; }
@@ -190,8 +190,6 @@ class PartyCore {
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
   int num_parties_ = 0;
-  double noise_multiplier_ = 0;
-  double epsilon_planned_ = 0;
   v1::PrivacyPlan plan_;         // set by PlanPrivacy
   bool plan_attested_ = false;   // the curator's plan matched plan_
   std::unique_ptr<privacy::PrivacyLedger> ledger_;

@@ -164,7 +164,7 @@ absl::Status RunPlan() {
   if (!(delta > 0.0 && delta < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
   }
-  ASSIGN_OR_RETURN(const Conversion conversion, privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
+  RETURN_IF_ERROR(privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)).status());
   privacy::RunShape shape;
   shape.parties = absl::GetFlag(FLAGS_party_count);
   shape.records = absl::GetFlag(FLAGS_records);
@@ -230,19 +230,15 @@ absl::Status RunPlan() {
   training.set_marginal_weight(marginal_release ? 1.0 : 0.0);
   if (label_pairs) training.set_label_column("label");
   ASSIGN_OR_RETURN(const v1::PrivacyPlan plan, ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
-  const privacy::RunShape planned = PlanShape(plan);
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder party,
-                   privacy::RunEpsilon(mode, plan.noise_multiplier(), planned, rounds, privacy::View::kParty, delta,
-                                       conversion));
+  ASSIGN_OR_RETURN(const std::optional<double> party, OwnReleasesEpsilonAfter(plan, rounds));
   // One key=value line on stdout; "not_DP" where the run gives an observer no guarantee.
   auto view = [&](Observer observer) {
     const v1::ObserverGuarantee& g = Guarantee(plan, observer);
     return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned()) : std::string("not_DP");
   };
-  const bool dp = Guarantee(plan, Observer::kPublished).has_epsilon_planned();
   std::string line = absl::StrFormat("noise_multiplier=%.6f epsilon=%s", plan.noise_multiplier(),
                                      view(Observer::kPublished));
-  if (dp) absl::StrAppendFormat(&line, " party_epsilon=%.6f", party.epsilon);
+  if (party.has_value()) absl::StrAppendFormat(&line, " party_epsilon=%.6f", *party);
   for (Observer observer : kObservers) absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
   if (mode == privacy::Mode::kDpsgd) {
     absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",

@@ -265,15 +265,8 @@ void CuratorCore::UpdateEpsilonSpent(int64_t rounds) {
   }
   const v1::ObserverGuarantee& published = status_.guarantees(static_cast<int>(Observer::kPublished));
   if (published.has_epsilon_spent()) status_.set_epsilon_spent(published.epsilon_spent());
-  party_epsilon_spent_.reset();
-  if (published.has_epsilon_planned()) {
-    auto mode = privacy::ParseMode(privacy_plan_.privacy().mode());
-    auto conversion = privacy::ParseConversion(privacy_plan_.privacy().conversion());
-    if (!mode.ok() || !conversion.ok()) return;
-    auto own = privacy::RunEpsilon(*mode, privacy_plan_.noise_multiplier(), PlanShape(privacy_plan_), rounds,
-                                   privacy::View::kParty, privacy_plan_.privacy().delta(), *conversion);
-    if (own.ok()) party_epsilon_spent_ = rounds == 0 ? 0.0 : own->epsilon;
-  }
+  auto own = OwnReleasesEpsilonAfter(privacy_plan_, rounds);
+  party_epsilon_spent_ = own.ok() ? *own : std::nullopt;
 }
 
 absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string& party,

@@ -240,6 +240,17 @@ absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, 
   return ViewEpsilon(plan, mode, observer, rounds);
 }
 
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
+  if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+  if (rounds == 0) return 0.0;
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(plan.privacy().mode()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
+                   privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds, privacy::View::kParty,
+                                       plan.privacy().delta(), conversion));
+  return epsilon.epsilon;
+}
+
 absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {
   const v1::PrivacyConfig& p = plan.privacy();
   const v1::ObserverGuarantee& published = Guarantee(plan, Observer::kPublished);

@@ -64,6 +64,10 @@ std::string PrivacyStatementPath(const std::string& table_path);
 // Writes `plan` (JSON) atomically to PrivacyStatementPath(table_path).
 absl::Status WritePrivacyStatement(const std::string& table_path, const v1::PrivacyPlan& plan);
 
+// ε of one party's own releases in the first `rounds` rounds (every party's are
+// alike); nullopt where the run makes no DP claim.
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds);
+
 // One line per observer: "published: ε = 9.98 (δ = 1e-05)" or "other_party: not DP (…)".
 std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta);
 
