@@ -244,12 +244,15 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   return absl::OkStatus();
 }
 
-absl::Status CuratorCore::CheckOutputFitsSchemas() {
+std::vector<const TableEncoder*> CuratorCore::Encoders() const {
+  absl::MutexLock lock(&mu_);
   std::vector<const TableEncoder*> encoders;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
-  }
+  for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
+  return encoders;
+}
+
+absl::Status CuratorCore::CheckOutputFitsSchemas() {
+  const std::vector<const TableEncoder*> encoders = Encoders();
   absl::MutexLock model_lock(&model_mu_);  // taken before mu_, never inside it
   ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
   return CheckConditionedColumn(config_.model(), config_.training(), encoders);
@@ -531,11 +534,7 @@ absl::Status CuratorCore::GeneratorStep(int64_t round) {
 absl::Status CuratorCore::Train() {
   const v1::TrainingConfig& t = config_.training();
   // Lock order: model_mu_ is taken before mu_, never inside it.
-  std::vector<const TableEncoder*> encoders;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
-  }
+  const std::vector<const TableEncoder*> encoders = Encoders();
   {
     absl::MutexLock model_lock(&model_mu_);
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
@@ -778,11 +777,7 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   if (rows <= 0 || rows > kMaxSynthesisRows) {
     return absl::InvalidArgumentError(absl::StrCat("rows must be in [1, ", kMaxSynthesisRows, "]"));
   }
-  std::vector<const TableEncoder*> encoders;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& encoder : encoders_) encoders.push_back(encoder.get());
-  }
+  const std::vector<const TableEncoder*> encoders = Encoders();
   absl::MutexLock model_lock(&model_mu_);
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Synthesize call runs on a gRPC thread: the configured count

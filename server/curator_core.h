@@ -141,6 +141,8 @@ class CuratorCore {
   // The output and conditioning settings against the registered schemas (sets
   // publication_temperature_).
   absl::Status CheckOutputFitsSchemas();
+  // The parties' registered encoders in roster order (takes mu_).
+  std::vector<const TableEncoder*> Encoders() const;
   // Each observer's ε after `rounds` rounds into status_ (and the party view's).
   void UpdateEpsilonSpent(int64_t rounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
