@@ -93,6 +93,7 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   ShadowTrainingOptions shadow = SmallShadowConfig(rounds);
   const std::string mode = absl::GetFlag(FLAGS_privacy);
   ASSIGN_OR_RETURN(shadow.privacy, ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon), absl::GetFlag(FLAGS_audit_delta)));
+  if (mode == "none") UseDpModeReleasesWithoutNoise(&shadow.training);
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_parties), &shadow.parties));
   }

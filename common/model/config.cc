@@ -455,8 +455,8 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
     // does not help; the other modes keep their papers' designs.
     if (!t->has_marginal_weight()) t->set_marginal_weight(1.0);
     if (t->marginal_weight() > 0) {
-      // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
-      if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(120);
+      // Within-party pairs raise pair trends (docs/decisions/defaults.md).
+      if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(kDefaultMarginalPairCells);
       // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
       // trunk then couples the parties' columns worse than independence would (the most
       // frequent values with each other): the prior at the marginal loss's weight keeps

@@ -71,6 +71,8 @@ struct MarginalOptions {
   // get a 2-way histogram too (0: 1-way histograms only).
   int pair_cells = 0;
 };
+// training.marginal_pair_cells in dpsgd and strict when unset.
+inline constexpr int kDefaultMarginalPairCells = 120;
 // training.marginal_position_bins (4 if unset, unset for the same reason) and
 // training.marginal_pair_cells (0 if unset).
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
