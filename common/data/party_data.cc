@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/csv.h"
+#include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
 #include "common/util/status_macros.h"
 
@@ -10,7 +11,8 @@ namespace vfsynth {
 
 absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
                                         const std::string& schema_path, bool skip_bad_rows) {
-  ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
+  ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
+  ResolveNumericGrids(&schema);
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(schema_path, ": a party schema must set 'id_column'"));

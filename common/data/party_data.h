@@ -21,7 +21,8 @@ struct PartyData {
 };
 
 // Reads a party CSV with its schema. The schema must name the id column, which
-// must be present, non-empty and unique.
+// must be present, non-empty and unique. Numeric columns without declared bins are
+// encoded over their public grid (numeric_grid.h).
 absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
                                         const std::string& schema_path, bool skip_bad_rows);
 

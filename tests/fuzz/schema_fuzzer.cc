@@ -1,5 +1,5 @@
-// libFuzzer target: schema JSON loading (ParseSchema), then what a valid schema is
-// used for: building the table encoder, decoding generator output into rows, and
+// libFuzzer target: schema JSON loading (ParseSchema) and its numeric grids, then what a
+// valid schema is used for: building the table encoder, decoding generator output into rows, and
 // encoding those rows again. A schema that validates must never fail or crash later.
 #include <cmath>
 #include <cstddef>
@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "common/data/encoder.h"
+#include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);
   auto schema = vfsynth::ParseSchema(json, "fuzz");
   if (!schema.ok()) return 0;
+  vfsynth::ResolveNumericGrids(&*schema);
+  if (!vfsynth::ValidateSchema(*schema).ok()) std::abort();  // every grid is a valid set of bins
   for (const auto& column : schema->columns()) (void)vfsynth::MissingToken(*schema, column);
   auto encoder = vfsynth::TableEncoder::Create(*schema);
   if (!encoder.ok()) std::abort();  // validated schemas must be encodable

@@ -176,7 +176,7 @@ class PartyCoreTest : public ::testing::Test {
     Write("alpha.csv", csv);
     Write("alpha.schema.json", R"({"id_column":"id","columns":[
         {"name":"a","type":"categorical","categories":["x","y"]},
-        {"name":"b","type":"continuous","min":0,"max":1}]})");
+        {"name":"b","type":"continuous","min":0,"max":1,"encoding":"scalar"}]})");
     Write("secrets.txt", absl::StrCat("# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123  \n",
                                       "\nalignment_key=", kAlignmentKey, "\n"));
   }

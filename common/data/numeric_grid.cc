@@ -1,0 +1,69 @@
+#include "common/data/numeric_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vfsynth {
+namespace {
+
+// Smallest positive start of the geometric cells, relative to max: four decades.
+constexpr double kGeometricSpan = 1e4;
+
+bool IsInteger(const v1::Column& column) { return column.type() == "integer"; }
+
+// Integer bins [a, b) hold a .. ceil(b) - 1 (encoder.cc): edges half-way between
+// values give one value per bin.
+std::vector<double> PerValueEdges(double min, double max) {
+  std::vector<double> edges = {min};
+  for (double value = min + 1; value <= max; value += 1) edges.push_back(value - 0.5);
+  edges.push_back(max);
+  return edges;
+}
+
+}  // namespace
+
+std::vector<double> NumericGridEdges(const v1::Column& column) {
+  const bool integer = IsInteger(column);
+  const double min = integer ? std::ceil(column.min()) : column.min();
+  const double max = integer ? std::floor(column.max()) : column.max();
+  if (integer && max - min + 1 <= kGridCells) {
+    if (max <= min) return {column.min(), column.max()};
+    std::vector<double> edges = PerValueEdges(min, max);
+    edges.front() = column.min();
+    edges.back() = column.max();
+    return edges;
+  }
+  std::vector<double> edges;
+  const int half = kGridCells / 2;
+  for (int i = 0; i <= half; ++i) {
+    const double t = static_cast<double>(i) / half;
+    edges.push_back((1 - t) * min + t * max);  // no overflow for bounds near ±DBL_MAX
+  }
+  if (min >= 0 && max > 0) {
+    const double start = std::max(min, max / kGeometricSpan);
+    const double ratio = std::pow(max / start, 1.0 / half);
+    for (int i = 0; i < half; ++i) edges.push_back(start * std::pow(ratio, i));
+  }
+  for (double& edge : edges) {
+    if (integer) edge = std::ceil(edge);
+    edge = std::clamp(edge, column.min(), column.max());
+  }
+  edges.front() = column.min();
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  if (edges.back() != column.max()) edges.push_back(column.max());
+  return edges;
+}
+
+void ResolveNumericGrids(v1::Schema* schema) {
+  for (v1::Column& column : *schema->mutable_columns()) {
+    if (column.type() == "categorical" || column.bins_size() > 0 || column.encoding() == "scalar") continue;
+    const std::vector<double> edges = NumericGridEdges(column);
+    column.clear_encoding();
+    for (double edge : edges) column.add_bins(edge);
+    const bool one_value_per_bin = IsInteger(column) && std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
+    column.set_within_bin(!one_value_per_bin);
+  }
+}
+
+}  // namespace vfsynth
