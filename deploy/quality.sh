@@ -3,7 +3,8 @@
 # (curator + parties over loopback mTLS, deploy/run-local.sh) once per seed on 80% of
 # the records, evaluates the published table of the last round against the 20% it
 # never saw (vfsynth eval --holdout), and prints the mean and spread over seeds.
-#   deploy/quality.sh --out DIR [--dataset adult|wine-red|wine-white] [--privacy MODE]
+#   deploy/quality.sh --out DIR [--dataset adult|wine-red|wine-white
+#                     | --csv T.csv --schema S.json --parties P.json --label C] [--privacy MODE]
 #                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N] [--schema S.json]
 #                     [--eval-repeats R] [--rescore]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
@@ -15,7 +16,7 @@
 # mean over the R. --rescore evaluates DIR's existing tables again without training.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="" DATASET=adult PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
+OUT="" DATASET=adult CSV="" PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
 EVAL_REPEATS=5 RESCORE=0
 BIN="$ROOT/build/bin"
 EXTRA=()
@@ -23,6 +24,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
     --dataset) DATASET="$2"; shift 2 ;;
+    --csv) CSV="$2"; EXTRA+=(--csv "$2"); shift 2 ;;
+    --parties) LAYOUT="$2"; EXTRA+=(--parties "$2"); shift 2 ;;
+    --label) TARGET="$2"; EXTRA+=(--label-column "$2"); shift 2 ;;
     --privacy) PRIVACY="$2"; shift 2 ;;
     --epsilon) EPSILON="$2"; shift 2 ;;
     --seeds) SEEDS="$2"; shift 2 ;;
@@ -37,7 +41,13 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
 [[ "$EVAL_REPEATS" =~ ^[1-9][0-9]*$ ]] || { echo "--eval-repeats must be a positive integer" >&2; exit 2; }
+if [ -n "$CSV" ]; then
+  [ -n "$SCHEMA_OVERRIDE" ] && [ -n "${LAYOUT:-}" ] && [ -n "${TARGET:-}" ] \
+    || { echo "--csv needs --schema, --parties and --label (the column the utility models predict)" >&2; exit 2; }
+  DATASET=csv
+fi
 case "$DATASET" in
+  csv) SCHEMA="$SCHEMA_OVERRIDE" ;;
   adult) SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; TARGET=class; LAYOUT="$ROOT/deploy/parties/adult-3.json" ;;
   wine-red|wine-white) SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; TARGET=quality; LAYOUT="$ROOT/deploy/parties/wine-2.json" ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;

@@ -30,4 +30,7 @@ set -e
 if grep -q "^charge" "$WORK"/label/*.ledger 2>/dev/null; then fail "a party charged its ledger before the refusal"; fi
 set +e; "$SRC/deploy/run-local.sh" --out "$WORK/bad" --csv "$WORK/my table.csv" > "$WORK/out" 2>&1; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q "needs --schema and --parties" "$WORK/out" || { cat "$WORK/out"; fail "--csv without a schema"; }
+set +e; "$SRC/deploy/quality.sh" --out "$WORK/q" --csv "$WORK/my table.csv" --schema "$WORK/draft/schema.json" \
+  --parties "$WORK/draft/parties.json" --bin "$BIN" > "$WORK/out" 2>&1; rc=$?; set -e
+[ $rc -eq 2 ] && grep -q "needs --schema, --parties and --label" "$WORK/out" || { cat "$WORK/out"; fail "quality.sh --csv without a label"; }
 echo "PASS"
