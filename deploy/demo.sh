@@ -29,10 +29,9 @@ privacy_args=(--privacy "$PRIVACY")
 # The schema holds public bounds only; its numeric columns train over their grids
 # (docs/data.md). strict and dpsgd release label pairs for `class`, whose predictors all
 # sit at other parties (docs/privacy.md, "Label pairs").
-training='"n_critic": 1'
-case "$PRIVACY" in dpsgd|strict) training+=', "label_column": "class"' ;; esac
-deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" \
-  --schema deploy/schemas/adult.schema.json --training "$training"
+training=()
+case "$PRIVACY" in dpsgd|strict) training=(--training '"label_column": "class"') ;; esac
+deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" "${training[@]}"
 elapsed=$(( $(date +%s) - start ))
 
 echo "evaluating the synthetic table against the real one (vfsynth eval)..."

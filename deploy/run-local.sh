@@ -22,7 +22,7 @@
 # '"marginal_noise_multiplier": 15'.
 # --csv / --parties: any joint table and its party layout (with --schema; `vfsynth schema
 # draft` writes a starting pair); its label is --label-column (default none).
-# --schema: another schema of the dataset's columns (e.g. deploy/schemas/adult-mixed.schema.json).
+# --schema: another schema of the dataset's columns (e.g. with declared bins, docs/data.md).
 # --label-column: the published table's label, sampled sharper (output.label_column,
 # docs/configuration.md; default the dataset's: class, quality; "" for none);
 # --output-json: members added to the output object, e.g. '"label_temperature": 1'.

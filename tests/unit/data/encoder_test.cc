@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "common/data/csv.h"
+#include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
 
 namespace vfsynth {
@@ -142,12 +143,14 @@ TEST(EncoderTest, MissingSchemaColumnIsAnError) {
   EXPECT_THAT(result.status().message(), HasSubstr("'score'"));
 }
 
-class AdultSchemaTest : public ::testing::TestWithParam<const char*> {};
+class AdultSchemaTest : public ::testing::TestWithParam<bool> {};
 
-// Both shipped Adult schemas: min-max scalars and the mixed (within_bin) encoding.
+// The shipped Adult schema as written (min-max scalars) and as a party trains on it
+// (numeric grids with within-bin positions).
 TEST_P(AdultSchemaTest, AdultRoundTripsExactly) {
-  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/" + GetParam());
+  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
+  if (GetParam()) ResolveNumericGrids(&*schema);
   auto table = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
   ASSERT_TRUE(table.ok()) << table.status();
   auto encoder = TableEncoder::Create(*schema);
@@ -162,14 +165,14 @@ TEST_P(AdultSchemaTest, AdultRoundTripsExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, AdultSchemaTest,
-                         ::testing::Values("adult.schema.json", "adult-mixed.schema.json"));
+INSTANTIATE_TEST_SUITE_P(Shipped, AdultSchemaTest, ::testing::Bool());
 
-// The wine tables under wine-mixed.schema.json (declared bins with a within-bin
-// position): every value comes back within float precision of itself.
-TEST(WineMixedSchemaTest, WineRoundTripsThroughItsBins) {
-  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/wine-mixed.schema.json");
+// The wine tables over their numeric grids (bins with a within-bin position): every
+// value comes back within float precision of itself.
+TEST(WineGridTest, WineRoundTripsThroughItsBins) {
+  auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/wine.schema.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
+  ResolveNumericGrids(&*schema);
   auto encoder = TableEncoder::Create(*schema);
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   for (const char* file : {"winequality-red.csv", "winequality-white.csv"}) {

@@ -48,7 +48,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const bool adult = GetParam().independence_weight > 0 || !GetParam().conditioned.empty();
   const std::string dir = ::testing::TempDir() + (adult ? "/split_equivalence_adult" : "/split_equivalence_wine");
   const std::string csv = adult ? "/adult.csv" : "/winequality-red.csv";
-  const std::string schema = adult ? "/deploy/schemas/adult-mixed.schema.json" : "/deploy/schemas/wine.schema.json";
+  const std::string schema = adult ? "/deploy/schemas/adult.schema.json" : "/deploy/schemas/wine.schema.json";
   const std::string layout = adult ? "/deploy/parties/adult-3.json" : "/deploy/parties/wine-2.json";
   ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + csv, src + schema, src + layout, dir, false).ok());
   const std::vector<std::string> names =
