@@ -608,7 +608,7 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   v1::PrivacyConfig run_privacy;
   run_privacy.set_mode("dpsgd");
   run_privacy.set_noise_multiplier(0.3);  // far too little noise for the bank's budget
-  auto outcome = RunAll(StartCurator(30, run_privacy), [&](const std::string& name, int port) {
+  auto outcome = RunAll(StartCurator(300, run_privacy), [&](const std::string& name, int port) {
     v1::PrivacyConfig privacy = run_privacy;
     if (name == "bank") privacy.set_epsilon(1.0);
     return PartyConfigFor(name, port, privacy);
