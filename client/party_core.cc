@@ -373,9 +373,8 @@ absl::Status PartyCore::Commit(int64_t step) {
 
 absl::Status PartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config.mode()));
   const int64_t records = model_->rows();
-  if (privacy::IsEnsembleMode(mode) && config.ensemble().shards() > records) {
+  if (privacy::IsEnsembleMode(mode_) && config.ensemble().shards() > records) {
     return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
                                                       " exceeds the ", records, " aligned records"));
   }
@@ -384,7 +383,7 @@ absl::Status PartyCore::PlanPrivacy() {
   for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
     spdlog::info("privacy {}: against {}", config.mode(), DescribeGuarantee(guarantee, config.delta()));
   }
-  if (mode == privacy::Mode::kNone) {
+  if (mode_ == privacy::Mode::kNone) {
     spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
     return absl::OkStatus();
   }
@@ -393,11 +392,11 @@ absl::Status PartyCore::PlanPrivacy() {
   ASSIGN_OR_RETURN(const std::optional<double> own, OwnReleasesEpsilonAfter(plan_, training_.rounds()));
   const bool dp = own.has_value();
   spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(), z,
-               privacy::DescribeReleaseNoise(mode, z, shape), config.clip_norm(),
+               privacy::DescribeReleaseNoise(mode_, z, shape), config.clip_norm(),
                static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
                dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", *own) : "");
   const double own_z = plan_.party_noise_multiplier();
-  if (mode == privacy::Mode::kDpsgd || mode == privacy::Mode::kStrict) {
+  if (mode_ == privacy::Mode::kDpsgd || mode_ == privacy::Mode::kStrict) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
     const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
     LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
@@ -533,17 +532,15 @@ absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRe
 
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
   const privacy::LedgerCharge charge =
-      privacy::CriticStepCharge(mode, plan_.noise_multiplier(), PrivacyShape(), step);
+      privacy::CriticStepCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), step);
   return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
 }
 
 absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
   if (ledger_ == nullptr) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(config_.privacy().mode()));
   const std::optional<privacy::LedgerCharge> charge =
-      privacy::GeneratorRoundCharge(mode, plan_.noise_multiplier(), PrivacyShape(), round);
+      privacy::GeneratorRoundCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), round);
   if (!charge.has_value()) return absl::OkStatus();
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
