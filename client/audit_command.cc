@@ -20,6 +20,7 @@
 #include "common/eval/audit_canary.h"
 #include "common/eval/eval_table.h"
 #include "common/eval/membership_audit.h"
+#include "common/model/config.h"
 #include "common/model/privacy_plan.h"
 #include "common/util/file_io.h"
 #include "common/util/proto_json.h"
@@ -93,7 +94,10 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   ShadowTrainingOptions shadow = SmallShadowConfig(rounds);
   const std::string mode = absl::GetFlag(FLAGS_privacy);
   ASSIGN_OR_RETURN(shadow.privacy, ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon), absl::GetFlag(FLAGS_audit_delta)));
-  if (mode == "none") UseDpModeReleasesWithoutNoise(&shadow.training);
+  // Mode none runs what dpsgd and strict add by default (the marginal release, its pairs,
+  // the prior), exact: none against a DP mode then differs only in the noise. Without them
+  // a target rare in D leaves no trace G learns within a shadow run's rounds.
+  if (mode == "none") SetMarginalReleaseDefaults(/*prior=*/true, &shadow.training);
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_parties), &shadow.parties));
   }

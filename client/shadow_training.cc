@@ -144,12 +144,6 @@ ShadowTrainingOptions SmallShadowConfig(int rounds) {
   return options;
 }
 
-void UseDpModeReleasesWithoutNoise(v1::TrainingConfig* training) {
-  training->set_marginal_weight(1.0);
-  training->set_marginal_pair_cells(kDefaultMarginalPairCells);
-  training->set_cross_party_independence_weight(1.0);
-}
-
 absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon, double delta) {
   ASSIGN_OR_RETURN(const privacy::Mode parsed, privacy::ParseMode(mode));
   v1::PrivacyConfig config;

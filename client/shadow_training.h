@@ -33,13 +33,6 @@ struct ShadowTrainingOptions {
 // Small networks and short training so that 2M shadow models fit on 2 cores.
 ShadowTrainingOptions SmallShadowConfig(int rounds);
 
-// Mode none's audit runs with what dpsgd and strict add by default (the marginal release
-// with its within-party pairs, and the cross-party prior) but exact: the released values
-// are then the DP modes' without their noise, so an audit of none against one of a DP mode
-// measures what the noise hides. Without them a target rare in D leaves no trace G learns
-// within a shadow run's rounds, and the none audit would find nothing to hide.
-void UseDpModeReleasesWithoutNoise(v1::TrainingConfig* training);
-
 // The audit's privacy block: `mode` with `epsilon` (0: not given) at `delta`.
 // INVALID_ARGUMENT for an unknown mode, a DP mode without a positive ε, or an ε with
 // mode none.

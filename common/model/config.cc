@@ -414,6 +414,18 @@ absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
   return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
 }
 
+void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
+  // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
+  // them as G's target raises every fidelity measure (docs/decisions/defaults.md).
+  if (!training->has_marginal_weight()) training->set_marginal_weight(1.0);
+  if (training->marginal_weight() <= 0) return;
+  // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
+  if (!training->has_marginal_pair_cells()) training->set_marginal_pair_cells(120);
+  if (prior && !training->has_cross_party_independence_weight()) {
+    training->set_cross_party_independence_weight(training->marginal_weight());
+  }
+}
+
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
   if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
   if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
@@ -450,30 +462,20 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
   if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
   if (mode == "dpsgd" || mode == "strict") {
-    // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
-    // them as G's target raises every fidelity measure (docs/decisions/defaults.md). Without DP it
-    // does not help; the other modes keep their papers' designs.
-    if (!t->has_marginal_weight()) t->set_marginal_weight(1.0);
-    if (t->marginal_weight() > 0) {
-      // Within-party pairs raise pair trends (docs/decisions/defaults.md).
-      if (!t->has_marginal_pair_cells()) t->set_marginal_pair_cells(kDefaultMarginalPairCells);
-      // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
-      // trunk then couples the parties' columns worse than independence would (the most
-      // frequent values with each other): the prior at the marginal loss's weight keeps
-      // pair trends above independent sampling. It also removes the dependence D_s does
-      // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
-      // (per-row noised features), the coupling stays wrong. With label pairs the release
-      // carries the label's dependence, so the prior (which then leaves the label out)
-      // is on again. Evidence: docs/decisions/defaults.md.
-      const bool dpsgd_conveys_dependence = mode == "dpsgd" && c->privacy().has_epsilon() &&
-                                            c->privacy().epsilon() >= kDpsgdDependenceEpsilon &&
-                                            t->label_column().empty();
-      if (!dpsgd_conveys_dependence && !t->has_cross_party_independence_weight()) {
-        t->set_cross_party_independence_weight(t->marginal_weight());
-      }
-      // Without the prior D_s needs the critic steps.
-      if (dpsgd_conveys_dependence && !t->has_rounds()) t->set_rounds(10000);
-    }
+    // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
+    // trunk then couples the parties' columns worse than independence would (the most
+    // frequent values with each other): the prior at the marginal loss's weight keeps
+    // pair trends above independent sampling. It also removes the dependence D_s does
+    // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
+    // (per-row noised features), the coupling stays wrong. With label pairs the release
+    // carries the label's dependence, so the prior (which then leaves the label out)
+    // is on again. Evidence: docs/decisions/defaults.md.
+    const bool dpsgd_conveys_dependence = mode == "dpsgd" && c->privacy().has_epsilon() &&
+                                          c->privacy().epsilon() >= kDpsgdDependenceEpsilon &&
+                                          t->label_column().empty();
+    SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
+    // Without the prior D_s needs the critic steps.
+    if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
   }
   // An explicit 0 is the same run as an unset value: a run checkpointed without the
   // release, its pairs or the prior resumes with "marginal_weight": 0,

@@ -71,11 +71,15 @@ struct MarginalOptions {
   // get a 2-way histogram too (0: 1-way histograms only).
   int pair_cells = 0;
 };
-// training.marginal_pair_cells in dpsgd and strict when unset.
-inline constexpr int kDefaultMarginalPairCells = 120;
 // training.marginal_position_bins (4 if unset, unset for the same reason) and
 // training.marginal_pair_cells (0 if unset).
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
+
+// The marginal release as dpsgd and strict run it by default (without DP it does not
+// help, so the other modes keep their papers' designs): marginal weight 1 and
+// within-party pairs, each only where unset, and with `prior` the cross-party
+// independence prior at the marginal weight. Nothing with an explicit weight of 0.
+void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
