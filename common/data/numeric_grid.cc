@@ -11,28 +11,28 @@ constexpr double kGeometricSpan = 1e4;
 
 bool IsInteger(const v1::Column& column) { return column.type() == "integer"; }
 
+bool OneBinPerValue(const v1::Column& column) {
+  return IsInteger(column) && std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
+}
+
 // Integer bins [a, b) hold a .. ceil(b) - 1 (encoder.cc): edges half-way between
 // values give one value per bin.
-std::vector<double> PerValueEdges(double min, double max) {
-  std::vector<double> edges = {min};
-  for (double value = min + 1; value <= max; value += 1) edges.push_back(value - 0.5);
-  edges.push_back(max);
+std::vector<double> PerValueEdges(const v1::Column& column) {
+  std::vector<double> edges = {column.min()};
+  for (double value = std::ceil(column.min()) + 1; value <= std::floor(column.max()); value += 1) {
+    edges.push_back(value - 0.5);
+  }
+  edges.push_back(column.max());
   return edges;
 }
 
 }  // namespace
 
 std::vector<double> NumericGridEdges(const v1::Column& column) {
+  if (OneBinPerValue(column)) return PerValueEdges(column);
   const bool integer = IsInteger(column);
   const double min = integer ? std::ceil(column.min()) : column.min();
   const double max = integer ? std::floor(column.max()) : column.max();
-  if (integer && max - min + 1 <= kGridCells) {
-    if (max <= min) return {column.min(), column.max()};
-    std::vector<double> edges = PerValueEdges(min, max);
-    edges.front() = column.min();
-    edges.back() = column.max();
-    return edges;
-  }
   std::vector<double> edges;
   const int half = kGridCells / 2;
   for (int i = 0; i <= half; ++i) {
@@ -61,8 +61,7 @@ void ResolveNumericGrids(v1::Schema* schema) {
     const std::vector<double> edges = NumericGridEdges(column);
     column.clear_encoding();
     for (double edge : edges) column.add_bins(edge);
-    const bool one_value_per_bin = IsInteger(column) && std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
-    column.set_within_bin(!one_value_per_bin);
+    column.set_within_bin(!OneBinPerValue(column));
   }
 }
 
