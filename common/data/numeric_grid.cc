@@ -11,8 +11,13 @@ constexpr double kGeometricSpan = 1e4;
 
 bool IsInteger(const v1::Column& column) { return column.type() == "integer"; }
 
+// Beyond 2^52 consecutive integers are no longer all doubles, so half-way edges would
+// collide: such columns take the general grid.
+constexpr double kExactIntegers = 4503599627370496.0;  // 2^52
+
 bool OneBinPerValue(const v1::Column& column) {
-  return IsInteger(column) && std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
+  return IsInteger(column) && std::abs(column.min()) < kExactIntegers && std::abs(column.max()) < kExactIntegers &&
+         std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
 }
 
 // Integer bins [a, b) hold a .. ceil(b) - 1 (encoder.cc): edges half-way between

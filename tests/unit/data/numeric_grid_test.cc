@@ -57,6 +57,12 @@ TEST(NumericGridTest, ColumnsWithNegativeValuesGetEqualWidthCells) {
   EXPECT_DOUBLE_EQ(edges[1] - edges[0], 0.5);
 }
 
+TEST(NumericGridTest, IntegerBoundsBeyondExactDoublesStillGiveIncreasingEdges) {
+  for (const v1::Column& column : {Numeric("integer", 1e16, 1e16 + 4), Numeric("integer", -1e16 - 4, -1e16)}) {
+    ExpectStrictlyIncreasingWithin(NumericGridEdges(column), column);
+  }
+}
+
 TEST(NumericGridTest, SchemasGetTheGridUnlessBinsOrScalarAreDeclared) {
   auto schema = ParseSchema(R"({"columns":[
       {"name":"amount","type":"continuous","min":0,"max":5000},
