@@ -2,6 +2,7 @@
 // real one; writes DIR/metrics.json and DIR/report.html.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 // Defined in split_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);
 ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, parties);
 
 ABSL_FLAG(std::string, real, "", "eval/audit: the real joint CSV");
 ABSL_FLAG(std::string, synthetic, "", "eval: the synthetic CSV");
@@ -41,6 +43,22 @@ ABSL_FLAG(std::string, privacy_statement, "",
 
 namespace vfsynth {
 namespace {
+
+// The columns of the party that holds `target` in the layout at `path`.
+absl::StatusOr<std::vector<std::string>> TargetPartyColumns(const std::string& path,
+                                                            const std::string& target) {
+  v1::PartiesFile layout;
+  RETURN_IF_ERROR(LoadJsonFile(path, &layout));
+  for (const v1::PartySpec& party : layout.parties()) {
+    const std::vector<std::string> columns(party.columns().begin(), party.columns().end());
+    if (std::find(columns.begin(), columns.end(), target) == columns.end()) continue;
+    if (layout.parties_size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat("--parties ", path, " has one party: no other party's columns to predict '", target, "' from"));
+    }
+    return columns;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("no party in --parties ", path, " holds the target '", target, "'"));
+}
 
 absl::Status RunEvalCommand(const std::vector<std::string>& args) {
   const std::string real_path = absl::GetFlag(FLAGS_real);
@@ -70,6 +88,12 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
   options.dcr_options.max_synthetic_rows = absl::GetFlag(FLAGS_eval_dcr_rows);
   const std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) spdlog::warn("no --target: utility metrics skipped");
+  if (!absl::GetFlag(FLAGS_parties).empty()) {
+    if (target.empty() || !options.utility) {
+      return absl::InvalidArgumentError("--parties (utility from the other parties' columns) needs --target and a model");
+    }
+    ASSIGN_OR_RETURN(options.target_party_columns, TargetPartyColumns(absl::GetFlag(FLAGS_parties), target));
+  }
 
   spdlog::info("evaluating {} ({} rows) against {} ({} rows)", synthetic_path,
                synthetic.rows.size(), real_path, real.rows.size());
@@ -95,7 +119,7 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
 
 const CommandRegistration kRegistration(
     "eval", {"eval         --real R.csv --synthetic S.csv --schema S.json --target COL --out DIR "
-             "[--holdout H.csv] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b] "
+             "[--holdout H.csv] [--parties P.json] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b] "
              "[--privacy-statement S.privacy.json]",
              &RunEvalCommand});
 

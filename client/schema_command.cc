@@ -19,6 +19,7 @@
 ABSL_DECLARE_FLAG(std::string, input);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(int32_t, party_count);
+ABSL_DECLARE_FLAG(std::string, parties);
 
 namespace vfsynth {
 namespace {
@@ -35,6 +36,10 @@ absl::Status RunSchemaCommand(const std::vector<std::string>& args) {
   const std::string input = absl::GetFlag(FLAGS_input);
   const std::string out = absl::GetFlag(FLAGS_out);
   if (input.empty() || out.empty()) return absl::InvalidArgumentError("schema draft needs --input and --out");
+  if (!absl::GetFlag(FLAGS_parties).empty()) {
+    // --parties names a layout file for the other commands; a count given there would be ignored.
+    return absl::InvalidArgumentError("schema draft writes the party layout: give the number of parties as --party-count N, not --parties");
+  }
   const std::string schema_path = out + "/schema.json";
   const std::string parties_path = out + "/parties.json";
   for (const std::string& path : {schema_path, parties_path}) {

@@ -39,6 +39,34 @@ void WriteScores(JsonWriter& json, const char* key, const ClassificationScores& 
   json.EndObject();
 }
 
+void WriteUtility(JsonWriter& json, const char* key, const UtilityResult& u) {
+  json.Key(key).BeginObject();
+  json.Field("target", u.target).Field("num_classes", u.num_classes);
+  json.Field("positive_label", u.positive_label);
+  json.Key("excluded_features").BeginArray();
+  for (const std::string& name : u.excluded_features) json.Value(name);
+  json.EndArray();
+  json.Field("real_train_rows", u.real_train_rows).Field("real_test_rows", u.real_test_rows);
+  json.Field("synthetic_train_rows", u.synthetic_train_rows);
+  json.Field("synthetic_test_rows", u.synthetic_test_rows);
+  json.Key("models").BeginArray();
+  for (const ModelUtility& m : u.models) {
+    json.BeginObject().Field("model", m.model);
+    WriteScores(json, "trtr", m.trtr);
+    WriteScores(json, "tstr", m.tstr);
+    WriteScores(json, "trts", m.trts);
+    WriteScores(json, "tsts", m.tsts);
+    json.Field("total_difference", m.total_difference).EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+// Binary F1 for a binary target, macro F1 otherwise.
+double TargetF1(const UtilityResult& u, const ClassificationScores& s) {
+  return u.num_classes == 2 ? s.binary_f1 : s.macro_f1;
+}
+
 }  // namespace
 
 absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTable& synthetic_csv,
@@ -75,9 +103,16 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
   if (options.utility && !target.empty()) {
     UtilityOptions utility_options = options.utility_options;
     utility_options.seed = options.seed;
-    ASSIGN_OR_RETURN(result.utility,
-                     ComputeUtility(result.real, result.synthetic, schema, target, utility_options,
-                                    holdout.has_value() ? &*holdout : nullptr));
+    const EvalTable* real_test = holdout.has_value() ? &*holdout : nullptr;
+    ASSIGN_OR_RETURN(result.utility, ComputeUtility(result.real, result.synthetic, schema, target,
+                                                    utility_options, real_test));
+    if (!options.target_party_columns.empty()) {
+      utility_options.models.resize(1);
+      utility_options.excluded_features = options.target_party_columns;
+      ASSIGN_OR_RETURN(result.cross_party_utility,
+                       ComputeUtility(result.real, result.synthetic, schema, target, utility_options,
+                                      real_test));
+    }
   }
 
   DcrOptions dcr_options = options.dcr_options;
@@ -103,8 +138,14 @@ std::string SummaryLine(const EvalResult& r) {
       r.frechet_distance);
   if (r.utility.has_value() && !r.utility->models.empty()) {
     const ModelUtility& m = r.utility->models.front();
-    line += absl::StrFormat(", %s TRTR/TSTR acc %.3f/%.3f, total difference %.3f", m.model,
-                            m.trtr.accuracy, m.tstr.accuracy, m.total_difference);
+    line += absl::StrFormat(", %s TRTR/TSTR acc %.3f/%.3f, F1 %.3f/%.3f, total difference %.3f",
+                            m.model, m.trtr.accuracy, m.tstr.accuracy, TargetF1(*r.utility, m.trtr),
+                            TargetF1(*r.utility, m.tstr), m.total_difference);
+  }
+  if (r.cross_party_utility.has_value() && !r.cross_party_utility->models.empty()) {
+    const UtilityResult& u = *r.cross_party_utility;
+    line += absl::StrFormat(", from other parties' columns TRTR/TSTR F1 %.3f/%.3f",
+                            TargetF1(u, u.models.front().trtr), TargetF1(u, u.models.front().tstr));
   }
   line += absl::StrFormat(", DCR closer-to-train %.3f", r.dcr.share_closer_to_train);
   return line;
@@ -156,26 +197,8 @@ std::string MetricsJson(const EvalResult& r) {
     }
     json.EndArray().EndObject();
   }
-  if (r.utility.has_value()) {
-    const UtilityResult& u = *r.utility;
-    json.Key("utility").BeginObject();
-    json.Field("target", u.target).Field("num_classes", u.num_classes);
-    json.Field("positive_label", u.positive_label);
-    json.Field("real_train_rows", u.real_train_rows).Field("real_test_rows", u.real_test_rows);
-    json.Field("synthetic_train_rows", u.synthetic_train_rows);
-    json.Field("synthetic_test_rows", u.synthetic_test_rows);
-    json.Key("models").BeginArray();
-    for (const ModelUtility& m : u.models) {
-      json.BeginObject().Field("model", m.model);
-      WriteScores(json, "trtr", m.trtr);
-      WriteScores(json, "tstr", m.tstr);
-      WriteScores(json, "trts", m.trts);
-      WriteScores(json, "tsts", m.tsts);
-      json.Field("total_difference", m.total_difference).EndObject();
-    }
-    json.EndArray();
-    json.EndObject();
-  }
+  if (r.utility.has_value()) WriteUtility(json, "utility", *r.utility);
+  if (r.cross_party_utility.has_value()) WriteUtility(json, "cross_party_utility", *r.cross_party_utility);
 
   json.Key("privacy").BeginObject();
   json.Key("dcr").BeginObject();

@@ -24,6 +24,10 @@ struct EvalOptions {
   int avd_sets = 100;    // random column sets per k
   bool utility = true;   // needs a target
   UtilityOptions utility_options;
+  // The columns the target's party holds. Non-empty: utility is measured again (first
+  // model only) with the features of the other parties alone, which tests that the
+  // table carries the target's dependence on columns across the party boundary.
+  std::vector<std::string> target_party_columns;
   DcrOptions dcr_options;
 };
 
@@ -35,6 +39,7 @@ struct EvalResult {
   double avd3 = 0;
   double frechet_distance = 0;
   std::optional<UtilityResult> utility;
+  std::optional<UtilityResult> cross_party_utility;  // see EvalOptions::target_party_columns
   DcrResult dcr;
   std::string holdout_source;  // "holdout file" or "real 20% split"
   std::vector<double> real_association;       // AssociationMatrix of real / synthetic

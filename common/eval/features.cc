@@ -2,13 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace vfsynth {
 
 absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Schema& schema,
-                                            const std::string& target) {
+                                            const std::string& target,
+                                            const std::vector<std::string>& excluded) {
   const int target_index = table.ColumnIndex(target);
   if (target_index < 0) return absl::InvalidArgumentError(absl::StrCat("no target column '", target, "'"));
   const EvalColumn& label = table.columns[target_index];
@@ -19,11 +21,18 @@ absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Sc
   if (static_cast<int>(table.columns.size()) != schema.columns_size()) {
     return absl::InvalidArgumentError("table and schema disagree on the columns");
   }
+  std::vector<bool> feature(table.columns.size(), true);
+  feature[target_index] = false;
+  for (const std::string& name : excluded) {
+    const int index = table.ColumnIndex(name);
+    if (index < 0) return absl::InvalidArgumentError(absl::StrCat("no column '", name, "' to leave out of the features"));
+    feature[index] = false;
+  }
   // Column layout.
   std::vector<int> offsets(table.columns.size(), -1);
   int width = 0;
   for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (static_cast<int>(c) == target_index) continue;
+    if (!feature[c]) continue;
     offsets[c] = width;
     const bool nullable = schema.columns(c).nullable();
     width += table.columns[c].numeric() ? 1 + (nullable ? 1 : 0)

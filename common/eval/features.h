@@ -11,7 +11,8 @@
 
 namespace vfsynth {
 
-// Features and labels for predicting one categorical column from all the others.
+// Features and labels for predicting one categorical column from all the others
+// (or from all but `excluded`).
 struct LabeledData {
   FeatureMatrix x;
   std::vector<int> y;  // category index of the target
@@ -23,7 +24,8 @@ struct LabeledData {
 // when nullable. Rows with a missing target are dropped. The layout depends only on
 // the schema, so real and synthetic features line up.
 absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Schema& schema,
-                                            const std::string& target);
+                                            const std::string& target,
+                                            const std::vector<std::string>& excluded = {});
 
 }  // namespace vfsynth
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/eval/svg_plots.h"
 
 namespace vfsynth {
@@ -182,6 +183,12 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
   html += "<h2>Utility</h2>\n";
   html += r.utility.has_value() ? UtilityTable(*r.utility)
                                 : std::string("<p>No target column given; utility skipped.</p>");
+  if (r.cross_party_utility.has_value()) {
+    html += absl::StrCat("\n<h3>From the other parties' columns only</h3>\n<p>Without the columns of the "
+                         "target's party (", HtmlEscape(absl::StrJoin(r.cross_party_utility->excluded_features, ", ")),
+                         "): does the table carry the target's dependence across the party boundary?</p>");
+    html += UtilityTable(*r.cross_party_utility);
+  }
   html += "\n<h2>Privacy: distance to closest record</h2>\n";
   absl::StrAppendFormat(
       &html,

@@ -23,8 +23,10 @@ absl::StatusOr<TrainTest> SplitLabeled(const EvalTable& table, const v1::Schema&
                                        const std::string& target, const UtilityOptions& options) {
   const RowSplit split = SplitRows(table.rows, options.train_fraction, options.seed);
   TrainTest out;
-  ASSIGN_OR_RETURN(out.train, MakeLabeledData(table.Subset(split.first), schema, target));
-  ASSIGN_OR_RETURN(out.test, MakeLabeledData(table.Subset(split.second), schema, target));
+  ASSIGN_OR_RETURN(out.train, MakeLabeledData(table.Subset(split.first), schema, target,
+                                              options.excluded_features));
+  ASSIGN_OR_RETURN(out.test, MakeLabeledData(table.Subset(split.second), schema, target,
+                                             options.excluded_features));
   if (out.train.x.rows == 0 || out.test.x.rows == 0) {
     return absl::InvalidArgumentError("too few rows with a target value to split 80/20");
   }
@@ -33,10 +35,11 @@ absl::StatusOr<TrainTest> SplitLabeled(const EvalTable& table, const v1::Schema&
 
 // All of `train` for training, all of `test` for testing.
 absl::StatusOr<TrainTest> LabeledPair(const EvalTable& train, const EvalTable& test,
-                                      const v1::Schema& schema, const std::string& target) {
+                                      const v1::Schema& schema, const std::string& target,
+                                      const std::vector<std::string>& excluded) {
   TrainTest out;
-  ASSIGN_OR_RETURN(out.train, MakeLabeledData(train, schema, target));
-  ASSIGN_OR_RETURN(out.test, MakeLabeledData(test, schema, target));
+  ASSIGN_OR_RETURN(out.train, MakeLabeledData(train, schema, target, excluded));
+  ASSIGN_OR_RETURN(out.test, MakeLabeledData(test, schema, target, excluded));
   if (out.train.x.rows == 0 || out.test.x.rows == 0) {
     return absl::InvalidArgumentError("no rows with a target value in the real or the holdout table");
   }
@@ -78,11 +81,12 @@ absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTa
                                              const UtilityOptions& options,
                                              const EvalTable* real_test) {
   ASSIGN_OR_RETURN(const TrainTest r, real_test != nullptr
-                                          ? LabeledPair(real, *real_test, schema, target)
+                                          ? LabeledPair(real, *real_test, schema, target, options.excluded_features)
                                           : SplitLabeled(real, schema, target, options));
   ASSIGN_OR_RETURN(const TrainTest s, SplitLabeled(synthetic, schema, target, options));
   UtilityResult result;
   result.target = target;
+  result.excluded_features = options.excluded_features;
   result.num_classes = r.train.num_classes;
   result.real_train_rows = r.train.x.rows;
   result.real_test_rows = r.test.x.rows;

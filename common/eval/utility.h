@@ -21,6 +21,8 @@ struct UtilityOptions {
   int threads = 2;
   uint64_t seed = 0;
   double train_fraction = 0.8;
+  // Columns the models may not use as features (besides the target).
+  std::vector<std::string> excluded_features;
 };
 
 // Builds a classifier by name (see UtilityOptions::models).
@@ -40,6 +42,7 @@ struct UtilityResult {
   int num_classes = 0;
   int positive_class = -1;  // minority class of the real data (binary targets), else -1
   std::string positive_label;
+  std::vector<std::string> excluded_features;
   int64_t real_train_rows = 0, real_test_rows = 0;
   int64_t synthetic_train_rows = 0, synthetic_test_rows = 0;
   std::vector<ModelUtility> models;

@@ -9,6 +9,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cp "$DATA/winequality-white.csv" "$WORK/my table.csv"
 "$BIN/vfsynth" schema draft --input "$WORK/my table.csv" --out "$WORK/draft" --party-count 3 2> /dev/null \
   || fail "schema draft"
+# --parties is the layout file of the other commands; a count given there is refused, not ignored.
+if "$BIN/vfsynth" schema draft --input "$WORK/my table.csv" --out "$WORK/draft2" --parties 3 > "$WORK/out" 2>&1 \
+  || ! grep -q "party-count" "$WORK/out"; then cat "$WORK/out"; fail "schema draft --parties 3 was not refused"; fi
 "$SRC/deploy/run-local.sh" --out "$WORK/run" --csv "$WORK/my table.csv" --schema "$WORK/draft/schema.json" \
   --parties "$WORK/draft/parties.json" --rounds 3 --batch 64 --rows 300 \
   --privacy strict --epsilon 10 --bin "$BIN" > "$WORK/run.out" 2>&1 \

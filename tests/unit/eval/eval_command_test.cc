@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -26,6 +27,9 @@ using google::protobuf::Value;
 
 const std::string kBin = VFSYNTH_BIN_DIR "/vfsynth";
 const std::string kSchema = VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json";
+// hospital, insurer, bank; the bank holds the target (class) with the capital columns.
+const std::string kLayout = VFSYNTH_SOURCE_DIR "/deploy/parties/adult-3.json";
+const std::vector<std::string> kBankColumns = {"fnlwgt", "capital-gain", "capital-loss", "class"};
 
 CsvTable Rows(const CsvTable& table, const std::vector<int64_t>& indices) {
   CsvTable out;
@@ -50,8 +54,13 @@ double Number(const Struct& root, const std::string& path) {
   }
 }
 
-double ModelNumber(const Struct& root, const std::string& model, const std::string& path) {
-  for (const Value& m : root.fields().at("utility").struct_value().fields().at("models").list_value().values()) {
+double ModelNumber(const Struct& root, const std::string& model, const std::string& path,
+                   const std::string& utility = "utility") {
+  if (root.fields().count(utility) == 0) {
+    ADD_FAILURE() << "no " << utility;
+    return -1;
+  }
+  for (const Value& m : root.fields().at(utility).struct_value().fields().at("models").list_value().values()) {
     if (m.struct_value().fields().at("model").string_value() == model) return Number(m.struct_value(), path);
   }
   ADD_FAILURE() << "no model " << model;
@@ -77,6 +86,14 @@ class EvalCommandTest : public ::testing::Test {
         std::swap(shuffled.rows[i][c], shuffled.rows[rng() % (i + 1)][c]);
       }
     }
+    CsvTable others_shuffled = real;  // the bank's columns intact, every other column permuted
+    for (size_t c = 0; c < others_shuffled.header.size(); ++c) {
+      if (std::count(kBankColumns.begin(), kBankColumns.end(), others_shuffled.header[c]) > 0) continue;
+      for (size_t i = others_shuffled.rows.size() - 1; i > 0; --i) {
+        std::swap(others_shuffled.rows[i][c], others_shuffled.rows[rng() % (i + 1)][c]);
+      }
+    }
+    ASSERT_TRUE(WriteCsv(*dir_ + "/others_shuffled.csv", others_shuffled).ok());
     ASSERT_TRUE(WriteCsv(*dir_ + "/real.csv", real).ok());
     ASSERT_TRUE(WriteCsv(*dir_ + "/half.csv", half).ok());
     ASSERT_TRUE(WriteCsv(*dir_ + "/shuffled.csv", shuffled).ok());
@@ -84,12 +101,17 @@ class EvalCommandTest : public ::testing::Test {
     half_ = new Struct(RunEval("half"));
     shuffled_ = new Struct(RunEval("shuffled"));
     half_on_holdout_ = new Struct(RunEval("half", " --holdout " + *dir_ + "/holdout.csv", "half_holdout"));
+    const std::string cross = absl::StrCat(" --parties ", kLayout, " --holdout ", *dir_, "/holdout.csv");
+    half_cross_party_ = new Struct(RunEval("half", cross, "half_cross"));
+    others_shuffled_ = new Struct(RunEval("others_shuffled", cross));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);
     delete half_;
     delete shuffled_;
     delete half_on_holdout_;
+    delete half_cross_party_;
+    delete others_shuffled_;
     delete dir_;
   }
 
@@ -115,12 +137,17 @@ class EvalCommandTest : public ::testing::Test {
   static Struct* half_;
   static Struct* shuffled_;
   static Struct* half_on_holdout_;  // utility tested on rows the "generator" never saw
+  // With the party layout (cross-party utility), on the holdout:
+  static Struct* half_cross_party_;
+  static Struct* others_shuffled_;  // only the target's party's columns keep their dependence
 };
 
 std::string* EvalCommandTest::dir_ = nullptr;
 Struct* EvalCommandTest::half_ = nullptr;
 Struct* EvalCommandTest::shuffled_ = nullptr;
 Struct* EvalCommandTest::half_on_holdout_ = nullptr;
+Struct* EvalCommandTest::half_cross_party_ = nullptr;
+Struct* EvalCommandTest::others_shuffled_ = nullptr;
 
 TEST_F(EvalCommandTest, RandomHalfScoresNearPerfect) {
   EXPECT_GT(Number(*half_, "fidelity.column_shapes"), 0.97);
@@ -161,6 +188,39 @@ TEST_F(EvalCommandTest, ShuffledCopyKeepsMarginalsButDestroysPairTrends) {
   EXPECT_LT(ModelNumber(*shuffled_, "logistic_regression", "tstr.accuracy"), 0.78);
   EXPECT_LT(ModelNumber(*shuffled_, "logistic_regression", "tstr.binary_f1"), 0.2);
   EXPECT_GT(ModelNumber(*shuffled_, "logistic_regression", "total_difference"), 0.4);
+}
+
+TEST_F(EvalCommandTest, CrossPartyUtilityUsesOnlyTheOtherPartiesColumns) {
+  const Value& excluded =
+      half_cross_party_->fields().at("cross_party_utility").struct_value().fields().at("excluded_features");
+  std::vector<std::string> names;
+  for (const Value& v : excluded.list_value().values()) names.push_back(v.string_value());
+  EXPECT_EQ(names, kBankColumns);
+  // The hospital's and insurer's columns predict the label (education, relationship, ...).
+  const double real_f1 = ModelNumber(*half_cross_party_, "random_forest", "trtr.binary_f1", "cross_party_utility");
+  EXPECT_GT(real_f1, 0.4);
+  EXPECT_NEAR(ModelNumber(*half_cross_party_, "random_forest", "tstr.binary_f1", "cross_party_utility"), real_f1,
+              0.06);
+  // A table that keeps the label's dependence on its own party's columns only: the full
+  // utility still learns from capital-gain, the cross-party one learns nothing.
+  EXPECT_GT(ModelNumber(*others_shuffled_, "random_forest", "tstr.binary_f1"), 0.3);
+  EXPECT_LT(ModelNumber(*others_shuffled_, "random_forest", "tstr.binary_f1", "cross_party_utility"), 0.15);
+}
+
+TEST_F(EvalCommandTest, CrossPartyUtilityNeedsALayoutThatHoldsTheTarget) {
+  const std::string layout = *dir_ + "/no_target.json";
+  ASSERT_TRUE(WriteFileAtomically(layout, R"({"parties": [{"name": "a", "columns": ["age"]},
+                                                          {"name": "b", "columns": ["sex"]}]})")
+                  .ok());
+  const std::string out = *dir_ + "/out_no_target";
+  const std::string command = absl::StrCat(kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_,
+                                           "/half.csv --schema ", kSchema, " --target class --parties ", layout,
+                                           " --out ", out, " --log-level warn 2> ", out, ".err");
+  EXPECT_NE(std::system(command.c_str()), 0);
+  auto error = ReadFile(out + ".err");
+  ASSERT_TRUE(error.ok());
+  EXPECT_NE(error->find("holds the target 'class'"), std::string::npos) << *error;
+  EXPECT_FALSE(fs::exists(out + "/metrics.json"));
 }
 
 TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
