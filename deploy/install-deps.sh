@@ -14,11 +14,13 @@ BUILD_PACKAGES=(
   libcpp-httplib-dev
 )
 # Tests and demo: report rendering (chromium), compose validation (docker-compose),
-# network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes).
+# network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes),
+# the generalisation suite's tables (R data packages, deploy/suite/convert-tables.sh).
 TOOL_PACKAGES=(
   chromium
   docker-compose iproute2
   clang-14 libclang-rt-14-dev llvm-14
+  r-base-core r-cran-aer r-cran-cardata r-cran-mlbench
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")

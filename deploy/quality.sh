@@ -8,7 +8,15 @@
 #                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N] [--schema S.json]
 #                     [--eval-repeats R] [--rescore]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
+#   deploy/quality.sh --suite --out DIR [--tables "cps1988 pima"] [--modes "none dpsgd:10"] [--seeds "1 2"]
+#                     [--eval-repeats R] [--rounds N] [further arguments for every run]
 # Writes DIR/seed-<s>/ (run, metrics.json, report.html) and DIR/summary.json.
+# --rounds: default the curator's for the mode (docs/configuration.md).
+# --suite: the generalisation suite (deploy/suite/tables.tsv; the tables are converted
+# into DIR/tables by deploy/suite/convert-tables.sh), each table under each mode
+# (default "none dpsgd:10 strict:10 dpsgd:1", mode:epsilon; seeds default 1) into DIR/<table>/<mode>/,
+# the independent-marginals baseline of each table beside them (DIR/<table>/baseline.json),
+# and DIR/suite.md; a table and mode whose summary.json exists is kept, not run again, the dataset x mode table (deploy/suite/suite_table.py).
 # Each table is evaluated R times (default 5): at eval seed s (metrics.json, the
 # protocol's figure) and at s + 1000·r (seed-<s>/eval-<r>/). One evaluation of one
 # table moves the total difference by about ±0.03 (its 10,000-row subsample and 20 %
@@ -16,8 +24,9 @@
 # mean over the R. --rescore evaluates DIR's existing tables again without training.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="" DATASET=adult CSV="" PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS=200 EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
-EVAL_REPEATS=5 RESCORE=0
+OUT="" DATASET=adult CSV="" PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS="" EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
+EVAL_REPEATS=5 RESCORE=0 SUITE=0 SEEDS_GIVEN=0 TABLES="" MODES="none dpsgd:10 strict:10 dpsgd:1"
+ARGS=("$@")
 BIN="$ROOT/build/bin"
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -29,11 +38,14 @@ while [ $# -gt 0 ]; do
     --label) TARGET="$2"; EXTRA+=(--label-column "$2"); shift 2 ;;
     --privacy) PRIVACY="$2"; shift 2 ;;
     --epsilon) EPSILON="$2"; shift 2 ;;
-    --seeds) SEEDS="$2"; shift 2 ;;
+    --seeds) SEEDS="$2"; SEEDS_GIVEN=1; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --eval-rows) EVAL_ROWS="$2"; shift 2 ;;
     --eval-repeats) EVAL_REPEATS="$2"; shift 2 ;;
     --rescore) RESCORE=1; shift ;;
+    --suite) SUITE=1; shift ;;
+    --tables) TABLES="$2"; shift 2 ;;
+    --modes) MODES="$2"; shift 2 ;;
     --bin) BIN="$2"; EXTRA+=(--bin "$2"); shift 2 ;;
     --schema) SCHEMA_OVERRIDE="$2"; EXTRA+=(--schema "$2"); shift 2 ;;
     *) EXTRA+=("$1"); shift ;;
@@ -41,6 +53,46 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
 [[ "$EVAL_REPEATS" =~ ^[1-9][0-9]*$ ]] || { echo "--eval-repeats must be a positive integer" >&2; exit 2; }
+[ -z "$ROUNDS" ] || [[ "$ROUNDS" =~ ^[0-9]+$ ]] || { echo "--rounds must be a non-negative integer" >&2; exit 2; }
+if [ "$SUITE" = 1 ]; then
+  # The same script once per table and mode, with every argument but the suite's own.
+  forwarded=()
+  for ((i = 0; i < ${#ARGS[@]}; i++)); do
+    case "${ARGS[i]}" in
+      --suite) ;;
+      --out|--tables|--modes|--seeds) i=$((i + 1)) ;;
+      --dataset|--csv|--schema|--parties|--label|--privacy|--epsilon)
+        echo "--suite takes its tables, schemas, layouts, labels and modes from deploy/suite (${ARGS[i]} given)" >&2; exit 2 ;;
+      *) forwarded+=("${ARGS[i]}") ;;
+    esac
+  done
+  [ "$SEEDS_GIVEN" = 1 ] || SEEDS=1
+  SUITE_DIR="$ROOT/deploy/suite"
+  # shellcheck disable=SC2086
+  "$SUITE_DIR/convert-tables.sh" "$OUT/tables" $TABLES
+  while read -r name _ _ label <&3; do
+    case "$name" in ''|'#'*) continue ;; esac
+    if [ -n "$TABLES" ] && [[ " $TABLES " != *" $name "* ]]; then continue; fi
+    table=(--csv "$OUT/tables/$name.csv" --schema "$SUITE_DIR/$name.schema.json"
+           --parties "$SUITE_DIR/$name.parties.json" --label "$label")
+    first=""
+    for mode in $MODES; do
+      privacy="${mode%%:*}" epsilon=""
+      [ "$privacy" = "$mode" ] || epsilon="${mode#*:}"
+      dir="$OUT/$name/${privacy}${epsilon:+-$epsilon}"
+      first="${first:-$dir}"
+      if [ -f "$dir/summary.json" ]; then echo "== $name, $mode: kept ($dir/summary.json exists)"; continue; fi
+      echo "== $name, $privacy${epsilon:+ ε=$epsilon}"
+      "$0" --out "$dir" "${table[@]}" --privacy "$privacy" ${epsilon:+--epsilon "$epsilon"} \
+        --seeds "$SEEDS" "${forwarded[@]}"
+    done
+    python3 "$ROOT/deploy/quality_baseline.py" --out "$first" --schema "$SUITE_DIR/$name.schema.json" \
+      --target "$label" --parties "$SUITE_DIR/$name.parties.json" --bin "$BIN" --eval-rows "$EVAL_ROWS" \
+      --json "$OUT/$name/baseline.json"
+  done 3< "$SUITE_DIR/tables.tsv"
+  python3 "$SUITE_DIR/suite_table.py" "$OUT" | tee "$OUT/suite.md"
+  exit 0
+fi
 if [ -n "$CSV" ]; then
   [ -n "$SCHEMA_OVERRIDE" ] && [ -n "${LAYOUT:-}" ] && [ -n "${TARGET:-}" ] \
     || { echo "--csv needs --schema, --parties and --label (the column the utility models predict)" >&2; exit 2; }
@@ -62,7 +114,7 @@ fi
 evaluate() {
   mkdir -p "$2"
   "$BIN/vfsynth" eval --real "$1/parties/train.csv" --holdout "$1/parties/holdout.csv" \
-    --synthetic "$1/synthetic.csv" --schema "$SCHEMA" --target "$TARGET" --out "$2" \
+    --synthetic "$1/synthetic.csv" --schema "$SCHEMA" --target "$TARGET" --parties "$LAYOUT" --out "$2" \
     --eval-max-rows "$EVAL_ROWS" --eval-seed "$3" 2> "$2/eval.log" \
     || { tail -n 5 "$2/eval.log" >&2; exit 1; }
 }
@@ -76,7 +128,7 @@ for seed in $SEEDS; do
   else
     rm -rf "$run"
     start=$(date +%s.%N)
-    "$ROOT/deploy/run-local.sh" --out "$run" --dataset "$DATASET" --rounds "$ROUNDS" --seed "$seed" \
+    "$ROOT/deploy/run-local.sh" --out "$run" --dataset "$DATASET" ${ROUNDS:+--rounds "$ROUNDS"} --seed "$seed" \
       --holdout 0.2 "${privacy_args[@]}" "${EXTRA[@]}" > "$run.log" 2>&1 \
       || { tail -n 20 "$run.log" >&2; echo "run with seed $seed failed" >&2; exit 1; }
     end=$(date +%s.%N)
@@ -92,5 +144,5 @@ for seed in $SEEDS; do
   echo "seed $seed: $(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' "$run/metrics.json") ($(cat "$run/train-seconds") s training); total difference over $EVAL_REPEATS evaluations: $repeated"
 done
 python3 "$ROOT/deploy/quality_summary.py" --layout "$LAYOUT" \
-  --label "$DATASET${SCHEMA_OVERRIDE:+ ($(basename "$SCHEMA_OVERRIDE" .schema.json))} $PRIVACY${EPSILON:+ ε=$EPSILON} ($ROUNDS rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
+  --label "$DATASET${SCHEMA_OVERRIDE:+ ($(basename "$SCHEMA_OVERRIDE" .schema.json))} $PRIVACY${EPSILON:+ ε=$EPSILON} (${ROUNDS:-default} rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["markdown_row"])' "$OUT/summary.json"

@@ -11,8 +11,9 @@ seed when its pair trends are above that seed's baseline: both are scored on the
 split and the same evaluation subsample, so the comparison is paired.
 
   deploy/quality_baseline.py --out DIR --schema S.json --target class [--bin build/bin]
-                             [--eval-rows 10000] [--id-column id]
-Writes DIR/baseline.json.
+                             [--eval-rows 10000] [--id-column id] [--parties P.json] [--json F]
+Writes DIR/baseline.json (or F). With the party layout the utility from the other
+parties' columns is scored too.
 """
 import argparse
 import csv
@@ -45,11 +46,19 @@ def write_independent_table(train_csv, out_csv, seed, id_column):
         writer.writerows(zip(*columns))
 
 
-def fidelity(metrics_json):
+def scores(metrics_json):
     with open(metrics_json) as f:
-        m = json.load(f)["fidelity"]
-    return {"pair_trends": m["column_pair_trends"], "avd_2way": m["avd_2way"],
-            "column_shapes": m["column_shapes"]}
+        metrics = json.load(f)
+    m = metrics["fidelity"]
+    out = {"pair_trends": m["column_pair_trends"], "avd_2way": m["avd_2way"],
+           "column_shapes": m["column_shapes"]}
+    f1 = "binary_f1" if metrics["utility"]["num_classes"] == 2 else "macro_f1"
+    forest = next(x for x in metrics["utility"]["models"] if x["model"] == "random_forest")
+    out["total_difference"] = forest["total_difference"]
+    out["tstr_f1"] = forest["tstr"][f1]
+    if "cross_party_utility" in metrics:
+        out["cross_party_tstr_f1"] = metrics["cross_party_utility"]["models"][0]["tstr"][f1]
+    return out
 
 
 def main():
@@ -60,6 +69,8 @@ def main():
     parser.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
     parser.add_argument("--eval-rows", type=int, default=10000)
     parser.add_argument("--id-column", default="id")
+    parser.add_argument("--parties", help="party layout: also the utility from the other parties' columns")
+    parser.add_argument("--json", help="where to write the summary (default DIR/baseline.json)")
     args = parser.parse_args()
 
     runs = sorted(glob.glob(os.path.join(args.out, "seed-*", "")))
@@ -80,13 +91,14 @@ def main():
              "--real", os.path.join(run, "parties", "train.csv"),
              "--holdout", os.path.join(run, "parties", "holdout.csv"),
              "--synthetic", table, "--schema", args.schema, "--target", args.target,
-             "--out", base, "--eval-max-rows", str(args.eval_rows), "--eval-seed", str(seed)],
+             "--out", base, "--eval-max-rows", str(args.eval_rows), "--eval-seed", str(seed)]
+            + (["--parties", args.parties] if args.parties else []),
             stderr=subprocess.PIPE, text=True)
         if result.returncode != 0:
             sys.stderr.write(result.stderr[-2000:])
             raise SystemExit(f"vfsynth eval failed on the baseline of {run}")
-        entry = {"seed": seed, "run": fidelity(os.path.join(run, "metrics.json")),
-                 "baseline": fidelity(os.path.join(base, "metrics.json"))}
+        entry = {"seed": seed, "run": scores(os.path.join(run, "metrics.json")),
+                 "baseline": scores(os.path.join(base, "metrics.json"))}
         entry["pair_trends_above_baseline"] = entry["run"]["pair_trends"] > entry["baseline"]["pair_trends"]
         seeds.append(entry)
         print(f"seed {seed}: pair trends {entry['run']['pair_trends']:.4f} against "
@@ -98,7 +110,7 @@ def main():
         "baseline_pair_trends_mean": statistics.fmean(s["baseline"]["pair_trends"] for s in seeds),
         "seeds_above_baseline": sum(s["pair_trends_above_baseline"] for s in seeds),
     }
-    with open(os.path.join(args.out, "baseline.json"), "w") as f:
+    with open(args.json or os.path.join(args.out, "baseline.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(f"pair trends {summary['run_pair_trends_mean']:.4f} against independent marginals "
           f"{summary['baseline_pair_trends_mean']:.4f}; above on {summary['seeds_above_baseline']} "

@@ -43,8 +43,15 @@ def run_metrics(run, owner):
         seconds = float(f.read())
     evaluations = [forest["total_difference"]] + [
         forest_total_difference(p) for p in sorted(glob.glob(os.path.join(run, "eval-*", "metrics.json")))]
+    cross = next(x for x in m["cross_party_utility"]["models"])
+    f1 = "binary_f1" if m["utility"]["num_classes"] == 2 else "macro_f1"
     return {
         "total_difference": forest["total_difference"],
+        "tstr_f1": forest["tstr"][f1],
+        "trtr_f1": forest["trtr"][f1],
+        # The label from the other parties' columns only (vfsynth eval --parties).
+        "cross_party_tstr_f1": cross["tstr"][f1],
+        "cross_party_trtr_f1": cross["trtr"][f1],
         "tstr_accuracy": forest["tstr"]["accuracy"],
         "trtr_accuracy": forest["trtr"]["accuracy"],
         "column_shapes": m["fidelity"]["column_shapes"],

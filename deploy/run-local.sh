@@ -2,7 +2,7 @@
 # Runs the multi-party topology on this host: one vfsynth-curator and one
 # vfsynth-party per party, as separate processes over loopback mTLS.
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white | --csv T.csv --schema S.json
-#                       --parties P.json] [--rounds N]
+#                       --parties P.json] [--rounds N (default: the curator's for the mode)]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
@@ -30,7 +30,7 @@
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="" DATASET=adult ROUNDS=200 ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
+OUT="" DATASET=adult ROUNDS="" ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
 LABEL_COLUMN=default OUTPUT_JSON="" CSV_OVERRIDE="" LAYOUT_OVERRIDE=""
@@ -113,7 +113,7 @@ cat > "$OUT/curator.json" <<JSON
   "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
   "parties": $roster,
   "model": {${MODEL_JSON}},
-  "training": {"rounds": $ROUNDS, "batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
+  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
   "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}},
   "privacy": $privacy,
   "round_timeout_seconds": 120,
