@@ -27,11 +27,9 @@ start=$(date +%s)
 privacy_args=(--privacy "$PRIVACY")
 [ "$PRIVACY" = none ] || privacy_args+=(--epsilon "$EPSILON")
 # The schema holds public bounds only; its numeric columns train over their grids
-# (docs/data.md). strict and dpsgd release label pairs for `class`, whose predictors all
-# sit at other parties (docs/privacy.md, "Label pairs").
-training=()
-case "$PRIVACY" in dpsgd|strict) training=(--training '"label_column": "class"') ;; esac
-deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}" "${training[@]}"
+# (docs/data.md). In strict and dpsgd run-local.sh releases label pairs for Adult's label
+# `class`, whose predictors all sit at other parties (docs/privacy.md, "Label pairs").
+deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_args[@]}"
 elapsed=$(( $(date +%s) - start ))
 
 echo "evaluating the synthetic table against the real one (vfsynth eval)..."

@@ -23,8 +23,10 @@
 # --csv / --parties: any joint table and its party layout (with --schema; `vfsynth schema
 # draft` writes a starting pair); its label is --label-column (default none).
 # --schema: another schema of the dataset's columns (e.g. with declared bins, docs/data.md).
-# --label-column: the published table's label, sampled sharper (output.label_column,
-# docs/configuration.md; default the dataset's: class, quality; "" for none);
+# --label-column: the table's label (default the dataset's: class, quality; "" for none):
+# sampled sharper in the published table (output.label_column) and, in dpsgd and strict,
+# released in label pairs (training.label_column) unless --training sets one
+# (docs/configuration.md);
 # --output-json: members added to the output object, e.g. '"label_temperature": 1'.
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
@@ -75,6 +77,8 @@ else case "$DATASET" in
 esac; fi
 [ -z "$LAYOUT_OVERRIDE" ] || LAYOUT="$LAYOUT_OVERRIDE"
 [ "$LABEL_COLUMN" != default ] || LABEL_COLUMN="$LABEL"
+TRAINING_LABEL=""
+case "$PRIVACY" in dpsgd|strict) [[ "$TRAINING_JSON" == *'"label_column"'* ]] || TRAINING_LABEL="$LABEL_COLUMN" ;; esac
 [ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there
   for _ in $(seq 50); do
@@ -113,7 +117,7 @@ cat > "$OUT/curator.json" <<JSON
   "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
   "parties": $roster,
   "model": {${MODEL_JSON}},
-  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
+  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_LABEL:+, \"label_column\": \"$TRAINING_LABEL\"}${TRAINING_JSON:+, $TRAINING_JSON}},
   "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}},
   "privacy": $privacy,
   "round_timeout_seconds": 120,
