@@ -53,11 +53,13 @@ absl::StatusOr<std::vector<std::string>> TargetPartyColumns(const std::string& p
     const std::vector<std::string> columns(party.columns().begin(), party.columns().end());
     if (std::find(columns.begin(), columns.end(), target) == columns.end()) continue;
     if (layout.parties_size() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat("--parties ", path, " has one party: no other party's columns to predict '", target, "' from"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--parties ", path, " has one party: no other party's columns to predict '", target, "' from"));
     }
     return columns;
   }
-  return absl::InvalidArgumentError(absl::StrCat("no party in --parties ", path, " holds the target '", target, "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("no party in --parties ", path, " holds the target '", target, "'"));
 }
 
 absl::Status RunEvalCommand(const std::vector<std::string>& args) {
@@ -90,9 +92,11 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
   if (target.empty()) spdlog::warn("no --target: utility metrics skipped");
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     if (target.empty() || !options.utility) {
-      return absl::InvalidArgumentError("--parties (utility from the other parties' columns) needs --target and a model");
+      return absl::InvalidArgumentError(
+          "--parties (utility from the other parties' columns) needs --target and a model");
     }
-    ASSIGN_OR_RETURN(options.target_party_columns, TargetPartyColumns(absl::GetFlag(FLAGS_parties), target));
+    ASSIGN_OR_RETURN(options.target_party_columns,
+                     TargetPartyColumns(absl::GetFlag(FLAGS_parties), target));
   }
 
   spdlog::info("evaluating {} ({} rows) against {} ({} rows)", synthetic_path,

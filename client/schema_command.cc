@@ -38,7 +38,8 @@ absl::Status RunSchemaCommand(const std::vector<std::string>& args) {
   if (input.empty() || out.empty()) return absl::InvalidArgumentError("schema draft needs --input and --out");
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     // --parties names a layout file for the other commands; a count given there would be ignored.
-    return absl::InvalidArgumentError("schema draft writes the party layout: give the number of parties as --party-count N, not --parties");
+    return absl::InvalidArgumentError(
+        "schema draft writes the party layout: give the number of parties as --party-count N, not --parties");
   }
   const std::string schema_path = out + "/schema.json";
   const std::string parties_path = out + "/parties.json";

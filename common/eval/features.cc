@@ -25,7 +25,9 @@ absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Sc
   feature[target_index] = false;
   for (const std::string& name : excluded) {
     const int index = table.ColumnIndex(name);
-    if (index < 0) return absl::InvalidArgumentError(absl::StrCat("no column '", name, "' to leave out of the features"));
+    if (index < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("no column '", name, "' to leave out of the features"));
+    }
     feature[index] = false;
   }
   // Column layout.
