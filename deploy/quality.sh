@@ -8,15 +8,9 @@
 #                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N] [--schema S.json]
 #                     [--eval-repeats R] [--rescore]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
-#   deploy/quality.sh --suite --out DIR [--tables "cps1988 pima"] [--modes "none dpsgd:10"] [--seeds "1 2"]
-#                     [--eval-repeats R] [--rounds N] [further arguments for every run]
+#   deploy/quality.sh --suite --out DIR [...]   the generalisation suite (deploy/suite/run.sh)
 # Writes DIR/seed-<s>/ (run, metrics.json, report.html) and DIR/summary.json.
 # --rounds: default the curator's for the mode (docs/configuration.md).
-# --suite: the generalisation suite (deploy/suite/tables.tsv; the tables are converted
-# into DIR/tables by deploy/suite/convert-tables.sh), each table under each mode
-# (default "none dpsgd:10 strict:10 dpsgd:1", mode:epsilon; seeds default 1) into DIR/<table>/<mode>/,
-# the independent-marginals baseline of each table beside them (DIR/<table>/baseline.json),
-# and DIR/suite.md; a table and mode whose summary.json exists is kept, not run again, the dataset x mode table (deploy/suite/suite_table.py).
 # Each table is evaluated R times (default 5): at eval seed s (metrics.json, the
 # protocol's figure) and at s + 1000·r (seed-<s>/eval-<r>/). One evaluation of one
 # table moves the total difference by about ±0.03 (its 10,000-row subsample and 20 %
@@ -25,8 +19,14 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult CSV="" PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS="" EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
-EVAL_REPEATS=5 RESCORE=0 SUITE=0 SEEDS_GIVEN=0 TABLES="" MODES="none dpsgd:10 strict:10 dpsgd:1"
-ARGS=("$@")
+EVAL_REPEATS=5 RESCORE=0
+for arg in "$@"; do
+  if [ "$arg" = --suite ]; then
+    args=()
+    for a in "$@"; do [ "$a" = --suite ] || args+=("$a"); done
+    exec "$ROOT/deploy/suite/run.sh" "${args[@]}"
+  fi
+done
 BIN="$ROOT/build/bin"
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -38,14 +38,11 @@ while [ $# -gt 0 ]; do
     --label) TARGET="$2"; EXTRA+=(--label-column "$2"); shift 2 ;;
     --privacy) PRIVACY="$2"; shift 2 ;;
     --epsilon) EPSILON="$2"; shift 2 ;;
-    --seeds) SEEDS="$2"; SEEDS_GIVEN=1; shift 2 ;;
+    --seeds) SEEDS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --eval-rows) EVAL_ROWS="$2"; shift 2 ;;
     --eval-repeats) EVAL_REPEATS="$2"; shift 2 ;;
     --rescore) RESCORE=1; shift ;;
-    --suite) SUITE=1; shift ;;
-    --tables) TABLES="$2"; shift 2 ;;
-    --modes) MODES="$2"; shift 2 ;;
     --bin) BIN="$2"; EXTRA+=(--bin "$2"); shift 2 ;;
     --schema) SCHEMA_OVERRIDE="$2"; EXTRA+=(--schema "$2"); shift 2 ;;
     *) EXTRA+=("$1"); shift ;;
@@ -54,45 +51,6 @@ done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
 [[ "$EVAL_REPEATS" =~ ^[1-9][0-9]*$ ]] || { echo "--eval-repeats must be a positive integer" >&2; exit 2; }
 [ -z "$ROUNDS" ] || [[ "$ROUNDS" =~ ^[0-9]+$ ]] || { echo "--rounds must be a non-negative integer" >&2; exit 2; }
-if [ "$SUITE" = 1 ]; then
-  # The same script once per table and mode, with every argument but the suite's own.
-  forwarded=()
-  for ((i = 0; i < ${#ARGS[@]}; i++)); do
-    case "${ARGS[i]}" in
-      --suite) ;;
-      --out|--tables|--modes|--seeds) i=$((i + 1)) ;;
-      --dataset|--csv|--schema|--parties|--label|--privacy|--epsilon)
-        echo "--suite takes its tables, schemas, layouts, labels and modes from deploy/suite (${ARGS[i]} given)" >&2; exit 2 ;;
-      *) forwarded+=("${ARGS[i]}") ;;
-    esac
-  done
-  [ "$SEEDS_GIVEN" = 1 ] || SEEDS=1
-  SUITE_DIR="$ROOT/deploy/suite"
-  # shellcheck disable=SC2086
-  "$SUITE_DIR/convert-tables.sh" "$OUT/tables" $TABLES
-  while read -r name _ _ label <&3; do
-    case "$name" in ''|'#'*) continue ;; esac
-    if [ -n "$TABLES" ] && [[ " $TABLES " != *" $name "* ]]; then continue; fi
-    table=(--csv "$OUT/tables/$name.csv" --schema "$SUITE_DIR/$name.schema.json"
-           --parties "$SUITE_DIR/$name.parties.json" --label "$label")
-    first=""
-    for mode in $MODES; do
-      privacy="${mode%%:*}" epsilon=""
-      [ "$privacy" = "$mode" ] || epsilon="${mode#*:}"
-      dir="$OUT/$name/${privacy}${epsilon:+-$epsilon}"
-      first="${first:-$dir}"
-      if [ -f "$dir/summary.json" ]; then echo "== $name, $mode: kept ($dir/summary.json exists)"; continue; fi
-      echo "== $name, $privacy${epsilon:+ ε=$epsilon}"
-      "$0" --out "$dir" "${table[@]}" --privacy "$privacy" ${epsilon:+--epsilon "$epsilon"} \
-        --seeds "$SEEDS" "${forwarded[@]}"
-    done
-    python3 "$ROOT/deploy/quality_baseline.py" --out "$first" --schema "$SUITE_DIR/$name.schema.json" \
-      --target "$label" --parties "$SUITE_DIR/$name.parties.json" --bin "$BIN" --eval-rows "$EVAL_ROWS" \
-      --json "$OUT/$name/baseline.json"
-  done 3< "$SUITE_DIR/tables.tsv"
-  python3 "$SUITE_DIR/suite_table.py" "$OUT" | tee "$OUT/suite.md"
-  exit 0
-fi
 if [ -n "$CSV" ]; then
   [ -n "$SCHEMA_OVERRIDE" ] && [ -n "${LAYOUT:-}" ] && [ -n "${TARGET:-}" ] \
     || { echo "--csv needs --schema, --parties and --label (the column the utility models predict)" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy/quality.sh --suite end to end at a few rounds: every suite table converted from
+# deploy/quality.sh --suite (deploy/suite/run.sh) end to end at a few rounds: every suite table converted from
 # its Debian R package, split by its shipped schema and layout, trained through the real
 # daemons under none and dpsgd, scored (with the label from the other parties' columns)
 # and summed up in the dataset x mode table with its independent-marginals baseline.
