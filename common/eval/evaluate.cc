@@ -62,11 +62,6 @@ void WriteUtility(JsonWriter& json, const char* key, const UtilityResult& u) {
   json.EndObject();
 }
 
-// Binary F1 for a binary target, macro F1 otherwise.
-double TargetF1(const UtilityResult& u, const ClassificationScores& s) {
-  return u.num_classes == 2 ? s.binary_f1 : s.macro_f1;
-}
-
 }  // namespace
 
 absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTable& synthetic_csv,
@@ -139,13 +134,14 @@ std::string SummaryLine(const EvalResult& r) {
   if (r.utility.has_value() && !r.utility->models.empty()) {
     const ModelUtility& m = r.utility->models.front();
     line += absl::StrFormat(", %s TRTR/TSTR acc %.3f/%.3f, F1 %.3f/%.3f, total difference %.3f",
-                            m.model, m.trtr.accuracy, m.tstr.accuracy, TargetF1(*r.utility, m.trtr),
-                            TargetF1(*r.utility, m.tstr), m.total_difference);
+                            m.model, m.trtr.accuracy, m.tstr.accuracy, TargetF1(r.utility->num_classes, m.trtr),
+                            TargetF1(r.utility->num_classes, m.tstr), m.total_difference);
   }
   if (r.cross_party_utility.has_value() && !r.cross_party_utility->models.empty()) {
     const UtilityResult& u = *r.cross_party_utility;
     line += absl::StrFormat(", from other parties' columns TRTR/TSTR F1 %.3f/%.3f",
-                            TargetF1(u, u.models.front().trtr), TargetF1(u, u.models.front().tstr));
+                            TargetF1(u.num_classes, u.models.front().trtr),
+                            TargetF1(u.num_classes, u.models.front().tstr));
   }
   line += absl::StrFormat(", DCR closer-to-train %.3f", r.dcr.share_closer_to_train);
   return line;

@@ -52,9 +52,11 @@ absl::StatusOr<ClassificationScores> Score(const Classifier& model, const Labele
   return ScorePredictions(test.y, predicted, test.num_classes, positive_class);
 }
 
-double F1For(const ClassificationScores& s, bool binary) { return binary ? s.binary_f1 : s.macro_f1; }
-
 }  // namespace
+
+double TargetF1(int num_classes, const ClassificationScores& scores) {
+  return num_classes == 2 ? scores.binary_f1 : scores.macro_f1;
+}
 
 absl::StatusOr<std::unique_ptr<Classifier>> MakeClassifier(const std::string& name,
                                                            const UtilityOptions& options) {
@@ -92,8 +94,7 @@ absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTa
   result.real_test_rows = r.test.x.rows;
   result.synthetic_train_rows = s.train.x.rows;
   result.synthetic_test_rows = s.test.x.rows;
-  const bool binary = result.num_classes == 2;
-  if (binary) {
+  if (result.num_classes == 2) {
     std::vector<int> all = r.train.y;
     all.insert(all.end(), r.test.y.begin(), r.test.y.end());
     result.positive_class = MinorityClass(all, result.num_classes);
@@ -113,7 +114,7 @@ absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTa
     ASSIGN_OR_RETURN(m.tsts, Score(*on_synthetic, s.test, result.positive_class));
     for (const ClassificationScores* other : {&m.tsts, &m.trts, &m.tstr}) {
       m.total_difference += std::abs(other->accuracy - m.trtr.accuracy) +
-                            std::abs(F1For(*other, binary) - F1For(m.trtr, binary));
+                            std::abs(TargetF1(result.num_classes, *other) - TargetF1(result.num_classes, m.trtr));
     }
     spdlog::info("utility {}: TRTR acc {:.4f} TSTR acc {:.4f} total difference {:.4f}", name,
                  m.trtr.accuracy, m.tstr.accuracy, m.total_difference);

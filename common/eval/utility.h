@@ -48,6 +48,9 @@ struct UtilityResult {
   std::vector<ModelUtility> models;
 };
 
+// The F1 that scores a target of `num_classes` classes: binary F1 for two, macro-F1 otherwise.
+double TargetF1(int num_classes, const ClassificationScores& scores);
+
 // Real and synthetic tables are each split train_fraction / rest with `seed`.
 // TRTR/TRTS use a model fitted on the real train part, TSTR/TSTS one fitted on the
 // synthetic train part; TRTR and TSTR test on the same real test part, TRTS and
