@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import sys
 
+from quality_summary import f1_key, random_forest
+
 
 def write_independent_table(train_csv, out_csv, seed, id_column):
     with open(train_csv, newline="") as f:
@@ -52,8 +54,8 @@ def scores(metrics_json):
     m = metrics["fidelity"]
     out = {"pair_trends": m["column_pair_trends"], "avd_2way": m["avd_2way"],
            "column_shapes": m["column_shapes"]}
-    f1 = "binary_f1" if metrics["utility"]["num_classes"] == 2 else "macro_f1"
-    forest = next(x for x in metrics["utility"]["models"] if x["model"] == "random_forest")
+    f1 = f1_key(metrics)
+    forest = random_forest(metrics)
     out["total_difference"] = forest["total_difference"]
     out["tstr_f1"] = forest["tstr"][f1]
     if "cross_party_utility" in metrics:

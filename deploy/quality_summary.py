@@ -19,6 +19,11 @@ def random_forest(metrics):
     return next(x for x in metrics["utility"]["models"] if x["model"] == "random_forest")
 
 
+def f1_key(metrics):
+    """The F1 that scores the target: binary for two classes, macro otherwise."""
+    return "binary_f1" if metrics["utility"]["num_classes"] == 2 else "macro_f1"
+
+
 def forest_total_difference(metrics_path):
     with open(metrics_path) as f:
         return random_forest(json.load(f))["total_difference"]
@@ -43,8 +48,8 @@ def run_metrics(run, owner):
         seconds = float(f.read())
     evaluations = [forest["total_difference"]] + [
         forest_total_difference(p) for p in sorted(glob.glob(os.path.join(run, "eval-*", "metrics.json")))]
-    cross = next(x for x in m["cross_party_utility"]["models"])
-    f1 = "binary_f1" if m["utility"]["num_classes"] == 2 else "macro_f1"
+    cross = m["cross_party_utility"]["models"][0]
+    f1 = f1_key(m)
     return {
         "total_difference": forest["total_difference"],
         "tstr_f1": forest["tstr"][f1],
