@@ -146,6 +146,8 @@ for l in lines:
         if final_stage:
             runtime_files.add(os.path.join(dest, os.path.basename(s)) if dest.endswith("/") else dest)
 check("deploy/install-deps.sh --build-only" in dockerfile, "the build stage does not run deploy/install-deps.sh")
+check("-DVFSYNTH_BUILD_TESTS=OFF" in dockerfile and not any(l.startswith("COPY tests") for l in lines),
+      "the image builds the tests")
 user = [l.split()[1] for l in lines if l.startswith("USER ")]
 check(user and user[-1] not in ("root", "0"), f"final USER is {user}")
 for name in ("cert-init", "data-init"):
