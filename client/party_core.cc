@@ -27,6 +27,7 @@
 #include "common/privacy/noise_figure.h"
 #include "common/privacy/run_accounting.h"
 #include "common/privacy/secure_random.h"
+#include "common/net/protocol_version.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/checkpoint_slots.h"
 #include "common/util/file_io.h"
@@ -35,7 +36,6 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kPartyProtocolVersion = 2;
 // The marginal release's name in the ledger: its draw is kept in the party's checkpoint.
 constexpr char kMarginalReleaseName[] = "marginals";
 
@@ -81,7 +81,7 @@ absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConf
 v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   v1::RegisterRequest request;
   request.set_party(config_.name());
-  request.set_protocol_version(kPartyProtocolVersion);
+  request.set_protocol_version(kProtocolVersion);
   *request.mutable_schema() = data_.encoder.schema();
   request.mutable_schema()->clear_id_column();  // the curator has no use for it
   request.set_rows(data_.encoded.rows);
@@ -98,10 +98,10 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
 }
 
 absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
-  if (response.protocol_version() != kPartyProtocolVersion) {
+  if (response.protocol_version() != kProtocolVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
         "curator speaks protocol version ", response.protocol_version(), ", this party ",
-        kPartyProtocolVersion));
+        kProtocolVersion));
   }
   if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
   v1::ModelConfig model = response.model();
@@ -561,7 +561,7 @@ v1::PartyMessage PartyCore::MakeHello() const {
   v1::PartyMessage hello;
   hello.set_run_id(run_id_);
   hello.mutable_hello()->set_party(config_.name());
-  hello.mutable_hello()->set_protocol_version(kPartyProtocolVersion);
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_committed_step(committed_step_);
   return hello;
 }
@@ -599,6 +599,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
       RETURN_IF_ERROR(journal_flusher_.Await());
       RETURN_IF_ERROR(committer_.Await());
       finished_ = true;
+      finish_succeeded_ = message.finished().succeeded();
       finish_message_ = message.finished().message();
       return std::vector<v1::PartyMessage>();
     case v1::CuratorMessage::kError:

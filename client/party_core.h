@@ -106,7 +106,9 @@ class PartyCore {
   double epsilon_planned() const;
   const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
+  // The curator's Finished message: whether it published, and its words.
   bool finished() const { return finished_; }
+  bool finish_succeeded() const { return finish_succeeded_; }
   const std::string& finish_message() const { return finish_message_; }
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
@@ -206,6 +208,7 @@ class PartyCore {
   std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;  // KeepRecomputed
   std::optional<std::pair<v1::CuratorMessage, v1::PartyMessage>> unjournaled_;  // JournalSent
   bool finished_ = false;
+  bool finish_succeeded_ = false;
   std::string finish_message_;
   StepProfile profile_;
   BackgroundTask charger_;    // the ledger charge of the critic step being answered

@@ -173,7 +173,7 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
   }
   if (!result.ok()) return result;
   if (core_->finished()) {
-    if (core_->finish_message() != "training finished") {
+    if (!core_->finish_succeeded()) {
       return absl::AbortedError(absl::StrCat("curator ended the run: ", core_->finish_message()));
     }
     return absl::OkStatus();

@@ -719,6 +719,7 @@ absl::Status CuratorCore::Run() {
   for (size_t k = 0; k < roster_.size(); ++k) {
     v1::CuratorMessage message = Envelope(config_.training().rounds(), -1);
     message.mutable_finished()->set_message(status.ok() ? "training finished" : status.ToString());
+    message.mutable_finished()->set_succeeded(status.ok());
     hub_.Send(static_cast<int>(k), std::move(message));
   }
   hub_.CloseAll();

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
+#include "common/net/protocol_version.h"
 #include "common/util/background_task.h"
 #include "common/util/step_profile.h"
 #include "server/label_pair_exchange.h"
@@ -29,8 +30,6 @@ class Tensor;
 namespace vfsynth {
 
 class CuratorModel;
-
-inline constexpr uint32_t kProtocolVersion = 2;
 
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin

@@ -17,6 +17,7 @@
 #include "common/data/psi.h"
 #include "common/model/config.h"
 #include "common/model/party_model.h"
+#include "common/net/protocol_version.h"
 #include "common/net/tensor_codec.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
@@ -70,7 +71,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string c
 v1::RegisterResponse Registration() {
   v1::RegisterResponse response;
   response.set_run_id(kRunId);
-  response.set_protocol_version(2);
+  response.set_protocol_version(kProtocolVersion);
   response.add_parties("alpha");
   response.add_parties("beta");
   v1::ModelConfig* model = response.mutable_model();
@@ -239,7 +240,7 @@ TEST_F(PartyCoreTest, RegisterRequestCarriesThePublicSchemaOnly) {
   ASSERT_TRUE(core.ok()) << core.status();
   const v1::RegisterRequest request = (*core)->MakeRegisterRequest();
   EXPECT_EQ(request.party(), "alpha");
-  EXPECT_EQ(request.protocol_version(), 2u);
+  EXPECT_EQ(request.protocol_version(), kProtocolVersion);
   EXPECT_EQ(request.rows(), 10);
   EXPECT_EQ(request.schema().id_column(), "");  // the curator gets no id column
   EXPECT_THAT(request.schema().columns(), SizeIs(2));
@@ -249,7 +250,7 @@ TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   auto core = PartyCore::Create(Config());
   ASSERT_TRUE(core.ok()) << core.status();
   v1::RegisterResponse response = Registration();
-  response.set_protocol_version(3);
+  response.set_protocol_version(kProtocolVersion + 1);
   EXPECT_EQ((*core)->AcceptRegistration(response).code(), absl::StatusCode::kFailedPrecondition);
   response = Registration();
   response.clear_run_id();
@@ -573,12 +574,14 @@ TEST_F(PartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
 
   EXPECT_FALSE(core->finished());
   v1::CuratorMessage finished = Envelope(3, -1);
-  finished.mutable_finished()->set_message("training finished");
+  finished.mutable_finished()->set_message("done, in words a party never parses");
+  finished.mutable_finished()->set_succeeded(true);
   replies = core->Handle(finished);
   ASSERT_TRUE(replies.ok());
   EXPECT_THAT(*replies, SizeIs(0));
   EXPECT_TRUE(core->finished());
-  EXPECT_EQ(core->finish_message(), "training finished");
+  EXPECT_TRUE(core->finish_succeeded());
+  EXPECT_EQ(core->finish_message(), "done, in words a party never parses");
 }
 
 // ---- restarts: journal and checkpoint ----
