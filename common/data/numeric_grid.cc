@@ -15,9 +15,9 @@ bool IsInteger(const v1::Column& column) { return column.type() == "integer"; }
 // collide: such columns take the general grid.
 constexpr double kExactIntegers = 4503599627370496.0;  // 2^52
 
-bool OneBinPerValue(const v1::Column& column) {
+bool OneBinPerValue(const v1::Column& column, int cells) {
   return IsInteger(column) && std::abs(column.min()) < kExactIntegers && std::abs(column.max()) < kExactIntegers &&
-         std::floor(column.max()) - std::ceil(column.min()) + 1 <= kGridCells;
+         std::floor(column.max()) - std::ceil(column.min()) + 1 <= cells;
 }
 
 // Integer bins [a, b) hold a .. ceil(b) - 1 (encoder.cc): edges half-way between
@@ -33,13 +33,19 @@ std::vector<double> PerValueEdges(const v1::Column& column) {
 
 }  // namespace
 
-std::vector<double> NumericGridEdges(const v1::Column& column) {
-  if (OneBinPerValue(column)) return PerValueEdges(column);
+int GridCells(int64_t records) {
+  int cells = kMinGridCells;
+  while (cells < kMaxGridCells && records / kRecordsPerGridCell >= 2 * cells) cells *= 2;
+  return cells;
+}
+
+std::vector<double> NumericGridEdges(const v1::Column& column, int cells) {
+  if (OneBinPerValue(column, cells)) return PerValueEdges(column);
   const bool integer = IsInteger(column);
   const double min = integer ? std::ceil(column.min()) : column.min();
   const double max = integer ? std::floor(column.max()) : column.max();
   std::vector<double> edges;
-  const int half = kGridCells / 2;
+  const int half = cells / 2;
   for (int i = 0; i <= half; ++i) {
     const double t = static_cast<double>(i) / half;
     edges.push_back((1 - t) * min + t * max);  // no overflow for bounds near ±DBL_MAX
@@ -60,13 +66,14 @@ std::vector<double> NumericGridEdges(const v1::Column& column) {
   return edges;
 }
 
-void ResolveNumericGrids(v1::Schema* schema) {
+void ResolveNumericGrids(int64_t records, v1::Schema* schema) {
+  const int cells = GridCells(records);
   for (v1::Column& column : *schema->mutable_columns()) {
     if (column.type() == "categorical" || column.bins_size() > 0 || column.encoding() == "scalar") continue;
-    const std::vector<double> edges = NumericGridEdges(column);
+    const std::vector<double> edges = NumericGridEdges(column, cells);
     column.clear_encoding();
     for (double edge : edges) column.add_bins(edge);
-    column.set_within_bin(!OneBinPerValue(column));
+    column.set_within_bin(!OneBinPerValue(column, cells));
   }
 }
 

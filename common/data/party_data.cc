@@ -12,7 +12,6 @@ namespace vfsynth {
 absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
                                         const std::string& schema_path, bool skip_bad_rows) {
   ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
-  ResolveNumericGrids(&schema);
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(schema_path, ": a party schema must set 'id_column'"));
@@ -20,6 +19,7 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
   CsvReadOptions read_options;
   read_options.skip_bad_rows = skip_bad_rows;
   ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
+  ResolveNumericGrids(static_cast<int64_t>(table.rows.size()), &schema);
   const int id_index = table.ColumnIndex(schema.id_column());
   if (id_index < 0) {
     return absl::InvalidArgumentError(

@@ -22,7 +22,7 @@ struct PartyData {
 
 // Reads a party CSV with its schema. The schema must name the id column, which
 // must be present, non-empty and unique. Numeric columns without declared bins are
-// encoded over their public grid (numeric_grid.h).
+// encoded over their public grid, sized by the table's record count (numeric_grid.h).
 absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
                                         const std::string& schema_path, bool skip_bad_rows);
 

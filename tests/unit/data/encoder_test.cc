@@ -150,7 +150,7 @@ class AdultSchemaTest : public ::testing::TestWithParam<bool> {};
 TEST_P(AdultSchemaTest, AdultRoundTripsExactly) {
   auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
-  if (GetParam()) ResolveNumericGrids(&*schema);
+  if (GetParam()) ResolveNumericGrids(1000, &*schema);
   auto table = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
   ASSERT_TRUE(table.ok()) << table.status();
   auto encoder = TableEncoder::Create(*schema);
@@ -172,7 +172,7 @@ INSTANTIATE_TEST_SUITE_P(Shipped, AdultSchemaTest, ::testing::Bool());
 TEST(WineGridTest, WineRoundTripsThroughItsBins) {
   auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/wine.schema.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
-  ResolveNumericGrids(&*schema);
+  ResolveNumericGrids(1000, &*schema);
   auto encoder = TableEncoder::Create(*schema);
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   for (const char* file : {"winequality-red.csv", "winequality-white.csv"}) {

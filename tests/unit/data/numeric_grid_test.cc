@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -27,18 +28,42 @@ void ExpectStrictlyIncreasingWithin(const std::vector<double>& edges, const v1::
   for (size_t i = 1; i < edges.size(); ++i) EXPECT_GT(edges[i], edges[i - 1]) << "edge " << i;
 }
 
+TEST(NumericGridTest, CellCountFollowsTheRecordCount) {
+  EXPECT_EQ(GridCells(0), kMinGridCells);
+  EXPECT_EQ(GridCells(614), 16);
+  EXPECT_EQ(GridCells(12799), 16);
+  EXPECT_EQ(GridCells(12800), 32);  // 400 records per cell
+  EXPECT_EQ(GridCells(26049), kMaxGridCells);
+  EXPECT_EQ(GridCells(int64_t{1} << 40), kMaxGridCells);
+}
+
 TEST(NumericGridTest, SmallIntegerRangeGetsOneBinPerValue) {
   const v1::Column column = Numeric("integer", 1, 16);
-  const std::vector<double> edges = NumericGridEdges(column);
+  const std::vector<double> edges = NumericGridEdges(column, 16);
   ExpectStrictlyIncreasingWithin(edges, column);
   EXPECT_EQ(edges.size(), 17u);  // 16 values
+  EXPECT_LE(NumericGridEdges(Numeric("integer", 1, 17), 16).size(), 17u);  // 17 values: the general grid
+  EXPECT_EQ(NumericGridEdges(Numeric("integer", 1, 32), 32).size(), 33u);  // 32 values
+}
+
+TEST(NumericGridTest, MoreCellsRefineTheGrid) {
+  for (const v1::Column& column : {Numeric("integer", 0, 99999), Numeric("continuous", -2, 2)}) {
+    const std::vector<double> coarse = NumericGridEdges(column, 16);
+    const std::vector<double> fine = NumericGridEdges(column, 32);
+    ExpectStrictlyIncreasingWithin(fine, column);
+    EXPECT_GT(fine.size(), coarse.size());
+    EXPECT_LE(static_cast<int>(fine.size()) - 1, 32);
+    for (double edge : coarse) {  // every coarse edge stays an edge
+      EXPECT_NE(std::find(fine.begin(), fine.end(), edge), fine.end()) << edge;
+    }
+  }
 }
 
 TEST(NumericGridTest, HeavyTailedAmountGetsResolutionNearZeroAndAcrossTheRange) {
   const v1::Column column = Numeric("integer", 0, 99999);
-  const std::vector<double> edges = NumericGridEdges(column);
+  const std::vector<double> edges = NumericGridEdges(column, 16);
   ExpectStrictlyIncreasingWithin(edges, column);
-  EXPECT_LE(static_cast<int>(edges.size()) - 1, kGridCells);
+  EXPECT_LE(static_cast<int>(edges.size()) - 1, 16);
   EXPECT_LE(edges[1], 10);  // the first geometric edge, four decades below max
   int below_thousand = 0;
   for (double edge : edges) {
@@ -51,15 +76,15 @@ TEST(NumericGridTest, HeavyTailedAmountGetsResolutionNearZeroAndAcrossTheRange) 
 
 TEST(NumericGridTest, ColumnsWithNegativeValuesGetEqualWidthCells) {
   const v1::Column column = Numeric("continuous", -2, 2);
-  const std::vector<double> edges = NumericGridEdges(column);
+  const std::vector<double> edges = NumericGridEdges(column, 16);
   ExpectStrictlyIncreasingWithin(edges, column);
-  EXPECT_EQ(static_cast<int>(edges.size()) - 1, kGridCells / 2);
+  EXPECT_EQ(static_cast<int>(edges.size()) - 1, 8);
   EXPECT_DOUBLE_EQ(edges[1] - edges[0], 0.5);
 }
 
 TEST(NumericGridTest, IntegerBoundsBeyondExactDoublesStillGiveIncreasingEdges) {
   for (const v1::Column& column : {Numeric("integer", 1e16, 1e16 + 4), Numeric("integer", -1e16 - 4, -1e16)}) {
-    ExpectStrictlyIncreasingWithin(NumericGridEdges(column), column);
+    ExpectStrictlyIncreasingWithin(NumericGridEdges(column, kMaxGridCells), column);
   }
 }
 
@@ -72,7 +97,7 @@ TEST(NumericGridTest, SchemasGetTheGridUnlessBinsOrScalarAreDeclared) {
                             "s.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
   EXPECT_EQ(schema->columns(0).bins_size(), 0);  // parsing keeps the schema as written
-  ResolveNumericGrids(&*schema);
+  ResolveNumericGrids(1000, &*schema);
   EXPECT_GT(schema->columns(0).bins_size(), 8);
   EXPECT_TRUE(schema->columns(0).within_bin());
   EXPECT_EQ(schema->columns(1).bins_size(), 7);  // 6 values
@@ -82,7 +107,7 @@ TEST(NumericGridTest, SchemasGetTheGridUnlessBinsOrScalarAreDeclared) {
   EXPECT_FALSE(schema->columns(3).within_bin());
 
   v1::Schema again = *schema;
-  ResolveNumericGrids(&again);
+  ResolveNumericGrids(100000, &again);
   EXPECT_EQ(again.SerializeAsString(), schema->SerializeAsString());
 }
 
@@ -92,7 +117,7 @@ TEST(NumericGridTest, EveryIntegerValueRoundTripsThroughItsBin) {
       {"name":"amount","type":"integer","min":0,"max":99999}]})",
                             "s.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
-  ResolveNumericGrids(&*schema);
+  ResolveNumericGrids(1000, &*schema);
   auto encoder = TableEncoder::Create(*schema);
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   CsvTable table;
