@@ -78,17 +78,16 @@ ROWS=800
   --launcher "$WORK/launch.sh" > "$WORK/run.out" 2>&1 &
 run_pid=$!
 # Waiting on a background job lets INT/TERM reach the trap (and the cleanup) at once.
+# run-local.sh fails unless the curator and every party exit 0.
 wait "$run_pid" || { cat "$WORK/run.out"; tail -n 20 "$WORK"/run/logs/*.log; fail "the run across namespaces failed"; }
 run_pid=""
 
 LOGS="$WORK/run/logs"
 openssl x509 -in "$WORK/run/certs/curator.crt" -noout -ext subjectAltName | grep -q "IP Address:${ADDRESS[curator]}" \
   || fail "the curator certificate lacks IP SAN ${ADDRESS[curator]}"
-grep -q "listening on port 50051" "$LOGS/curator.log" || fail "curator did not listen"
 python3 "$SRC/tests/e2e/check_synthetic.py" "$WORK/run/synthetic.csv" "$SRC/deploy/schemas/adult.schema.json" "$ROWS" \
   || fail "synthetic table violates the schema"
 for party in "${PARTIES[@]}"; do
-  grep -q "run finished" "$LOGS/$party.log" || fail "$party did not finish"
   # The curator logs the peer address of each Train stream.
   seen=$(sed -n "s/.*party $party opened its Train stream from ipv4:\([0-9.]*\):[0-9]*.*/\1/p" "$LOGS/curator.log" | sort -u)
   [ "$seen" = "${ADDRESS[$party]}" ] \

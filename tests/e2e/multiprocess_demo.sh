@@ -13,11 +13,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$SRC/deploy/run-local.sh" --out "$WORK/run" --dataset adult --rounds 4 --batch 128 --rows 1500 --bin "$BIN" \
   > "$WORK/run.out" 2>&1 || { cat "$WORK/run.out"; tail -n 20 "$WORK"/run/logs/*.log; fail "run-local"; }
+# run-local.sh fails unless the curator and every party exit 0; the table is checked below.
 CSV="$WORK/run/synthetic.csv"
-grep -q "published 1500 synthetic rows" "$WORK/run/logs/curator.log" || fail "curator did not publish"
-for party in hospital insurer bank; do
-  grep -q "run finished" "$WORK/run/logs/$party.log" || fail "$party did not finish"
-done
 python3 "$SRC/tests/e2e/check_synthetic.py" "$CSV" "$SRC/deploy/schemas/adult.schema.json" 1500 \
   || fail "synthetic table violates the schema"
 # The table comes with its privacy statement; a run in mode none claims no epsilon.
