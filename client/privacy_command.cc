@@ -1,5 +1,5 @@
 // `vfsynth privacy epsilon|calibrate`: the accountant and calibrator from the
-// command line (DESIGN §8). Output is one `key=value` line on stdout.
+// command line (docs/accounting.md). Output is one `key=value` line on stdout.
 #include <cmath>
 #include <cstdio>
 #include <string>

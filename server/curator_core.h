@@ -33,7 +33,7 @@ class CuratorModel;
 
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin
-// adapter): registration, alignment, the round orchestrator (DESIGN §2) over a
+// adapter): registration, alignment, the round orchestrator (docs/architecture.md, "One round") over a
 // SessionHub, status and publication. Callers pass the already-authenticated party.
 class CuratorCore {
  public:

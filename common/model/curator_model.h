@@ -18,7 +18,7 @@
 
 namespace vfsynth {
 
-// The curator's half of the round protocol (DESIGN §2): the global generator G and
+// The curator's half of the round protocol (docs/architecture.md, "One round"): the global generator G and
 // the shared critic D_s. Party order is fixed at construction (slices, features and
 // gradients are indexed by party). Inputs must already be validated by the caller.
 class CuratorModel {

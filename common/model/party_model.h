@@ -16,7 +16,7 @@
 
 namespace vfsynth {
 
-// How a party sanitises what its real rows influence (DESIGN §4). Set by the party
+// How a party sanitises what its real rows influence (docs/privacy.md). Set by the party
 // from its own configuration only, never from anything the curator sends.
 struct PartyPrivacy {
   std::string mode = "none";     // none | dpsgd | strict | vflgan | gswgan | pate
@@ -29,7 +29,7 @@ struct PartyPrivacy {
 
 class EnsembleParty;
 
-// A party's half of the round protocol (DESIGN §2): its critic D_k = head_k ∘ feat_k
+// A party's half of the round protocol (docs/architecture.md, "One round"): its critic D_k = head_k ∘ feat_k
 // over its private, aligned, encoded rows. It is driven one message at a time and
 // keeps the autograd graph between the two halves of a step. All tensor arguments
 // must already be validated (shape, finiteness) by the caller.

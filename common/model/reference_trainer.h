@@ -31,7 +31,7 @@ struct RoundStats {
   double eta_seconds = 0;
 };
 
-// The single-process reference trainer: the exact split architecture of DESIGN §2
+// The single-process reference trainer: the exact split architecture of docs/architecture.md
 // (global G, per-party feat_k + head_k, shared critic D_s) held in one process and
 // trained with one joint autograd graph. The distributed system is tested against it
 // (same seeds, same batches, same parameters after N rounds).

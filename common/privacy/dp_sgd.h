@@ -13,7 +13,7 @@
 
 namespace vfsynth {
 
-// DP-SGD sanitisation (DESIGN §4). Neighbouring datasets differ by replacing one record,
+// DP-SGD sanitisation (docs/privacy.md). Neighbouring datasets differ by replacing one record,
 // so a clipped contribution has L2 sensitivity 2C and the noise std is z·2C.
 // Clipping and noise depend only on C, z, the local per-example gradients and the
 // injected generator: nothing a remote peer sends can weaken them.

@@ -5,7 +5,7 @@
 //
 // A noise multiplier z is noise std / L2 sensitivity under the sampler's
 // adjacency: replace-one for kWithoutReplacement (sensitivity 2C, std z·2C, as in
-// DESIGN §4, VFLGAN and GS-WGAN), add/remove-one for kPoisson (sensitivity C,
+// docs/privacy.md, VFLGAN and GS-WGAN), add/remove-one for kPoisson (sensitivity C,
 // std z·C, as in Opacus). Either way the unsampled Gaussian is (α, α/(2z²))-RDP.
 
 #include <cstdint>

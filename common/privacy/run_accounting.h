@@ -13,7 +13,7 @@
 
 namespace vfsynth::privacy {
 
-// Privacy modes of a training run (DESIGN §4).
+// Privacy modes of a training run (docs/privacy.md).
 enum class Mode { kNone, kDpsgd, kStrict, kVflgan, kGswgan, kPate };
 absl::StatusOr<Mode> ParseMode(const std::string& name);
 std::string ModeName(Mode mode);

@@ -6,7 +6,7 @@
 
 namespace vfsynth {
 
-// absl flag names cannot contain '-', but users (and DESIGN §8) write
+// absl flag names cannot contain '-', but users (and docs/operations.md) write
 // --noise-multiplier: rewrite "--a-b[=v]" to "--a_b[=v]" before absl parses argv.
 std::vector<std::string> NormalizeFlagNames(int argc, char** argv);
 

@@ -12,7 +12,7 @@ namespace vfsynth::bench {
 
 // One benchmark configuration.
 struct BenchCase {
-  std::string preset = "default";  // "default": DESIGN §2 sizes; "vflgan": VFLGAN's Adult nets
+  std::string preset = "default";  // "default": the default sizes of docs/configuration.md; "vflgan": VFLGAN's Adult nets
   int parties = 2;
   int batch = 64;
   std::string mode = "none";       // none | dpsgd | strict

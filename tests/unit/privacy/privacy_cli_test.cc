@@ -1,4 +1,4 @@
-// Runs the built `vfsynth privacy` subcommands (DESIGN §8 contract).
+// Runs the built `vfsynth privacy` subcommands (docs/accounting.md's contract).
 #include <sys/wait.h>
 
 #include <cmath>

@@ -62,7 +62,7 @@ TEST(VflganVectorsTest, ClassicConversionReproducesPaperSettings) {
 // seed-003 §4.6(2) re-runs VFLGAN's accountant "with K = 2" (published to one
 // decimal). Its numbers are 2·T separately amplified compositions at σ, i.e.
 // each party's release gets its own subsampling event. The two releases share
-// the step's one batch, so DESIGN §4 (and vfsynth) instead sums their RDP and
+// the step's one batch, so vfsynth instead sums their RDP and
 // amplifies once (z_eff = σ/sqrt(2)), which is larger; docs/privacy.md.
 TEST(VflganVectorsTest, TwoPartyComposition) {
   struct Row {
@@ -90,7 +90,7 @@ TEST(VflganVectorsTest, TwoPartyComposition) {
   }
 }
 
-// The improved conversion on VFLGAN's Adult settings (DESIGN default).
+// The improved conversion on VFLGAN's Adult settings (vfsynth's default).
 TEST(VflganVectorsTest, ImprovedConversionAdult) {
   EXPECT_NEAR(Epsilon(0.6128, 64 / 42960.0, 40260, 1e-5, Conversion::kImproved).epsilon, 9.04,
               1e-2);
