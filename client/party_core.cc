@@ -241,6 +241,14 @@ v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
   return request;
 }
 
+v1::AttestPlanRequest PartyCore::MakeRefusal(const absl::Status& reason) const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
+  return request;
+}
+
 absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));

@@ -75,6 +75,8 @@ class PartyCore {
   absl::Status AcceptAlignment(const v1::AlignedPositions& aligned);
   // After alignment: this party's privacy plan, to attest against the curator's.
   v1::AttestPlanRequest MakeAttestPlanRequest() const;
+  // Instead of a plan: this party will not take part, for `reason`.
+  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const;
   // Refuses a curator plan that differs from this party's (naming the setting); the
   // first match charges the marginal release. Nothing leaves the party before this.
   absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);

@@ -97,9 +97,26 @@ absl::Status PartySession::Align(v1::Curator::Stub& stub) {
     context.set_deadline(In(kAlignTimeoutSeconds));
     v1::AlignResponse response;
     RETURN_IF_ERROR(FromGrpc(stub.Align(&context, *request, &response), absl::StrCat("Align hop ", request->hop())));
-    ASSIGN_OR_RETURN(request, core_->AnswerAlign(response));
+    absl::StatusOr<std::optional<v1::AlignRequest>> next = core_->AnswerAlign(response);
+    if (!next.ok()) {
+      // This party's own final verdict (its budget, the curator's answer), not a lost connection.
+      if (next.status().code() != absl::StatusCode::kUnavailable) Refuse(stub, next.status());
+      return next.status();
+    }
+    request = *std::move(next);
   }
   return absl::OkStatus();
+}
+
+void PartySession::Refuse(v1::Curator::Stub& stub, const absl::Status& reason) {
+  grpc::ClientContext context;
+  context.set_deadline(In(config_.connect_timeout_seconds()));
+  v1::AttestPlanResponse response;
+  const absl::Status told = FromGrpc(stub.AttestPlan(&context, core_->MakeRefusal(reason), &response), "AttestPlan");
+  // The curator answers a refusal by failing the run (FAILED_PRECONDITION).
+  if (told.code() != absl::StatusCode::kFailedPrecondition) {
+    spdlog::warn("could not tell the curator this party refuses the run: {}", told.ToString());
+  }
 }
 
 absl::Status PartySession::ReleaseLabelPairs(v1::Curator::Stub& stub) {

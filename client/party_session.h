@@ -33,6 +33,9 @@ class PartySession {
   // Record alignment: one Align call per hop, from this party's own list (hop 0) until
   // the curator answers with its aligned positions.
   absl::Status Align(v1::Curator::Stub& stub);
+  // Tells the curator this party will not take part, so the run fails at once for every
+  // party instead of at the join timeout. Best effort: `reason` is what the party reports.
+  void Refuse(v1::Curator::Stub& stub, const absl::Status& reason);
   // Label pairs (training.label_column): the labels out or in, then this party's tables.
   absl::Status ReleaseLabelPairs(v1::Curator::Stub& stub);
   // Sleeps before redialling; false if the session was cancelled meanwhile.

@@ -275,6 +275,13 @@ void CuratorCore::UpdateEpsilonSpent(int64_t rounds) {
 absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string& party,
                                                               const v1::AttestPlanRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
+  if (!request.refusal().empty()) {
+    absl::Status refused =
+        absl::FailedPreconditionError(absl::StrCat("party '", party, "' refuses the run: ", request.refusal()));
+    spdlog::error("{}", std::string(refused.message()));
+    Cancel(refused);
+    return refused;
+  }
   absl::Status same;
   v1::AttestPlanResponse response;
   {

@@ -613,11 +613,18 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
     if (name == "bank") privacy.set_epsilon(1.0);
     return PartyConfigFor(name, port, privacy);
   });
-  EXPECT_FALSE(outcome.curator.ok());
+  // The bank tells the curator, which fails the run for everyone at once (not at the join timeout).
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' refuses the run"));
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("privacy.epsilon 1"));
+  EXPECT_EQ(outcome.status.state(), "failed");
   ASSERT_FALSE(outcome.parties[2].ok());
   EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon 1"));
-  EXPECT_EQ(outcome.party_epsilon_spent[2], 0.0);
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+    EXPECT_EQ(outcome.party_epsilon_spent[k], 0.0) << kParties[k];
+  }
 }
 
 // The joint epsilon assumes one set of settings: a party at another epsilon fails the
