@@ -23,9 +23,14 @@ def load(path):
         return json.load(f)
 
 
+def epsilon_of(name):
+    """A mode directory's epsilon ("dpsgd-10" -> 10.0); infinite for one without (none)."""
+    return float(name.partition("-")[2] or "inf")
+
+
 def mode_order(name):
-    privacy, _, epsilon = name.partition("-")
-    return (privacy != "none", -float(epsilon or "inf"), privacy)
+    privacy = name.partition("-")[0]
+    return (privacy != "none", -epsilon_of(name), privacy)
 
 
 def targets(mean, none):
@@ -70,7 +75,7 @@ def main():
                 f"| {m['tstr_f1']:.3f} / {m['trtr_f1']:.3f} "
                 f"| {m['cross_party_tstr_f1']:.3f} / {m['cross_party_trtr_f1']:.3f} "
                 f"| {m['column_shapes']:.3f} | {m['pair_trends']:.3f} "
-                f"| {targets(m, none) if mode_order(mode)[1] <= -10 and mode != 'none' else '-'} |")
+                f"| {targets(m, none) if mode != 'none' and epsilon_of(mode) >= 10 else '-'} |")
         baseline_path = os.path.join(table_dir, "baseline.json")
         if os.path.exists(baseline_path):
             seeds = load(baseline_path)["seeds"]
