@@ -11,18 +11,29 @@
 #include "common/model/wire_tensor.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/util/file_io.h"
+#include "common/util/format_header.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
 
+// A kept release file: its format header, then the release message.
+constexpr FileFormat kFormat{"RELEASE", "kept label release", 1};
+
+absl::Status WriteKept(const std::string& path, const google::protobuf::Message& release) {
+  return WriteFileAtomically(path, FormatHeader(kFormat) + release.SerializeAsString());
+}
+
 // The release kept at `path` for this run, if any.
 template <typename Message>
 absl::StatusOr<std::optional<Message>> ReadKept(const std::string& path, const std::string& run_id) {
   if (!std::filesystem::exists(path)) return std::nullopt;
-  ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+  ASSIGN_OR_RETURN(const std::string file, ReadFile(path));
+  ASSIGN_OR_RETURN(const absl::string_view bytes, BodyAfterHeader(kFormat, path, file));
   Message kept;
-  if (!kept.ParseFromString(bytes)) return absl::DataLossError(absl::StrCat(path, " is not a label release"));
+  if (!kept.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::DataLossError(absl::StrCat(path, " is damaged (not a label release)"));
+  }
   if (kept.run_id() != run_id) return std::nullopt;
   return kept;
 }
@@ -52,7 +63,7 @@ absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& pat
   release.set_epsilon(epsilon);
   const auto values = labels.accessor<int64_t, 1>();
   for (int64_t r = 0; r < values.size(0); ++r) release.add_labels(static_cast<int32_t>(values[r]));
-  RETURN_IF_ERROR(WriteFileAtomically(path, release.SerializeAsString()));
+  RETURN_IF_ERROR(WriteKept(path, release));
   spdlog::info("label pairs: released {} labels by randomized response, epsilon {:.3f} (keeps a label with "
                "probability {:.3f})",
                release.labels_size(), epsilon, LabelKeepProbability(epsilon, label.width));
@@ -92,7 +103,7 @@ absl::StatusOr<v1::LabelPairsRequest> LabelPairRelease(const std::string& path, 
   release.set_party(party);
   release.set_labels_sha256(digest);
   ToWire(counts.to(torch::kFloat32), release.mutable_counts());
-  RETURN_IF_ERROR(WriteFileAtomically(path, release.SerializeAsString()));
+  RETURN_IF_ERROR(WriteKept(path, release));
   spdlog::info("label pairs: released {} tables of the labels against this party's one-hot blocks, noise multiplier {:.3f}",
                one_hot.size(), noise_multiplier);
   return release;

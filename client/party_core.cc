@@ -93,7 +93,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   declared->set_feature_clip_norm(privacy.feature_clip_norm());
   declared->set_delta(privacy.delta());
   declared->set_epsilon_budget(privacy.epsilon());
-  declared->set_shared_critic_budget_share(SharedCriticBudgetShare(privacy));
+  declared->set_shared_critic_budget_share(privacy.shared_critic_budget_share());
   return request;
 }
 

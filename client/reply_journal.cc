@@ -8,17 +8,19 @@
 
 #include <cerrno>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/util/file_io.h"
 #include "common/util/fnv.h"
+#include "common/util/format_header.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
 
-// Record framing: u32 length, u64 Fnv1a64Words of the bytes, the bytes (little-endian).
-// Reading also accepts the byte-wise Fnv1a64 checksum, the frame format of earlier
-// releases, so that a party upgraded mid-run resumes from its journal.
+// The file: its format header, then records framed as u32 length, u64 Fnv1a64Words
+// of the bytes, the bytes (little-endian).
+constexpr FileFormat kFormat{"JOURNAL", "reply journal", 1};
 constexpr size_t kFrame = 12;
 
 void AppendLe(uint64_t value, int bytes, std::string* out) {
@@ -63,17 +65,20 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
   } else if (existing.status().code() != absl::StatusCode::kNotFound) {
     return existing.status();
   }
+  // A crash while the file was created can leave part of the header: nothing was sent.
+  const std::string header = FormatHeader(kFormat);
+  const bool fresh = contents.size() < header.size() && absl::StartsWith(header, contents);
+  if (fresh) contents = header;
+  ASSIGN_OR_RETURN(const absl::string_view records, BodyAfterHeader(kFormat, path, contents));
   std::map<Key, v1::JournalEntry> entries;
-  size_t offset = 0;
+  size_t offset = contents.size() - records.size();
   while (offset < contents.size()) {
     const bool whole_frame = contents.size() - offset >= kFrame;
     const size_t length = whole_frame ? ReadLe(contents, offset, 4) : 0;
     if (!whole_frame || contents.size() - offset - kFrame < length) break;  // torn tail
     const std::string bytes = contents.substr(offset + kFrame, length);
     v1::JournalEntry entry;
-    const uint64_t checksum = ReadLe(contents, offset + 4, 8);
-    const bool intact = Fnv1a64Words(bytes) == checksum || Fnv1a64(bytes) == checksum;
-    if (!intact || !entry.ParseFromString(bytes)) {
+    if (Fnv1a64Words(bytes) != ReadLe(contents, offset + 4, 8) || !entry.ParseFromString(bytes)) {
       if (offset + kFrame + length == contents.size()) break;  // torn last record
       return absl::DataLossError(absl::StrCat("reply journal ", path, " is damaged at byte ", offset));
     }
@@ -86,9 +91,16 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoError("cannot open", path);
-  if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
+  const size_t kept = fresh ? 0 : offset;
+  absl::Status ready = absl::OkStatus();
+  if (::ftruncate(fd, static_cast<off_t>(kept)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
+    ready = ErrnoError("cannot truncate", path);
+  } else if (fresh) {
+    ready = WriteAll(fd, header, path);  // made durable with the first record's sync
+  }
+  if (!ready.ok()) {
     ::close(fd);
-    return ErrnoError("cannot truncate", path);
+    return ready;
   }
   std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd, compact_bytes));
   journal->entries_ = std::move(entries);
@@ -149,7 +161,7 @@ absl::Status ReplyJournal::DropBefore(int64_t round) {
     }
   }
   if (!any || dropped_bytes_ < compact_bytes_) return absl::OkStatus();
-  std::string contents;
+  std::string contents = FormatHeader(kFormat);
   for (const auto& [key, entry] : entries_) contents += Frame(entry);
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(WriteFileAtomically(path_, contents));  // durable: every kept entry is synced

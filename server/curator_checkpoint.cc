@@ -67,21 +67,7 @@ v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
 absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
                                           const std::string& data_digest, const std::string& path) {
   const v1::CheckpointHeader expected = CuratorCheckpointHeader(config, data_digest, 0);
-  absl::Status status = CheckCheckpointMatches(found, expected, path);
-  // Only a refusal for the settings can be one of an earlier build's.
-  if (status.ok() || found.kind() != expected.kind() || found.run_id() != expected.run_id() ||
-      found.config_digest() == expected.config_digest()) {
-    return status;
-  }
-  // A checkpoint trained without G's conditioned label head and the reverse KL hashed
-  // neither setting.
-  v1::CuratorConfig earlier = config;
-  SetConditionedHeadAndReverseKlOff(earlier.mutable_model(), earlier.mutable_training());
-  if (CuratorCheckpointHeader(earlier, data_digest, 0).config_digest() != found.config_digest()) return status;
-  return absl::FailedPreconditionError(absl::StrCat(
-      status.message(), ". It was written by a build without G's conditioned label head and the "
-      "reverse KL: set \"model\": {\"conditioned_column\": \"\"} and \"training\": "
-      "{\"marginal_reverse_weight\": 0} to resume from it"));
+  return CheckCheckpointMatches(found, expected, path);
 }
 
 }  // namespace vfsynth

@@ -77,7 +77,7 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
         "party '", party, "' declares privacy mode '", declared_mode,
         "' but this run uses '", config_.privacy().mode(), "'"));
   }
-  const double share = SharedCriticBudgetShare(config_.privacy());
+  const double share = config_.privacy().shared_critic_budget_share();
   if (request.privacy().shared_critic_budget_share() != share) {
     return absl::FailedPreconditionError(absl::StrCat(
         "party '", party, "' splits each step's privacy with shared_critic_budget_share ",
@@ -255,7 +255,7 @@ absl::Status CuratorCore::CheckOutputFitsSchemas() {
   const std::vector<const TableEncoder*> encoders = Encoders();
   absl::MutexLock model_lock(&model_mu_);  // taken before mu_, never inside it
   ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
-  return CheckConditionedColumn(config_.model(), config_.training(), encoders);
+  return CheckConditionedColumn(config_.model(), encoders);
 }
 
 void CuratorCore::UpdateEpsilonSpent(int64_t rounds) {
@@ -563,9 +563,9 @@ absl::Status CuratorCore::Train() {
     ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
     ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(join_deadline_));
     spdlog::info("label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
-                 t.label_column(), target.pairs(), LabelPairWeight(t));
+                 t.label_column(), target.pairs(), t.label_pair_weight());
     absl::MutexLock model_lock(&model_mu_);
-    model_->SetLabelPairTarget(std::move(target), LabelPairWeight(t));
+    model_->SetLabelPairTarget(std::move(target), t.label_pair_weight());
   }
   ASSIGN_OR_RETURN(const int64_t first_round, StartFromCheckpoint());
   {

@@ -3,19 +3,19 @@
 #include <filesystem>
 #include <optional>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/model/config.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
+#include "common/util/format_header.h"
 #include "common/util/sha256.h"
 #include "common/util/status_macros.h"
 
 namespace vfsynth {
 namespace {
 
-constexpr absl::string_view kMagic = "VFSYNTH-GENERATOR ";
+constexpr FileFormat kFormat{"GENERATOR", "generator artefact", kGeneratorFormatVersion};
 
 // Removes and returns `rest`'s first line (without its '\n'); nullopt if it has none.
 std::optional<absl::string_view> TakeLine(absl::string_view& rest) {
@@ -39,7 +39,6 @@ v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const s
   header.set_run_id(config.run_id());
   header.set_rounds(config.training().rounds());
   *header.mutable_model() = config.model();
-  header.mutable_model()->set_conditioned_column(ConditionedColumn(config.model(), config.training()));
   header.set_seed(config.training().seed());
   for (size_t k = 0; k < schemas.size(); ++k) {
     v1::PartySchema* party = header.add_parties();
@@ -57,7 +56,7 @@ absl::Status WriteGeneratorArtefact(const std::string& path, const GeneratorArte
   const std::string header = artefact.header.SerializeAsString();
   std::string body = absl::StrCat(header.size(), "\n", header);
   body.append(artefact.payload);
-  return WriteFileAtomically(path, absl::StrCat(kMagic, kGeneratorFormatVersion, "\n", Sha256Hex(body), "\n", body));
+  return WriteFileAtomically(path, absl::StrCat(FormatHeader(kFormat), Sha256Hex(body), "\n", body));
 }
 
 absl::StatusOr<GeneratorArtefact> ReadGeneratorArtefact(const std::string& path) {
@@ -71,17 +70,7 @@ absl::StatusOr<GeneratorArtefact> ReadGeneratorArtefact(const std::string& path)
   const auto not_an_artefact = [&path] {
     return absl::DataLossError(absl::StrCat(path, " is not a vfsynth generator artefact (", kGeneratorFileName, ")"));
   };
-  absl::string_view rest(file);
-  const std::optional<absl::string_view> first = TakeLine(rest);
-  uint32_t version = 0;
-  if (!first.has_value() || !absl::StartsWith(*first, kMagic) ||
-      !absl::SimpleAtoi(first->substr(kMagic.size()), &version)) {
-    return not_an_artefact();
-  }
-  if (version != kGeneratorFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " is a generator artefact of format version ", version,
-                                                      "; this build reads version ", kGeneratorFormatVersion));
-  }
+  ASSIGN_OR_RETURN(absl::string_view rest, BodyAfterHeader(kFormat, path, file));
   const std::optional<absl::string_view> checksum = TakeLine(rest);
   if (!checksum.has_value() || *checksum != Sha256Hex(rest)) {
     return absl::DataLossError(absl::StrCat(path, ": generator artefact is damaged (checksum mismatch)"));

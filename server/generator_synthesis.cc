@@ -35,7 +35,7 @@ absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefa
   }
   v1::TrainingConfig training;  // G's shape depends on model and the encoders; its streams on the seed
   training.set_seed(header.seed());
-  RETURN_IF_ERROR(CheckConditionedColumn(model, training, encoders));
+  RETURN_IF_ERROR(CheckConditionedColumn(model, encoders));
   using Temperatures = std::map<int, double>;
   ASSIGN_OR_RETURN(const Temperatures temperature, PublicationTemperatures(output, encoders));
   try {

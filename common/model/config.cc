@@ -145,6 +145,11 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   // The weight average measures better on every fidelity measure (docs/decisions/defaults.md);
   // 0 publishes the last iterate.
   if (!t->has_generator_average_decay()) t->set_generator_average_decay(0.999);
+  // The reverse KL pushes G's mass out of cells the released marginals leave (nearly)
+  // empty (docs/decisions/defaults.md); it acts only where the marginal loss is on.
+  if (!t->has_marginal_reverse_weight()) t->set_marginal_reverse_weight(1.0);
+  if (!t->has_marginal_position_bins()) t->set_marginal_position_bins(4);
+  if (!t->has_label_pair_weight()) t->set_label_pair_weight(t->marginal_weight());
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
   RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
   RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
@@ -168,7 +173,7 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!(t->marginal_reverse_weight() >= 0 && std::isfinite(t->marginal_reverse_weight()))) {
     return absl::InvalidArgumentError("training.marginal_reverse_weight must be a finite number >= 0");
   }
-  if (t->has_marginal_position_bins() && (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64)) {
+  if (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64) {
     return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
   }
   if (t->marginal_pair_cells() < 0 || t->marginal_pair_cells() > 4096) {
@@ -194,6 +199,13 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
         "privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
   }
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
+  if (mode != "none" && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
+  if ((mode == "dpsgd" || mode == "strict") && !p->has_label_budget_share()) {
+    p->set_label_budget_share(DefaultLabelBudgetShare(mode));
+  }
+  if (mode == "dpsgd" && !p->has_shared_critic_budget_share()) {
+    p->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
+  }
   if (p->conversion() != "improved" && p->conversion() != "classic") {
     return absl::InvalidArgumentError("privacy.conversion must be 'improved' or 'classic'");
   }
@@ -233,15 +245,9 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   return absl::OkStatus();
 }
 
-double SharedCriticBudgetShare(const v1::PrivacyConfig& privacy) {
-  if (privacy.mode() != "dpsgd") return 0;
-  return privacy.has_shared_critic_budget_share() ? privacy.shared_critic_budget_share()
-                                                  : kDefaultSharedCriticBudgetShare;
-}
-
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
   MarginalOptions options;
-  options.position_bins = training.has_marginal_position_bins() ? training.marginal_position_bins() : 4;
+  options.position_bins = training.marginal_position_bins();
   options.pair_cells = training.marginal_pair_cells();
   return options;
 }
@@ -266,8 +272,7 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
   if (!privacy.has_epsilon() || parties < 1) return 30.0;
   // With label pairs the K - 1 parties without the label release their tables too.
   const int releases = parties + (training.label_column().empty() ? 0 : parties - 1);
-  const double share = privacy.has_marginal_budget_share() ? privacy.marginal_budget_share() : 0.1;
-  return std::sqrt(releases / (2.0 * share * BudgetRho(privacy)));
+  return std::sqrt(releases / (2.0 * privacy.marginal_budget_share() * BudgetRho(privacy)));
 }
 
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
@@ -275,8 +280,7 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
   if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
   if (privacy.has_label_epsilon()) return privacy.label_epsilon();
   if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
-  const double share =
-      privacy.has_label_budget_share() ? privacy.label_budget_share() : DefaultLabelBudgetShare(privacy.mode());
+  const double share = privacy.label_budget_share();
   const double rho = BudgetRho(privacy);
   // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
   const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
@@ -285,16 +289,8 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
 
 double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
 
-double MarginalReverseWeight(const v1::TrainingConfig& training) {
-  return training.has_marginal_reverse_weight() ? training.marginal_reverse_weight() : 1.0;
-}
-
-std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training) {
-  return model.has_conditioned_column() ? model.conditioned_column() : training.label_column();
-}
-
-double LabelPairWeight(const v1::TrainingConfig& training) {
-  return training.has_label_pair_weight() ? training.label_pair_weight() : training.marginal_weight();
+void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model) {
+  if (!model->has_conditioned_column()) model->set_conditioned_column(training.label_column());
 }
 
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
@@ -304,28 +300,11 @@ std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfi
   t.clear_log_every();
   v1::PrivacyConfig p = privacy;
   p.clear_ledger();
-  // The conditioned head and the reverse KL enter with their effective value, and only
-  // where it differs from the value that turns them off ("" and 0): a checkpoint that
-  // trained without them resumes with them set so, and is refused under the defaults,
-  // which would train another model from it.
-  v1::ModelConfig m = model;
-  m.clear_conditioned_column();
-  if (const std::string column = ConditionedColumn(model, training); !column.empty()) m.set_conditioned_column(column);
-  t.clear_marginal_reverse_weight();
-  // The weight acts only through the marginal terms (label pairs need them too).
-  if (const double weight = MarginalReverseWeight(training); weight != 0 && training.marginal_weight() > 0) {
-    t.set_marginal_reverse_weight(weight);
-  }
   return Sha256Builder()
-      .Add(m.SerializeAsString())
+      .Add(model.SerializeAsString())
       .Add(t.SerializeAsString())
       .Add(p.SerializeAsString())
       .Hex();
-}
-
-void SetConditionedHeadAndReverseKlOff(v1::ModelConfig* model, v1::TrainingConfig* training) {
-  model->set_conditioned_column("");
-  training->set_marginal_reverse_weight(0);
 }
 
 std::string ResolvePath(const std::string& base_dir, const std::string& path) {
@@ -376,6 +355,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  ResolveConditionedColumn(c->training(), c->mutable_model());
   return CheckPack(c->model(), c->training());
 }
 
@@ -477,16 +457,8 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
     // Without the prior D_s needs the critic steps.
     if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
   }
-  // An explicit 0 is the same run as an unset value: a run checkpointed without the
-  // release, its pairs or the prior resumes with "marginal_weight": 0,
-  // "marginal_pair_cells": 0 or "cross_party_independence_weight": 0 (its settings
-  // digest has no such field).
-  if (t->has_marginal_weight() && t->marginal_weight() == 0) t->clear_marginal_weight();
-  if (t->has_marginal_pair_cells() && t->marginal_pair_cells() == 0) t->clear_marginal_pair_cells();
-  if (t->has_cross_party_independence_weight() && t->cross_party_independence_weight() == 0) {
-    t->clear_cross_party_independence_weight();
-  }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  ResolveConditionedColumn(c->training(), c->mutable_model());
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
   if (!c->training().label_column().empty()) {
     // The release is a DP mechanism; without DP the labels would leave their holder raw.

@@ -33,36 +33,26 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 
 // The marginal release's noise multiplier for a run of `parties` parties:
 // privacy.marginal_noise_multiplier if set, else the one that gives the K releases
-// privacy.marginal_budget_share (0.1) of the budget's zCDP ρ, else (no epsilon) 30. These
-// fields stay unset by ResolvePrivacyConfig so that settings digests of runs without the
-// marginal loss stay what they were. 0 when training.marginal_weight is 0: no release.
+// privacy.marginal_budget_share of the budget's zCDP ρ, else (no epsilon) 30.
+// 0 when training.marginal_weight is 0: no release.
 double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
                                int parties);
 // With training.label_column (dpsgd or strict, marginal release on): the ε of the label
 // release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
 // α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
-// privacy.label_budget_share (DefaultLabelBudgetShare) of α*·ρ; else (no epsilon)
-// kLabelEpsilonWithoutBudget. 0 without label pairs. The run's calibration composes the
-// release's exact RDP curve, so the share only divides the budget.
+// privacy.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
+// 0 without label pairs. The run's calibration composes the release's exact RDP curve,
+// so the share only divides the budget.
 inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
-// The label's share of the budget when privacy.label_budget_share is unset: smaller in
-// dpsgd, whose D_s also conveys the label and gains from the budget the labels leave it
-// (docs/decisions/defaults.md).
+// The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
+// the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
 double DefaultLabelBudgetShare(const std::string& mode);
-// training.label_pair_weight, or the marginal weight if unset.
-double LabelPairWeight(const v1::TrainingConfig& training);
-// training.marginal_reverse_weight, or 1 if unset (ResolveTrainingConfig leaves it unset;
-// SettingsDigest takes the effective value).
-double MarginalReverseWeight(const v1::TrainingConfig& training);
-// model.conditioned_column, or training.label_column if unset ("" : no conditioned head).
-std::string ConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training);
-// dpsgd: privacy.shared_critic_budget_share, or kDefaultSharedCriticBudgetShare if unset
-// (ResolvePrivacyConfig leaves it unset, so settings digests stay what they were).
-// 0 in every other mode: no split (privacy::RunShape::shared_critic_share).
-// The default measured best (docs/decisions/defaults.md).
+// dpsgd's default privacy.shared_critic_budget_share, the share measured best
+// (docs/decisions/defaults.md). The field stays unset (0) in other modes: no split.
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
-double SharedCriticBudgetShare(const v1::PrivacyConfig& privacy);
+// model.conditioned_column defaults to training.label_column ("": no conditioned head).
+void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model);
 // What a party's marginal release covers (MarginalTarget).
 struct MarginalOptions {
   // Parts each declared bin with a within-bin position is split into (1: the bins only).
@@ -71,8 +61,7 @@ struct MarginalOptions {
   // get a 2-way histogram too (0: 1-way histograms only).
   int pair_cells = 0;
 };
-// training.marginal_position_bins (4 if unset, unset for the same reason) and
-// training.marginal_pair_cells (0 if unset).
+// training.marginal_position_bins and training.marginal_pair_cells.
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 
 // The marginal release as dpsgd and strict run it by default (without DP it does not
@@ -89,16 +78,11 @@ absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
 
 inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 
-// SHA-256 of the settings a checkpoint's state depends on (model, training without
-// log_every, privacy without the ledger path): resuming under other settings is refused.
-// model.conditioned_column and training.marginal_reverse_weight enter as their effective
-// values, and not at all where those turn them off ("" and 0).
+// SHA-256 of the resolved settings a checkpoint's state depends on (model, training
+// without log_every, privacy without the ledger path): resuming under other settings is
+// refused.
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                            const v1::PrivacyConfig& privacy);
-// Sets model.conditioned_column and training.marginal_reverse_weight to the values that
-// turn them off ("" and 0): SettingsDigest then gives the digest of a run trained without
-// them, which the curator's checkpoint check names in its refusal.
-void SetConditionedHeadAndReverseKlOff(v1::ModelConfig* model, v1::TrainingConfig* training);
 
 // `path` if absolute, else base_dir/path.
 std::string ResolvePath(const std::string& base_dir, const std::string& path);

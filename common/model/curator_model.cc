@@ -173,7 +173,7 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
     if (independence_.has_value()) {
       loss = loss + training_.cross_party_independence_weight() * independence_->Loss(pending_fake_);
     }
-    if (label_pairs_.has_value()) loss = loss + label_pair_weight_ * label_pairs_->Loss(pending_fake_, MarginalReverseWeight(training_));
+    if (label_pairs_.has_value()) loss = loss + label_pair_weight_ * label_pairs_->Loss(pending_fake_, training_.marginal_reverse_weight());
     grads = torch::autograd::grad({loss}, params);
   } else {
     grads = torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});

@@ -27,9 +27,8 @@ absl::StatusOr<int> JointCategoricalOffset(const std::vector<const TableEncoder*
 
 }  // namespace
 
-absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const v1::TrainingConfig& training,
-                                    const std::vector<const TableEncoder*>& encoders) {
-  const std::string column = ConditionedColumn(model, training);
+absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const std::vector<const TableEncoder*>& encoders) {
+  const std::string column = model.conditioned_column();
   if (column.empty()) return absl::OkStatus();
   return JointCategoricalOffset(encoders, column, "model.conditioned_column").status();
 }
@@ -45,7 +44,7 @@ Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& 
   Generator generator = SeededModule<Generator>(CuratorStreamKey(training.seed()),
                                                 absl::StrCat(streams::kInit, "/generator"), model,
                                                 JointLayout(encoders), total, widths);
-  const std::string column = ConditionedColumn(model, training);
+  const std::string column = model.conditioned_column();
   if (!column.empty()) {
     const absl::StatusOr<int> offset = JointCategoricalOffset(encoders, column, "model.conditioned_column");
     TORCH_CHECK(offset.ok(), offset.status().ToString());

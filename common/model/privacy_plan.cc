@@ -183,7 +183,7 @@ privacy::RunShape PlanShape(const v1::PrivacyPlan& plan) {
                                               ensemble.projection_dim());
   shape.marginal_noise_multiplier = plan.marginal_noise_multiplier();
   shape.label_epsilon = plan.label_epsilon();
-  shape.shared_critic_share = SharedCriticBudgetShare(plan.privacy());
+  shape.shared_critic_share = plan.privacy().shared_critic_budget_share();
   return shape;
 }
 

@@ -97,7 +97,7 @@ absl::Status ReferenceTrainer::Build() {
     }
   }
   ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
-  RETURN_IF_ERROR(CheckConditionedColumn(m, t, encoders));
+  RETURN_IF_ERROR(CheckConditionedColumn(m, encoders));
   generator_ = MakeGenerator(m, t, encoders);
   if (t.cross_party_independence_weight() > 0) independence_.emplace(encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
@@ -165,7 +165,7 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
     const torch::Tensor h = party.feat->forward(slice);
     features.push_back(h);
     loss = loss - party.head->forward(h).mean();
-    if (party.marginals.has_value()) loss = loss + t.marginal_weight() * party.marginals->Loss(slice, MarginalReverseWeight(t));
+    if (party.marginals.has_value()) loss = loss + t.marginal_weight() * party.marginals->Loss(slice, t.marginal_reverse_weight());
   }
   loss = loss - shared_critic_->forward(
                     PackRows(ScaleGradient(torch::cat(features, 1),

@@ -27,7 +27,7 @@ namespace vfsynth::privacy {
 namespace {
 
 constexpr char kMagic[] = "vfsynth-privacy-ledger";
-constexpr char kVersion[] = "2";
+constexpr char kVersion[] = "3";
 constexpr char kChargeTag[] = "charge";
 constexpr char kReleaseTag[] = "release";
 constexpr char kChecksumKey[] = "fnv64=";

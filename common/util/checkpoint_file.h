@@ -17,7 +17,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 2;
+inline constexpr uint32_t kCheckpointFormatVersion = 3;
 
 struct Checkpoint {
   v1::CheckpointHeader header;

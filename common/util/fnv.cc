@@ -3,7 +3,7 @@
 namespace vfsynth {
 namespace {
 
-constexpr uint64_t kOffset = 1469598103934665603ULL;  // see fnv.h
+constexpr uint64_t kOffset = 14695981039346656037ULL;
 constexpr uint64_t kPrime = 1099511628211ULL;
 
 uint64_t Mix(uint64_t hash, uint64_t value) { return (hash ^ value) * kPrime; }

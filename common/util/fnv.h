@@ -8,12 +8,10 @@
 namespace vfsynth {
 
 // FNV-1a 64 checksums: they detect torn or edited records; not a security measure.
-// Both are part of on-disk formats (the privacy ledger, the reply journal): do not
-// change their values. The offset basis is 1469598103934665603, the published one
-// (14695981039346656037) without its last digit, as the ledger has always written it:
-// as good a checksum, but its values are not those of reference FNV-1a tables.
+// Both are part of on-disk formats (the privacy ledger, the reply journal): changing
+// their values changes those formats' versions.
 
-// Byte by byte (the privacy ledger's lines; the reply journal's older frames).
+// Byte by byte, the published FNV-1a 64 (the privacy ledger's lines).
 uint64_t Fnv1a64(absl::string_view data);
 
 // Over little-endian 64-bit words, the tail byte by byte: one dependent multiply per

@@ -38,6 +38,7 @@ GeneratorArtefact Artefact() {
   config.mutable_output()->set_label_column("a");
   config.mutable_output()->set_label_temperature(0.5);
   EXPECT_TRUE(ResolveModelConfig(config.mutable_model()).ok());
+  ResolveConditionedColumn(config.training(), config.mutable_model());
   v1::Schema schema;
   v1::Column* column = schema.add_columns();
   column->set_name("a");
@@ -73,7 +74,7 @@ TEST(GeneratorArtefactTest, RoundTripKeepsThePublicSettingsAndThePayload) {
   EXPECT_EQ(read->payload, written.payload);
   EXPECT_EQ(read->header.round(), 4);
   EXPECT_EQ(read->header.rounds(), 10);
-  EXPECT_EQ(read->header.model().conditioned_column(), "a");  // effective value, from training.label_column
+  EXPECT_EQ(read->header.model().conditioned_column(), "a");  // resolved from training.label_column
   EXPECT_EQ(read->header.output().rows(), 123);
   ASSERT_EQ(read->header.parties_size(), 1);
   EXPECT_EQ(read->header.parties(0).name(), "alpha");

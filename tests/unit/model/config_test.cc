@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/util/proto_json.h"
 #include "common/util/sha256.h"
 
@@ -86,49 +87,44 @@ TEST(ConfigTest, RejectsNonsense) {
   }
 }
 
-// Unset, the reverse KL's weight is 1 and stays unset in the resolved config (what the
-// settings digest makes of it: below); 0 is the forward KL alone.
-TEST(ConfigTest, MarginalReverseWeightDefaultsToOneAndStaysUnset) {
+// Unset, the reverse KL's weight resolves to 1; an explicit 0 is the forward KL alone.
+TEST(ConfigTest, MarginalReverseWeightDefaultsToOne) {
   v1::TrainingConfig training;
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
-  EXPECT_FALSE(training.has_marginal_reverse_weight());
-  EXPECT_EQ(MarginalReverseWeight(training), 1.0);
-  training.set_marginal_reverse_weight(0);
-  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
-  EXPECT_EQ(MarginalReverseWeight(training), 0.0);
+  EXPECT_EQ(training.marginal_reverse_weight(), 1.0);
+  v1::TrainingConfig forward_only;
+  forward_only.set_marginal_reverse_weight(0);
+  ASSERT_TRUE(ResolveTrainingConfig(&forward_only).ok());
+  EXPECT_TRUE(forward_only.has_marginal_reverse_weight());
+  EXPECT_EQ(forward_only.marginal_reverse_weight(), 0.0);
 }
 
-// A checkpoint of a run from before the conditioned head and the reverse KL (its digest
-// hashed protos without either field) resumes with them set to what that run did ("" and
-// 0), and is refused under the new defaults, which would go on training another model.
-TEST(ConfigTest, SettingsAddedInStop31EnterTheDigestOnlyWhereTheyChangeTraining) {
-  v1::ModelConfig model;
-  v1::TrainingConfig training;
-  training.set_marginal_weight(1);
-  training.set_label_column("class");
-  const v1::PrivacyConfig privacy;
-  // What the earlier build hashed for this run (training has no log_every here).
-  const std::string earlier =
-      Sha256Builder().Add(model.SerializeAsString()).Add(training.SerializeAsString()).Add(privacy.SerializeAsString()).Hex();
-  v1::ModelConfig as_before = model;
-  as_before.set_conditioned_column("");
-  v1::TrainingConfig training_as_before = training;
-  training_as_before.set_marginal_reverse_weight(0);
-  EXPECT_EQ(SettingsDigest(as_before, training_as_before, privacy), earlier);
-  const std::string defaults = SettingsDigest(model, training, privacy);
-  EXPECT_NE(defaults, earlier);
-  // The defaults spelled out are the same run.
-  v1::ModelConfig spelled = model;
-  spelled.set_conditioned_column("class");
-  v1::TrainingConfig spelled_training = training;
-  spelled_training.set_marginal_reverse_weight(1);
-  EXPECT_EQ(SettingsDigest(spelled, spelled_training, privacy), defaults);
-  // Without a label and marginal terms neither setting changes training: the digest is
-  // the earlier build's.
-  v1::TrainingConfig plain;
-  const std::string plain_earlier =
-      Sha256Builder().Add(model.SerializeAsString()).Add(plain.SerializeAsString()).Add(privacy.SerializeAsString()).Hex();
-  EXPECT_EQ(SettingsDigest(model, plain, privacy), plain_earlier);
+// The digest is of the resolved settings: defaults spelled out are the same run, any
+// setting that changes training is another, and the log cadence and ledger path are not
+// part of it.
+TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
+  const auto resolved = [](const std::string& training_json) {
+    v1::CuratorConfig config;
+    EXPECT_TRUE(ParseJsonInto(absl::StrCat(R"({"run_id":"r","parties":["a"],"plaintext":true,)",
+                                           R"("privacy":{"mode":"dpsgd","epsilon":10},"training":{)",
+                                           training_json, "}}"),
+                              "c.json", &config)
+                    .ok());
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
+    return config;
+  };
+  const auto digest = [](const v1::CuratorConfig& c) { return SettingsDigest(c.model(), c.training(), c.privacy()); };
+  const v1::CuratorConfig defaults = resolved(R"("label_column":"class")");
+  const v1::CuratorConfig spelled =
+      resolved(R"("label_column":"class","marginal_reverse_weight":1,"marginal_position_bins":4,"batch_size":256)");
+  EXPECT_EQ(digest(spelled), digest(defaults));
+  EXPECT_EQ(defaults.model().conditioned_column(), "class");
+  EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_reverse_weight":0)")), digest(defaults));
+  EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_weight":0.5)")), digest(defaults));
+  v1::CuratorConfig logged = defaults;
+  logged.mutable_training()->set_log_every(7);
+  logged.mutable_privacy()->set_ledger("/elsewhere.ledger");
+  EXPECT_EQ(digest(logged), digest(defaults));
 }
 
 TEST(ConfigTest, PackDividingTheBatchIsAccepted) {
@@ -224,19 +220,20 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
                 .cross_party_independence_weight(),
             3.0);
-  EXPECT_FALSE(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
-                   .has_cross_party_independence_weight());
-  // An explicit 0 turns either off and is left unset, so runs from before the release
-  // (or its pairs) keep their settings digest.
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
+                .cross_party_independence_weight(),
+            0.0);
+  // An explicit 0 turns either off and is kept as written.
   const v1::TrainingConfig off = resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
+  EXPECT_TRUE(off.has_marginal_weight());
   EXPECT_EQ(off.marginal_weight(), 0.0);
-  EXPECT_FALSE(off.has_marginal_weight());
-  EXPECT_FALSE(off.has_marginal_pair_cells());
-  EXPECT_FALSE(off.has_cross_party_independence_weight());
+  EXPECT_EQ(off.marginal_pair_cells(), 0);
+  EXPECT_EQ(off.cross_party_independence_weight(), 0.0);
   const v1::TrainingConfig unpaired =
       resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
   EXPECT_EQ(unpaired.marginal_weight(), 1.0);
-  EXPECT_FALSE(unpaired.has_marginal_pair_cells());
+  EXPECT_TRUE(unpaired.has_marginal_pair_cells());
+  EXPECT_EQ(unpaired.marginal_pair_cells(), 0);
 }
 
 TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
@@ -414,7 +411,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   training.set_marginal_weight(1);
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
   EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);  // no label column
-  EXPECT_EQ(LabelPairWeight(training), 1.0);
+  EXPECT_EQ(training.label_pair_weight(), 1.0);  // the marginal weight
   const double alone = MarginalNoiseMultiplier(privacy, training, 3);
   training.set_label_column("class");
   // ρ = 0.1735 at ε = 3 (above), converting best at α* = 1 + √(ln(1e5) / ρ) = 9.146; 0.3
@@ -424,18 +421,18 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   const double order = 1.0 + std::sqrt(std::log(1e5) / rho);
   EXPECT_NEAR(LabelEpsilon(privacy, training), 0.5327, 1e-4);
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.3 * order * rho, 1e-9);
-  privacy.set_mode("dpsgd");  // dpsgd's default share is 0.15
-  EXPECT_NEAR(LabelEpsilon(privacy, training), 0.3052, 1e-4);
-  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.15 * order * rho, 1e-9);
-  privacy.set_mode("strict");
+  v1::PrivacyConfig dpsgd;  // dpsgd's default share is 0.15
+  dpsgd.set_mode("dpsgd");
+  dpsgd.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&dpsgd).ok());
+  EXPECT_NEAR(LabelEpsilon(dpsgd, training), 0.3052, 1e-4);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(dpsgd, training), order), 0.15 * order * rho, 1e-9);
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
   privacy.set_label_budget_share(0.075);
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
   privacy.set_label_epsilon(2.5);
   EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
-  training.set_label_pair_weight(3);
-  EXPECT_EQ(LabelPairWeight(training), 3.0);
   privacy.set_mode("none");
   EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
@@ -458,11 +455,10 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   privacy.set_mode("dpsgd");
   privacy.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
-  EXPECT_FALSE(privacy.has_shared_critic_budget_share());  // the digest of older runs stays
-  EXPECT_DOUBLE_EQ(SharedCriticBudgetShare(privacy), kDefaultSharedCriticBudgetShare);
+  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
   privacy.set_shared_critic_budget_share(0.5);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
-  EXPECT_DOUBLE_EQ(SharedCriticBudgetShare(privacy), 0.5);
+  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), 0.5);
   for (double bad : {0.0, 1.0, -0.2, 1.5, std::nan("")}) {
     v1::PrivacyConfig invalid = privacy;
     invalid.set_shared_critic_budget_share(bad);
@@ -474,7 +470,7 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   strict.set_mode("strict");
   strict.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
-  EXPECT_EQ(SharedCriticBudgetShare(strict), 0);  // no D_s release to split off
+  EXPECT_FALSE(strict.has_shared_critic_budget_share());  // no D_s release to split off
   strict.set_shared_critic_budget_share(0.5);
   const absl::Status status = ResolvePrivacyConfig(&strict);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

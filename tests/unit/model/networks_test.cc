@@ -198,17 +198,16 @@ TEST_F(ConditionedHeadTest, LabelFollowsTheRestOfTheRow) {
 TEST_F(ConditionedHeadTest, ColumnMustBeAPartysCategorical) {
   v1::ModelConfig model = SmallModel("gumbel");
   v1::TrainingConfig training;
-  EXPECT_TRUE(CheckConditionedColumn(model, training, {&encoder_}).ok());  // unset, no label: none
-  training.set_label_column("c");  // unset: training.label_column
-  EXPECT_TRUE(CheckConditionedColumn(model, training, {&encoder_}).ok());
-  EXPECT_EQ(ConditionedColumn(model, training), "c");
-  model.set_conditioned_column("");
-  EXPECT_EQ(ConditionedColumn(model, training), "");
+  EXPECT_TRUE(CheckConditionedColumn(model, {&encoder_}).ok());  // none
+  training.set_label_column("c");
+  ResolveConditionedColumn(training, &model);  // unset: training.label_column
+  EXPECT_EQ(model.conditioned_column(), "c");
+  EXPECT_TRUE(CheckConditionedColumn(model, {&encoder_}).ok());
   model.set_conditioned_column("x");  // continuous
-  EXPECT_EQ(CheckConditionedColumn(model, training, {&encoder_}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckConditionedColumn(model, {&encoder_}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THROW(MakeGenerator(model, training, {&encoder_}), c10::Error);
   model.set_conditioned_column("missing");
-  EXPECT_THAT(std::string(CheckConditionedColumn(model, training, {&encoder_}).message()),
+  EXPECT_THAT(std::string(CheckConditionedColumn(model, {&encoder_}).message()),
               ::testing::HasSubstr("model.conditioned_column 'missing' is in no party's schema"));
 }
 

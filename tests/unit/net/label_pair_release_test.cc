@@ -10,10 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/label_pairs.h"
+#include "common/util/file_io.h"
 
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 class LabelPairReleaseTest : public ::testing::Test {
@@ -53,6 +55,19 @@ TEST_F(LabelPairReleaseTest, HolderDrawsOncePerRunAndKeepsIt) {
   auto other_run = HolderLabelRelease(path, "run-2", "bank", table_, label_, 1.5);
   ASSERT_TRUE(other_run.ok()) << other_run.status();
   EXPECT_NE(other_run->SerializeAsString(), first->SerializeAsString());
+}
+
+TEST_F(LabelPairReleaseTest, AKeptReleaseOfAnotherFormatVersionIsRefusedNotDrawnAgain) {
+  const std::string path = dir_ + "/labels.release";
+  ASSERT_TRUE(HolderLabelRelease(path, "run", "bank", table_, label_, 1.5).ok());
+  std::string file = ReadFile(path).value();
+  ASSERT_EQ(file.rfind("VFSYNTH-RELEASE 1\n", 0), 0u);
+  file.replace(0, std::string("VFSYNTH-RELEASE 1").size(), "VFSYNTH-RELEASE 9");
+  ASSERT_TRUE(WriteFileAtomically(path, file).ok());
+  const absl::Status status = HolderLabelRelease(path, "run", "bank", table_, label_, 1.5).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr("format version 9"), HasSubstr("reads version 1")));
+  EXPECT_EQ(ReadFile(path).value(), file);  // kept as it was
 }
 
 TEST_F(LabelPairReleaseTest, TablesAreKeptForTheLabelsTheyCounted) {

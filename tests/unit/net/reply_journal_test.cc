@@ -13,6 +13,7 @@
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 v1::JournalEntry Entry(int64_t round, int64_t step, const std::string& reply) {
@@ -84,41 +85,45 @@ TEST(ReplyJournalTest, DamageBeforeTheLastRecordIsDataLoss) {
   auto bytes = ReadFile(path);
   ASSERT_TRUE(bytes.ok());
   std::string damaged = *bytes;
-  damaged[14] ^= 0x20;  // inside the first record's bytes
+  damaged[std::string("VFSYNTH-JOURNAL 1\n").size() + 14] ^= 0x20;  // inside the first record's bytes
   ASSERT_TRUE(WriteFileAtomically(path, damaged).ok());
   const absl::Status status = ReplyJournal::Open(path).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(status.message(), HasSubstr("damaged"));
 }
 
-TEST(ReplyJournalTest, RecordsOfTheByteWiseChecksumAreStillRead) {
-  // A journal written before the word-wise checksum: u32 length, byte-wise FNV-1a 64.
-  const std::string path = Path("legacy");
-  std::string contents;
-  for (int step = 0; step < 2; ++step) {
-    const std::string bytes = Entry(3, step, std::string(19 + step, 'x')).SerializeAsString();
-    uint64_t hash = 1469598103934665603ULL;
-    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
-    for (int i = 0; i < 4; ++i) contents.push_back(static_cast<char>((bytes.size() >> (8 * i)) & 0xff));
-    for (int i = 0; i < 8; ++i) contents.push_back(static_cast<char>((hash >> (8 * i)) & 0xff));
-    contents += bytes;
-  }
-  ASSERT_TRUE(WriteFileAtomically(path, contents).ok());
+TEST(ReplyJournalTest, ANewJournalStartsWithItsFormatHeader) {
+  const std::string path = Path("header");
+  ASSERT_TRUE(ReplyJournal::Open(path).ok());
+  EXPECT_EQ(ReadFile(path).value(), "VFSYNTH-JOURNAL 1\n");
+  ASSERT_TRUE(ReplyJournal::Open(path).value()->Append(Entry(0, 0, "one")).ok());
   auto journal = ReplyJournal::Open(path);
   ASSERT_TRUE(journal.ok()) << journal.status();
-  for (int step = 0; step < 2; ++step) {
-    const v1::JournalEntry* entry = (*journal)->Find(10, 3, step);
-    ASSERT_NE(entry, nullptr) << step;
-    EXPECT_EQ(entry->reply(), std::string(19 + step, 'x'));
-  }
-  // New records follow in the word-wise form and both kinds read back together.
-  ASSERT_TRUE((*journal)->Append(Entry(3, 2, "new")).ok());
-  journal->reset();
-  auto reopened = ReplyJournal::Open(path);
-  ASSERT_TRUE(reopened.ok()) << reopened.status();
-  EXPECT_NE((*reopened)->Find(10, 3, 0), nullptr);
-  ASSERT_NE((*reopened)->Find(10, 3, 2), nullptr);
-  EXPECT_EQ((*reopened)->Find(10, 3, 2)->reply(), "new");
+  EXPECT_EQ((*journal)->size(), 1u);
+  EXPECT_EQ(ReadFile(path).value().rfind("VFSYNTH-JOURNAL 1\n", 0), 0u);  // one header, still first
+}
+
+TEST(ReplyJournalTest, APartHeaderLeftByACrashAtCreationIsANewJournal) {
+  const std::string path = Path("part_header");
+  ASSERT_TRUE(WriteFileAtomically(path, "VFSYNTH-JOU").ok());
+  auto journal = ReplyJournal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_EQ((*journal)->size(), 0u);
+  EXPECT_EQ(ReadFile(path).value(), "VFSYNTH-JOURNAL 1\n");
+}
+
+TEST(ReplyJournalTest, AnotherFormatVersionOrAnotherFileIsRefused) {
+  const std::string path = Path("version");
+  ASSERT_TRUE(WriteFileAtomically(path, "VFSYNTH-JOURNAL 7\nrecords").ok());
+  absl::Status status = ReplyJournal::Open(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr("format version 7"), HasSubstr("reads version 1")));
+  EXPECT_EQ(ReadFile(path).value(), "VFSYNTH-JOURNAL 7\nrecords");  // left as it was
+
+  ASSERT_TRUE(WriteFileAtomically(path, std::string(40, '\x01')).ok());  // e.g. frames without a header
+  status = ReplyJournal::Open(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("is not a vfsynth reply journal"));
 }
 
 TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurablyWhenItCompacts) {
@@ -142,12 +147,16 @@ TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurablyWhenItCompacts) {
 
 TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSize) {
   const std::string reply(1000, 'x');
-  // The size of one record: rounds 1 to 5 encode alike.
+  // The sizes of the header and of one record: rounds 1 to 5 encode alike.
+  size_t header = 0;
   size_t record = 0;
   {
     const std::string probe = Path("record");
-    ASSERT_TRUE(ReplyJournal::Open(probe).value()->Append(Entry(1, 1, reply)).ok());
-    record = std::filesystem::file_size(probe);
+    auto journal = ReplyJournal::Open(probe);
+    ASSERT_TRUE(journal.ok());
+    header = std::filesystem::file_size(probe);
+    ASSERT_TRUE((*journal)->Append(Entry(1, 1, reply)).ok());
+    record = std::filesystem::file_size(probe) - header;
   }
   ASSERT_GT(record, 1000u);
   const std::string path = Path("lazy");
@@ -159,7 +168,7 @@ TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSiz
     ASSERT_TRUE((*journal)->DropBefore(3).ok());
     EXPECT_EQ((*journal)->size(), 2u);
     EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);            // forgotten at once
-    EXPECT_EQ(std::filesystem::file_size(path), 4 * record);  // but not rewritten
+    EXPECT_EQ(std::filesystem::file_size(path), header + 4 * record);  // but not rewritten
   }
   {
     // A reopen loads the dropped records again; the next drop forgets them again and,
@@ -168,9 +177,9 @@ TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSiz
     ASSERT_TRUE(journal.ok()) << journal.status();
     EXPECT_EQ((*journal)->size(), 4u);
     ASSERT_TRUE((*journal)->DropBefore(3).ok());
-    EXPECT_EQ(std::filesystem::file_size(path), 4 * record);  // two dropped: not yet
+    EXPECT_EQ(std::filesystem::file_size(path), header + 4 * record);  // two dropped: not yet
     ASSERT_TRUE((*journal)->DropBefore(4).ok());
-    EXPECT_EQ(std::filesystem::file_size(path), record);  // three: round 4 alone is kept
+    EXPECT_EQ(std::filesystem::file_size(path), header + record);  // three: round 4 alone is kept
     ASSERT_TRUE((*journal)->Append(Entry(5, 5, reply)).ok());  // appends go to the new file
   }
   auto journal = ReplyJournal::Open(path);

@@ -258,9 +258,9 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
   { ASSERT_TRUE(PrivacyLedger::Open(path_, config_).ok()); }
   std::string header = ReadAll();
   header = header.substr(0, header.rfind('\t'));  // without its checksum
-  const size_t version = header.find("version=2");
+  const size_t version = header.find("version=3");
   ASSERT_NE(version, std::string::npos);
-  header.replace(version, 9, "version=1");
+  header.replace(version, 9, "version=2");
   {
     std::ofstream(path_, std::ios::trunc) << absl::StrCat(header, "\tfnv64=", absl::Hex(Fnv1a64(header), absl::kZeroPad16),
                                                           "\n");
@@ -269,7 +269,7 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
     const absl::Status status = open(path_, config_).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(status.message(), ::testing::AllOf(::testing::HasSubstr(path_),
-                                                   ::testing::HasSubstr("has format version 1; this build reads version 2")));
+                                                   ::testing::HasSubstr("has format version 2; this build reads version 3")));
   }
 }
 
