@@ -9,8 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "client/party_core.h"
-#include "client/party_session.h"
+#include "client/core/party_core.h"
+#include "client/grpc/party_session.h"
 #include "common/model/config.h"
 #include "common/util/cli.h"
 

@@ -11,7 +11,7 @@
 #include "absl/flags/usage.h"
 #include "common/model/config.h"
 #include "common/util/cli.h"
-#include "server/curator_server.h"
+#include "server/grpc/curator_server.h"
 
 ABSL_FLAG(std::string, config, "", "curator config JSON (vfsynth.v1.CuratorConfig)");
 ABSL_FLAG(std::string, listen, "", "override the config's listen address (host:port)");

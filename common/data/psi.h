@@ -17,7 +17,7 @@ namespace vfsynth {
 // scalar a sends H(id)^a for its ids, and raises every list handed to it to a. After
 // every party has blinded every list, equal ids are equal elements H(id)^(a_1···a_K) and
 // nothing else is comparable (DDH). The relay and the intersection run at the curator
-// (server/psi_exchange.h); docs/privacy.md says what each side learns.
+// (server/core/psi_exchange.h); docs/privacy.md says what each side learns.
 
 inline constexpr size_t kPsiElementBytes = 32;
 

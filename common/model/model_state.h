@@ -36,7 +36,7 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model);
 
 // The generator synthesis publishes from (CuratorModel::published_generator) alone:
 // its parameters and buffers under the one record "generator", nothing of D_s and no
-// optimiser state. The payload of the publishable artefact (server/generator_artefact.h).
+// optimiser state. The payload of the publishable artefact (server/core/generator_artefact.h).
 absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model);
 // `generator` must be built with the run's model settings and the parties' encoders; a
 // state of another shape is refused (INVALID_ARGUMENT).

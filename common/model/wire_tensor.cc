@@ -1,6 +1,6 @@
 #include "common/model/wire_tensor.h"
 
-#include "common/net/tensor_codec.h"
+#include "common/protocol/tensor_codec.h"
 
 namespace vfsynth {
 

@@ -7,7 +7,7 @@
 
 namespace vfsynth {
 
-// LibTorch <-> wire tensors (common/net/tensor_codec.h). FromWire expects a tensor
+// LibTorch <-> wire tensors (common/protocol/tensor_codec.h). FromWire expects a tensor
 // that already passed ValidateTensor.
 void ToWire(const torch::Tensor& tensor, v1::Tensor* out);
 torch::Tensor FromWire(const v1::Tensor& tensor);

@@ -7,7 +7,7 @@
 #include "common/util/file_io.h"
 #include "common/util/proto_json.h"
 #include "common/util/status_macros.h"
-#include "server/curator_server.h"
+#include "server/grpc/curator_server.h"
 #include "tests/bench/child_process.h"
 #include "tests/bench/reference_bench.h"
 #include "tests/bench/tcp_relay.h"

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/net/tensor_codec.h"
+#include "common/protocol/tensor_codec.h"
 #include "vfsynth/v1/tensor.pb.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // The audit's shadow models through the daemons' code: the noise-free run is the
 // reference trainer's, a DP run plans, calibrates and charges every party's ledger.
-#include "client/shadow_training.h"
+#include "client/cli/shadow_training.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The publishable generator artefact's container: round trip, and a clear refusal of
 // whatever is not an intact artefact of this format version (another file, the
 // curator's private checkpoint, damage, another version), never a crash.
-#include "server/generator_artefact.h"
+#include "server/core/generator_artefact.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include "common/model/config.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
-#include "server/generator_synthesis.h"
+#include "server/core/generator_synthesis.h"
 
 namespace vfsynth {
 namespace {

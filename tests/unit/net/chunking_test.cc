@@ -1,11 +1,11 @@
-#include "common/net/chunking.h"
+#include "common/protocol/chunking.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "common/net/tensor_codec.h"
+#include "common/protocol/tensor_codec.h"
 #include "vfsynth/v1/curator.pb.h"
 
 namespace vfsynth {

@@ -1,6 +1,6 @@
 // CuratorCore without gRPC: registration and alignment checks, and the round
 // orchestrator driven through its SessionHub by hand-made party messages.
-#include "server/curator_core.h"
+#include "server/core/curator_core.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/psi.h"
 #include "common/model/config.h"
-#include "common/net/tensor_codec.h"
+#include "common/protocol/tensor_codec.h"
 #include "common/util/checkpoint_file.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
-#include "server/curator_checkpoint.h"
+#include "server/core/curator_checkpoint.h"
 
 namespace vfsynth {
 namespace {

@@ -1,6 +1,6 @@
 // LabelPairExchange: who holds the label, what each call accepts, that a release is
 // never replaced, and the target it builds.
-#include "server/label_pair_exchange.h"
+#include "server/core/label_pair_exchange.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

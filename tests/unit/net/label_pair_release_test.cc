@@ -1,5 +1,5 @@
 // A party's label-pair releases: drawn once per run and kept, sent again byte for byte.
-#include "client/label_pair_release.h"
+#include "client/core/label_pair_release.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

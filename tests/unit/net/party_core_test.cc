@@ -1,6 +1,6 @@
 // PartyCore without gRPC: secrets, registration and alignment answers, and every
 // curator round message checked before the party acts on it.
-#include "client/party_core.h"
+#include "client/core/party_core.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include "common/data/psi.h"
 #include "common/model/config.h"
 #include "common/model/party_model.h"
-#include "common/net/protocol_version.h"
-#include "common/net/tensor_codec.h"
+#include "common/protocol/protocol_version.h"
+#include "common/protocol/tensor_codec.h"
 #include "common/util/file_io.h"
 #include "common/util/status_macros.h"
 

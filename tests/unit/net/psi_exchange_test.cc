@@ -1,6 +1,6 @@
 // The curator's relay of the PSI with three parties: each list goes round the roster
 // and every party learns which of its own records all three hold.
-#include "server/psi_exchange.h"
+#include "server/core/psi_exchange.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The party's reply journal: durable appends, replay after a restart, a torn last
 // record dropped, other damage refused, and old rounds forgotten (the file compacted
 // once the forgotten records add up).
-#include "client/reply_journal.h"
+#include "client/core/reply_journal.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

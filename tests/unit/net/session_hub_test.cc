@@ -1,4 +1,4 @@
-#include "server/session_hub.h"
+#include "server/core/session_hub.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "common/net/tensor_codec.h"
+#include "common/protocol/tensor_codec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,33 @@
+#ifndef VFSYNTH_CLIENT_CLI_COMMAND_REGISTRY_H_
+#define VFSYNTH_CLIENT_CLI_COMMAND_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace vfsynth {
+
+// A `vfsynth` subcommand. `args` are the positional words after the command name
+// (e.g. "epsilon" in `vfsynth privacy epsilon ...`); flags are read with absl.
+struct Command {
+  std::string usage;  // one line: "<name> --flag X ..."
+  std::function<absl::Status(const std::vector<std::string>& args)> run;
+};
+
+std::map<std::string, Command>& CommandRegistry();
+
+// Registers a command at static-initialisation time; each *_command.cc compiled
+// into the vfsynth binary defines one:
+//   static CommandRegistration kSplit("split", {"split --input ...", &RunSplit});
+struct CommandRegistration {
+  CommandRegistration(const std::string& name, Command command) {
+    CommandRegistry().emplace(name, std::move(command));
+  }
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CLI_COMMAND_REGISTRY_H_

@@ -1,0 +1,291 @@
+// `vfsynth privacy epsilon|calibrate`: the accountant and calibrator from the
+// command line (docs/accounting.md). Output is one `key=value` line on stdout.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/command_registry.h"
+#include "absl/strings/str_format.h"
+#include "common/model/config.h"
+#include "common/model/privacy_plan.h"
+#include "common/privacy/accountant.h"
+#include "common/privacy/calibrator.h"
+#include "common/privacy/conversion.h"
+#include "common/privacy/rdp.h"
+#include "common/privacy/run_accounting.h"
+#include "common/util/proto_json.h"
+#include "common/util/status_macros.h"
+
+ABSL_FLAG(std::string, noise_multiplier, "",
+          "privacy epsilon: noise std / L2 sensitivity per release; a comma list gives one "
+          "multiplier per release");
+ABSL_FLAG(double, sample_rate, 0.0, "privacy: sampling rate q = B/N, in (0, 1]");
+ABSL_FLAG(int64_t, steps, 0, "privacy: number of sampled steps (critic rounds)");
+ABSL_FLAG(double, delta, 0.0, "privacy: target delta, in (0, 1)");
+ABSL_FLAG(double, epsilon, 0.0, "privacy calibrate, privacy plan, audit: target epsilon");
+ABSL_FLAG(int32_t, releases, 1, "privacy: Gaussian releases per step (same multiplier each)");
+ABSL_FLAG(std::string, conversion, "improved", "privacy: RDP->DP conversion, improved|classic");
+ABSL_FLAG(std::string, sampler, "wor",
+          "privacy: wor (fixed-size batch without replacement, replace-one, what vfsynth "
+          "does) | poisson (Opacus, add/remove-one)");
+
+ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate");
+ABSL_FLAG(int32_t, party_count, 1, "privacy plan / schema draft: number of parties K");
+ABSL_FLAG(int64_t, records, 0, "privacy plan: aligned records N");
+ABSL_FLAG(int64_t, batch_size, 256, "privacy plan: batch size B");
+ABSL_FLAG(int64_t, generator_rounds, 0, "privacy plan: generator rounds");
+ABSL_FLAG(int32_t, n_critic, 5, "privacy plan: critic steps per round");
+ABSL_FLAG(int32_t, shards, 256, "privacy plan (gswgan/pate): shard critics E per party");
+ABSL_FLAG(std::string, vote_aggregation, "threshold", "privacy plan (pate): threshold|gnmax");
+ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coordinates p");
+ABSL_FLAG(double, marginal_noise_multiplier, 0.0,
+          "privacy plan: noise multiplier of each party's one-off marginal release "
+          "(training.marginal_weight > 0); 0: no release");
+ABSL_FLAG(double, label_epsilon, 0.0,
+          "privacy plan: epsilon of the label release of label pairs, randomized response "
+          "(training.label_column; needs --marginal-noise-multiplier, which then also covers the K - 1 "
+          "tables); 0: none");
+ABSL_FLAG(bool, marginal_release, false,
+          "privacy plan: each party releases its marginals once (training.marginal_weight > 0), at "
+          "--marginal-noise-multiplier or else the daemons' default share of the budget");
+ABSL_FLAG(bool, label_pairs, false,
+          "privacy plan: label pairs (training.label_column; dpsgd and strict, with the marginal release), "
+          "at --label-epsilon or else the daemons' default share of the budget");
+ABSL_FLAG(double, epsilon_budget_against_parties, 0.0,
+          "privacy plan: fail if the run's epsilon against other parties (no amplification by sampling) "
+          "exceeds it, or if the mode gives no guarantee against them; 0: report only");
+ABSL_FLAG(double, shared_critic_budget_share, 0.0,
+          "privacy plan (dpsgd): the share of each step's privacy that the curator's D_s gets, "
+          "in (0, 1); 0: the daemons' default");
+
+namespace vfsynth {
+namespace {
+
+using privacy::Conversion;
+using privacy::Sampler;
+
+struct CommonFlags {
+  double sample_rate;
+  int64_t steps;
+  double delta;
+  int releases;
+  Conversion conversion;
+  Sampler sampler;
+};
+
+absl::StatusOr<CommonFlags> ReadCommonFlags() {
+  CommonFlags flags;
+  flags.sample_rate = absl::GetFlag(FLAGS_sample_rate);
+  flags.steps = absl::GetFlag(FLAGS_steps);
+  flags.delta = absl::GetFlag(FLAGS_delta);
+  flags.releases = absl::GetFlag(FLAGS_releases);
+  if (!(flags.sample_rate > 0.0 && flags.sample_rate <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sample-rate must be in (0, 1], got ", flags.sample_rate));
+  }
+  if (flags.steps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--steps must be >= 1, got ", flags.steps));
+  }
+  if (!(flags.delta > 0.0 && flags.delta < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", flags.delta));
+  }
+  if (flags.releases < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--releases must be >= 1, got ", flags.releases));
+  }
+  ASSIGN_OR_RETURN(flags.conversion, privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
+  ASSIGN_OR_RETURN(flags.sampler, privacy::ParseSampler(absl::GetFlag(FLAGS_sampler)));
+  return flags;
+}
+
+// "Z" (repeated --releases times) or "Z1,Z2,..." (one per release).
+absl::StatusOr<std::vector<double>> ReadNoiseMultipliers(int releases) {
+  const std::string text = absl::GetFlag(FLAGS_noise_multiplier);
+  if (text.empty()) return absl::InvalidArgumentError("--noise-multiplier is required");
+  std::vector<double> values;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double z = 0.0;
+    if (!absl::SimpleAtod(part, &z) || !(z > 0.0) || !std::isfinite(z)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--noise-multiplier must be positive numbers, got '", part, "'"));
+    }
+    values.push_back(z);
+  }
+  if (values.size() == 1) return std::vector<double>(releases, values[0]);
+  if (releases != 1 && static_cast<int>(values.size()) != releases) {
+    return absl::InvalidArgumentError(absl::StrCat("--noise-multiplier lists ", values.size(),
+                                                   " values but --releases is ", releases));
+  }
+  return values;
+}
+
+absl::Status RunEpsilon(const CommonFlags& flags) {
+  ASSIGN_OR_RETURN(const std::vector<double> z, ReadNoiseMultipliers(flags.releases));
+  const privacy::StepMechanism mechanism{z, flags.sample_rate, flags.sampler};
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder result,
+                   privacy::ComputeEpsilon(mechanism, flags.steps, flags.delta, flags.conversion));
+  std::printf("epsilon=%.6f order=%g\n", result.epsilon, result.order);
+  if (result.order_at_boundary) {
+    std::fprintf(stderr, "note: the best order %g is at the edge of the order grid\n",
+                 result.order);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunCalibrate(const CommonFlags& flags) {
+  const double epsilon = absl::GetFlag(FLAGS_epsilon);
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+    return absl::InvalidArgumentError(absl::StrCat("--epsilon must be > 0, got ", epsilon));
+  }
+  const privacy::CalibrationTarget target{epsilon,          flags.delta,    flags.sample_rate,
+                                          flags.steps,      flags.releases, flags.conversion,
+                                          flags.sampler};
+  ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(target));
+  const privacy::StepMechanism mechanism{std::vector<double>(flags.releases, z),
+                                         flags.sample_rate, flags.sampler};
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder achieved,
+                   privacy::ComputeEpsilon(mechanism, flags.steps, flags.delta, flags.conversion));
+  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g\n", z, achieved.epsilon,
+              achieved.order);
+  return absl::OkStatus();
+}
+
+// A whole training run as the daemons plan it (privacy_plan.h): calibrates z for
+// --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
+absl::Status RunPlan() {
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
+  if (mode == privacy::Mode::kNone) return absl::InvalidArgumentError("--mode none has nothing to plan");
+  const double delta = absl::GetFlag(FLAGS_delta);
+  if (!(delta > 0.0 && delta < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
+  }
+  RETURN_IF_ERROR(privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)).status());
+  privacy::RunShape shape;
+  shape.parties = absl::GetFlag(FLAGS_party_count);
+  shape.records = absl::GetFlag(FLAGS_records);
+  shape.batch_size = absl::GetFlag(FLAGS_batch_size);
+  shape.n_critic = absl::GetFlag(FLAGS_n_critic);
+  const int64_t rounds = absl::GetFlag(FLAGS_generator_rounds);
+  const int shards = absl::GetFlag(FLAGS_shards);
+  const std::string aggregation = absl::GetFlag(FLAGS_vote_aggregation);
+  const int projection_dim = absl::GetFlag(FLAGS_projection_dim);
+  if (shape.parties < 1 || shape.n_critic < 1 || rounds < 1 || shards < 1 || projection_dim < 1) {
+    return absl::InvalidArgumentError("--party-count, --n-critic, --generator-rounds, --shards and --projection-dim must be >= 1");
+  }
+  if (shape.batch_size < 1 || shape.records < shape.batch_size) {
+    return absl::InvalidArgumentError("--records must be at least --batch-size >= 1");
+  }
+  if (aggregation != "threshold" && aggregation != "gnmax") {
+    return absl::InvalidArgumentError("--vote-aggregation must be threshold or gnmax");
+  }
+  shape.marginal_noise_multiplier = absl::GetFlag(FLAGS_marginal_noise_multiplier);
+  if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
+    return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
+  }
+  const bool marginal_release = absl::GetFlag(FLAGS_marginal_release) || shape.marginal_noise_multiplier > 0;
+  shape.label_epsilon = absl::GetFlag(FLAGS_label_epsilon);
+  const bool label_pairs = absl::GetFlag(FLAGS_label_pairs) || shape.label_epsilon > 0;
+  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) || (label_pairs && !marginal_release)) {
+    return absl::InvalidArgumentError(
+        "--label-epsilon must be a finite number >= 0, and label pairs (--label-epsilon > 0 or --label-pairs) "
+        "need the marginal release (--marginal-release or --marginal-noise-multiplier)");
+  }
+  const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
+  if (share != 0.0 && (mode != privacy::Mode::kDpsgd || !(share > 0.0 && share < 1.0))) {
+    return absl::InvalidArgumentError("--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
+  }
+  v1::PrivacyConfig settings;
+  settings.set_mode(absl::GetFlag(FLAGS_mode));
+  settings.set_delta(delta);
+  settings.set_conversion(absl::GetFlag(FLAGS_conversion));
+  if (share != 0.0) settings.set_shared_critic_budget_share(share);
+  settings.mutable_ensemble()->set_shards(shards);
+  settings.mutable_ensemble()->set_vote_aggregation(aggregation);
+  settings.mutable_ensemble()->set_projection_dim(projection_dim);
+  if (shape.marginal_noise_multiplier > 0) settings.set_marginal_noise_multiplier(shape.marginal_noise_multiplier);
+  if (shape.label_epsilon > 0) settings.set_label_epsilon(shape.label_epsilon);
+  const double against_parties = absl::GetFlag(FLAGS_epsilon_budget_against_parties);
+  if (against_parties > 0) settings.set_epsilon_budget_against_parties(against_parties);
+  if (!absl::GetFlag(FLAGS_noise_multiplier).empty()) {
+    ASSIGN_OR_RETURN(const std::vector<double> values, ReadNoiseMultipliers(1));
+    if (values.size() != 1) return absl::InvalidArgumentError("plan takes one --noise-multiplier");
+    settings.set_noise_multiplier(values[0]);
+  } else {
+    const double epsilon = absl::GetFlag(FLAGS_epsilon);
+    if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+      return absl::InvalidArgumentError("plan needs --epsilon > 0 or --noise-multiplier");
+    }
+    settings.set_epsilon(epsilon);
+  }
+  RETURN_IF_ERROR(ResolvePrivacyConfig(&settings));
+  v1::TrainingConfig training;
+  training.set_batch_size(shape.batch_size);
+  training.set_rounds(static_cast<int32_t>(rounds));
+  training.set_n_critic(shape.n_critic);
+  training.set_marginal_weight(marginal_release ? 1.0 : 0.0);
+  if (label_pairs) training.set_label_column("label");
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan, ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
+  ASSIGN_OR_RETURN(const std::optional<double> party, OwnReleasesEpsilonAfter(plan, rounds));
+  // One key=value line on stdout; "not_DP" where the run gives an observer no guarantee.
+  auto view = [&](Observer observer) {
+    const v1::ObserverGuarantee& g = Guarantee(plan, observer);
+    return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned()) : std::string("not_DP");
+  };
+  std::string line = absl::StrFormat("noise_multiplier=%.6f epsilon=%s", plan.noise_multiplier(),
+                                     view(Observer::kPublished));
+  if (party.has_value()) absl::StrAppendFormat(&line, " party_epsilon=%.6f", *party);
+  for (Observer observer : kObservers) absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
+  if (mode == privacy::Mode::kDpsgd) {
+    absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",
+                          plan.party_noise_multiplier(), plan.shared_critic_noise_multiplier());
+  }
+  std::printf("%s\n", line.c_str());
+  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
+    std::fprintf(stderr, "against %s\n", DescribeGuarantee(guarantee, delta).c_str());
+  }
+  return CheckPlanBudgets(plan);
+}
+
+// A published table's privacy statement (<table>.privacy.json), one line per observer.
+absl::Status RunStatement(const std::string& path) {
+  v1::PrivacyPlan plan;
+  RETURN_IF_ERROR(LoadJsonFile(path, &plan));
+  if (plan.guarantees().empty()) return absl::InvalidArgumentError(absl::StrCat(path, " states no guarantee"));
+  std::printf("privacy %s, plan %s\n", plan.privacy().mode().c_str(), PlanDigest(plan).substr(0, 16).c_str());
+  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
+    std::printf("  against %s\n", DescribeGuarantee(guarantee, plan.privacy().delta()).c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunPrivacyCommand(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "plan") return RunPlan();
+  if (args.size() == 2 && args[0] == "statement") return RunStatement(args[1]);
+  if (args.size() != 1 || (args[0] != "epsilon" && args[0] != "calibrate")) {
+    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate|plan [flags] | statement FILE");
+  }
+  ASSIGN_OR_RETURN(const CommonFlags flags, ReadCommonFlags());
+  return args[0] == "epsilon" ? RunEpsilon(flags) : RunCalibrate(flags);
+}
+
+const CommandRegistration kRegistration(
+    "privacy",
+    {"privacy epsilon --noise-multiplier Z --sample-rate Q --steps T --delta D [--releases R] "
+     "[--conversion improved|classic] [--sampler wor|poisson]\n"
+     "  privacy calibrate --epsilon E --delta D --sample-rate Q --steps T [--releases R] "
+     "[--conversion ...] [--sampler ...]\n"
+     "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
+     "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
+     "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
+     "[--label-epsilon e_l] [--marginal-release] [--label-pairs] "
+     "[--shared-critic-budget-share s] [--epsilon-budget-against-parties e] [--conversion ...]\n"
+     "  privacy statement S.privacy.json   (the guarantee a published table comes with)",
+     &RunPrivacyCommand});
+
+}  // namespace
+}  // namespace vfsynth

@@ -1,0 +1,892 @@
+#include "client/core/party_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/data/alignment.h"
+#include "client/core/kept_release.h"
+#include "client/core/label_pair_release.h"
+#include "client/core/reply_journal.h"
+#include "common/data/schema.h"
+#include "common/model/config.h"
+#include "common/model/model_state.h"
+#include "common/model/networks.h"
+#include "common/model/party_model.h"
+#include "common/model/privacy_plan.h"
+#include "common/model/wire_tensor.h"
+#include "common/protocol/protocol_version.h"
+#include "common/protocol/tensor_codec.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/ledger.h"
+#include "common/privacy/noise_figure.h"
+#include "common/privacy/run_accounting.h"
+#include "common/privacy/secure_random.h"
+#include "common/util/checkpoint_file.h"
+#include "common/util/checkpoint_slots.h"
+#include "common/util/file_io.h"
+#include "common/util/sha256.h"
+#include "common/util/status_macros.h"
+
+namespace vfsynth {
+
+// The marginal release's name in the ledger: its draw is kept in the party's checkpoint.
+constexpr char kMarginalReleaseName[] = "marginals";
+
+absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  PartySecrets secrets;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    if (kv.first == "sampling_secret") {
+      secrets.sampling_secret = kv.second;
+    } else if (kv.first == "alignment_key") {
+      secrets.alignment_key = kv.second;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key '", kv.first, "'"));
+    }
+  }
+  if (secrets.sampling_secret.size() < 16 || secrets.alignment_key.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": needs sampling_secret and alignment_key of at least 16 characters each"));
+  }
+  return secrets;
+}
+
+PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
+    : config_(std::move(config)), secrets_(std::move(secrets)), data_(std::move(data)), resume_(resume) {}
+
+PartyCore::~PartyCore() = default;
+
+absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config,
+                                                             bool resume) {
+  ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
+  ASSIGN_OR_RETURN(PartyData data,
+                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
+  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
+  if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data), resume));
+  ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
+  return core;
+}
+
+v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
+  v1::RegisterRequest request;
+  request.set_party(config_.name());
+  request.set_protocol_version(kProtocolVersion);
+  *request.mutable_schema() = data_.encoder.schema();
+  request.mutable_schema()->clear_id_column();  // the curator has no use for it
+  request.set_rows(data_.encoded.rows);
+  const v1::PrivacyConfig& privacy = config_.privacy();
+  v1::PrivacyDeclaration* declared = request.mutable_privacy();
+  declared->set_mode(privacy.mode());
+  declared->set_noise_multiplier(privacy.noise_multiplier());
+  declared->set_clip_norm(privacy.clip_norm());
+  declared->set_feature_clip_norm(privacy.feature_clip_norm());
+  declared->set_delta(privacy.delta());
+  declared->set_epsilon_budget(privacy.epsilon());
+  declared->set_shared_critic_budget_share(privacy.shared_critic_budget_share());
+  return request;
+}
+
+absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+  if (response.protocol_version() != kProtocolVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "curator speaks protocol version ", response.protocol_version(), ", this party ",
+        kProtocolVersion));
+  }
+  if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
+  v1::ModelConfig model = response.model();
+  v1::TrainingConfig training = response.training();
+  absl::Status status = ResolveModelConfig(&model);
+  if (status.ok()) status = ResolveTrainingConfig(&training);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  Sha256Builder settings;
+  settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
+  for (const std::string& party : response.parties()) settings.Add(party);
+  const std::string digest = settings.Hex();
+  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
+    if (response.run_id() != run_id_ || digest != settings_digest_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "after reconnecting, the curator runs '", response.run_id(), "' with ",
+          response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
+          "' this party is in"));
+    }
+    return absl::OkStatus();
+  }
+  settings_digest_ = digest;
+  run_id_ = response.run_id();
+  num_parties_ = response.parties_size();
+  model_config_ = model;
+  training_ = training;
+  return absl::OkStatus();
+}
+
+namespace {
+
+v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& party, uint32_t hop,
+                                const std::vector<std::string>& elements) {
+  v1::AlignRequest request;
+  request.set_run_id(run_id);
+  request.set_party(party);
+  request.set_hop(hop);
+  request.mutable_elements()->Reserve(static_cast<int>(elements.size()));
+  for (const std::string& element : elements) request.add_elements(element);
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::AlignRequest> PartyCore::MakeAlignRequest() {
+  if (!psi_.has_value()) {
+    RETURN_IF_ERROR(LoadOrDrawPartySecret());
+    ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
+  }
+  return AlignRequestOf(run_id_, config_.name(), 0, psi_->own_list());
+}
+
+absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1::AlignResponse& response) {
+  switch (response.next_case()) {
+    case v1::AlignResponse::kAligned:
+      RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
+      return std::nullopt;
+    case v1::AlignResponse::kBlind: {
+      if (!psi_.has_value()) {
+        return absl::FailedPreconditionError("the curator handed out a list to blind before this party sent its own");
+      }
+      const v1::BlindingTask& task = response.blind();
+      if (task.hop() == 0 || task.hop() >= static_cast<uint32_t>(num_parties_)) {
+        return absl::InvalidArgumentError(absl::StrCat("the curator's alignment hop ", task.hop(),
+                                                       " is not one of 1 to ", num_parties_ - 1));
+      }
+      if (task.elements().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
+      }
+      ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
+                       psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
+      return AlignRequestOf(run_id_, config_.name(), task.hop(), blinded);
+    }
+    case v1::AlignResponse::NEXT_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("the curator's Align answer has neither a list to blind nor positions");
+}
+
+absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
+  if (!psi_.has_value()) return absl::FailedPreconditionError("aligned positions before this party sent its list");
+  if (aligned.records() != aligned.positions_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
+                                                   " aligned positions for ", aligned.records(), " records"));
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> rows, psi_->Rows(std::vector<int64_t>(
+                                                        aligned.positions().begin(), aligned.positions().end())));
+  // The canonical order is the alignment tokens' (every party's and the reference
+  // trainer's); the tokens never leave the parties.
+  std::vector<std::string> common;
+  common.reserve(rows.size());
+  for (const int64_t row : rows) common.push_back(tokens_[static_cast<size_t>(row)]);
+  std::sort(common.begin(), common.end());
+  Sha256Builder tokens_digest;
+  for (const std::string& token : common) tokens_digest.Add(token);
+  const std::string aligned_digest = tokens_digest.Hex();
+  // The rows are reordered and their encoded buffer released on the first call.
+  if (model_ != nullptr) {
+    if (aligned_digest != aligned_digest_) {
+      return absl::FailedPreconditionError(
+          "after reconnecting, the curator aligned a different set of records");
+    }
+    return absl::OkStatus();
+  }
+  if (static_cast<int64_t>(common.size()) < training_.batch_size()) {
+    return absl::FailedPreconditionError(absl::StrCat("only ", common.size(),
+                                                      " aligned records for batch size ",
+                                                      training_.batch_size()));
+  }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens_, common));
+  ReorderRows(order, &data_);
+  const int64_t width = data_.encoder.width();
+  torch::Tensor table = torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width},
+                                         torch::kFloat32)
+                            .clone();
+  data_.encoded.values.clear();
+  data_.encoded.values.shrink_to_fit();
+  aligned_digest_ = aligned_digest;
+  data_digest_ = Sha256Builder()
+                     .Add(aligned_digest)
+                     .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
+                                            table.numel() * table.element_size()))
+                     .Hex();
+  model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
+                                        secrets_.sampling_secret, party_secret_, std::move(table));
+  spdlog::info("aligned: {} of this party's records are held by every party", common.size());
+  ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
+  RETURN_IF_ERROR(PlanPrivacy());
+  RETURN_IF_ERROR(PlanMarginals());
+  return OpenCheckpoint();
+}
+
+v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  *request.mutable_plan() = plan_;
+  return request;
+}
+
+v1::AttestPlanRequest PartyCore::MakeRefusal(const absl::Status& reason) const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
+  return request;
+}
+
+absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+  if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
+  if (plan_attested_) return absl::OkStatus();
+  spdlog::info("the curator's privacy plan matches this party's ({})", PlanDigest(plan_).substr(0, 16));
+  plan_attested_ = true;
+  // Charged only once the checkpoint is durable (AcceptAlignment): a charged ledger then
+  // always has a checkpoint to resume from (PlanPrivacy refuses a fresh start on a
+  // charged ledger).
+  return ChargeMarginalRelease();
+}
+
+v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
+  v1::CheckpointHeader header;
+  header.set_kind(absl::StrCat("party:", config_.name()));
+  header.set_run_id(run_id_);
+  header.set_step(step);
+  header.set_config_digest(
+      Sha256Builder()
+          .Add(settings_digest_)
+          .Add(SettingsDigest(model_config_, training_, config_.privacy()))
+          .Hex());
+  header.set_data_digest(data_digest_);
+  if (ledger_ != nullptr) {
+    header.set_ledger_id(ledger_->id());
+    header.set_ledger_charges(ledger_->charges());
+  }
+  return header;
+}
+
+namespace {
+
+std::string StatePath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "state").string();  // slots state.0, state.1
+}
+
+std::string JournalPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "replies.journal").string();
+}
+
+absl::Status NoCheckpointToResume(const v1::PartyConfig& config) {
+  return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", StatePath(config), ".{0,1}"));
+}
+
+std::string PartySecretPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+}
+
+}  // namespace
+
+absl::Status PartyCore::LoadOrDrawPartySecret() {
+  if (!party_secret_.empty()) return absl::OkStatus();
+  // Resuming without any checkpoint says so, rather than that its secret is missing.
+  if (resume_ && !CheckpointSlots(StatePath(config_)).Exists()) return NoCheckpointToResume(config_);
+  ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, PartySecretPath(config_),
+                                                       "it holds the secret this party's networks and shards "
+                                                       "were drawn from, and the run cannot continue without it"));
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::OpenCheckpoint() {
+  state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
+  const std::string path = absl::StrCat(StatePath(config_), ".{0,1}");
+  auto checkpoint = state_->Read();
+  if (!resume_) {
+    if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a checkpoint already exists at ", path,
+          checkpoint.ok() ? absl::StrCat(" (run '", checkpoint->header.run_id(), "', step ",
+                                         checkpoint->header.step(), ")")
+                          : "",
+          ": pass --resume to continue that run, or remove ", config_.checkpoint_dir(),
+          " (or set checkpoint_dir) to start over"));
+    }
+    RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
+    RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
+    ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
+    RETURN_IF_ERROR(Commit(-1));
+    return committer_.Await();
+  }
+  if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
+  if (!checkpoint.ok()) return checkpoint.status();
+  RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
+  RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
+  RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
+  committed_step_ = checkpoint->header.step();
+  ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
+  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
+               committed_step_, journal_->size());
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  constexpr absl::string_view kUnderReport =
+      "resuming on it would under-report what this party's releases spent. Resume with the run's own, latest "
+      "ledger, or start a new run (another run_id) with a new ledger";
+  if (header.ledger_id() != ledger_->id()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", ledger_->path(), " (ledger id ", ledger_->id(), ") is not the ledger checkpoint ", path,
+        " was charged to (ledger id ", header.ledger_id(), "): ", kUnderReport));
+  }
+  if (ledger_->charges() < header.ledger_charges()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy ledger ", ledger_->path(), " holds ", ledger_->charges(), " charges but checkpoint ", path,
+        " was committed after ", header.ledger_charges(), " of them: it is an older copy of the run's ledger, and ",
+        kUnderReport));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::Commit(int64_t step) {
+  // The snapshot too is taken in the background: nothing changes the critic state before
+  // this job is done, since every update (HandleRound) awaits committer_ first.
+  RETURN_IF_ERROR(committer_.Start([this, header = CheckpointHeader(step), step]() -> absl::Status {
+    const absl::Time start = absl::Now();
+    ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
+    const absl::Time snapshot = absl::Now();
+    // Replies recomputable from the state being replaced are durable first.
+    RETURN_IF_ERROR(journal_->Sync());
+    RETURN_IF_ERROR(state_->Write(header, state));
+    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
+                  absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
+    return absl::OkStatus();
+  }));
+  committed_step_ = step;
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::PlanPrivacy() {
+  const v1::PrivacyConfig& config = config_.privacy();
+  const int64_t records = model_->rows();
+  if (privacy::IsEnsembleMode(mode_) && config.ensemble().shards() > records) {
+    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
+                                                      " exceeds the ", records, " aligned records"));
+  }
+  ASSIGN_OR_RETURN(plan_, ResolvePrivacyPlan(config, training_, num_parties_, records));
+  RETURN_IF_ERROR(CheckPlanBudgets(plan_));
+  for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
+    spdlog::info("privacy {}: against {}", config.mode(), DescribeGuarantee(guarantee, config.delta()));
+  }
+  if (mode_ == privacy::Mode::kNone) {
+    spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
+    return absl::OkStatus();
+  }
+  const double z = plan_.noise_multiplier();
+  const privacy::RunShape shape = PrivacyShape();
+  ASSIGN_OR_RETURN(const std::optional<double> own, OwnReleasesEpsilonAfter(plan_, training_.rounds()));
+  const bool dp = own.has_value();
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(), z,
+               privacy::DescribeReleaseNoise(mode_, z, shape), config.clip_norm(),
+               static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
+               dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", *own) : "");
+  const double own_z = plan_.party_noise_multiplier();
+  if (mode_ == privacy::Mode::kDpsgd || mode_ == privacy::Mode::kStrict) {
+    const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
+    const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
+    LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
+  }
+  // A run without a DP claim keeps no ledger: nothing it spends is an epsilon.
+  if (dp) RETURN_IF_ERROR(OpenLedger());
+  PartyPrivacy sanitiser;
+  sanitiser.mode = config.mode();
+  sanitiser.noise_multiplier = own_z;
+  sanitiser.clip_norm = config.clip_norm();
+  sanitiser.feature_clip_norm = config.feature_clip_norm();
+  sanitiser.ensemble = config.ensemble();
+  ASSIGN_OR_RETURN(sanitiser.noise, PartyNoise::FromOsEntropy());
+  return model_->SetPrivacy(std::move(sanitiser));
+}
+
+absl::Status PartyCore::OpenLedger() {
+  const v1::PrivacyConfig& config = config_.privacy();
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
+  privacy::LedgerConfig ledger_config;
+  ledger_config.run_id = run_id_;
+  ledger_config.delta = config.delta();
+  ledger_config.conversion = conversion;
+  ledger_config.epsilon_budget =
+      config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
+  // Resuming, the ledger the checkpoint's releases were charged to must be there: a new
+  // one would under-report them (OpenCheckpoint checks it is that ledger).
+  absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> ledger =
+      resume_ ? privacy::PrivacyLedger::OpenExisting(config.ledger(), ledger_config)
+              : privacy::PrivacyLedger::Open(config.ledger(), ledger_config);
+  if (absl::IsNotFound(ledger.status())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: ", ledger.status().message(), ", but the run's checkpoint was charged to it: restore it, "
+        "or start a new run (another run_id) with a new ledger"));
+  }
+  if (!ledger.ok()) return ledger.status();
+  ledger_ = *std::move(ledger);
+  const privacy::PrivacySpent spent = ledger_->Spent();
+  if (spent.rounds > 0) {
+    // The charges are idempotent per key: a fresh start would draw and release again
+    // what they already cover (its checkpoint directory, with the kept releases, is
+    // gone) and charge nothing. Only a resume may reuse a charged ledger.
+    if (!resume_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "privacy ledger ", config.ledger(), " already holds ", spent.rounds, " charges (epsilon ",
+          absl::SixDigits(spent.epsilon), ") of run '", run_id_,
+          "' but this party starts afresh: releasing again under those charges would spend budget "
+          "the ledger does not count. Pass --resume with the run's checkpoint directory, or start "
+          "a new run (another run_id) with a new ledger"));
+    }
+    spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(), spent.steps,
+                 spent.epsilon);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::PlanMarginals() {
+  if (training_.marginal_weight() <= 0) return absl::OkStatus();
+  // Mode none: the exact marginals, no noise and no charge.
+  const privacy::RunShape shape = PrivacyShape();
+  std::optional<SecureRandom> noise;
+  // Drawn here, charged (ChargeMarginalRelease) before anything of it leaves.
+  if (mode_ != privacy::Mode::kNone) {
+    ASSIGN_OR_RETURN(noise, SecureRandom::FromOsEntropy());
+  }
+  ASSIGN_OR_RETURN(MarginalTarget target,
+                   MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalOptionsFor(training_),
+                                             shape.marginal_noise_multiplier, noise.has_value() ? &*noise : nullptr));
+  if (noise.has_value() && resume_) {
+    spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
+                 config_.privacy().mode());
+  } else if (noise.has_value()) {
+    spdlog::info("privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {}",
+                 config_.privacy().mode(), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
+  }
+  model_->SetMarginalTarget(std::move(target));
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::ChargeMarginalRelease() {
+  if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
+  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
+  RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
+  // Resuming, the checkpoint's draw: the one this charge covers.
+  const torch::Tensor marginals = model_->marginal_target()->probabilities().contiguous();
+  return ledger_->RecordRelease(
+      charge->key, kMarginalReleaseName,
+      Sha256Hex(absl::string_view(static_cast<const char*>(marginals.data_ptr()),
+                                  marginals.numel() * marginals.element_size())));
+}
+
+int64_t PartyCore::MarginalReleaseKey() const {
+  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  return charge.has_value() ? charge->key : 0;
+}
+
+namespace {
+
+std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
+  return (std::filesystem::path(config.checkpoint_dir()) / name).string();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
+  if (!plan_attested_) return absl::FailedPreconditionError("label release before the privacy plans matched");
+  absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
+  if (absl::IsNotFound(label.status())) {
+    v1::ShareLabelsRequest request;
+    request.set_run_id(run_id_);
+    request.set_party(config_.name());
+    return request;
+  }
+  if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("training.label_column: ", label.status().message()));
+  // The ledger's marginal-release charge (ChargeMarginalRelease) covers this release.
+  const std::string path = ReleasePath(config_, "labels.release");
+  return BoundRelease<v1::ShareLabelsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
+    return HolderLabelRelease(path, run_id_, config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
+  });
+}
+
+absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
+    const v1::ShareLabelsResponse& labels) {
+  if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
+  if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
+  const std::string path = ReleasePath(config_, "label_pairs.release");
+  return BoundRelease<v1::LabelPairsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
+    return LabelPairRelease(path, run_id_, config_.name(), labels, model_->table(), data_.encoder.blocks(),
+                            PrivacyShape().marginal_noise_multiplier);
+  });
+}
+
+absl::Status PartyCore::ChargeStep(int64_t step) {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  const privacy::LedgerCharge charge =
+      privacy::CriticStepCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), step);
+  return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
+}
+
+absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
+  if (ledger_ == nullptr) return absl::OkStatus();
+  const std::optional<privacy::LedgerCharge> charge =
+      privacy::GeneratorRoundCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), round);
+  if (!charge.has_value()) return absl::OkStatus();
+  return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
+}
+
+privacy::RunShape PartyCore::PrivacyShape() const { return PlanShape(plan_); }
+
+double PartyCore::epsilon_planned() const {
+  if (plan_.guarantees().empty()) return 0;  // not planned yet
+  const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
+  return published.has_epsilon_planned() ? published.epsilon_planned() : 0;
+}
+
+double PartyCore::epsilon_spent() const {
+  return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
+}
+
+v1::PartyMessage PartyCore::MakeHello() const {
+  v1::PartyMessage hello;
+  hello.set_run_id(run_id_);
+  hello.mutable_hello()->set_party(config_.name());
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_committed_step(committed_step_);
+  return hello;
+}
+
+v1::PartyMessage PartyCore::Reply(const v1::CuratorMessage& to) const {
+  v1::PartyMessage reply;
+  reply.set_run_id(run_id_);
+  reply.set_round(to.round());
+  reply.set_step(to.step());
+  return reply;
+}
+
+absl::Status PartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
+  return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
+}
+
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::CuratorMessage& message) {
+  if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
+  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
+  if (message.run_id() != run_id_) {
+    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
+  }
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kCriticTask:
+    case v1::CuratorMessage::kFeatureGradients:
+    case v1::CuratorMessage::kGeneratorTask:
+    case v1::CuratorMessage::kGeneratorFeatureGradient:
+      try {
+        return HandleRound(message);
+      } catch (const c10::Error& e) {
+        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+      }
+    case v1::CuratorMessage::kFinished:
+      RETURN_IF_ERROR(JournalSent());
+      RETURN_IF_ERROR(journal_flusher_.Await());
+      RETURN_IF_ERROR(committer_.Await());
+      finished_ = true;
+      finish_succeeded_ = message.finished().succeeded();
+      finish_message_ = message.finished().message();
+      return std::vector<v1::PartyMessage>();
+    case v1::CuratorMessage::kError:
+      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
+                                             message.error().message()));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected curator message payload ", message.payload_case()));
+  }
+}
+
+absl::Status PartyCore::PrepareAhead() {
+  if (model_ == nullptr || finished_) return absl::OkStatus();
+  const int64_t pending = model_->pending_step();
+  if (pending < 0) return JournalSent();
+  ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
+  ScopedPhase compute(profile_, StepPhase::kCompute);
+  try {
+    model_->PrepareAhead();
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
+  const int64_t d_k = model_->width();
+  const int64_t d_h = model_config_.feature_dim();
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kCriticTask:
+      if (message.step() < 0 || message.step() / training_.n_critic() != message.round()) {
+        return absl::InvalidArgumentError(absl::StrCat("critic step ", message.step(),
+                                                       " does not belong to round ", message.round()));
+      }
+      return Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice");
+    case v1::CuratorMessage::kFeatureGradients:
+      if (message.step() < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("feature gradients for critic step ", message.step()));
+      }
+      RETURN_IF_ERROR(Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
+      return Check(message.feature_gradients().grad_fake(), d_h, "feature_gradients.grad_fake");
+    case v1::CuratorMessage::kGeneratorTask:
+      return Check(message.generator_task().fake_slice(), d_k, "generator_task.fake_slice");
+    default:
+      return Check(message.generator_feature_gradient().grad(), d_h, "generator_feature_gradient.grad");
+  }
+}
+
+namespace {
+
+// How handling `message` is recorded in the step profile (docs/performance.md).
+v1::StepKind StepKindOf(const v1::CuratorMessage& message) {
+  if (message.has_critic_task()) return v1::STEP_CRITIC;
+  if (message.has_feature_gradients()) return v1::STEP_CRITIC_UPDATE;
+  if (message.has_generator_task()) return v1::STEP_GENERATOR;
+  return v1::STEP_GENERATOR_GRADIENT;
+}
+
+int64_t StepIndexOf(const v1::CuratorMessage& message) {
+  return message.has_critic_task() || message.has_feature_gradients() ? message.step() : message.round();
+}
+
+// What the curator asked, independent of when it asked (durable_round changes).
+std::string InputDigest(v1::CuratorMessage message) {
+  message.clear_durable_round();
+  return Sha256Hex(message.SerializeAsString());
+}
+
+v1::JournalEntry JournalEntryFor(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
+  v1::JournalEntry entry;
+  entry.set_round(message.round());
+  entry.set_step(message.step());
+  entry.set_payload(message.payload_case());
+  entry.set_input_digest(InputDigest(message));
+  entry.set_reply(reply.SerializeAsString());
+  return entry;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
+  ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
+  RETURN_IF_ERROR(
+      Timed(profile_, StepPhase::kDurability, [&] { return journal_->DropBefore(message.durable_round()); }));
+  std::vector<v1::PartyMessage> replies;
+  if (message.has_feature_gradients()) {
+    // Already applied: the curator resent or replays the step.
+    if (message.step() <= committed_step_) return replies;
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
+                          [&] { return JournalRecomputedReplies(message.durable_round()); }));
+    // The previous commit may still be reading the state (its snapshot).
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
+    const torch::Tensor grad_real =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
+    const torch::Tensor grad_fake =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_fake()); });
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
+                      return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
+                    }));
+    const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
+    if (mode_ != privacy::Mode::kNone || last_of_round) {
+      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return journal_flusher_.Await(); }));
+      // Durable before anything computed from the updated critic can leave.
+      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
+    } else {
+      // Mode none: every update is deterministic, so one lost in a crash is re-applied
+      // identically from the round's resent messages; only a round's last is committed.
+      committed_step_ = message.step();
+    }
+    return replies;  // the write completes before the next reply leaves (committer_.Await)
+  }
+  auto digest = [&] { return Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); }); };
+  if (const v1::JournalEntry* entry =
+          journal_->Find(message.payload_case(), message.round(), message.step())) {
+    if (entry->input_digest() != digest()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator sent round ", message.round(), ", step ", message.step(),
+          " again with other inputs than before; refusing (its state does not match the run this "
+          "party took part in: another checkpoint, or changed settings)"));
+    }
+    RETURN_IF_ERROR(RebuildPending(message));
+    v1::PartyMessage reply;
+    if (!reply.ParseFromString(entry->reply())) {
+      return absl::DataLossError("a journaled reply does not parse");
+    }
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
+    replies.push_back(std::move(reply));
+    return replies;
+  }
+  ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
+  ScopedPhase durability(profile_, StepPhase::kDurability);
+  const Journaling journaling = JournalingOf(message);
+  if (journaling == Journaling::kRecompute) {
+    // Mode none: the round's last update needs to be durable only before the curator
+    // can leave the round (and stop resending it), i.e. before the slice gradient
+    // leaves; the generator features are recomputed identically after a crash.
+    if (mode_ != privacy::Mode::kNone || message.has_generator_feature_gradient()) {
+      RETURN_IF_ERROR(committer_.Await());
+    }
+    KeepRecomputed(message, reply);
+    replies.push_back(std::move(reply));
+    return replies;
+  }
+  if (journaling == Journaling::kBeforeSending) {
+    RETURN_IF_ERROR(journal_->Append(JournalEntryFor(message, reply)));  // durable before it is sent
+    // So is the critic state it was computed from: its commit was written meanwhile. (A
+    // crash between the two leaves a journaled reply ahead of the state; the curator's
+    // resend re-applies that update, same inputs, before it asks again.)
+    RETURN_IF_ERROR(committer_.Await());
+  } else {
+    // Sent once the state it was computed from is durable, and journaled only after it
+    // is sent (JournalSent): until the next commit replaces that state the reply can be
+    // recomputed to the same bytes, and nothing replaces it before the next message.
+    RETURN_IF_ERROR(committer_.Await());
+    unjournaled_.emplace(message, reply);
+  }
+  replies.push_back(std::move(reply));
+  return replies;
+}
+
+absl::Status PartyCore::JournalSent() {
+  if (!unjournaled_.has_value()) return absl::OkStatus();
+  const auto [message, reply] = *std::move(unjournaled_);
+  unjournaled_.reset();
+  // Never ahead of the state it was computed from: that commit was awaited before the
+  // reply left (HandleRound).
+  RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
+  auto sync = [journal = journal_.get()] { return journal->Sync(); };
+  // The flush runs in the background while the curator works; the next commit starts
+  // only after it (committer_ runs jobs in order).
+  if (mode_ != privacy::Mode::kNone) return committer_.Start(sync);
+  // Mode none: the round's commit flushes the journal, and the slice gradient waits for
+  // that commit. The round's last features are flushed now instead, off that path.
+  if ((message.step() + 1) % training_.n_critic() == 0) return journal_flusher_.Start(sync);
+  return absl::OkStatus();
+}
+
+void PartyCore::KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
+  for (auto& [kept_message, kept_reply] : recomputed_) {
+    if (kept_message.payload_case() == message.payload_case()) {
+      kept_message = message;
+      kept_reply = reply;
+      return;
+    }
+  }
+  recomputed_.emplace_back(message, reply);
+}
+
+absl::Status PartyCore::JournalRecomputedReplies(int64_t durable_round) {
+  // Recomputed generator-round replies are only reproducible from the critic of their
+  // round. Once it changes, the curator can still ask for them again if its durable
+  // checkpoint is not past their round (checkpoint_every > 1, or a curator crash now):
+  // journal them; the commit of the changed critic flushes them before it is durable.
+  for (const auto& [message, reply] : recomputed_) {
+    if (message.round() >= durable_round) RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
+  }
+  recomputed_.clear();
+  return absl::OkStatus();
+}
+
+PartyCore::Journaling PartyCore::JournalingOf(const v1::CuratorMessage& message) const {
+  const bool noisy_features = mode_ == privacy::Mode::kStrict || privacy::IsEnsembleMode(mode_);
+  if (message.has_critic_task()) {
+    // Features with fresh noise (strict; the ensembles, whose shard critics also step
+    // here): never twice, so durable before they leave. Without noise (none, dpsgd,
+    // vflgan) they are a deterministic function of the committed critic state and the
+    // step's counter-based batch, and the step's charge is idempotent: recomputing them
+    // gives the same bytes at no new cost, for as long as that state is the committed one.
+    return noisy_features ? Journaling::kBeforeSending : Journaling::kBeforeReplacingState;
+  }
+  // A generator-round reply without noise of its own (every mode but the ensemble
+  // ones) is a deterministic function of the committed critic and the curator's
+  // input, and post-processing of what the critic already paid for, and the critic
+  // does not change until the next round: it is recomputed, never journaled.
+  return privacy::IsEnsembleMode(mode_) ? Journaling::kBeforeSending : Journaling::kRecompute;
+}
+
+absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {
+  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  v1::PartyMessage reply = Reply(message);
+  if (message.has_critic_task()) {
+    if (message.step() != committed_step_ + 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator asks for critic step ", message.step(), " but this party's critic has committed step ",
+          committed_step_, message.step() <= committed_step_
+                               ? " and no journaled answer for it (is the curator's checkpoint older than "
+                                 "the rounds it announced as durable?)"
+                               : " (is this party's checkpoint older than the run?)"));
+    }
+    // The charge's fsync overlaps the features; they are discarded unsent if it fails.
+    RETURN_IF_ERROR(charger_.Start([this, step = message.step()] { return ChargeStep(step); }));
+    const torch::Tensor slice =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
+    auto features =
+        Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticFeatures(message.step(), slice); });
+    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return charger_.Await(); }));
+    if (!features.ok()) return features.status();
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    ToWire(features->first, reply.mutable_features()->mutable_h_real());
+    ToWire(features->second, reply.mutable_features()->mutable_h_fake());
+  } else if (message.has_generator_task()) {
+    if (committed_step_ != last_step_of_round) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
+          committed_step_, ", not ", last_step_of_round));
+    }
+    const torch::Tensor slice =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_task().fake_slice()); });
+    const torch::Tensor features = Timed(profile_, StepPhase::kCompute,
+                                         [&] { return model_->GeneratorFeatures(message.round(), slice); });
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    ToWire(features, reply.mutable_generator_features()->mutable_h());
+  } else {
+    RETURN_IF_ERROR(
+        Timed(profile_, StepPhase::kDurability, [&] { return ChargeGeneratorRound(message.round()); }));
+    const torch::Tensor grad_features =
+        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_feature_gradient().grad()); });
+    ASSIGN_OR_RETURN(const torch::Tensor grad, Timed(profile_, StepPhase::kCompute, [&] {
+                       return model_->SliceGradient(message.round(), grad_features);
+                     }));
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    ToWire(grad, reply.mutable_slice_gradient()->mutable_grad());
+  }
+  return reply;
+}
+
+absl::Status PartyCore::RebuildPending(const v1::CuratorMessage& message) {
+  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  if (message.has_critic_task() && message.step() == committed_step_ + 1) {
+    // Its update is still to come; the recomputed (noisy) output is discarded unsent.
+    return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())).status();
+  }
+  if (message.has_generator_task() && committed_step_ == last_step_of_round) {
+    model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,223 @@
+#ifndef VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/party_data.h"
+#include "common/data/psi.h"
+#include "common/privacy/run_accounting.h"
+#include "common/util/background_task.h"
+#include "common/util/step_profile.h"
+#include "vfsynth/v1/checkpoint.pb.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
+
+namespace vfsynth {
+
+class CheckpointSlots;
+class PartyModel;
+class ReplyJournal;
+namespace privacy {
+class PrivacyLedger;
+struct RunShape;
+}
+
+// Secrets shared by the parties only: the real-batch sampling key and the HMAC key
+// of the alignment tokens that put the aligned records in one order at every party
+// (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..." and "alignment_key=..."
+// lines ('#' comments allowed); both required, at least 16 characters each.
+struct PartySecrets {
+  std::string sampling_secret;
+  std::string alignment_key;
+};
+absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
+
+// The party's logic with no gRPC types: builds its Register/Align requests, checks
+// and applies the curator's answers, and turns each curator round message into its
+// replies. Only slices, features and gradients leave; ids leave only blinded by the
+// party's secret exponent (common/data/psi.h).
+//
+// Restarts (docs/operations.md, "Failure handling"): the critic state is committed to
+// config.checkpoint_dir after every critic update, before anything computed from it
+// leaves. A reply with fresh noise is journaled durably before it is sent; one without
+// is recomputed identically from the committed state, or journaled and made durable
+// before that state is replaced (JournalingOf). A curator message answered before is
+// answered again with identical bytes; a critic update
+// already committed is not applied twice. So a party never releases two different
+// answers for one step, and never rolls back past something it released.
+class PartyCore {
+ public:
+  // Loads the party's data (config must be resolved). With `resume`, the party
+  // continues from its checkpoint once aligned; without, an existing checkpoint is
+  // an error (starting over would overwrite it).
+  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config,
+                                                           bool resume = false);
+  ~PartyCore();
+
+  v1::RegisterRequest MakeRegisterRequest() const;
+  // Again after a reconnect: the run and its settings must be the same.
+  absl::Status AcceptRegistration(const v1::RegisterResponse& response);
+  // The first Align call: this party's own blinded list (hop 0). It derives from the
+  // party secret, loaded (resuming) or drawn here, so a resumed party sends the same list.
+  absl::StatusOr<v1::AlignRequest> MakeAlignRequest();
+  // The curator's answer to an Align call: the next call (the list it handed out,
+  // blinded), or nullopt once the answer's aligned positions are accepted.
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response);
+  // The rows at the aligned positions, in the canonical order (by alignment token):
+  // reorders the rows, builds the local critic and opens (or, resuming, restores) its
+  // checkpoint. Again after a reconnect: the records must be the same.
+  absl::Status AcceptAlignment(const v1::AlignedPositions& aligned);
+  // After alignment: this party's privacy plan, to attest against the curator's.
+  v1::AttestPlanRequest MakeAttestPlanRequest() const;
+  // Instead of a plan: this party will not take part, for `reason`.
+  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const;
+  // Refuses a curator plan that differs from this party's (naming the setting); the
+  // first match charges the marginal release. Nothing leaves the party before this.
+  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);
+  // Before MakeAlignRequest: the secret this party's networks initialise from, instead of one
+  // drawn from the OS (a run reproducing the reference trainer's start: tests, and the
+  // audit's shadow models, whose starts are functions of their seeds).
+  void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
+  v1::PartyMessage MakeHello() const;
+
+  // Label pairs (training.label_column), after alignment: true if the run has them.
+  bool releases_label_pairs() const { return !training_.label_column().empty(); }
+  // The ShareLabels request: the noised labels if this party holds the label, else empty.
+  absl::StatusOr<v1::ShareLabelsRequest> MakeShareLabelsRequest();
+  // A party without the label: its label-pair tables against the labels the curator
+  // returned; nullopt for the holder.
+  absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(const v1::ShareLabelsResponse& labels);
+
+  // One curator message in, the replies out. An error means the curator sent
+  // something this party must not act on; the party then stops.
+  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
+  // Once Handle's replies have left, before waiting for the next message: the work of
+  // the next message that does not depend on it (PartyModel::PrepareAhead). Nothing
+  // leaves and nothing is committed; skipping it changes no result.
+  absl::Status PrepareAhead();
+
+  // Joint epsilon spent so far and planned for the whole run (0 where the run makes
+  // no DP claim: none, vflgan).
+  double epsilon_spent() const;
+  double epsilon_planned() const;
+  const v1::PrivacyPlan& privacy_plan() const { return plan_; }
+
+  // The curator's Finished message: whether it published, and its words.
+  bool finished() const { return finished_; }
+  bool finish_succeeded() const { return finish_succeeded_; }
+  const std::string& finish_message() const { return finish_message_; }
+  const std::string& name() const { return config_.name(); }
+  PartyModel* model() { return model_.get(); }
+  int64_t committed_step() const { return committed_step_; }
+  // Per-message wall-clock breakdown (docs/performance.md).
+  const StepProfile& profile() const { return profile_; }
+
+ private:
+  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
+  // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
+  absl::Status OpenCheckpoint();
+  // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
+  // it, both in the background (committer_); every reply and every later update waits
+  // for that job first.
+  absl::Status Commit(int64_t step);
+  v1::CheckpointHeader CheckpointHeader(int64_t step) const;
+  // Round messages: journal replay, position checks, then Answer.
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
+  // How a reply is kept for a repeated question (docs/operations.md, "The consistency
+  // rule"): recomputed from the committed critic (kRecompute); journaled, durable before
+  // the committed state it was computed from is replaced (kBeforeReplacingState); or
+  // journaled durably before it is sent (kBeforeSending: fresh noise).
+  enum class Journaling { kRecompute, kBeforeReplacingState, kBeforeSending };
+  Journaling JournalingOf(const v1::CuratorMessage& message) const;
+  // Keeps a recomputed reply (and its question) while the critic it came from is current.
+  void KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply);
+  // Before the critic changes: journals the kept replies the curator may ask again.
+  absl::Status JournalRecomputedReplies(int64_t durable_round);
+  // Journals the reply HandleRound left for after its sending (kBeforeReplacingState);
+  // runs before anything else the party does next (a message, PrepareAhead).
+  absl::Status JournalSent();
+  // Computes a reply that was never sent before (charging the ledger first).
+  absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
+  // Before a journaled reply is resent: recomputes the pending forward pass the next
+  // curator message needs (the released values come from the journal, not from here).
+  absl::Status RebuildPending(const v1::CuratorMessage& message);
+  absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
+  v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
+  // Resolves the run's privacy plan, refuses one over budget, opens the ledger
+  // (refusing a fresh start on a charged one; none in modes without a DP claim) and
+  // configures the model's sanitisation.
+  absl::Status PlanPrivacy();
+  // The party's ledger for this run (PlanPrivacy, in modes with a DP claim).
+  absl::Status OpenLedger();
+  // With training.marginal_weight > 0: the marginal target of the slice gradients, exact
+  // in mode none, otherwise noised (resuming, the saved draw replaces this one, which
+  // never left the party).
+  absl::Status PlanMarginals();
+  // The ledger's key-0 charge for the marginal release (and the label pairs'), after
+  // the first checkpoint is durable and before any of it leaves, with the digest of the
+  // marginal draw it covers (a resumed party's restored draw must be that one).
+  absl::Status ChargeMarginalRelease();
+  // That charge's ledger key (0 when there is none).
+  int64_t MarginalReleaseKey() const;
+  // Resuming: the checkpoint must name the open ledger, and the ledger hold at least
+  // the charges it held when the checkpoint was committed.
+  absl::Status CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const;
+  // Charges the critic step to the ledger before anything derived from its batch
+  // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
+  absl::Status ChargeStep(int64_t step);
+  // Ensemble modes: charges the round's sanitised slice gradients before they leave.
+  absl::Status ChargeGeneratorRound(int64_t round);
+  // The run as the accountant sees it (after PlanPrivacy).
+  privacy::RunShape PrivacyShape() const;
+  absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
+
+  // The party secret: read back from the checkpoint directory when resuming, else
+  // drawn from the OS (written there by OpenCheckpoint).
+  absl::Status LoadOrDrawPartySecret();
+
+  v1::PartyConfig config_;
+  PartySecrets secrets_;
+  // This party's alone (never sent, never shared): its networks' initialisation and,
+  // in the ensemble modes, its shards. Kept in the checkpoint directory for --resume.
+  std::string party_secret_;
+  PartyData data_;
+  std::vector<std::string> tokens_;  // alignment tokens of the rows as loaded
+  std::optional<PsiParty> psi_;      // from MakeAlignRequest on
+  std::string run_id_;
+  v1::ModelConfig model_config_;
+  v1::TrainingConfig training_;
+  std::unique_ptr<PartyModel> model_;
+  int num_parties_ = 0;
+  v1::PrivacyPlan plan_;         // set by PlanPrivacy
+  bool plan_attested_ = false;   // the curator's plan matched plan_
+  std::unique_ptr<privacy::PrivacyLedger> ledger_;
+  const bool resume_;
+  std::string settings_digest_;  // of the curator's run settings, to check a re-registration
+  std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
+  std::string data_digest_;      // of the aligned records and their encoded values
+  privacy::Mode mode_ = privacy::Mode::kNone;
+  // The last critic update applied; durable too, except between the steps of a round
+  // in mode none (Handle).
+  int64_t committed_step_ = -1;
+  std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
+  std::unique_ptr<ReplyJournal> journal_;
+  std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;  // KeepRecomputed
+  std::optional<std::pair<v1::CuratorMessage, v1::PartyMessage>> unjournaled_;  // JournalSent
+  bool finished_ = false;
+  bool finish_succeeded_ = false;
+  std::string finish_message_;
+  StepProfile profile_;
+  BackgroundTask charger_;    // the ledger charge of the critic step being answered
+  BackgroundTask journal_flusher_;  // mode none: the round's last features (JournalSent)
+  BackgroundTask committer_;  // the state write in flight; declared last: joined first
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CORE_PARTY_CORE_H_

@@ -1,0 +1,62 @@
+#include "server/grpc/curator_server.h"
+
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/tls.h"
+#include "common/util/status_macros.h"
+#include "server/core/curator_checkpoint.h"
+#include "server/core/metrics_text.h"
+
+namespace vfsynth {
+
+absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Options options) {
+  ASSIGN_OR_RETURN(auto credentials,
+                   MakeServerCredentials(options.config.tls(), options.config.plaintext()));
+  if (options.config.plaintext()) {
+    spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
+  }
+  RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
+  std::unique_ptr<CuratorServer> server(new CuratorServer());
+  server->core_ = std::make_unique<CuratorCore>(options.config, options.resume);
+  server->service_ = std::make_unique<CuratorService>(server->core_.get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.config.listen(), credentials, &server->port_);
+  ApplyServerArguments(options.config.max_message_bytes(), &builder);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.config.listen()));
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (!options.config.metrics_listen().empty()) {
+    CuratorCore* core = server->core_.get();
+    ASSIGN_OR_RETURN(server->metrics_,
+                     MetricsServer::Start(options.config.metrics_listen(),
+                                          [core] { return FormatPrometheusMetrics(core->Status()); }));
+  }
+  spdlog::info("curator for run '{}' listening on port {} ({} parties)", options.config.run_id(),
+               server->port_, options.config.parties_size());
+  return server;
+}
+
+CuratorServer::~CuratorServer() { Shutdown(absl::Seconds(1)); }
+
+absl::Status CuratorServer::Run() {
+  absl::Status status = core_->Run();
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  return status;
+}
+
+void CuratorServer::Shutdown(absl::Duration grace) {
+  metrics_.reset();
+  if (server_ == nullptr) return;
+  core_->Cancel(absl::CancelledError("curator is shutting down"));
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Wait();
+  server_.reset();
+}
+
+}  // namespace vfsynth
