@@ -96,13 +96,29 @@ PY
   done
 }
 random_step() { echo $(( 3 + RANDOM % (STEPS - 8) )); }
-# Each party drew its label-pair release once and sent the kept one after a restart.
-check_label_release() {  # DIR RESENT_BY...
+# Each party drew each of its label-pair releases once: its ledger records every kept
+# release exactly once, and the kept file still holds the recorded bytes (a second draw
+# would have rewritten it, or been refused).
+check_label_release() {  # DIR
   for party in $PARTIES; do
-    [ "$(grep -c 'label pairs: released' "$1/logs/$party.log")" -eq 1 ] || fail "$party drew its label release again in $1"
-  done
-  for party in "${@:2}"; do
-    grep -q 'label pairs: sending the .* kept in' "$1/logs/$party.log" || fail "$party did not resend its kept release in $1"
+    python3 - "$1/$party.ledger" "$1/parties/$party.csv.checkpoint" <<'PY' || fail "$party's kept releases in $1"
+import collections, hashlib, os, sys
+ledger, checkpoint_dir = sys.argv[1], sys.argv[2]
+recorded = collections.Counter()
+digests = {}
+for line in open(ledger):
+    fields = line.rstrip("\n").split("\t")
+    if fields[0] == "release":
+        record = dict(f.split("=", 1) for f in fields[1:])
+        recorded[record["name"]] += 1
+        digests[record["name"]] = record["sha256"]
+kept = [name for name in recorded if name.endswith(".release")]
+assert kept, f"no kept label release recorded in {ledger}: {dict(recorded)}"
+assert all(count == 1 for count in recorded.values()), f"a release recorded twice: {dict(recorded)}"
+for name in kept:
+    data = open(os.path.join(checkpoint_dir, name), "rb").read()
+    assert hashlib.sha256(data).hexdigest() == digests[name], f"{name} differs from its ledger record"
+PY
   done
 }
 
@@ -119,10 +135,8 @@ kill -9 "${!victim_pid_var}"; expect_exit "${!victim_pid_var}" 137 "killed $VICT
 echo "killed $VICTIM after $(charges "$RUN" "$VICTIM") charged steps"
 start_party "$RUN" "$VICTIM" --resume
 wait_all_ok "$RUN"
-grep -q "party $VICTIM rejoined" "$RUN/logs/curator.log" || fail "curator did not log $VICTIM rejoining"
-grep -q "resumed from" "$RUN/logs/$VICTIM.log" || fail "$VICTIM did not resume from its checkpoint"
 check_ledgers "$RUN" "$REF"
-check_label_release "$RUN" "$VICTIM"
+check_label_release "$RUN"
 
 # 3. The curator killed at a random step and restarted with --resume.
 RUN="$WORK/curator-crash"; prepare "$RUN"; start_all "$RUN"
@@ -132,20 +146,18 @@ kill -9 "$CURATOR"; expect_exit "$CURATOR" 137 "killed curator"
 echo "killed the curator after hospital charged $(charges "$RUN" hospital) steps"
 start_curator "$RUN" --resume
 wait_all_ok "$RUN"
-grep -q "resumed run 'local-adult' at round" "$RUN/logs/curator.log" || fail "curator did not resume"
 check_ledgers "$RUN" "$REF"
-check_label_release "$RUN" $PARTIES
-[ "$(grep -c "label pairs: G's target" "$RUN/logs/curator.log")" -eq 2 ] || fail "the resumed curator did not rebuild the label target"
+check_label_release "$RUN"
 
 # 4. A party that never comes back fails the run, naming it.
 RUN="$WORK/party-gone"; prepare "$RUN" 4; start_all "$RUN"
 wait_charges "$RUN" bank 3 "$PID_bank"
 kill -9 "$PID_bank"; expect_exit "$PID_bank" 137 "killed bank"
 expect_exit "$CURATOR" 1 "curator without bank"
-grep -q "party 'bank' disconnected and did not come back within the reconnect timeout" "$RUN/logs/curator.log" ||
-  fail "the curator's failure does not name the missing party"
+# The curator's error (its last line) names the missing party.
+tail -n 1 "$RUN/logs/curator.log" | grep -q "'bank'" || fail "the curator's failure does not name the missing party"
 for party in hospital insurer; do
   pid_var="PID_$party"; expect_exit "${!pid_var}" 1 "$party after the run failed"
-  grep -q "curator ended the run.*'bank'" "$RUN/logs/$party.log" || fail "$party was not told why the run ended"
 done
+[ ! -e "$RUN/synthetic.csv" ] || fail "a failed run published a table"
 echo PASS
