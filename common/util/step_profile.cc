@@ -29,8 +29,8 @@ void StepProfile::End() {
     open_ = false;
     sample.set_kind(current_.kind);
     sample.set_index(current_.index);
-    const auto ms = [this](StepPhase phase) {
-      return absl::ToDoubleMilliseconds(current_.phases[static_cast<int>(phase)]);
+    const auto ms = [phases = current_.phases](StepPhase phase) {  // copied under mu_
+      return absl::ToDoubleMilliseconds(phases[static_cast<int>(phase)]);
     };
     sample.set_compute_ms(ms(StepPhase::kCompute));
     sample.set_codec_ms(ms(StepPhase::kCodec));

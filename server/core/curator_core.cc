@@ -437,9 +437,10 @@ void CuratorCore::SendTasks(int64_t round, int64_t step, const std::vector<at::T
 
 absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bool last) {
   absl::MutexLock model_lock(&model_mu_);
+  CuratorModel* const model = model_.get();  // the lambdas below run under model_mu_
   ScopedStep timing(profile_, v1::STEP_CRITIC, step);
   if (first) {
-    SendTasks(round, step, Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticSlices(step); }));
+    SendTasks(round, step, Timed(profile_, StepPhase::kCompute, [&] { return model->CriticSlices(step); }));
   }
   std::vector<torch::Tensor> h_real, h_fake;
   for (size_t k = 0; k < roster_.size(); ++k) {
@@ -456,7 +457,6 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
   std::vector<torch::Tensor> next;
   // Joined before `next` goes, on every path out of this step.
   absl::Cleanup join_slicer = [this] { slicer_.Await().IgnoreError(); };
-  CuratorModel* model = model_.get();
   RETURN_IF_ERROR(slicer_.Start([&next, model, round, step, last]() -> absl::Status {
     // The owner's LibTorch thread count, not OpenMP's default (every core): with it,
     // OpenBLAS split G's larger products over an OpenMP team of its own on this
@@ -509,6 +509,7 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
 
 absl::Status CuratorCore::GeneratorStep(int64_t round) {
   absl::MutexLock model_lock(&model_mu_);
+  CuratorModel* const model = model_.get();  // the lambdas below run under model_mu_
   ScopedStep timing(profile_, v1::STEP_GENERATOR, round);
   // Its tasks were sent by the round's last critic step.
   std::vector<torch::Tensor> features;
@@ -519,7 +520,7 @@ absl::Status CuratorCore::GeneratorStep(int64_t round) {
     features.push_back(FromWire(reply.generator_features().h()));
   }
   const std::vector<torch::Tensor> grads =
-      Timed(profile_, StepPhase::kCompute, [&] { return model_->SharedGeneratorGradients(features); });
+      Timed(profile_, StepPhase::kCompute, [&] { return model->SharedGeneratorGradients(features); });
   {
     ScopedPhase codec(profile_, StepPhase::kCodec);
     for (size_t k = 0; k < roster_.size(); ++k) {
@@ -535,7 +536,7 @@ absl::Status CuratorCore::GeneratorStep(int64_t round) {
     ScopedPhase codec(profile_, StepPhase::kCodec);
     slice_grads.push_back(FromWire(reply.slice_gradient().grad()));
   }
-  return Timed(profile_, StepPhase::kCompute, [&] { return model_->GeneratorStep(round, slice_grads); });
+  return Timed(profile_, StepPhase::kCompute, [&] { return model->GeneratorStep(round, slice_grads); });
 }
 
 absl::Status CuratorCore::Train() {
