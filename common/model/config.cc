@@ -354,6 +354,9 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   }
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  v1::PrivacyConfig none;  // the reference trainer trains as the daemons do in mode none
+  none.set_mode("none");
+  ResolveModeDefaults(none, c->mutable_training());
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
   return CheckPack(c->model(), c->training());
@@ -406,6 +409,28 @@ void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
   }
 }
 
+void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
+  const std::string& mode = privacy.mode();
+  // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
+  if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
+  if (mode == "dpsgd" || mode == "strict") {
+    // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
+    // trunk then couples the parties' columns worse than independence would (the most
+    // frequent values with each other): the prior at the marginal loss's weight keeps
+    // pair trends above independent sampling. It also removes the dependence D_s does
+    // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
+    // (per-row noised features), the coupling stays wrong. With label pairs the release
+    // carries the label's dependence, so the prior (which then leaves the label out)
+    // is on again. Evidence: docs/decisions/defaults.md.
+    const bool dpsgd_conveys_dependence = mode == "dpsgd" && privacy.has_epsilon() &&
+                                          privacy.epsilon() >= kDpsgdDependenceEpsilon &&
+                                          t->label_column().empty();
+    SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
+    // Without the prior D_s needs the critic steps.
+    if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
+  }
+}
+
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
   if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
   if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
@@ -437,26 +462,8 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  ResolveModeDefaults(c->privacy(), c->mutable_training());
   const std::string& mode = c->privacy().mode();
-  v1::TrainingConfig* t = c->mutable_training();
-  // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
-  if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
-  if (mode == "dpsgd" || mode == "strict") {
-    // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
-    // trunk then couples the parties' columns worse than independence would (the most
-    // frequent values with each other): the prior at the marginal loss's weight keeps
-    // pair trends above independent sampling. It also removes the dependence D_s does
-    // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
-    // (per-row noised features), the coupling stays wrong. With label pairs the release
-    // carries the label's dependence, so the prior (which then leaves the label out)
-    // is on again. Evidence: docs/decisions/defaults.md.
-    const bool dpsgd_conveys_dependence = mode == "dpsgd" && c->privacy().has_epsilon() &&
-                                          c->privacy().epsilon() >= kDpsgdDependenceEpsilon &&
-                                          t->label_column().empty();
-    SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
-    // Without the prior D_s needs the critic steps.
-    if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
-  }
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));

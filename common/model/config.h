@@ -70,6 +70,11 @@ MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 // independence prior at the marginal weight. Nothing with an explicit weight of 0.
 void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 
+// The training defaults that depend on the privacy mode (rounds, the marginal release,
+// the cross-party prior), one place for every entry point: the curator with its
+// privacy block, `vfsynth train-local` (the reference trainer) as mode none.
+void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
+
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);

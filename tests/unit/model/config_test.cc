@@ -32,7 +32,7 @@ TEST(ConfigTest, DefaultsMatchDesign) {
   EXPECT_EQ(config.model().generator_hidden_size(), 2);
   EXPECT_EQ(config.model().pack(), 1);
   EXPECT_EQ(config.training().n_critic(), 1);
-  EXPECT_EQ(config.training().rounds(), 3000);
+  EXPECT_EQ(config.training().rounds(), 10000);  // the curator's default in mode none
   EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);
   EXPECT_DOUBLE_EQ(config.training().lr_critic(), 2e-4);
   EXPECT_DOUBLE_EQ(config.training().beta1(), 0.5);
