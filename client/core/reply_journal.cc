@@ -65,10 +65,12 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
   } else if (existing.status().code() != absl::StatusCode::kNotFound) {
     return existing.status();
   }
-  // A crash while the file was created can leave part of the header: nothing was sent.
   const std::string header = FormatHeader(kFormat);
-  const bool fresh = contents.size() < header.size() && absl::StartsWith(header, contents);
-  if (fresh) contents = header;
+  if (contents.size() < header.size() && absl::StartsWith(header, contents)) {
+    // A new journal, or part of a header left by a crash at creation (nothing was sent).
+    RETURN_IF_ERROR(WriteFileAtomically(path, header));
+    contents = header;
+  }
   ASSIGN_OR_RETURN(const absl::string_view records, BodyAfterHeader(kFormat, path, contents));
   std::map<Key, v1::JournalEntry> entries;
   size_t offset = contents.size() - records.size();
@@ -91,16 +93,9 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoError("cannot open", path);
-  const size_t kept = fresh ? 0 : offset;
-  absl::Status ready = absl::OkStatus();
-  if (::ftruncate(fd, static_cast<off_t>(kept)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
-    ready = ErrnoError("cannot truncate", path);
-  } else if (fresh) {
-    ready = WriteAll(fd, header, path);  // made durable with the first record's sync
-  }
-  if (!ready.ok()) {
+  if (::ftruncate(fd, static_cast<off_t>(offset)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
     ::close(fd);
-    return ready;
+    return ErrnoError("cannot truncate", path);
   }
   std::unique_ptr<ReplyJournal> journal(new ReplyJournal(path, fd, compact_bytes));
   journal->entries_ = std::move(entries);

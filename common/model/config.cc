@@ -185,6 +185,14 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
+// the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
+double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
+
+}  // namespace
+
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   // strict protects everything that leaves a party (docs/privacy.md); it is the default.
   if (!p->has_mode()) p->set_mode("strict");
@@ -286,8 +294,6 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
   const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
   return privacy::RandomizedResponseEpsilonForRdp(order * share * rho, order);
 }
-
-double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
 
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model) {
   if (!model->has_conditioned_column()) model->set_conditioned_column(training.label_column());

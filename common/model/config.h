@@ -45,9 +45,6 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 // so the share only divides the budget.
 inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
-// The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
-// the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
-double DefaultLabelBudgetShare(const std::string& mode);
 // dpsgd's default privacy.shared_critic_budget_share, the share measured best
 // (docs/decisions/defaults.md). The field stays unset (0) in other modes: no split.
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;

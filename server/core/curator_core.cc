@@ -276,11 +276,8 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string
                                                               const v1::AttestPlanRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   if (!request.refusal().empty()) {
-    absl::Status refused =
-        absl::FailedPreconditionError(absl::StrCat("party '", party, "' refuses the run: ", request.refusal()));
-    spdlog::error("{}", std::string(refused.message()));
-    Cancel(refused);
-    return refused;
+    return FailRun(
+        absl::FailedPreconditionError(absl::StrCat("party '", party, "' refuses the run: ", request.refusal())));
   }
   absl::Status same;
   v1::AttestPlanResponse response;
@@ -310,9 +307,13 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string
     }
   }
   // The run cannot go on: its joint epsilon would not hold.
-  spdlog::error("{}", std::string(same.message()));
-  Cancel(same);
-  return same;
+  return FailRun(same);
+}
+
+absl::Status CuratorCore::FailRun(absl::Status reason) {
+  spdlog::error("{}", std::string(reason.message()));
+  Cancel(reason);
+  return reason;
 }
 
 absl::Status CuratorCore::CheckAttested(const std::string& party) const {

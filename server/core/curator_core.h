@@ -134,6 +134,8 @@ class CuratorCore {
                                           int64_t round, int64_t step);
   absl::Status CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
   void Fail(const absl::Status& status);
+  // Before training: logs `reason`, cancels every wait of the run with it and returns it.
+  absl::Status FailRun(absl::Status reason);
   // Once alignment fixed the record count: the run's privacy plan (the same every
   // party resolves), refused if it exceeds the budgets; parties attest against it.
   absl::Status PlanPrivacy(int64_t records);

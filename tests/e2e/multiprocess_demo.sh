@@ -76,8 +76,10 @@ grep -q "PERMISSION_DENIED" impostor.log || { cat impostor.log; fail "impostor n
 grep -q "claims to be 'bank'" impostor.log || { cat impostor.log; fail "refusal does not name the problem"; }
 
 # The operator's view of the waiting curator: status over mTLS and Prometheus text.
-"$BIN/vfsynth" status --curator "127.0.0.1:$PORT" --ca certs/ca.crt --cert certs/operator.crt \
-  --key certs/operator.key > status.txt 2> status.err || { cat status.err; fail "vfsynth status"; }
+operator_status() {  # CURATOR_ADDRESS [more flags]: `vfsynth status` with the operator's certificate
+  "$BIN/vfsynth" status --curator "$1" --ca certs/ca.crt --cert certs/operator.crt --key certs/operator.key "${@:2}"
+}
+operator_status "127.0.0.1:$PORT" > status.txt 2> status.err || { cat status.err; fail "vfsynth status"; }
 grep -q "run local-adult: waiting, round 0/" status.txt || { cat status.txt; fail "status report"; }
 grep -Eq "^bank +no +no +NO" status.txt || { cat status.txt; fail "status does not show bank absent"; }
 "$BIN/vfsynth" status --party-config hospital.json --json > status.json 2> status.err \
@@ -91,8 +93,7 @@ grep -q '^vfsynth_party_connected{party="bank"} 0$' metrics.txt || { cat metrics
 # Bad use gets a clear error, not a hang or a crash.
 set +e
 "$BIN/vfsynth" status > /dev/null 2> status-usage.err; urc=$?
-"$BIN/vfsynth" status --curator 127.0.0.1:1 --ca certs/ca.crt --cert certs/operator.crt \
-  --key certs/operator.key --timeout-seconds 2 > /dev/null 2> status-down.err; drc=$?
+operator_status 127.0.0.1:1 --timeout-seconds 2 > /dev/null 2> status-down.err; drc=$?
 set -e
 [ $urc -eq 2 ] && grep -q "needs --curator" status-usage.err || { cat status-usage.err; fail "status usage error"; }
 [ $drc -eq 1 ] && grep -q "GetStatus at 127.0.0.1:1" status-down.err || { cat status-down.err; fail "status of a dead curator"; }
@@ -102,8 +103,7 @@ set +e; wait "$CURATOR"; crc=$?; set -e
 [ $crc -eq 1 ] || fail "curator exit code $crc after SIGTERM (expected 1: run cancelled)"
 # Stopped: its port no longer answers.
 set +e
-"$BIN/vfsynth" status --curator "127.0.0.1:$PORT" --ca certs/ca.crt --cert certs/operator.crt \
-  --key certs/operator.key --timeout-seconds 2 > /dev/null 2>&1; src=$?
+operator_status "127.0.0.1:$PORT" --timeout-seconds 2 > /dev/null 2>&1; src=$?
 set -e
 [ $src -eq 1 ] || fail "the stopped curator still answers status (exit $src)"
 echo PASS
