@@ -11,8 +11,8 @@
 #include "absl/flags/usage.h"
 #include "client/core/party_core.h"
 #include "client/grpc/party_session.h"
-#include "common/model/config.h"
-#include "common/util/cli.h"
+#include "common/config/config.h"
+#include "common/base/cli.h"
 
 ABSL_FLAG(std::string, config, "", "party config JSON (vfsynth.v1.PartyConfig)");
 ABSL_FLAG(std::string, curator, "", "override the config's curator address (host:port)");

@@ -9,8 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/model/config.h"
-#include "common/util/cli.h"
+#include "common/config/config.h"
+#include "common/base/cli.h"
 #include "server/grpc/curator_server.h"
 
 ABSL_FLAG(std::string, config, "", "curator config JSON (vfsynth.v1.CuratorConfig)");

@@ -20,11 +20,11 @@
 #include "common/eval/audit_canary.h"
 #include "common/eval/eval_table.h"
 #include "common/eval/membership_audit.h"
-#include "common/model/config.h"
-#include "common/model/privacy_plan.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 
 // Defined in split_command.cc, train_local_command.cc, eval_command.cc and privacy_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);

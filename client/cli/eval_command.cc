@@ -16,9 +16,9 @@
 #include "common/data/schema.h"
 #include "common/eval/evaluate.h"
 #include "common/eval/report.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 
 // Defined in split_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);

@@ -11,9 +11,9 @@
 #include "client/cli/command_registry.h"
 #include "common/data/csv.h"
 #include "common/data/schema_draft.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 
 // Defined in split_command.cc and privacy_command.cc.
 ABSL_DECLARE_FLAG(std::string, input);

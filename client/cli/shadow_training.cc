@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "client/grpc/party_session.h"
 #include "common/data/split.h"
-#include "common/model/config.h"
-#include "common/model/model_factory.h"
+#include "common/config/config.h"
+#include "common/gan/model_factory.h"
 #include "common/privacy/run_accounting.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 #include "server/grpc/curator_server.h"
 
 namespace vfsynth {

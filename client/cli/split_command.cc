@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/command_registry.h"
 #include "common/data/split.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 ABSL_FLAG(std::string, input, "", "split: joint CSV to cut into party files");
 ABSL_FLAG(std::string, schema, "", "split: schema JSON of the joint CSV");

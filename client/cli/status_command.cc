@@ -6,9 +6,9 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "client/grpc/status_client.h"
-#include "common/model/config.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 
 ABSL_FLAG(std::string, curator, "", "status: the curator's address host:port");
 ABSL_FLAG(std::string, party_config, "",

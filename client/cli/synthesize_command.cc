@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/command_registry.h"
 #include "common/data/csv.h"
-#include "common/model/config.h"
-#include "common/model/privacy_plan.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/base/status_macros.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
 

@@ -6,9 +6,9 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "common/data/csv.h"
-#include "common/model/config.h"
-#include "common/model/reference_trainer.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/gan/reference_trainer.h"
+#include "common/base/status_macros.h"
 
 ABSL_FLAG(std::string, config, "", "train-local: run config JSON (LocalRunConfig)");
 ABSL_FLAG(int, rounds, -1, "train-local: override training.rounds");

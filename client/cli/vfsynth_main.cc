@@ -10,7 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "client/cli/command_registry.h"
-#include "common/util/cli.h"
+#include "common/base/cli.h"
 
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 

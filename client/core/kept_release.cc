@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
-#include "common/util/sha256.h"
+#include "common/base/file_io.h"
+#include "common/base/sha256.h"
 
 namespace vfsynth {
 namespace {

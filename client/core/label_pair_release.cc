@@ -6,13 +6,13 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/label_pairs.h"
-#include "common/model/marginal_target.h"
-#include "common/model/wire_tensor.h"
+#include "common/gan/label_pairs.h"
+#include "common/gan/marginal_target.h"
+#include "common/nn/wire_tensor.h"
 #include "common/privacy/dp_sgd.h"
-#include "common/util/file_io.h"
-#include "common/util/format_header.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/format_header.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

@@ -12,7 +12,7 @@
 
 namespace vfsynth {
 
-// A party's side of the label-pair release (common/model/label_pairs.h). Each release
+// A party's side of the label-pair release (common/gan/label_pairs.h). Each release
 // is drawn once per run and kept durably at `path` before it is sent: a party that
 // restarts sends the same values again, so the one ledger charge covers every send.
 // A kept release of another run id is replaced.

@@ -10,10 +10,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
-#include "common/util/fnv.h"
-#include "common/util/format_header.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/fnv.h"
+#include "common/base/format_header.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

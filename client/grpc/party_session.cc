@@ -8,7 +8,7 @@
 #include "absl/time/time.h"
 #include "common/protocol/chunking.h"
 #include "common/net/tls.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

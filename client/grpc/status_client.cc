@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/model/privacy_plan.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/net/tls.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {

@@ -5,7 +5,7 @@
 #include "common/data/csv.h"
 #include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 

@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/privacy/secure_random.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

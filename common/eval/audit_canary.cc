@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/eval/dcr.h"
 #include "common/eval/eval_table.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

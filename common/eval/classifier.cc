@@ -1,6 +1,6 @@
 #include "common/eval/classifier.h"
 
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 

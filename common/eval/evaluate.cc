@@ -9,7 +9,7 @@
 #include "common/data/encoder.h"
 #include "common/eval/frechet.h"
 #include "common/eval/json_writer.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

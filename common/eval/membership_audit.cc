@@ -12,7 +12,7 @@
 #include "common/eval/fidelity.h"
 #include "common/eval/json_writer.h"
 #include "common/eval/random_forest.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

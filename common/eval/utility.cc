@@ -9,7 +9,7 @@
 #include "common/eval/logistic_regression.h"
 #include "common/eval/mlp_classifier.h"
 #include "common/eval/random_forest.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

@@ -1,8 +1,8 @@
 #include "common/net/tls.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

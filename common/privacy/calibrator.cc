@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/privacy/accountant.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "common/privacy/accountant.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
 

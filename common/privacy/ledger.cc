@@ -19,9 +19,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/privacy/secure_random.h"
-#include "common/util/file_io.h"
-#include "common/util/fnv.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/fnv.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
 namespace {

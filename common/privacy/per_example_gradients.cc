@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/model/mlp_critic.h"
+#include "common/nn/mlp_critic.h"
 #include "common/privacy/fast_cast.h"
 
 namespace vfsynth {

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/model/mlp_critic.h"
+#include "common/nn/mlp_critic.h"
 
 namespace vfsynth {
 
 // Exact per-example gradients of a WGAN-GP critic loss (LibTorch 1.13 has no vmap).
 //
-// The critic is D = stage_n ∘ ... ∘ stage_1, an MLP critic as in common/model/mlp_critic.h
+// The critic is D = stage_n ∘ ... ∘ stage_1, an MLP critic as in common/nn/mlp_critic.h
 // (which also parses it and holds the penalty's chain math). Any other module type is
 // an InvalidArgument error.
 //

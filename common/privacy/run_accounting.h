@@ -34,7 +34,7 @@ struct RunShape {
   int n_critic = 1;
   EnsembleShape ensemble;    // gswgan / pate only
   // > 0: before training, each party releases its one-hot block marginals once with this
-  // noise multiplier (no subsampling; common/model/marginal_target.h). 0: no release.
+  // noise multiplier (no subsampling; common/gan/marginal_target.h). 0: no release.
   double marginal_noise_multiplier = 0;
   // > 0 (with a marginal release): label pairs. The label's holder releases every
   // record's label by randomized response with this ε, and each other party its

@@ -12,8 +12,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
-#include "common/util/stream_seed.h"
+#include "common/base/file_io.h"
+#include "common/base/stream_seed.h"
 
 namespace vfsynth {
 namespace {

@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/config.h"
-#include "common/util/checkpoint_file.h"
-#include "common/util/sha256.h"
+#include "common/config/config.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/base/sha256.h"
 
 namespace vfsynth {
 

@@ -14,8 +14,8 @@
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
 #include "common/protocol/protocol_version.h"
-#include "common/util/background_task.h"
-#include "common/util/step_profile.h"
+#include "common/base/background_task.h"
+#include "common/base/step_profile.h"
 #include "server/core/label_pair_exchange.h"
 #include "server/core/psi_exchange.h"
 #include "server/core/session_hub.h"
@@ -37,7 +37,7 @@ class CuratorModel;
 // SessionHub, status and publication. Callers pass the already-authenticated party.
 class CuratorCore {
  public:
-  // `config` must be resolved (common/model/config.h). With `resume`, training
+  // `config` must be resolved (common/config/config.h). With `resume`, training
   // continues from the checkpoint in config.checkpoint_dir (same run, configuration,
   // parties and records) and the parties get reconnect_timeout_seconds to rejoin.
   explicit CuratorCore(v1::CuratorConfig config, bool resume = false);

@@ -5,12 +5,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/model/config.h"
-#include "common/util/checkpoint_file.h"
-#include "common/util/file_io.h"
-#include "common/util/format_header.h"
-#include "common/util/sha256.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/base/file_io.h"
+#include "common/base/format_header.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

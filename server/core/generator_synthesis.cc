@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/encoder.h"
-#include "common/model/config.h"
-#include "common/model/model_factory.h"
-#include "common/model/model_state.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/gan/model_factory.h"
+#include "common/checkpoint/model_state.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 

@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/label_pairs.h"
-#include "common/model/wire_tensor.h"
+#include "common/gan/label_pairs.h"
+#include "common/nn/wire_tensor.h"
 #include "common/protocol/tensor_codec.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 

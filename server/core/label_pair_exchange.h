@@ -12,12 +12,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/data/encoder.h"
-#include "common/model/marginal_target.h"
+#include "common/gan/marginal_target.h"
 #include "vfsynth/v1/curator.pb.h"
 
 namespace vfsynth {
 
-// The curator's side of the label-pair release (common/model/label_pairs.h), before
+// The curator's side of the label-pair release (common/gan/label_pairs.h), before
 // training: takes the holder's randomized labels, hands them to the other parties, collects
 // their tables and builds G's target. Thread-safe; no gRPC types. A party that calls
 // again (it restarted, or the curator did) must send what it sent before: a release is

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/data/psi.h"
-#include "common/util/sha256.h"
-#include "common/util/status_macros.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/tls.h"
-#include "common/util/status_macros.h"
+#include "common/base/status_macros.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/metrics_text.h"
 

@@ -1,8 +1,8 @@
 #include "tests/bench/bench_cases.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/model/config.h"
-#include "common/util/status_macros.h"
+#include "common/config/config.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::bench {
 namespace {

@@ -10,9 +10,9 @@
 #include "common/data/encoder.h"
 #include "common/data/schema.h"
 #include "common/data/split.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::bench {
 namespace {

@@ -4,9 +4,9 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
-#include "common/util/proto_json.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 #include "server/grpc/curator_server.h"
 #include "tests/bench/child_process.h"
 #include "tests/bench/reference_bench.h"

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/model/mlp_gradient_penalty.h"
-#include "common/model/networks.h"
-#include "common/model/wgan.h"
+#include "common/nn/mlp_gradient_penalty.h"
+#include "common/nn/networks.h"
+#include "common/nn/wgan.h"
 
 namespace vfsynth {
 namespace {

@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/reference_trainer.h"
-#include "common/util/status_macros.h"
+#include "common/gan/reference_trainer.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth::bench {
 

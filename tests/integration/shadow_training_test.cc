@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/schema.h"
 #include "common/eval/eval_table.h"
-#include "common/model/config.h"
-#include "common/model/privacy_plan.h"
-#include "common/model/reference_trainer.h"
-#include "common/util/proto_json.h"
+#include "common/config/config.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/gan/reference_trainer.h"
+#include "common/base/proto_json.h"
 
 namespace vfsynth {
 namespace {

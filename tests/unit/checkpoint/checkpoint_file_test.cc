@@ -1,6 +1,6 @@
 // The checkpoint container: round trip, refusal of another run's or configuration's
 // checkpoint, damage detection, and atomicity against a writer killed mid-write.
-#include "common/util/checkpoint_file.h"
+#include "common/checkpoint/checkpoint_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <random>
 
-#include "common/util/file_io.h"
+#include "common/base/file_io.h"
 #include "tests/unit/checkpoint/kill_writer.h"
 
 namespace vfsynth {

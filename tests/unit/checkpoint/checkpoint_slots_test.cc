@@ -1,7 +1,7 @@
 // Two-slot checkpoints: alternation, the newest valid slot wins, torn/damaged slots
 // fall back to the other one and are the next to be overwritten, and a writer killed
 // mid-write always leaves a complete checkpoint.
-#include "common/util/checkpoint_slots.h"
+#include "common/checkpoint/checkpoint_slots.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
+#include "common/base/file_io.h"
 #include "tests/unit/checkpoint/kill_writer.h"
 
 namespace vfsynth {

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/model/config.h"
-#include "common/util/checkpoint_file.h"
-#include "common/util/file_io.h"
+#include "common/config/config.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/base/file_io.h"
 #include "server/core/generator_synthesis.h"
 
 namespace vfsynth {

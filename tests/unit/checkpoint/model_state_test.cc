@@ -1,15 +1,15 @@
 // Saved model state restores bit-identically: parameters, buffers, optimiser moments
 // and (dpsgd) the shared critic's noise stream, so training continues exactly as if
 // it had never stopped.
-#include "common/model/model_state.h"
+#include "common/checkpoint/model_state.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/data/encoder.h"
-#include "common/model/config.h"
-#include "common/model/curator_model.h"
-#include "common/model/party_model.h"
+#include "common/config/config.h"
+#include "common/gan/curator_model.h"
+#include "common/gan/party_model.h"
 #include "common/privacy/secure_random.h"
 
 namespace vfsynth {

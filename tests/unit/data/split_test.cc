@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/data/schema.h"
-#include "common/util/proto_json.h"
+#include "common/base/proto_json.h"
 
 namespace vfsynth {
 namespace {

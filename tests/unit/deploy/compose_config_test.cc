@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/model/config.h"
-#include "common/util/proto_json.h"
+#include "common/config/config.h"
+#include "common/base/proto_json.h"
 #include "vfsynth/v1/schema.pb.h"
 
 namespace vfsynth {

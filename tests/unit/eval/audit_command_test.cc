@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/util/file_io.h"
+#include "common/base/file_io.h"
 #include "gtest/gtest.h"
 
 namespace vfsynth {

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/csv.h"
 #include "common/eval/eval_table.h"
-#include "common/util/file_io.h"
+#include "common/base/file_io.h"
 
 namespace vfsynth {
 namespace {

@@ -16,11 +16,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/psi.h"
-#include "common/model/config.h"
+#include "common/config/config.h"
 #include "common/protocol/tensor_codec.h"
-#include "common/util/checkpoint_file.h"
-#include "common/util/file_io.h"
-#include "common/util/status_macros.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/base/file_io.h"
+#include "common/base/status_macros.h"
 #include "server/core/curator_checkpoint.h"
 
 namespace vfsynth {

@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/model/label_pairs.h"
-#include "common/model/wire_tensor.h"
+#include "common/gan/label_pairs.h"
+#include "common/nn/wire_tensor.h"
 #include "tests/unit/data/encoder_from_json.h"
 
 namespace vfsynth {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/label_pairs.h"
-#include "common/util/file_io.h"
+#include "common/gan/label_pairs.h"
+#include "common/base/file_io.h"
 
 namespace vfsynth {
 namespace {

@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/alignment.h"
 #include "common/data/psi.h"
-#include "common/model/config.h"
-#include "common/model/party_model.h"
+#include "common/config/config.h"
+#include "common/gan/party_model.h"
 #include "common/protocol/protocol_version.h"
 #include "common/protocol/tensor_codec.h"
-#include "common/util/file_io.h"
-#include "common/util/status_macros.h"
+#include "common/base/file_io.h"
+#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {

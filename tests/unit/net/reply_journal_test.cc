@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "common/util/file_io.h"
+#include "common/base/file_io.h"
 
 namespace vfsynth {
 namespace {

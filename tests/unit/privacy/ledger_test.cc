@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/privacy/accountant.h"
-#include "common/util/fnv.h"
+#include "common/base/fnv.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

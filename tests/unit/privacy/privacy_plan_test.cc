@@ -1,10 +1,10 @@
 // The run's privacy plan: every daemon resolves the same one from the same settings,
 // names the first setting where two differ, and states the ε against each observer.
-#include "common/model/privacy_plan.h"
+#include "common/privacy/privacy_plan.h"
 
 #include <string>
 
-#include "common/model/config.h"
+#include "common/config/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <memory>
 
-#include "common/model/networks.h"
-#include "common/model/wgan.h"
+#include "common/nn/networks.h"
+#include "common/nn/wgan.h"
 #include "common/privacy/per_example_gradients.h"
 #include "common/privacy/secure_random.h"
 

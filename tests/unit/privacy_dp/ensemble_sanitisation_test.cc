@@ -7,10 +7,10 @@
 
 #include <cmath>
 
-#include "common/model/config.h"
-#include "common/model/ensemble_party.h"
-#include "common/model/party_model.h"
-#include "common/model/shard_critics.h"
+#include "common/config/config.h"
+#include "common/gan/ensemble_party.h"
+#include "common/gan/party_model.h"
+#include "common/gan/shard_critics.h"
 #include "absl/strings/str_cat.h"
 #include "common/privacy/party_noise.h"
 #include "common/privacy/pate_vote.h"

@@ -8,13 +8,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/model/batch_sampler.h"
-#include "common/model/config.h"
-#include "common/model/curator_model.h"
-#include "common/model/label_pairs.h"
-#include "common/model/marginal_target.h"
-#include "common/model/party_model.h"
-#include "common/model/shard_critics.h"
+#include "common/gan/batch_sampler.h"
+#include "common/config/config.h"
+#include "common/gan/curator_model.h"
+#include "common/gan/label_pairs.h"
+#include "common/gan/marginal_target.h"
+#include "common/gan/party_model.h"
+#include "common/gan/shard_critics.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/party_noise.h"
 #include "common/privacy/pate_vote.h"

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <functional>
 
-#include "common/model/networks.h"
-#include "common/model/wgan.h"
+#include "common/nn/networks.h"
+#include "common/nn/wgan.h"
 
 namespace vfsynth {
 namespace {

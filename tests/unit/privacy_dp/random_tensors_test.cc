@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/model/batch_sampler.h"
+#include "common/gan/batch_sampler.h"
 
 namespace vfsynth {
 namespace {

@@ -1,0 +1,101 @@
+#include "common/base/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth {
+namespace {
+
+absl::Status ErrnoStatus(const std::string& what, const std::string& path) {
+  const int err = errno;
+  const std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
+  return absl::InternalError(message);
+}
+
+}  // namespace
+
+absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status SyncDirectoryOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open directory", dir);
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) return ErrnoError("cannot flush directory", dir);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoStatus("cannot open", path);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return ErrnoStatus("cannot read", path);
+  return buffer.str();
+}
+
+namespace {
+
+absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return ErrnoStatus("cannot create", tmp);
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      absl::Status status = ErrnoStatus("cannot write", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return status;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    absl::Status status = ErrnoStatus("cannot flush", tmp);
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    absl::Status status = ErrnoStatus("cannot rename onto", path);
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  // The rename itself is durable only once the directory entry is on disk.
+  return SyncDirectoryOf(path);
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  return WriteAtomically(path, contents, 0644);
+}
+
+absl::Status WritePrivateFile(const std::string& path, absl::string_view contents) {
+  return WriteAtomically(path, contents, 0600);
+}
+
+absl::Status MakeDirectories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create directory ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,538 @@
+#include "common/config/config.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/privacy/rdp.h"
+#include "common/base/proto_json.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
+
+namespace vfsynth {
+namespace {
+
+absl::Status Positive(const char* name, double value) {
+  if (!(value > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be > 0, got ", value));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Repeated>
+absl::Status PositiveList(const char* name, const Repeated& values) {
+  for (auto value : values) RETURN_IF_ERROR(Positive(name, value));
+  return absl::OkStatus();
+}
+
+absl::Status ResolveEnsembleConfig(const std::string& mode, v1::EnsembleConfig* e) {
+  // A vote needs many voters to stand out of its noise; a drawn critic needs enough rows.
+  if (!e->has_shards()) e->set_shards(mode == "pate" ? 1024 : 256);
+  if (!e->has_shard_hidden()) e->set_shard_hidden(64);
+  if (!e->has_shard_batch()) e->set_shard_batch(64);
+  if (!e->has_vote_top_k()) e->set_vote_top_k(5);
+  if (!e->has_vote_clip()) e->set_vote_clip(1.0);
+  if (!e->has_vote_threshold()) e->set_vote_threshold(0.5);
+  if (!e->has_vote_aggregation()) e->set_vote_aggregation("threshold");
+  if (!e->has_projection_dim()) e->set_projection_dim(8);
+  if (!e->has_gnmax_bins()) e->set_gnmax_bins(10);
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e->shards()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_hidden", e->shard_hidden()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e->shard_batch()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e->vote_top_k()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e->vote_clip()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.projection_dim", e->projection_dim()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.gnmax_bins", e->gnmax_bins()));
+  if (!(e->vote_threshold() >= 0 && e->vote_threshold() <= 1)) {
+    return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
+  }
+  if (e->vote_aggregation() != "threshold" && e->vote_aggregation() != "gnmax") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.ensemble.vote_aggregation must be 'threshold' or 'gnmax', got '",
+        e->vote_aggregation(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+// D_s scores packs of model.pack consecutive batch rows (PackRows, wgan.h).
+absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
+  if (t.batch_size() % m.pack() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("training.batch_size ", t.batch_size(),
+                                                   " is not a multiple of model.pack ", m.pack()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ResolveModelConfig(v1::ModelConfig* m) {
+  if (!m->has_z_dim()) m->set_z_dim(64);
+  if (m->generator_hidden_size() == 0) {
+    m->add_generator_hidden(256);
+    m->add_generator_hidden(256);
+  }
+  // feature_hidden may stay empty: feat_k is then one Linear + LeakyReLU (the default;
+  // cross-party structure is left to D_s).
+  if (!m->has_feature_dim()) m->set_feature_dim(128);
+  if (m->shared_hidden_size() == 0) {
+    m->add_shared_hidden(256);
+    m->add_shared_hidden(256);
+  }
+  if (!m->has_categorical_output()) m->set_categorical_output("gumbel");
+  if (!m->has_gumbel_tau()) m->set_gumbel_tau(0.2);
+  if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);
+  if (!m->has_generator_norm()) m->set_generator_norm("batch");
+  if (!m->has_generator_towers()) m->set_generator_towers("joint");
+  if (!m->has_shared_critic_weight()) m->set_shared_critic_weight(1.0);
+  if (!m->has_pack()) m->set_pack(1);
+  RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
+  RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
+  RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
+  RETURN_IF_ERROR(PositiveList("model.feature_hidden", m->feature_hidden()));
+  RETURN_IF_ERROR(PositiveList("model.shared_hidden", m->shared_hidden()));
+  RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
+  RETURN_IF_ERROR(Positive("model.pack", m->pack()));
+  if (!(m->shared_critic_weight() >= 0 && m->shared_critic_weight() <= 100)) {
+    return absl::InvalidArgumentError("model.shared_critic_weight must be in [0, 100]");
+  }
+  if (m->leaky_slope() < 0 || m->leaky_slope() >= 1) {
+    return absl::InvalidArgumentError("model.leaky_slope must be in [0, 1)");
+  }
+  if (m->categorical_output() != "gumbel" && m->categorical_output() != "softmax") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.categorical_output must be 'gumbel' or 'softmax', got '", m->categorical_output(), "'"));
+  }
+  if (m->generator_norm() != "batch" && m->generator_norm() != "none") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.generator_norm must be 'batch' or 'none', got '", m->generator_norm(), "'"));
+  }
+  if (m->generator_towers() != "joint" && m->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.generator_towers must be 'joint' or 'per_party', got '", m->generator_towers(), "'"));
+  }
+  if (m->generator_private_z() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("model.generator_private_z must be >= 0, got ",
+                                                   m->generator_private_z()));
+  }
+  if (m->generator_private_z() > 0 && m->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(
+        "model.generator_private_z needs model.generator_towers 'per_party' (a joint generator "
+        "has no tower of a party's own to give it to)");
+  }
+  return absl::OkStatus();
+}
+
+// The smallest ε at which dpsgd's curator leaves the cross-party independence prior off
+// by default: off measures better at 10 and worse at 3 (docs/decisions/defaults.md).
+constexpr double kDpsgdDependenceEpsilon = 10.0;
+
+absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
+  if (!t->has_batch_size()) t->set_batch_size(256);
+  // One critic step per generator round (CTGAN's ratio) measured best with and without
+  // DP, and 3000 rounds beat 2000 (docs/decisions/defaults.md); under DP only critic
+  // steps spend ε.
+  if (!t->has_rounds()) t->set_rounds(3000);
+  if (!t->has_n_critic()) t->set_n_critic(1);
+  if (!t->has_lr_generator()) t->set_lr_generator(2e-4);
+  if (!t->has_lr_critic()) t->set_lr_critic(2e-4);
+  if (!t->has_beta1()) t->set_beta1(0.5);
+  if (!t->has_beta2()) t->set_beta2(0.9);
+  if (!t->has_gp_lambda()) t->set_gp_lambda(10.0);
+  if (!t->has_seed()) t->set_seed(1);
+  if (!t->has_threads()) t->set_threads(2);
+  if (!t->has_log_every()) t->set_log_every(50);
+  // The weight average measures better on every fidelity measure (docs/decisions/defaults.md);
+  // 0 publishes the last iterate.
+  if (!t->has_generator_average_decay()) t->set_generator_average_decay(0.999);
+  // The reverse KL pushes G's mass out of cells the released marginals leave (nearly)
+  // empty (docs/decisions/defaults.md); it acts only where the marginal loss is on.
+  if (!t->has_marginal_reverse_weight()) t->set_marginal_reverse_weight(1.0);
+  if (!t->has_marginal_position_bins()) t->set_marginal_position_bins(4);
+  if (!t->has_label_pair_weight()) t->set_label_pair_weight(t->marginal_weight());
+  RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
+  RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
+  RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
+  RETURN_IF_ERROR(Positive("training.lr_critic", t->lr_critic()));
+  RETURN_IF_ERROR(Positive("training.threads", t->threads()));
+  RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
+  if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
+  if (!(t->generator_average_decay() >= 0 && t->generator_average_decay() < 1)) {
+    return absl::InvalidArgumentError("training.generator_average_decay must be in [0, 1)");
+  }
+  if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
+  if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
+    return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
+  }
+  if (!(t->cross_party_independence_weight() >= 0 && std::isfinite(t->cross_party_independence_weight()))) {
+    return absl::InvalidArgumentError("training.cross_party_independence_weight must be a finite number >= 0");
+  }
+  if (!(t->label_pair_weight() >= 0 && std::isfinite(t->label_pair_weight()))) {
+    return absl::InvalidArgumentError("training.label_pair_weight must be a finite number >= 0");
+  }
+  if (!(t->marginal_reverse_weight() >= 0 && std::isfinite(t->marginal_reverse_weight()))) {
+    return absl::InvalidArgumentError("training.marginal_reverse_weight must be a finite number >= 0");
+  }
+  if (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64) {
+    return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
+  }
+  if (t->marginal_pair_cells() < 0 || t->marginal_pair_cells() > 4096) {
+    return absl::InvalidArgumentError("training.marginal_pair_cells must be in [0, 4096]");
+  }
+  if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
+    return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
+// the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
+double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
+
+}  // namespace
+
+absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
+  // strict protects everything that leaves a party (docs/privacy.md); it is the default.
+  if (!p->has_mode()) p->set_mode("strict");
+  if (!p->has_delta()) p->set_delta(1e-5);
+  if (!p->has_clip_norm()) p->set_clip_norm(1.0);
+  if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
+  if (!p->has_conversion()) p->set_conversion("improved");
+  const std::string& mode = p->mode();
+  if (mode != "none" && mode != "dpsgd" && mode != "strict" && mode != "vflgan" &&
+      mode != "gswgan" && mode != "pate") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
+  }
+  RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
+  if (mode != "none" && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
+  if ((mode == "dpsgd" || mode == "strict") && !p->has_label_budget_share()) {
+    p->set_label_budget_share(DefaultLabelBudgetShare(mode));
+  }
+  if (mode == "dpsgd" && !p->has_shared_critic_budget_share()) {
+    p->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
+  }
+  if (p->conversion() != "improved" && p->conversion() != "classic") {
+    return absl::InvalidArgumentError("privacy.conversion must be 'improved' or 'classic'");
+  }
+  if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
+  RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
+  RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
+  if (p->has_noise_multiplier()) RETURN_IF_ERROR(Positive("privacy.noise_multiplier", p->noise_multiplier()));
+  if (mode != "none" && !p->has_epsilon() && !p->has_noise_multiplier()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.mode '", mode, "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
+  }
+  if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
+  if (p->has_marginal_noise_multiplier()) {
+    RETURN_IF_ERROR(Positive("privacy.marginal_noise_multiplier", p->marginal_noise_multiplier()));
+    if (!std::isfinite(p->marginal_noise_multiplier())) {
+      return absl::InvalidArgumentError("privacy.marginal_noise_multiplier must be finite");
+    }
+  }
+  if (p->has_marginal_budget_share() && !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
+    return absl::InvalidArgumentError("privacy.marginal_budget_share must be in (0, 1)");
+  }
+  if (p->has_label_epsilon() && !(p->label_epsilon() > 0 && std::isfinite(p->label_epsilon()))) {
+    return absl::InvalidArgumentError("privacy.label_epsilon must be finite and > 0");
+  }
+  if (p->has_label_budget_share() && !(p->label_budget_share() > 0 && p->label_budget_share() < 1)) {
+    return absl::InvalidArgumentError("privacy.label_budget_share must be in (0, 1)");
+  }
+  if (p->has_shared_critic_budget_share()) {
+    if (mode != "dpsgd") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "privacy.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '", mode, "'"));
+    }
+    if (!(p->shared_critic_budget_share() > 0 && p->shared_critic_budget_share() < 1)) {
+      return absl::InvalidArgumentError("privacy.shared_critic_budget_share must be in (0, 1)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
+  MarginalOptions options;
+  options.position_bins = training.marginal_position_bins();
+  options.pair_cells = training.marginal_pair_cells();
+  return options;
+}
+
+namespace {
+
+// zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
+// the one-off releases' shares only; the run's ε is still composed exactly from RDP
+// (run_accounting.h).
+double BudgetRho(const v1::PrivacyConfig& privacy) {
+  const double log_inverse_delta = std::log(1.0 / privacy.delta());
+  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  return root * root;
+}
+
+}  // namespace
+
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties) {
+  if (training.marginal_weight() <= 0) return 0;
+  if (privacy.has_marginal_noise_multiplier()) return privacy.marginal_noise_multiplier();
+  if (!privacy.has_epsilon() || parties < 1) return 30.0;
+  // With label pairs the K - 1 parties without the label release their tables too.
+  const int releases = parties + (training.label_column().empty() ? 0 : parties - 1);
+  return std::sqrt(releases / (2.0 * privacy.marginal_budget_share() * BudgetRho(privacy)));
+}
+
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+  if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
+  if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
+  if (privacy.has_label_epsilon()) return privacy.label_epsilon();
+  if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
+  const double share = privacy.label_budget_share();
+  const double rho = BudgetRho(privacy);
+  // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
+  const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
+  return privacy::RandomizedResponseEpsilonForRdp(order * share * rho, order);
+}
+
+void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model) {
+  if (!model->has_conditioned_column()) model->set_conditioned_column(training.label_column());
+}
+
+std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                           const v1::PrivacyConfig& privacy) {
+  // threads stay in: a different reduction split changes the last bits of a replay.
+  v1::TrainingConfig t = training;
+  t.clear_log_every();
+  v1::PrivacyConfig p = privacy;
+  p.clear_ledger();
+  return Sha256Builder()
+      .Add(model.SerializeAsString())
+      .Add(t.SerializeAsString())
+      .Add(p.SerializeAsString())
+      .Hex();
+}
+
+std::string ResolvePath(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute() || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::TrainingConfig& training,
+                                 v1::OutputConfig* output) {
+  if (output->rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
+  output->set_synthetic_csv(ResolvePath(base_dir, output->synthetic_csv()));
+  if (output->label_column().empty()) output->set_label_column(training.label_column());
+  if (!output->has_label_temperature()) {
+    output->set_label_temperature(output->label_column().empty() ? 1.0 : kDefaultLabelTemperature);
+  }
+  const double t = output->label_temperature();
+  if (!(t > 0 && t <= 10)) {
+    return absl::InvalidArgumentError(absl::StrCat("output.label_temperature must be in (0, 10], got ", t));
+  }
+  if (t != 1 && output->label_column().empty()) {
+    return absl::InvalidArgumentError(
+        "output.label_temperature needs output.label_column (the categorical column it applies to)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* c) {
+  if (c->parties_size() == 0) return absl::InvalidArgumentError("config lists no parties");
+  absl::flat_hash_set<std::string> names;
+  for (v1::PartyDataConfig& party : *c->mutable_parties()) {
+    if (party.name().empty() || !names.insert(party.name()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party name '", party.name(), "' is empty or used twice"));
+    }
+    if (party.data().empty() || party.schema().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party '", party.name(), "' needs both 'data' and 'schema'"));
+    }
+    party.set_data(ResolvePath(base_dir, party.data()));
+    party.set_schema(ResolvePath(base_dir, party.schema()));
+  }
+  if (c->run_id().empty()) c->set_run_id("local");
+  if (!c->has_sampling_secret()) c->set_sampling_secret("vfsynth-reference-sampling-secret");
+  if (!c->has_alignment_key()) c->set_alignment_key("vfsynth-reference-alignment-key");
+  if (c->sampling_secret().empty() || c->alignment_key().empty()) {
+    return absl::InvalidArgumentError("sampling_secret and alignment_key must not be empty");
+  }
+  RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
+  RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  v1::PrivacyConfig none;  // the reference trainer trains as the daemons do in mode none
+  none.set_mode("none");
+  ResolveModeDefaults(none, c->mutable_training());
+  RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  ResolveConditionedColumn(c->training(), c->mutable_model());
+  return CheckPack(c->model(), c->training());
+}
+
+namespace {
+
+// Loads a JSON config and resolves it relative to its own directory; errors name the file.
+template <typename Config>
+absl::StatusOr<Config> LoadConfig(const std::string& path,
+                                  absl::Status (*resolve)(const std::string&, Config*)) {
+  Config config;
+  RETURN_IF_ERROR(LoadJsonFile(path, &config));
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  absl::Status status = resolve(base_dir, &config);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
+  return config;
+}
+
+void ResolveTls(const std::string& base_dir, v1::TlsConfig* tls) {
+  tls->set_ca(ResolvePath(base_dir, tls->ca()));
+  tls->set_cert(ResolvePath(base_dir, tls->cert()));
+  tls->set_key(ResolvePath(base_dir, tls->key()));
+}
+
+absl::Status CheckTls(bool plaintext, const v1::TlsConfig& tls) {
+  if (plaintext) return absl::OkStatus();
+  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
+    return absl::InvalidArgumentError(
+        "tls.ca, tls.cert and tls.key are required (plaintext is for loopback tests only)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
+  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
+}
+
+void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
+  // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
+  // them as G's target raises every fidelity measure (docs/decisions/defaults.md).
+  if (!training->has_marginal_weight()) training->set_marginal_weight(1.0);
+  if (training->marginal_weight() <= 0) return;
+  // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
+  if (!training->has_marginal_pair_cells()) training->set_marginal_pair_cells(120);
+  if (prior && !training->has_cross_party_independence_weight()) {
+    training->set_cross_party_independence_weight(training->marginal_weight());
+  }
+}
+
+void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
+  const std::string& mode = privacy.mode();
+  // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
+  if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
+  if (mode == "dpsgd" || mode == "strict") {
+    // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
+    // trunk then couples the parties' columns worse than independence would (the most
+    // frequent values with each other): the prior at the marginal loss's weight keeps
+    // pair trends above independent sampling. It also removes the dependence D_s does
+    // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
+    // (per-row noised features), the coupling stays wrong. With label pairs the release
+    // carries the label's dependence, so the prior (which then leaves the label out)
+    // is on again. Evidence: docs/decisions/defaults.md.
+    const bool dpsgd_conveys_dependence = mode == "dpsgd" && privacy.has_epsilon() &&
+                                          privacy.epsilon() >= kDpsgdDependenceEpsilon &&
+                                          t->label_column().empty();
+    SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
+    // Without the prior D_s needs the critic steps.
+    if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
+  }
+}
+
+absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
+  if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
+  if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
+  if (!c->has_plaintext()) c->set_plaintext(false);
+  if (!c->has_round_timeout_seconds()) c->set_round_timeout_seconds(60);
+  if (!c->has_join_timeout_seconds()) c->set_join_timeout_seconds(300);
+  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir("checkpoint");
+  if (!c->has_checkpoint_every()) c->set_checkpoint_every(1);
+  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
+  if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
+  absl::flat_hash_set<std::string> names;
+  for (const std::string& name : c->parties()) {
+    if (name.empty() || !names.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("party name '", name, "' is empty or used twice"));
+    }
+  }
+  RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("checkpoint_every", c->checkpoint_every()));
+  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
+  if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
+    return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
+  }
+  ResolveTls(base_dir, c->mutable_tls());
+  RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
+  RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
+  RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
+  ResolveModeDefaults(c->privacy(), c->mutable_training());
+  const std::string& mode = c->privacy().mode();
+  RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
+  ResolveConditionedColumn(c->training(), c->mutable_model());
+  RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
+  if (!c->training().label_column().empty()) {
+    // The release is a DP mechanism; without DP the labels would leave their holder raw.
+    if (mode != "dpsgd" && mode != "strict") {
+      return absl::InvalidArgumentError(absl::StrCat("training.label_column needs privacy.mode 'dpsgd' or 'strict', not '",
+                                                     mode, "'"));
+    }
+    if (c->training().marginal_weight() <= 0) {
+      return absl::InvalidArgumentError(
+          "training.label_column needs the marginal release (training.marginal_weight > 0): the label pairs are "
+          "part of it");
+    }
+  }
+  // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
+  // example: its per-example gradients and clipping are not defined for packed rows.
+  if (c->model().pack() > 1 && c->privacy().mode() == "dpsgd") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.pack ", c->model().pack(),
+        " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
+        "set model.pack to 1"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {
+  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig);
+}
+
+absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c) {
+  if (c->name().empty()) return absl::InvalidArgumentError("name is required");
+  if (c->curator().empty()) return absl::InvalidArgumentError("curator address is required");
+  if (c->data().empty() || c->schema().empty() || c->secrets().empty()) {
+    return absl::InvalidArgumentError("data, schema and secrets are required");
+  }
+  if (!c->has_plaintext()) c->set_plaintext(false);
+  if (!c->has_threads()) c->set_threads(1);
+  if (!c->has_skip_bad_rows()) c->set_skip_bad_rows(false);
+  if (!c->has_connect_timeout_seconds()) c->set_connect_timeout_seconds(60);
+  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
+  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
+  RETURN_IF_ERROR(Positive("threads", c->threads()));
+  RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
+  RETURN_IF_ERROR(Positive("connect_timeout_seconds", c->connect_timeout_seconds()));
+  if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
+    return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
+  }
+  c->set_data(ResolvePath(base_dir, c->data()));
+  c->set_schema(ResolvePath(base_dir, c->schema()));
+  c->set_secrets(ResolvePath(base_dir, c->secrets()));
+  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir(c->data() + ".checkpoint");
+  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
+  ResolveTls(base_dir, c->mutable_tls());
+  RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
+  if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
+  c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
+  return CheckTls(c->plaintext(), c->tls());
+}
+
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path) {
+  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig);
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,94 @@
+#ifndef VFSYNTH_COMMON_CONFIG_CONFIG_H_
+#define VFSYNTH_COMMON_CONFIG_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// Fills every unset field with its documented default (docs/configuration.md) and
+// rejects values that cannot work (non-positive sizes, rates, unknown names).
+absl::Status ResolveModelConfig(v1::ModelConfig* model);
+absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
+
+// Publication settings: output.rows >= 0, synthetic_csv relative to `base_dir`,
+// label_column defaulted from `training`, label_temperature's default and range.
+absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::TrainingConfig& training,
+                                 v1::OutputConfig* output);
+
+// Default output.label_temperature when the table has a label column (docs/decisions/defaults.md).
+inline constexpr double kDefaultLabelTemperature = 0.5;
+
+// Loads `vfsynth train-local`'s config: JSON, defaults applied, validated; relative
+// data/schema/output paths are taken relative to the config file's directory.
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
+absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
+
+// Privacy settings: defaults (mode strict, δ 1e-5, C = C_f = 1, improved conversion),
+// validation; epsilon is required unless mode is none.
+absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
+
+// The marginal release's noise multiplier for a run of `parties` parties:
+// privacy.marginal_noise_multiplier if set, else the one that gives the K releases
+// privacy.marginal_budget_share of the budget's zCDP ρ, else (no epsilon) 30.
+// 0 when training.marginal_weight is 0: no release.
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties);
+// With training.label_column (dpsgd or strict, marginal release on): the ε of the label
+// release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
+// α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
+// privacy.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
+// 0 without label pairs. The run's calibration composes the release's exact RDP curve,
+// so the share only divides the budget.
+inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
+// dpsgd's default privacy.shared_critic_budget_share, the share measured best
+// (docs/decisions/defaults.md). The field stays unset (0) in other modes: no split.
+inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
+// model.conditioned_column defaults to training.label_column ("": no conditioned head).
+void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model);
+// What a party's marginal release covers (MarginalTarget).
+struct MarginalOptions {
+  // Parts each declared bin with a within-bin position is split into (1: the bins only).
+  int position_bins = 1;
+  // Within-party pairs of one-hot blocks whose joint table has at most this many cells
+  // get a 2-way histogram too (0: 1-way histograms only).
+  int pair_cells = 0;
+};
+// training.marginal_position_bins and training.marginal_pair_cells.
+MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
+
+// The marginal release as dpsgd and strict run it by default (without DP it does not
+// help, so the other modes keep their papers' designs): marginal weight 1 and
+// within-party pairs, each only where unset, and with `prior` the cross-party
+// independence prior at the marginal weight. Nothing with an explicit weight of 0.
+void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
+
+// The training defaults that depend on the privacy mode (rounds, the marginal release,
+// the cross-party prior), one place for every entry point: the curator with its
+// privacy block, `vfsynth train-local` (the reference trainer) as mode none.
+void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
+
+// Daemon configs: defaults, validation, paths relative to the config file.
+absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);
+absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* config);
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
+
+inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
+
+// SHA-256 of the resolved settings a checkpoint's state depends on (model, training
+// without log_every, privacy without the ledger path): resuming under other settings is
+// refused.
+std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
+                           const v1::PrivacyConfig& privacy);
+
+// `path` if absolute, else base_dir/path.
+std::string ResolvePath(const std::string& base_dir, const std::string& path);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_CONFIG_CONFIG_H_

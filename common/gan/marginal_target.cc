@@ -1,0 +1,219 @@
+#include "common/gan/marginal_target.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/privacy/random_tensors.h"
+
+namespace vfsynth {
+
+torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total) {
+  // The shift τ: with the counts sorted descending, the largest j whose count stays
+  // positive after subtracting (sum of the top j − total) / j (Duchi et al. 2008).
+  const torch::Tensor sorted = std::get<0>(counts.sort(/*dim=*/0, /*descending=*/true));
+  const torch::Tensor ranks = torch::arange(1, counts.size(0) + 1, counts.options());
+  const torch::Tensor shifts = (sorted.cumsum(0) - total) / ranks;
+  const int64_t kept = (sorted - shifts > 0).nonzero().max().item<int64_t>();
+  return (counts - shifts[kept]).clamp_min(0);
+}
+
+std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks) {
+  std::vector<OutputBlock> one_hot;
+  for (const OutputBlock& block : blocks) {
+    if (block.kind == BlockKind::kSoftmax) one_hot.push_back(block);
+  }
+  return one_hot;
+}
+
+namespace {
+
+absl::Status CheckBlocksFit(const std::vector<OutputBlock>& blocks, int64_t columns) {
+  for (const OutputBlock& block : blocks) {
+    const bool fits = block.offset >= 0 && block.width >= 1 && block.offset + block.width <= columns &&
+                      block.position_offset < columns && block.position_slots <= block.width;
+    if (!fits) {
+      return absl::InvalidArgumentError(absl::StrCat("one-hot block at column ", block.offset, " (width ",
+                                                     block.width, ") does not fit ", columns, " columns"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A refined block's cells: each bin slot times each position part (rows x slots x parts,
+// flattened), then the slots without a position (missing) as they are.
+torch::Tensor RefineByPosition(const torch::Tensor& one_hot, const torch::Tensor& parts, const OutputBlock& block) {
+  const int64_t slots = block.position_slots;
+  const torch::Tensor refined =
+      (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1)).reshape({one_hot.size(0), -1});
+  return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
+}
+
+// Within-party pairs of one-hot blocks with at most `pair_cells` joint cells, in order.
+std::vector<std::pair<int, int>> SelectPairs(const std::vector<OutputBlock>& blocks, int pair_cells) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
+    for (int j = i + 1; j < static_cast<int>(blocks.size()); ++j) {
+      if (static_cast<int64_t>(blocks[i].width) * blocks[j].width <= pair_cells) pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs, int position_bins,
+                               torch::Tensor probabilities)
+    : blocks_(std::move(blocks)),
+      pairs_(std::move(pairs)),
+      position_bins_(position_bins),
+      probabilities_(std::move(probabilities)) {}
+
+int64_t MarginalTarget::Cells(const OutputBlock& block) const {
+  if (position_bins_ <= 1 || block.position_offset < 0) return block.width;
+  return static_cast<int64_t>(block.position_slots) * position_bins_ + (block.width - block.position_slots);
+}
+
+std::vector<int64_t> MarginalTarget::HistogramSizes() const {
+  std::vector<int64_t> sizes;
+  if (one_way_) {
+    for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
+  }
+  for (const auto& [a, b] : pairs_) sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
+  return sizes;
+}
+
+torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table, const OutputBlock& block) const {
+  const torch::Tensor one_hot = table.narrow(1, block.offset, block.width).to(torch::kDouble);
+  if (Cells(block) == block.width) return one_hot;
+  const torch::Tensor position = table.select(1, block.position_offset).to(torch::kDouble);
+  const torch::Tensor part =
+      ((position + 1) * 0.5 * position_bins_).floor().clamp(0, position_bins_ - 1).to(torch::kLong);
+  return RefineByPosition(one_hot, torch::one_hot(part, position_bins_).to(torch::kDouble), block);
+}
+
+torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const OutputBlock& block) const {
+  const torch::Tensor one_hot = slice.narrow(1, block.offset, block.width);
+  if (Cells(block) == block.width) return one_hot;
+  const int64_t rows = slice.size(0);
+  // Membership of part s: σ((x − e_s)/h) − σ((x − e_{s+1})/h) over the inner edges e_s,
+  // with σ = 1 below the first part and 0 above the last: the parts sum to 1 per row.
+  const double width = 2.0 / position_bins_;
+  const torch::Tensor edges = torch::arange(1, position_bins_, slice.options()) * width - 1.0;
+  const torch::Tensor position = slice.narrow(1, block.position_offset, 1);
+  const torch::Tensor above = torch::sigmoid((position - edges) / (0.1 * width));
+  const torch::Tensor lower = torch::cat({torch::ones({rows, 1}, slice.options()), above}, 1);
+  const torch::Tensor upper = torch::cat({above, torch::zeros({rows, 1}, slice.options())}, 1);
+  return RefineByPosition(one_hot, lower - upper, block);
+}
+
+std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows, bool hard) const {
+  std::vector<torch::Tensor> histograms;
+  if (one_way_) {
+    for (const OutputBlock& block : blocks_) {
+      histograms.push_back(hard ? HardCells(rows, block).sum(0) : SoftCells(rows, block).mean(0));
+    }
+  }
+  // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
+  // blocks' one-hot (relaxed) rows.
+  for (const auto& [a, b] : pairs_) {
+    torch::Tensor left = rows.narrow(1, blocks_[a].offset, blocks_[a].width);
+    torch::Tensor right = rows.narrow(1, blocks_[b].offset, blocks_[b].width);
+    if (hard) {
+      left = left.to(torch::kDouble);
+      right = right.to(torch::kDouble);
+    }
+    const torch::Tensor joint = left.t().mm(right).reshape({-1});
+    histograms.push_back(hard ? joint : joint / static_cast<double>(rows.size(0)));
+  }
+  return histograms;
+}
+
+absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& table,
+                                                         const std::vector<OutputBlock>& blocks,
+                                                         const MarginalOptions& options, double noise_multiplier,
+                                                         SecureRandom* noise) {
+  const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
+  if (table.dim() != 2 || table.size(0) < 1) {
+    return absl::InvalidArgumentError("marginals need a non-empty 2-D table");
+  }
+  if (options.position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
+  if (options.pair_cells < 0) return absl::InvalidArgumentError("pair_cells must be >= 0");
+  RETURN_IF_ERROR(CheckBlocksFit(one_hot, table.size(1)));
+  if (noise != nullptr && !(noise_multiplier > 0 && std::isfinite(noise_multiplier))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("marginal noise multiplier must be finite and > 0, got ", noise_multiplier));
+  }
+  const MarginalTarget shape(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins,
+                             torch::Tensor());
+  std::vector<torch::Tensor> histograms = shape.Histograms(table, /*hard=*/true);
+  const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
+  const double rows = static_cast<double>(table.size(0));
+  for (torch::Tensor& counts : histograms) {
+    if (noise != nullptr) {
+      counts = counts + GaussianTensor(*noise, counts.sizes(), noise_multiplier * sensitivity);
+    }
+    counts = ProjectToTotal(counts, rows) / rows;
+  }
+  return MarginalTarget(shape.blocks_, shape.pairs_, options.position_bins,
+                        histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
+}
+
+absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(std::vector<OutputBlock> blocks,
+                                                                     std::vector<std::pair<int, int>> pairs,
+                                                                     const torch::Tensor& probabilities) {
+  for (const auto& [a, b] : pairs) {
+    const int n = static_cast<int>(blocks.size());
+    if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
+      return absl::InvalidArgumentError(absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
+    }
+  }
+  MarginalTarget shape(std::move(blocks), std::move(pairs), 1, torch::Tensor());
+  shape.one_way_ = false;
+  return shape.WithProbabilities(probabilities);
+}
+
+absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Tensor& probabilities) const {
+  const std::vector<int64_t> sizes = HistogramSizes();
+  int64_t cells = 0;
+  for (const int64_t size : sizes) cells += size;
+  if (probabilities.dim() != 1 || probabilities.size(0) != cells) {
+    return absl::InvalidArgumentError(absl::StrCat("saved marginals have ", probabilities.numel(),
+                                                   " values; this party's marginal histograms need ", cells));
+  }
+  const torch::Tensor p = probabilities.to(torch::kDouble);
+  int64_t at = 0;
+  for (const int64_t size : sizes) {
+    const torch::Tensor part = p.narrow(0, at, size);
+    at += size;
+    const bool valid = part.isfinite().all().item<bool>() && part.min().item<double>() >= 0 &&
+                       std::abs(part.sum().item<double>() - 1.0) < 1e-6;
+    if (!valid) return absl::InvalidArgumentError("saved marginals are not probability vectors");
+  }
+  MarginalTarget target(blocks_, pairs_, position_bins_, p.clone());
+  target.one_way_ = one_way_;
+  return target;
+}
+
+torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice, double reverse_weight) const {
+  torch::Tensor loss = torch::zeros({}, slice.options());
+  int64_t at = 0;
+  for (const torch::Tensor& histogram : Histograms(slice, /*hard=*/false)) {
+    const int64_t cells = histogram.size(0);
+    const torch::Tensor target = probabilities_.narrow(0, at, cells).to(slice.scalar_type());
+    at += cells;
+    // The floor keeps log finite where a cell's batch mean underflows; where the target
+    // is 0 the term is 0 either way.
+    const torch::Tensor batch = histogram.clamp_min(1e-12);
+    loss = loss + (torch::xlogy(target, target) - target * torch::log(batch)).sum();
+    if (reverse_weight > 0) {
+      const double scale = 1.0 / (1.0 + kReverseFloor * static_cast<double>(cells));
+      const torch::Tensor smoothed_batch = (histogram + kReverseFloor) * scale;
+      const torch::Tensor smoothed_target = (target + kReverseFloor) * scale;
+      loss = loss + reverse_weight * (smoothed_batch * (torch::log(smoothed_batch) - torch::log(smoothed_target))).sum();
+    }
+  }
+  return loss;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,320 @@
+#include "common/privacy/privacy_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/config/config.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/message.h"
+
+namespace vfsynth {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// How the run protects a person against an observer.
+enum class Protection { kAmplified, kAgainstParties, kNotDp };
+
+struct ObserverView {
+  Protection protection;
+  const char* not_dp = "";
+};
+
+ObserverView ViewOf(privacy::Mode mode, Observer observer) {
+  const bool sees_batches = observer == Observer::kOtherParty || observer == Observer::kCuratorWithParty;
+  switch (mode) {
+    case privacy::Mode::kNone:
+      return {Protection::kNotDp, "mode none: no differential privacy"};
+    case privacy::Mode::kVflgan:
+      return {Protection::kNotDp,
+              "vflgan noises only the feature nets' first layers; the rest of every critic sees real "
+              "features un-noised"};
+    case privacy::Mode::kDpsgd:
+      if (observer == Observer::kPublished) return {Protection::kAmplified};
+      if (observer == Observer::kCurator) return {Protection::kNotDp, "dpsgd sends real-row features to the curator un-noised"};
+      return {Protection::kNotDp,
+              "dpsgd sends the curator real-row features un-noised and the parties per-record gradients "
+              "computed from them"};
+    case privacy::Mode::kStrict:
+    case privacy::Mode::kGswgan:
+    case privacy::Mode::kPate:
+      return {sees_batches ? Protection::kAgainstParties : Protection::kAmplified};
+  }
+  return {Protection::kNotDp, "unknown mode"};
+}
+
+absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, privacy::Mode mode,
+                                                  Observer observer, int64_t rounds) {
+  const ObserverView view = ViewOf(mode, observer);
+  if (view.protection == Protection::kNotDp) return std::nullopt;
+  if (rounds == 0) return 0.0;
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
+                   privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds,
+                                       view.protection == Protection::kAmplified ? privacy::View::kJoint
+                                                                                 : privacy::View::kAgainstParties,
+                                       plan.privacy().delta(), conversion));
+  return epsilon.epsilon;
+}
+
+std::string Number(double value) { return absl::StrFormat("%.10g", value); }
+
+std::string ScalarText(const Message& message, const FieldDescriptor* field, int index) {
+  const Reflection* r = message.GetReflection();
+  const bool repeated = field->is_repeated();
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return absl::StrFormat("%.17g", repeated ? r->GetRepeatedDouble(message, field, index) : r->GetDouble(message, field));
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return absl::StrFormat("%.9g", repeated ? r->GetRepeatedFloat(message, field, index) : r->GetFloat(message, field));
+    case FieldDescriptor::CPPTYPE_INT32:
+      return absl::StrCat(repeated ? r->GetRepeatedInt32(message, field, index) : r->GetInt32(message, field));
+    case FieldDescriptor::CPPTYPE_INT64:
+      return absl::StrCat(repeated ? r->GetRepeatedInt64(message, field, index) : r->GetInt64(message, field));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return absl::StrCat(repeated ? r->GetRepeatedUInt32(message, field, index) : r->GetUInt32(message, field));
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return absl::StrCat(repeated ? r->GetRepeatedUInt64(message, field, index) : r->GetUInt64(message, field));
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return (repeated ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field)) ? "true" : "false";
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return (repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))->name();
+    case FieldDescriptor::CPPTYPE_STRING:
+      return absl::StrCat("'", repeated ? r->GetRepeatedString(message, field, index) : r->GetString(message, field),
+                          "'");
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return "(message)";
+}
+
+// Doubles print with as many digits as tell the two apart.
+void ShortenNumbers(std::string* ours, std::string* theirs) {
+  double a = 0, b = 0;
+  if (std::sscanf(ours->c_str(), "%lf", &a) != 1 || std::sscanf(theirs->c_str(), "%lf", &b) != 1) return;
+  if (Number(a) != Number(b)) {
+    *ours = Number(a);
+    *theirs = Number(b);
+  }
+}
+
+struct Difference {
+  std::string path;
+  std::string ours;
+  std::string theirs;
+};
+
+std::optional<Difference> FirstDifference(const Message& ours, const Message& theirs, const std::string& prefix) {
+  const google::protobuf::Descriptor* descriptor = ours.GetDescriptor();
+  const Reflection* r = ours.GetReflection();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor* field = descriptor->field(i);
+    const std::string path = absl::StrCat(prefix, field->name());
+    const bool message = field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
+    if (field->is_repeated()) {
+      const int n = r->FieldSize(ours, field);
+      const int m = r->FieldSize(theirs, field);
+      for (int j = 0; j < std::min(n, m); ++j) {
+        const std::string item = absl::StrCat(path, "[", j, "]");
+        if (message) {
+          auto difference =
+              FirstDifference(r->GetRepeatedMessage(ours, field, j), r->GetRepeatedMessage(theirs, field, j), item + ".");
+          if (difference.has_value()) return difference;
+        } else if (ScalarText(ours, field, j) != ScalarText(theirs, field, j)) {
+          return Difference{item, ScalarText(ours, field, j), ScalarText(theirs, field, j)};
+        }
+      }
+      if (n != m) return Difference{path, absl::StrCat(n, " entries"), absl::StrCat(m, " entries")};
+      continue;
+    }
+    const bool has_ours = !field->has_presence() || r->HasField(ours, field);
+    const bool has_theirs = !field->has_presence() || r->HasField(theirs, field);
+    if (has_ours != has_theirs) {
+      return Difference{path, has_ours ? (message ? "set" : ScalarText(ours, field, -1)) : "unset",
+                        has_theirs ? (message ? "set" : ScalarText(theirs, field, -1)) : "unset"};
+    }
+    if (!has_ours) continue;
+    if (message) {
+      auto difference = FirstDifference(r->GetMessage(ours, field), r->GetMessage(theirs, field), path + ".");
+      if (difference.has_value()) return difference;
+    } else if (ScalarText(ours, field, -1) != ScalarText(theirs, field, -1)) {
+      return Difference{path, ScalarText(ours, field, -1), ScalarText(theirs, field, -1)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ObserverName(Observer observer) {
+  switch (observer) {
+    case Observer::kPublished:
+      return "published";
+    case Observer::kCurator:
+      return "curator";
+    case Observer::kOtherParty:
+      return "other_party";
+    case Observer::kCuratorWithParty:
+      return "curator_with_party";
+  }
+  return "unknown";
+}
+
+privacy::RunShape PlanShape(const v1::PrivacyPlan& plan) {
+  privacy::RunShape shape;
+  shape.parties = plan.parties();
+  shape.records = plan.records();
+  shape.batch_size = plan.batch_size();
+  shape.n_critic = plan.n_critic();
+  shape.critic_steps = plan.rounds() * plan.n_critic();
+  const v1::EnsembleConfig& ensemble = plan.privacy().ensemble();
+  shape.ensemble = privacy::MakeEnsembleShape(plan.privacy().mode(), ensemble.shards(), ensemble.vote_aggregation(),
+                                              ensemble.projection_dim());
+  shape.marginal_noise_multiplier = plan.marginal_noise_multiplier();
+  shape.label_epsilon = plan.label_epsilon();
+  shape.shared_critic_share = plan.privacy().shared_critic_budget_share();
+  return shape;
+}
+
+absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& privacy,
+                                                   const v1::TrainingConfig& training, int parties,
+                                                   int64_t records) {
+  if (parties < 1 || records < training.batch_size() || training.batch_size() < 1) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot plan privacy for ", parties, " parties, ", records,
+                                                      " records and batch size ", training.batch_size()));
+  }
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(privacy.mode()));
+  v1::PrivacyPlan plan;
+  *plan.mutable_privacy() = privacy;
+  plan.mutable_privacy()->clear_ledger();
+  plan.set_parties(parties);
+  plan.set_records(records);
+  plan.set_batch_size(training.batch_size());
+  plan.set_rounds(training.rounds());
+  plan.set_n_critic(training.n_critic());
+  plan.set_label_column(training.label_column());
+  if (mode != privacy::Mode::kNone) {
+    plan.set_marginal_noise_multiplier(MarginalNoiseMultiplier(privacy, training, parties));
+    plan.set_label_epsilon(LabelEpsilon(privacy, training));
+    const privacy::RunShape shape = PlanShape(plan);
+    double z = privacy.noise_multiplier();
+    if (!privacy.has_noise_multiplier()) {
+      ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(privacy.conversion()));
+      ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, privacy.epsilon(), privacy.delta(), conversion, shape));
+    }
+    const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
+    plan.set_noise_multiplier(z);
+    plan.set_party_noise_multiplier(split.party);
+    if (mode == privacy::Mode::kDpsgd) plan.set_shared_critic_noise_multiplier(split.shared_critic);
+  }
+  for (Observer observer : kObservers) {
+    v1::ObserverGuarantee* guarantee = plan.add_guarantees();
+    guarantee->set_observer(ObserverName(observer));
+    ASSIGN_OR_RETURN(const std::optional<double> epsilon, ViewEpsilon(plan, mode, observer, plan.rounds()));
+    if (epsilon.has_value()) {
+      guarantee->set_epsilon_planned(*epsilon);
+    } else {
+      guarantee->set_not_dp(ViewOf(mode, observer).not_dp);
+    }
+  }
+  return plan;
+}
+
+const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer observer) {
+  return plan.guarantees(static_cast<int>(observer));
+}
+
+absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(plan.privacy().mode()));
+  return ViewEpsilon(plan, mode, observer, rounds);
+}
+
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
+  if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+  if (rounds == 0) return 0.0;
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(plan.privacy().mode()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
+                   privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds, privacy::View::kParty,
+                                       plan.privacy().delta(), conversion));
+  return epsilon.epsilon;
+}
+
+absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {
+  const v1::PrivacyConfig& p = plan.privacy();
+  const v1::ObserverGuarantee& published = Guarantee(plan, Observer::kPublished);
+  // Relative slack: a calibrated z lands on the budget up to the calibrator's tolerance.
+  constexpr double kSlack = 1 + 1e-6;
+  if (p.has_epsilon() && published.has_epsilon_planned() && published.epsilon_planned() > p.epsilon() * kSlack) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the run would spend joint epsilon ", published.epsilon_planned(), " > privacy.epsilon ", p.epsilon(),
+        " (raise privacy.noise_multiplier, or lower rounds or batch_size)"));
+  }
+  if (!p.has_epsilon_budget_against_parties()) return absl::OkStatus();
+  const v1::ObserverGuarantee& parties = Guarantee(plan, Observer::kOtherParty);
+  if (!parties.has_epsilon_planned()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy.epsilon_budget_against_parties is ", p.epsilon_budget_against_parties(), " but mode '", p.mode(),
+        "' gives no guarantee against other parties (", parties.not_dp(), "): use strict, gswgan or pate"));
+  }
+  if (parties.epsilon_planned() > p.epsilon_budget_against_parties() * kSlack) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the run would spend epsilon ", parties.epsilon_planned(),
+        " against other parties (they draw the same batches, so sampling does not amplify) > "
+        "privacy.epsilon_budget_against_parties ",
+        p.epsilon_budget_against_parties(), " (lower privacy.epsilon, rounds or batch_size, or raise the budget)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string PlanDigest(const v1::PrivacyPlan& plan) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    plan.SerializeToCodedStream(&coded);
+  }
+  return Sha256Hex(bytes);
+}
+
+absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_name, const v1::PrivacyPlan& theirs,
+                           absl::string_view their_name) {
+  std::optional<Difference> difference = FirstDifference(ours, theirs, "");
+  if (!difference.has_value()) return absl::OkStatus();
+  ShortenNumbers(&difference->ours, &difference->theirs);
+  return absl::FailedPreconditionError(absl::StrCat(
+      their_name, " plans ", difference->path, " = ", difference->theirs, " but ", our_name, " plans ",
+      difference->ours, ": every daemon of a run must hold the same privacy plan (the joint epsilon assumes one)"));
+}
+
+std::string PrivacyStatementPath(const std::string& table_path) {
+  return std::filesystem::path(table_path).replace_extension(".privacy.json").string();
+}
+
+absl::Status WritePrivacyStatement(const std::string& table_path, const v1::PrivacyPlan& plan) {
+  ASSIGN_OR_RETURN(const std::string json, ToJson(plan));
+  return WriteFileAtomically(PrivacyStatementPath(table_path), json);
+}
+
+std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta) {
+  if (!guarantee.has_epsilon_planned()) return absl::StrCat(guarantee.observer(), ": not DP (", guarantee.not_dp(), ")");
+  auto epsilon = [](double value) { return absl::StrFormat("%.4g", value); };
+  std::string text = absl::StrCat(guarantee.observer(), ": epsilon ");
+  if (guarantee.has_epsilon_spent()) absl::StrAppend(&text, epsilon(guarantee.epsilon_spent()), " spent of ");
+  absl::StrAppend(&text, epsilon(guarantee.epsilon_planned()), " at delta ", absl::StrFormat("%g", delta));
+  return text;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,76 @@
+#ifndef VFSYNTH_COMMON_PRIVACY_PRIVACY_PLAN_H_
+#define VFSYNTH_COMMON_PRIVACY_PRIVACY_PLAN_H_
+
+// A run's privacy plan: the settings, noise and ε every daemon of the run must share
+// (the joint ε composes all parties' releases assuming one set of settings), and the
+// guarantee the run gives each observer (docs/privacy.md, "Who is protected").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/privacy/run_accounting.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
+
+namespace vfsynth {
+
+// Who sees what: the published G and synthetic table; the curator; another party
+// (it draws the same batches, so no amplification by sampling); the curator with one
+// party colluding (the curator's view plus the batches).
+enum class Observer { kPublished, kCurator, kOtherParty, kCuratorWithParty };
+inline constexpr Observer kObservers[] = {Observer::kPublished, Observer::kCurator, Observer::kOtherParty,
+                                          Observer::kCuratorWithParty};
+std::string ObserverName(Observer observer);  // "published", "curator", ...
+
+// The plan for `parties` parties and `records` aligned records from resolved privacy
+// and training settings: z given or calibrated to privacy.epsilon, the releases'
+// multipliers, and each observer's planned ε.
+absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& privacy,
+                                                   const v1::TrainingConfig& training, int parties,
+                                                   int64_t records);
+
+// The accountant's shape of a plan's run.
+privacy::RunShape PlanShape(const v1::PrivacyPlan& plan);
+
+// FAILED_PRECONDITION if the plan exceeds privacy.epsilon (joint, with an explicit
+// noise multiplier) or privacy.epsilon_budget_against_parties, or if that budget is set
+// in a mode that gives no guarantee against other parties.
+absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan);
+
+// SHA-256 (hex) of the plan's deterministic serialisation.
+std::string PlanDigest(const v1::PrivacyPlan& plan);
+
+// OK if `theirs` equals `ours`; else FAILED_PRECONDITION naming the first setting that
+// differs and both values, e.g. "party 'bank' plans privacy.epsilon = 5 but the curator
+// plans 10".
+absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_name,
+                           const v1::PrivacyPlan& theirs, absl::string_view their_name);
+
+// The plan's guarantee against `observer`.
+const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer observer);
+
+// ε against `observer` of the first `rounds` rounds; nullopt where the run makes no
+// DP claim against it.
+absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer,
+                                                   int64_t rounds);
+
+// A published table's privacy statement: its path with the extension replaced by
+// ".privacy.json" (synthetic.csv -> synthetic.privacy.json).
+std::string PrivacyStatementPath(const std::string& table_path);
+// Writes `plan` (JSON) atomically to PrivacyStatementPath(table_path).
+absl::Status WritePrivacyStatement(const std::string& table_path, const v1::PrivacyPlan& plan);
+
+// ε of one party's own releases in the first `rounds` rounds (every party's are
+// alike); nullopt where the run makes no DP claim.
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds);
+
+// One line per observer: "published: ε = 9.98 (δ = 1e-05)" or "other_party: not DP (…)".
+std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_PRIVACY_PRIVACY_PLAN_H_

@@ -1,0 +1,508 @@
+#include "common/config/config.h"
+#include "common/privacy/rdp.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/proto_json.h"
+#include "common/base/sha256.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+TEST(ConfigTest, DefaultsMatchDesign) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"a.csv","schema":"a.json"}]})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("/base", &config).ok());
+  EXPECT_EQ(config.model().z_dim(), 64);
+  EXPECT_EQ(config.model().feature_dim(), 128);
+  EXPECT_EQ(config.model().feature_hidden_size(), 0);  // feat_k: one Linear + LeakyReLU
+  EXPECT_EQ(config.model().shared_hidden_size(), 2);
+  EXPECT_EQ(config.model().generator_hidden_size(), 2);
+  EXPECT_EQ(config.model().pack(), 1);
+  EXPECT_EQ(config.training().n_critic(), 1);
+  EXPECT_EQ(config.training().rounds(), 10000);  // the curator's default in mode none
+  EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);
+  EXPECT_DOUBLE_EQ(config.training().lr_critic(), 2e-4);
+  EXPECT_DOUBLE_EQ(config.training().beta1(), 0.5);
+  EXPECT_EQ(config.parties(0).data(), "/base/a.csv");
+}
+
+TEST(ConfigTest, ExplicitZeroIsKeptNotDefaulted) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
+                               "training":{"gp_lambda":0,"rounds":0}})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
+  EXPECT_EQ(config.training().gp_lambda(), 0.0);
+  EXPECT_EQ(config.training().rounds(), 0);
+}
+
+TEST(ConfigTest, RejectsNonsense) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"parties":[]})", "no parties"},
+      {R"({"parties":[{"name":"a","data":"x"}]})", "'schema'"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})", "used twice"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})", "categorical_output"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":0}})", "model.pack"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":3},"training":{"batch_size":100}})",
+       "training.batch_size 100 is not a multiple of model.pack 3"},
+      // The default batch (256) is no multiple of 10 either.
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":10}})",
+       "training.batch_size 256 is not a multiple of model.pack 10"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_weight":-1}})",
+       "training.marginal_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_position_bins":0}})",
+       "training.marginal_position_bins"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_pair_cells":-1}})",
+       "training.marginal_pair_cells"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"cross_party_independence_weight":-1}})",
+       "training.cross_party_independence_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_reverse_weight":-0.5}})",
+       "training.marginal_reverse_weight must be a finite number >= 0"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_private_z":8}})",
+       "needs model.generator_towers 'per_party'"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_towers":"per_party","generator_private_z":-1}})",
+       "model.generator_private_z must be >= 0"},
+  };
+  for (const auto& [json, message] : cases) {
+    v1::LocalRunConfig config;
+    ASSERT_TRUE(ParseJsonInto(json, "c.json", &config).ok()) << json;
+    const absl::Status status = ResolveLocalRunConfig("", &config);
+    ASSERT_FALSE(status.ok()) << json;
+    EXPECT_THAT(status.message(), HasSubstr(message)) << json;
+  }
+}
+
+// Unset, the reverse KL's weight resolves to 1; an explicit 0 is the forward KL alone.
+TEST(ConfigTest, MarginalReverseWeightDefaultsToOne) {
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_EQ(training.marginal_reverse_weight(), 1.0);
+  v1::TrainingConfig forward_only;
+  forward_only.set_marginal_reverse_weight(0);
+  ASSERT_TRUE(ResolveTrainingConfig(&forward_only).ok());
+  EXPECT_TRUE(forward_only.has_marginal_reverse_weight());
+  EXPECT_EQ(forward_only.marginal_reverse_weight(), 0.0);
+}
+
+// The digest is of the resolved settings: defaults spelled out are the same run, any
+// setting that changes training is another, and the log cadence and ledger path are not
+// part of it.
+TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
+  const auto resolved = [](const std::string& training_json) {
+    v1::CuratorConfig config;
+    EXPECT_TRUE(ParseJsonInto(absl::StrCat(R"({"run_id":"r","parties":["a"],"plaintext":true,)",
+                                           R"("privacy":{"mode":"dpsgd","epsilon":10},"training":{)",
+                                           training_json, "}}"),
+                              "c.json", &config)
+                    .ok());
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
+    return config;
+  };
+  const auto digest = [](const v1::CuratorConfig& c) { return SettingsDigest(c.model(), c.training(), c.privacy()); };
+  const v1::CuratorConfig defaults = resolved(R"("label_column":"class")");
+  const v1::CuratorConfig spelled =
+      resolved(R"("label_column":"class","marginal_reverse_weight":1,"marginal_position_bins":4,"batch_size":256)");
+  EXPECT_EQ(digest(spelled), digest(defaults));
+  EXPECT_EQ(defaults.model().conditioned_column(), "class");
+  EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_reverse_weight":0)")), digest(defaults));
+  EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_weight":0.5)")), digest(defaults));
+  v1::CuratorConfig logged = defaults;
+  logged.mutable_training()->set_log_every(7);
+  logged.mutable_privacy()->set_ledger("/elsewhere.ledger");
+  EXPECT_EQ(digest(logged), digest(defaults));
+}
+
+TEST(ConfigTest, PackDividingTheBatchIsAccepted) {
+  v1::LocalRunConfig config;
+  ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
+                               "model":{"pack":4},"training":{"batch_size":64}})",
+                            "c.json", &config).ok());
+  ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
+  EXPECT_EQ(config.model().pack(), 4);
+}
+
+TEST(ConfigTest, PackIsPartOfTheSettingsDigest) {
+  v1::ModelConfig packed;
+  ASSERT_TRUE(ResolveModelConfig(&packed).ok());
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  const v1::PrivacyConfig privacy;
+  const std::string unpacked_digest = SettingsDigest(packed, training, privacy);
+  packed.set_pack(2);
+  // A checkpoint of a run with another pack is refused by its header's digest.
+  EXPECT_NE(SettingsDigest(packed, training, privacy), unpacked_digest);
+}
+
+// A curator config that resolves (plaintext, one party, mode none) but for `edit`.
+absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit) {
+  v1::CuratorConfig config;
+  config.set_run_id("r");
+  config.set_plaintext(true);
+  config.add_parties("a");
+  config.mutable_privacy()->set_mode("none");
+  edit(&config);
+  return ResolveCuratorConfig("", &config);
+}
+
+// dpsgd and strict pull G towards released marginals unless told otherwise; none and
+// the papers' modes do not.
+TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
+  auto resolved = [](const std::string& mode, const std::function<void(v1::TrainingConfig*)>& set,
+                     double epsilon = 3) {
+    v1::CuratorConfig config;
+    config.set_run_id("r");
+    config.set_plaintext(true);
+    config.add_parties("a");
+    config.mutable_privacy()->set_mode(mode);
+    if (mode != "none") config.mutable_privacy()->set_epsilon(epsilon);
+    set(config.mutable_training());
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << mode;
+    return config.training();
+  };
+  auto unset = [](v1::TrainingConfig*) {};
+  EXPECT_EQ(resolved("none", unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved("dpsgd", unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved("strict", unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved("vflgan", unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved("gswgan", unset).marginal_weight(), 0.0);
+  // Within-party pairs come with the release, in the DP modes that default it on.
+  EXPECT_EQ(resolved("strict", unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved("dpsgd", unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved("none", unset).marginal_pair_cells(), 0);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); }).marginal_pair_cells(), 0);
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
+            30);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
+  // The cross-party prior follows the marginal loss's weight in strict, and in dpsgd
+  // below ε = 10.
+  EXPECT_EQ(resolved("strict", unset).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("strict", unset, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
+                .cross_party_independence_weight(),
+            10.0);
+  EXPECT_EQ(resolved("dpsgd", unset, 9.5).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", unset, 9.5).rounds(), 3000);
+  // From ε = 10 dpsgd leaves it off unless set, and runs longer: its D_s needs the
+  // critic steps to convey the dependence.
+  EXPECT_FALSE(resolved("dpsgd", unset, 10).has_cross_party_independence_weight());
+  EXPECT_EQ(resolved("dpsgd", unset, 10).rounds(), 10000);
+  EXPECT_EQ(resolved("strict", unset, 10).rounds(), 3000);
+  // With label pairs the release carries the label's dependence: the prior is on again.
+  auto labelled = [](v1::TrainingConfig* t) { t->set_label_column("class"); };
+  EXPECT_EQ(resolved("dpsgd", labelled, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved("dpsgd", labelled, 10).rounds(), 3000);
+  // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
+  EXPECT_EQ(resolved("none", unset).rounds(), 10000);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
+  EXPECT_EQ(resolved("vflgan", unset).rounds(), 3000);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
+                .cross_party_independence_weight(),
+            2.0);
+  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_rounds(500); }, 10).rounds(), 500);
+  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
+                .cross_party_independence_weight(),
+            0.0);
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
+                .cross_party_independence_weight(),
+            3.0);
+  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
+                .cross_party_independence_weight(),
+            0.0);
+  // An explicit 0 turns either off and is kept as written.
+  const v1::TrainingConfig off = resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
+  EXPECT_TRUE(off.has_marginal_weight());
+  EXPECT_EQ(off.marginal_weight(), 0.0);
+  EXPECT_EQ(off.marginal_pair_cells(), 0);
+  EXPECT_EQ(off.cross_party_independence_weight(), 0.0);
+  const v1::TrainingConfig unpaired =
+      resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
+  EXPECT_EQ(unpaired.marginal_weight(), 1.0);
+  EXPECT_TRUE(unpaired.has_marginal_pair_cells());
+  EXPECT_EQ(unpaired.marginal_pair_cells(), 0);
+}
+
+TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}).ok());
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->set_pack(4); }).ok());
+  const absl::Status dpsgd = ResolveCurator([](v1::CuratorConfig* c) {
+    c->mutable_model()->set_pack(2);
+    c->mutable_privacy()->set_mode("dpsgd");
+    c->mutable_privacy()->set_epsilon(3);
+  });
+  ASSERT_FALSE(dpsgd.ok());
+  EXPECT_EQ(dpsgd.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(dpsgd.message(), HasSubstr("model.pack 2"));
+  EXPECT_THAT(dpsgd.message(), HasSubstr("dpsgd"));
+  // pack 1 is dpsgd's only setting; other private modes pack D_s as mode none does.
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_privacy()->set_mode("dpsgd");
+                c->mutable_privacy()->set_epsilon(3);
+              }).ok());
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_model()->set_pack(2);
+                c->mutable_privacy()->set_mode("strict");
+                c->mutable_privacy()->set_epsilon(3);
+              }).ok());
+  const absl::Status batch = ResolveCurator([](v1::CuratorConfig* c) {
+    c->mutable_model()->set_pack(3);
+    c->mutable_training()->set_batch_size(64);
+  });
+  EXPECT_THAT(batch.message(), HasSubstr("training.batch_size 64 is not a multiple of model.pack 3"));
+}
+
+TEST(ConfigTest, UnknownFieldIsAnError) {
+  v1::LocalRunConfig config;
+  const absl::Status status = ParseJsonInto(R"({"trainig":{}})", "c.json", &config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("c.json"));
+}
+
+}  // namespace
+}  // namespace vfsynth
+
+namespace vfsynth {
+namespace {
+
+TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
+  v1::PrivacyConfig privacy;
+  const absl::Status status = ResolvePrivacyConfig(&privacy);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("'strict' needs privacy.epsilon"));
+  EXPECT_EQ(privacy.mode(), "strict");
+
+  v1::PrivacyConfig budget;
+  budget.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&budget).ok());
+  EXPECT_EQ(budget.mode(), "strict");
+  EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
+  EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
+  EXPECT_EQ(budget.conversion(), "improved");
+
+  v1::PrivacyConfig none;
+  none.set_mode("none");
+  EXPECT_TRUE(ResolvePrivacyConfig(&none).ok());
+
+  v1::PrivacyConfig bad;
+  bad.set_mode("pate-ish");
+  bad.set_epsilon(1);
+  EXPECT_FALSE(ResolvePrivacyConfig(&bad).ok());
+  v1::PrivacyConfig bad_delta;
+  bad_delta.set_epsilon(1);
+  bad_delta.set_delta(1.5);
+  EXPECT_FALSE(ResolvePrivacyConfig(&bad_delta).ok());
+}
+
+// The marginal release's settings are left unset (digests of runs without it keep their
+// value) and read through accessors with their defaults; no release without the loss.
+TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
+  v1::PrivacyConfig privacy;
+  privacy.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_FALSE(privacy.has_marginal_noise_multiplier());
+  v1::TrainingConfig training;
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_FALSE(training.has_marginal_weight());
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 0.0);  // no loss, no release
+  EXPECT_EQ(MarginalOptionsFor(training).position_bins, 4);
+  EXPECT_EQ(MarginalOptionsFor(training).pair_cells, 0);
+  EXPECT_FALSE(training.has_marginal_pair_cells());
+  training.set_marginal_weight(10);
+  // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1735; a tenth of it for 3
+  // releases: z = √(3 / (2 · 0.01735)) = 9.299.
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), 9.299, 0.01);
+  privacy.set_marginal_budget_share(0.4);  // four times the share: half the noise
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), 9.299 / 2, 0.01);
+  privacy.set_marginal_noise_multiplier(15);
+  EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 15.0);
+  v1::PrivacyConfig no_budget;  // a noise multiplier instead of a budget
+  no_budget.set_noise_multiplier(2);
+  ASSERT_TRUE(ResolvePrivacyConfig(&no_budget).ok());
+  EXPECT_EQ(MarginalNoiseMultiplier(no_budget, training, 3), 30.0);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    v1::PrivacyConfig p;
+    p.set_epsilon(3);
+    p.set_marginal_noise_multiplier(bad);
+    const absl::Status status = ResolvePrivacyConfig(&p);
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_THAT(status.message(), HasSubstr("privacy.marginal_noise_multiplier")) << bad;
+    v1::PrivacyConfig share;
+    share.set_epsilon(3);
+    share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
+    ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;
+  }
+}
+
+// The published label: output.label_column defaults to training.label_column, its
+// temperature to 0.5 with a column and 1 without; nonsense is refused.
+TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
+  auto resolved = [](const std::function<void(v1::CuratorConfig*)>& edit) {
+    v1::CuratorConfig config;
+    config.set_run_id("r");
+    config.set_plaintext(true);
+    config.add_parties("a");
+    config.mutable_privacy()->set_mode("strict");
+    config.mutable_privacy()->set_epsilon(10);
+    edit(&config);
+    const absl::Status status = ResolveCuratorConfig("", &config);
+    return std::make_pair(status, config.output());
+  };
+  auto [plain_status, plain] = resolved([](v1::CuratorConfig*) {});
+  ASSERT_TRUE(plain_status.ok()) << plain_status;
+  EXPECT_EQ(plain.label_column(), "");
+  EXPECT_EQ(plain.label_temperature(), 1.0);
+  auto [pairs_status, pairs] = resolved([](v1::CuratorConfig* c) { c->mutable_training()->set_label_column("class"); });
+  ASSERT_TRUE(pairs_status.ok()) << pairs_status;
+  EXPECT_EQ(pairs.label_column(), "class");
+  EXPECT_EQ(pairs.label_temperature(), kDefaultLabelTemperature);
+  auto [own_status, own] = resolved([](v1::CuratorConfig* c) {
+    c->mutable_training()->set_label_column("class");
+    c->mutable_output()->set_label_column("income");
+    c->mutable_output()->set_label_temperature(1);
+  });
+  ASSERT_TRUE(own_status.ok()) << own_status;
+  EXPECT_EQ(own.label_column(), "income");
+  EXPECT_EQ(own.label_temperature(), 1.0);
+  for (double bad : {0.0, -0.5, 10.5, std::numeric_limits<double>::quiet_NaN()}) {
+    auto [status, _] = resolved([&](v1::CuratorConfig* c) {
+      c->mutable_output()->set_label_column("class");
+      c->mutable_output()->set_label_temperature(bad);
+    });
+    EXPECT_THAT(status.message(), HasSubstr("output.label_temperature must be in (0, 10]")) << bad;
+  }
+  auto [orphan, _] = resolved([](v1::CuratorConfig* c) { c->mutable_output()->set_label_temperature(0.5); });
+  EXPECT_THAT(orphan.message(), HasSubstr("needs output.label_column"));
+}
+
+TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
+  auto with_label = [](const std::string& mode, double marginal_weight) {
+    return ResolveCurator([&](v1::CuratorConfig* c) {
+      c->mutable_privacy()->set_mode(mode);
+      if (mode != "none") c->mutable_privacy()->set_epsilon(10);
+      c->mutable_training()->set_label_column("class");
+      c->mutable_training()->set_marginal_weight(marginal_weight);
+    });
+  };
+  EXPECT_TRUE(with_label("strict", 1).ok());
+  EXPECT_TRUE(with_label("dpsgd", 1).ok());
+  EXPECT_THAT(with_label("none", 1).message(), HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
+  EXPECT_THAT(with_label("vflgan", 1).message(), HasSubstr("needs privacy.mode"));
+  EXPECT_THAT(with_label("strict", 0).message(), HasSubstr("marginal_weight > 0"));
+
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("strict");
+  privacy.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  v1::TrainingConfig training;
+  training.set_marginal_weight(1);
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);  // no label column
+  EXPECT_EQ(training.label_pair_weight(), 1.0);  // the marginal weight
+  const double alone = MarginalNoiseMultiplier(privacy, training, 3);
+  training.set_label_column("class");
+  // ρ = 0.1735 at ε = 3 (above), converting best at α* = 1 + √(ln(1e5) / ρ) = 9.146; 0.3
+  // of α*·ρ for the labels: randomized response whose RDP at α* is 0.476, ε_l = 0.5327
+  // (solved independently, scipy-free bisection in Python on the closed form).
+  const double rho = 0.17348321192510024;
+  const double order = 1.0 + std::sqrt(std::log(1e5) / rho);
+  EXPECT_NEAR(LabelEpsilon(privacy, training), 0.5327, 1e-4);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.3 * order * rho, 1e-9);
+  v1::PrivacyConfig dpsgd;  // dpsgd's default share is 0.15
+  dpsgd.set_mode("dpsgd");
+  dpsgd.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&dpsgd).ok());
+  EXPECT_NEAR(LabelEpsilon(dpsgd, training), 0.3052, 1e-4);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(dpsgd, training), order), 0.15 * order * rho, 1e-9);
+  // The marginal share now covers 3 releases of marginals and 2 of tables.
+  EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
+  privacy.set_label_budget_share(0.075);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
+  privacy.set_label_epsilon(2.5);
+  EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
+  privacy.set_mode("none");
+  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    v1::PrivacyConfig p;
+    p.set_epsilon(3);
+    p.set_label_epsilon(bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&p).message(), HasSubstr("privacy.label_epsilon")) << bad;
+    v1::PrivacyConfig share;
+    share.set_epsilon(3);
+    share.set_label_budget_share(bad == 0.0 ? 1.0 : bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&share).message(), HasSubstr("privacy.label_budget_share")) << bad;
+  }
+  v1::TrainingConfig negative;
+  negative.set_label_pair_weight(-1);
+  EXPECT_THAT(ResolveTrainingConfig(&negative).message(), HasSubstr("training.label_pair_weight"));
+}
+
+TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode("dpsgd");
+  privacy.set_epsilon(10);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
+  privacy.set_shared_critic_budget_share(0.5);
+  ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
+  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), 0.5);
+  for (double bad : {0.0, 1.0, -0.2, 1.5, std::nan("")}) {
+    v1::PrivacyConfig invalid = privacy;
+    invalid.set_shared_critic_budget_share(bad);
+    const absl::Status status = ResolvePrivacyConfig(&invalid);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(status.message(), HasSubstr("(0, 1)")) << bad;
+  }
+  v1::PrivacyConfig strict;
+  strict.set_mode("strict");
+  strict.set_epsilon(10);
+  ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
+  EXPECT_FALSE(strict.has_shared_critic_budget_share());  // no D_s release to split off
+  strict.set_shared_critic_budget_share(0.5);
+  const absl::Status status = ResolvePrivacyConfig(&strict);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("shared_critic_budget_share"), HasSubstr("'dpsgd' only")));
+}
+
+TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
+  for (const char* mode : {"gswgan", "pate"}) {
+    v1::PrivacyConfig privacy;
+    privacy.set_mode(mode);
+    privacy.set_epsilon(10);
+    ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << mode;
+    EXPECT_EQ(privacy.ensemble().shards(), std::string(mode) == "pate" ? 1024 : 256);
+    EXPECT_EQ(privacy.ensemble().vote_top_k(), 5);
+    EXPECT_EQ(privacy.ensemble().vote_aggregation(), "threshold");
+  }
+  v1::PrivacyConfig bad;
+  bad.set_mode("pate");
+  bad.set_epsilon(10);
+  bad.mutable_ensemble()->set_vote_aggregation("median");
+  EXPECT_THAT(ResolvePrivacyConfig(&bad).message(), ::testing::HasSubstr("vote_aggregation"));
+  v1::PrivacyConfig no_shards;
+  no_shards.set_mode("gswgan");
+  no_shards.set_epsilon(10);
+  no_shards.mutable_ensemble()->set_shards(0);
+  EXPECT_THAT(ResolvePrivacyConfig(&no_shards).message(), ::testing::HasSubstr("shards"));
+  v1::PrivacyConfig threshold;
+  threshold.set_mode("pate");
+  threshold.set_epsilon(10);
+  threshold.mutable_ensemble()->set_vote_threshold(1.5);
+  EXPECT_FALSE(ResolvePrivacyConfig(&threshold).ok());
+}
+
+}  // namespace
+}  // namespace vfsynth
