@@ -159,7 +159,7 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
 // --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
-  if (mode == privacy::Mode::kNone) return absl::InvalidArgumentError("--mode none has nothing to plan");
+  if (mode == v1::PrivacyConfig::none) return absl::InvalidArgumentError("--mode none has nothing to plan");
   const double delta = absl::GetFlag(FLAGS_delta);
   if (!(delta > 0.0 && delta < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
@@ -196,11 +196,11 @@ absl::Status RunPlan() {
         "need the marginal release (--marginal-release or --marginal-noise-multiplier)");
   }
   const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
-  if (share != 0.0 && (mode != privacy::Mode::kDpsgd || !(share > 0.0 && share < 1.0))) {
+  if (share != 0.0 && (mode != v1::PrivacyConfig::dpsgd || !(share > 0.0 && share < 1.0))) {
     return absl::InvalidArgumentError("--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
   }
   v1::PrivacyConfig settings;
-  settings.set_mode(absl::GetFlag(FLAGS_mode));
+  settings.set_mode(mode);
   settings.set_delta(delta);
   settings.set_conversion(absl::GetFlag(FLAGS_conversion));
   if (share != 0.0) settings.set_shared_critic_budget_share(share);
@@ -240,7 +240,7 @@ absl::Status RunPlan() {
                                      view(Observer::kPublished));
   if (party.has_value()) absl::StrAppendFormat(&line, " party_epsilon=%.6f", *party);
   for (Observer observer : kObservers) absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
-  if (mode == privacy::Mode::kDpsgd) {
+  if (mode == v1::PrivacyConfig::dpsgd) {
     absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",
                           plan.party_noise_multiplier(), plan.shared_critic_noise_multiplier());
   }
@@ -256,7 +256,8 @@ absl::Status RunStatement(const std::string& path) {
   v1::PrivacyPlan plan;
   RETURN_IF_ERROR(LoadJsonFile(path, &plan));
   if (plan.guarantees().empty()) return absl::InvalidArgumentError(absl::StrCat(path, " states no guarantee"));
-  std::printf("privacy %s, plan %s\n", plan.privacy().mode().c_str(), PlanDigest(plan).substr(0, 16).c_str());
+  std::printf("privacy %s, plan %s\n", privacy::ModeName(plan.privacy().mode()).c_str(),
+              PlanDigest(plan).substr(0, 16).c_str());
   for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
     std::printf("  against %s\n", DescribeGuarantee(guarantee, plan.privacy().delta()).c_str());
   }

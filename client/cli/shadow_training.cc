@@ -140,16 +140,16 @@ ShadowTrainingOptions SmallShadowConfig(int rounds) {
   t.set_n_critic(2);
   t.set_threads(1);  // shadow models are many and small; intra-op threads only add overhead
   t.set_log_every(1 << 30);
-  options.privacy.set_mode("none");
+  options.privacy.set_mode(v1::PrivacyConfig::none);
   return options;
 }
 
 absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon, double delta) {
   ASSIGN_OR_RETURN(const privacy::Mode parsed, privacy::ParseMode(mode));
   v1::PrivacyConfig config;
-  config.set_mode(mode);
+  config.set_mode(parsed);
   config.set_delta(delta);
-  if (parsed == privacy::Mode::kNone) {
+  if (parsed == v1::PrivacyConfig::none) {
     if (epsilon != 0) {
       return absl::InvalidArgumentError(
           "--epsilon needs a DP mode (--privacy dpsgd, strict, ...); mode none trains without DP");

@@ -227,7 +227,7 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
-  ASSIGN_OR_RETURN(mode_, privacy::ParseMode(config_.privacy().mode()));
+  mode_ = config_.privacy().mode();
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();
@@ -389,9 +389,9 @@ absl::Status PartyCore::PlanPrivacy() {
   ASSIGN_OR_RETURN(plan_, ResolvePrivacyPlan(config, training_, num_parties_, records));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
   for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
-    spdlog::info("privacy {}: against {}", config.mode(), DescribeGuarantee(guarantee, config.delta()));
+    spdlog::info("privacy {}: against {}", privacy::ModeName(mode_), DescribeGuarantee(guarantee, config.delta()));
   }
-  if (mode_ == privacy::Mode::kNone) {
+  if (mode_ == v1::PrivacyConfig::none) {
     spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
     return absl::OkStatus();
   }
@@ -399,15 +399,15 @@ absl::Status PartyCore::PlanPrivacy() {
   const privacy::RunShape shape = PrivacyShape();
   ASSIGN_OR_RETURN(const std::optional<double> own, OwnReleasesEpsilonAfter(plan_, training_.rounds()));
   const bool dp = own.has_value();
-  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", config.mode(), z,
-               privacy::DescribeReleaseNoise(mode_, z, shape), config.clip_norm(),
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", privacy::ModeName(mode_),
+               z, privacy::DescribeReleaseNoise(mode_, z, shape), config.clip_norm(),
                static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
                dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", *own) : "");
   const double own_z = plan_.party_noise_multiplier();
-  if (mode_ == privacy::Mode::kDpsgd || mode_ == privacy::Mode::kStrict) {
+  if (mode_ == v1::PrivacyConfig::dpsgd || mode_ == v1::PrivacyConfig::strict) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
     const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
-    LogPlannedCriticNoise(config.mode(), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
+    LogPlannedCriticNoise(privacy::ModeName(mode_), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
   }
   // A run without a DP claim keeps no ledger: nothing it spends is an epsilon.
   if (dp) RETURN_IF_ERROR(OpenLedger());
@@ -467,7 +467,7 @@ absl::Status PartyCore::PlanMarginals() {
   const privacy::RunShape shape = PrivacyShape();
   std::optional<SecureRandom> noise;
   // Drawn here, charged (ChargeMarginalRelease) before anything of it leaves.
-  if (mode_ != privacy::Mode::kNone) {
+  if (mode_ != v1::PrivacyConfig::none) {
     ASSIGN_OR_RETURN(noise, SecureRandom::FromOsEntropy());
   }
   ASSIGN_OR_RETURN(MarginalTarget target,
@@ -475,10 +475,10 @@ absl::Status PartyCore::PlanMarginals() {
                                              shape.marginal_noise_multiplier, noise.has_value() ? &*noise : nullptr));
   if (noise.has_value() && resume_) {
     spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
-                 config_.privacy().mode());
+                 privacy::ModeName(mode_));
   } else if (noise.has_value()) {
     spdlog::info("privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {}",
-                 config_.privacy().mode(), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
+                 privacy::ModeName(mode_), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
   }
   model_->SetMarginalTarget(std::move(target));
   return absl::OkStatus();
@@ -711,7 +711,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
                       return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
                     }));
     const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
-    if (mode_ != privacy::Mode::kNone || last_of_round) {
+    if (mode_ != v1::PrivacyConfig::none || last_of_round) {
       RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return journal_flusher_.Await(); }));
       // Durable before anything computed from the updated critic can leave.
       RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
@@ -747,7 +747,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     // Mode none: the round's last update needs to be durable only before the curator
     // can leave the round (and stop resending it), i.e. before the slice gradient
     // leaves; the generator features are recomputed identically after a crash.
-    if (mode_ != privacy::Mode::kNone || message.has_generator_feature_gradient()) {
+    if (mode_ != v1::PrivacyConfig::none || message.has_generator_feature_gradient()) {
       RETURN_IF_ERROR(committer_.Await());
     }
     KeepRecomputed(message, reply);
@@ -781,7 +781,7 @@ absl::Status PartyCore::JournalSent() {
   auto sync = [journal = journal_.get()] { return journal->Sync(); };
   // The flush runs in the background while the curator works; the next commit starts
   // only after it (committer_ runs jobs in order).
-  if (mode_ != privacy::Mode::kNone) return committer_.Start(sync);
+  if (mode_ != v1::PrivacyConfig::none) return committer_.Start(sync);
   // Mode none: the round's commit flushes the journal, and the slice gradient waits for
   // that commit. The round's last features are flushed now instead, off that path.
   if ((message.step() + 1) % training_.n_critic() == 0) return journal_flusher_.Start(sync);
@@ -812,7 +812,7 @@ absl::Status PartyCore::JournalRecomputedReplies(int64_t durable_round) {
 }
 
 PartyCore::Journaling PartyCore::JournalingOf(const v1::CuratorMessage& message) const {
-  const bool noisy_features = mode_ == privacy::Mode::kStrict || privacy::IsEnsembleMode(mode_);
+  const bool noisy_features = mode_ == v1::PrivacyConfig::strict || privacy::IsEnsembleMode(mode_);
   if (message.has_critic_task()) {
     // Features with fresh noise (strict; the ensembles, whose shard critics also step
     // here): never twice, so durable before they leave. Without noise (none, dpsgd,

@@ -53,8 +53,9 @@ std::string FormatStatusReport(const v1::StatusResponse& status) {
   if (status.has_critic_loss()) absl::StrAppendFormat(&out, "; critic loss %.4f", status.critic_loss());
   if (status.has_generator_loss()) absl::StrAppendFormat(&out, "; generator loss %.4f", status.generator_loss());
   out += "\n";
-  absl::StrAppendFormat(&out, "privacy %s%s\n", status.privacy_mode().empty() ? "none" : status.privacy_mode(),
-                        status.plan_digest().empty() ? "" : absl::StrCat(", plan ", status.plan_digest().substr(0, 16)));
+  absl::StrAppendFormat(
+      &out, "privacy %s%s\n", privacy::ModeName(status.privacy_mode()).c_str(),
+      status.plan_digest().empty() ? "" : absl::StrCat(", plan ", status.plan_digest().substr(0, 16)));
   for (const v1::ObserverGuarantee& guarantee : status.guarantees()) {
     absl::StrAppend(&out, "  against ", DescribeGuarantee(guarantee, status.delta()), "\n");
   }

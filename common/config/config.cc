@@ -5,10 +5,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "common/privacy/rdp.h"
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/rdp.h"
+#include "common/privacy/run_accounting.h"
 
 namespace vfsynth {
 namespace {
@@ -26,9 +27,9 @@ absl::Status PositiveList(const char* name, const Repeated& values) {
   return absl::OkStatus();
 }
 
-absl::Status ResolveEnsembleConfig(const std::string& mode, v1::EnsembleConfig* e) {
+absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleConfig* e) {
   // A vote needs many voters to stand out of its noise; a drawn critic needs enough rows.
-  if (!e->has_shards()) e->set_shards(mode == "pate" ? 1024 : 256);
+  if (!e->has_shards()) e->set_shards(mode == v1::PrivacyConfig::pate ? 1024 : 256);
   if (!e->has_shard_hidden()) e->set_shard_hidden(64);
   if (!e->has_shard_batch()) e->set_shard_batch(64);
   if (!e->has_vote_top_k()) e->set_vote_top_k(5);
@@ -189,29 +190,27 @@ namespace {
 
 // The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
 // the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
-double DefaultLabelBudgetShare(const std::string& mode) { return mode == "dpsgd" ? 0.15 : 0.3; }
+double DefaultLabelBudgetShare(v1::PrivacyConfig::Mode mode) { return mode == v1::PrivacyConfig::dpsgd ? 0.15 : 0.3; }
 
 }  // namespace
 
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   // strict protects everything that leaves a party (docs/privacy.md); it is the default.
-  if (!p->has_mode()) p->set_mode("strict");
+  if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::strict);
   if (!p->has_delta()) p->set_delta(1e-5);
   if (!p->has_clip_norm()) p->set_clip_norm(1.0);
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!p->has_conversion()) p->set_conversion("improved");
-  const std::string& mode = p->mode();
-  if (mode != "none" && mode != "dpsgd" && mode != "strict" && mode != "vflgan" &&
-      mode != "gswgan" && mode != "pate") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "privacy.mode '", mode, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
+  const v1::PrivacyConfig::Mode mode = p->mode();
+  if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED) {
+    return absl::InvalidArgumentError("privacy.mode must be one of none, dpsgd, strict, vflgan, gswgan, pate");
   }
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
-  if (mode != "none" && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
-  if ((mode == "dpsgd" || mode == "strict") && !p->has_label_budget_share()) {
+  if (mode != v1::PrivacyConfig::none && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
+  if ((mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) && !p->has_label_budget_share()) {
     p->set_label_budget_share(DefaultLabelBudgetShare(mode));
   }
-  if (mode == "dpsgd" && !p->has_shared_critic_budget_share()) {
+  if (mode == v1::PrivacyConfig::dpsgd && !p->has_shared_critic_budget_share()) {
     p->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
   }
   if (p->conversion() != "improved" && p->conversion() != "classic") {
@@ -221,9 +220,9 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
   if (p->has_noise_multiplier()) RETURN_IF_ERROR(Positive("privacy.noise_multiplier", p->noise_multiplier()));
-  if (mode != "none" && !p->has_epsilon() && !p->has_noise_multiplier()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "privacy.mode '", mode, "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
+  if (mode != v1::PrivacyConfig::none && !p->has_epsilon() && !p->has_noise_multiplier()) {
+    return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(mode),
+                                                   "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
   }
   if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
   if (p->has_marginal_noise_multiplier()) {
@@ -242,9 +241,10 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
     return absl::InvalidArgumentError("privacy.label_budget_share must be in (0, 1)");
   }
   if (p->has_shared_critic_budget_share()) {
-    if (mode != "dpsgd") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "privacy.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '", mode, "'"));
+    if (mode != v1::PrivacyConfig::dpsgd) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("privacy.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '",
+                       privacy::ModeName(mode), "'"));
     }
     if (!(p->shared_critic_budget_share() > 0 && p->shared_critic_budget_share() < 1)) {
       return absl::InvalidArgumentError("privacy.shared_critic_budget_share must be in (0, 1)");
@@ -285,7 +285,7 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
   if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
-  if (privacy.mode() != "dpsgd" && privacy.mode() != "strict") return 0;
+  if (privacy.mode() != v1::PrivacyConfig::dpsgd && privacy.mode() != v1::PrivacyConfig::strict) return 0;
   if (privacy.has_label_epsilon()) return privacy.label_epsilon();
   if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
   const double share = privacy.label_budget_share();
@@ -361,7 +361,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   v1::PrivacyConfig none;  // the reference trainer trains as the daemons do in mode none
-  none.set_mode("none");
+  none.set_mode(v1::PrivacyConfig::none);
   ResolveModeDefaults(none, c->mutable_training());
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
@@ -416,10 +416,10 @@ void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
 }
 
 void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
-  const std::string& mode = privacy.mode();
+  const v1::PrivacyConfig::Mode mode = privacy.mode();
   // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
-  if (mode == "none" && !t->has_rounds()) t->set_rounds(10000);
-  if (mode == "dpsgd" || mode == "strict") {
+  if (mode == v1::PrivacyConfig::none && !t->has_rounds()) t->set_rounds(10000);
+  if (mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) {
     // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
     // trunk then couples the parties' columns worse than independence would (the most
     // frequent values with each other): the prior at the marginal loss's weight keeps
@@ -428,9 +428,8 @@ void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t
     // (per-row noised features), the coupling stays wrong. With label pairs the release
     // carries the label's dependence, so the prior (which then leaves the label out)
     // is on again. Evidence: docs/decisions/defaults.md.
-    const bool dpsgd_conveys_dependence = mode == "dpsgd" && privacy.has_epsilon() &&
-                                          privacy.epsilon() >= kDpsgdDependenceEpsilon &&
-                                          t->label_column().empty();
+    const bool dpsgd_conveys_dependence = mode == v1::PrivacyConfig::dpsgd && privacy.has_epsilon() &&
+                                          privacy.epsilon() >= kDpsgdDependenceEpsilon && t->label_column().empty();
     SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
     // Without the prior D_s needs the critic steps.
     if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
@@ -469,15 +468,15 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   ResolveModeDefaults(c->privacy(), c->mutable_training());
-  const std::string& mode = c->privacy().mode();
+  const v1::PrivacyConfig::Mode mode = c->privacy().mode();
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
   if (!c->training().label_column().empty()) {
     // The release is a DP mechanism; without DP the labels would leave their holder raw.
-    if (mode != "dpsgd" && mode != "strict") {
-      return absl::InvalidArgumentError(absl::StrCat("training.label_column needs privacy.mode 'dpsgd' or 'strict', not '",
-                                                     mode, "'"));
+    if (mode != v1::PrivacyConfig::dpsgd && mode != v1::PrivacyConfig::strict) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.label_column needs privacy.mode 'dpsgd' or 'strict', not '", privacy::ModeName(mode), "'"));
     }
     if (c->training().marginal_weight() <= 0) {
       return absl::InvalidArgumentError(
@@ -487,7 +486,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
   // example: its per-example gradients and clipping are not defined for packed rows.
-  if (c->model().pack() > 1 && c->privacy().mode() == "dpsgd") {
+  if (c->model().pack() > 1 && c->privacy().mode() == v1::PrivacyConfig::dpsgd) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.pack ", c->model().pack(),
         " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "

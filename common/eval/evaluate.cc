@@ -180,7 +180,8 @@ std::string MetricsJson(const EvalResult& r) {
 
   if (r.privacy.has_value()) {
     json.Key("privacy").BeginObject();
-    json.Field("mode", r.privacy->privacy().mode()).Field("delta", r.privacy->privacy().delta());
+    json.Field("mode", v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode()))
+        .Field("delta", r.privacy->privacy().delta());
     json.Key("guarantees").BeginArray();
     for (const v1::ObserverGuarantee& g : r.privacy->guarantees()) {
       json.BeginObject().Field("observer", g.observer());

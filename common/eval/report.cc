@@ -140,7 +140,8 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
     absl::StrAppendFormat(&html,
                           "<h2>Differential privacy</h2><p>Mode %s, &delta; = %g: the guarantee to a person whose "
                           "record every party holds.</p><table><tr><th>against</th><th>&epsilon;</th></tr>",
-                          HtmlEscape(r.privacy->privacy().mode()), r.privacy->privacy().delta());
+                          HtmlEscape(v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode())),
+                          r.privacy->privacy().delta());
     for (const v1::ObserverGuarantee& g : r.privacy->guarantees()) {
       absl::StrAppend(&html, "<tr><td>", HtmlEscape(g.observer()), "</td><td>",
                       g.has_epsilon_planned() ? absl::StrFormat("%.4g", g.epsilon_planned())

@@ -104,12 +104,13 @@ absl::Status EnsembleParty::CriticUpdate(const torch::Tensor& grad_fake) {
 
 absl::StatusOr<torch::Tensor> EnsembleParty::SanitisedSliceGradient(const torch::Tensor& slice) {
   const double b = static_cast<double>(slice.size(0));
-  if (privacy_.mode == "gswgan") {
+  if (privacy_.mode == v1::PrivacyConfig::gswgan) {
     ASSIGN_OR_RETURN(const torch::Tensor grad, GswganGradient(slice));
     return grad / b;
   }
-  if (privacy_.mode == "pate") return PateGradient(slice) / b;
-  return absl::InvalidArgumentError(absl::StrCat("'", privacy_.mode, "' is not an ensemble mode"));
+  if (privacy_.mode == v1::PrivacyConfig::pate) return PateGradient(slice) / b;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", v1::PrivacyConfig::Mode_Name(privacy_.mode), "' is not an ensemble mode"));
 }
 
 absl::StatusOr<torch::Tensor> EnsembleParty::GswganGradient(const torch::Tensor& slice) {

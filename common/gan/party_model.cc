@@ -34,12 +34,13 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
 PartyModel::~PartyModel() = default;
 
 absl::Status PartyModel::SetPrivacy(PartyPrivacy privacy) {
-  if (privacy.mode != "none" && privacy.noise == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("privacy mode ", privacy.mode, " needs its noise streams"));
+  if (privacy.mode != v1::PrivacyConfig::none && privacy.noise == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy mode ", v1::PrivacyConfig::Mode_Name(privacy.mode), " needs its noise streams"));
   }
   privacy_ = std::move(privacy);
   ensemble_.reset();
-  if (privacy_.mode == "gswgan" || privacy_.mode == "pate") {
+  if (privacy_.mode == v1::PrivacyConfig::gswgan || privacy_.mode == v1::PrivacyConfig::pate) {
     ensemble_ = std::make_unique<EnsembleParty>(name_, training_, model_, privacy_, party_secret_,
                                                 table_, feat_);
   }
@@ -66,7 +67,7 @@ absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatur
   h_real_ = feat_->forward(real_);
   h_fake_ = feat_->forward(slice_);
   pending_step_ = step;
-  if (privacy_.mode != "strict") return std::make_pair(h_real_.detach(), h_fake_.detach());
+  if (privacy_.mode != v1::PrivacyConfig::strict) return std::make_pair(h_real_.detach(), h_fake_.detach());
   // Synthetic rows get the same clipping and noise, so noise does not tell them apart.
   // Each from its own stream: the curator can recompute the synthetic rows' clean features.
   ASSIGN_OR_RETURN(NoisyRows real, ClipAndNoiseRows(h_real_.detach(), privacy_.feature_clip_norm,
@@ -91,7 +92,9 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
     RETURN_IF_ERROR(ensemble_->CriticUpdate(grad_fake));
     return 0.0;  // the shard critics' losses stay local
   }
-  if (privacy_.mode != "none") return PrivateCriticUpdate(step, LocalGpAlpha(step), grad_real, grad_fake);
+  if (privacy_.mode != v1::PrivacyConfig::none) {
+    return PrivateCriticUpdate(step, LocalGpAlpha(step), grad_real, grad_fake);
+  }
   if (!local_.ready) RETURN_IF_ERROR(PrepareLocalPart(step));
   // <g, h> has gradient g with respect to h: the curator's dL_s/dh joins the local
   // loss's dL/dh and both flow into feat. The fake rows' pass, then the real rows':
@@ -133,7 +136,7 @@ absl::Status PartyModel::PrepareLocalPart(int64_t step) {
 
 void PartyModel::PrepareAhead() {
   if (pending_step_ < 0) return;  // nothing to prepare for (or already done)
-  if (ensemble_ == nullptr && privacy_.mode == "none" && !local_.ready) {
+  if (ensemble_ == nullptr && privacy_.mode == v1::PrivacyConfig::none && !local_.ready) {
     // A failure leaves local_ unready: CriticUpdate prepares again and returns the error.
     PrepareLocalPart(pending_step_).IgnoreError();
   }
@@ -159,7 +162,7 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   // In strict the curator's D_s sees only released (noised) features, so its gradient for
   // the fake rows is post-processing; in dpsgd and vflgan it is taken next to clean real
   // features and stays with the real-row half.
-  examples.fake_terms_public = privacy_.mode == "strict";
+  examples.fake_terms_public = privacy_.mode == v1::PrivacyConfig::strict;
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
   ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example, CriticFactoredGradients(stages, examples));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
@@ -168,7 +171,7 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   options.noise_multiplier = privacy_.noise_multiplier;
   optimizer_->zero_grad();
   ClipDiagnostics clip;
-  if (privacy_.mode == "vflgan") {
+  if (privacy_.mode == v1::PrivacyConfig::vflgan) {
     // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
     ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise->critic_gradients));
     const torch::Tensor mean = torch::full({static_cast<int64_t>(b)}, 1.0 / b, torch::kDouble);

@@ -19,7 +19,7 @@ namespace vfsynth {
 // How a party sanitises what its real rows influence (docs/privacy.md). Set by the party
 // from its own configuration only, never from anything the curator sends.
 struct PartyPrivacy {
-  std::string mode = "none";     // none | dpsgd | strict | vflgan | gswgan | pate
+  v1::PrivacyConfig::Mode mode = v1::PrivacyConfig::none;
   double noise_multiplier = 0;   // z: every release has noise std z * 2C
   double clip_norm = 1;          // C: per-example critic-gradient clip
   double feature_clip_norm = 1;  // C_f: per-row feature clip (strict)

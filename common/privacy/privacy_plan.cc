@@ -34,21 +34,21 @@ struct ObserverView {
 ObserverView ViewOf(privacy::Mode mode, Observer observer) {
   const bool sees_batches = observer == Observer::kOtherParty || observer == Observer::kCuratorWithParty;
   switch (mode) {
-    case privacy::Mode::kNone:
+    case v1::PrivacyConfig::none:
       return {Protection::kNotDp, "mode none: no differential privacy"};
-    case privacy::Mode::kVflgan:
+    case v1::PrivacyConfig::vflgan:
       return {Protection::kNotDp,
               "vflgan noises only the feature nets' first layers; the rest of every critic sees real "
               "features un-noised"};
-    case privacy::Mode::kDpsgd:
+    case v1::PrivacyConfig::dpsgd:
       if (observer == Observer::kPublished) return {Protection::kAmplified};
       if (observer == Observer::kCurator) return {Protection::kNotDp, "dpsgd sends real-row features to the curator un-noised"};
       return {Protection::kNotDp,
               "dpsgd sends the curator real-row features un-noised and the parties per-record gradients "
               "computed from them"};
-    case privacy::Mode::kStrict:
-    case privacy::Mode::kGswgan:
-    case privacy::Mode::kPate:
+    case v1::PrivacyConfig::strict:
+    case v1::PrivacyConfig::gswgan:
+    case v1::PrivacyConfig::pate:
       return {sees_batches ? Protection::kAgainstParties : Protection::kAmplified};
   }
   return {Protection::kNotDp, "unknown mode"};
@@ -194,7 +194,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     return absl::FailedPreconditionError(absl::StrCat("cannot plan privacy for ", parties, " parties, ", records,
                                                       " records and batch size ", training.batch_size()));
   }
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(privacy.mode()));
+  const privacy::Mode mode = privacy.mode();
+  RETURN_IF_ERROR(privacy::ValidateMode(mode));
   v1::PrivacyPlan plan;
   *plan.mutable_privacy() = privacy;
   plan.mutable_privacy()->clear_ledger();
@@ -204,7 +205,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   plan.set_rounds(training.rounds());
   plan.set_n_critic(training.n_critic());
   plan.set_label_column(training.label_column());
-  if (mode != privacy::Mode::kNone) {
+  if (mode != v1::PrivacyConfig::none) {
     plan.set_marginal_noise_multiplier(MarginalNoiseMultiplier(privacy, training, parties));
     plan.set_label_epsilon(LabelEpsilon(privacy, training));
     const privacy::RunShape shape = PlanShape(plan);
@@ -216,7 +217,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
     plan.set_noise_multiplier(z);
     plan.set_party_noise_multiplier(split.party);
-    if (mode == privacy::Mode::kDpsgd) plan.set_shared_critic_noise_multiplier(split.shared_critic);
+    if (mode == v1::PrivacyConfig::dpsgd) plan.set_shared_critic_noise_multiplier(split.shared_critic);
   }
   for (Observer observer : kObservers) {
     v1::ObserverGuarantee* guarantee = plan.add_guarantees();
@@ -236,14 +237,16 @@ const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer obs
 }
 
 absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(plan.privacy().mode()));
+  const privacy::Mode mode = plan.privacy().mode();
+  RETURN_IF_ERROR(privacy::ValidateMode(mode));
   return ViewEpsilon(plan, mode, observer, rounds);
 }
 
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   if (rounds == 0) return 0.0;
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(plan.privacy().mode()));
+  const privacy::Mode mode = plan.privacy().mode();
+  RETURN_IF_ERROR(privacy::ValidateMode(mode));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
                    privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds, privacy::View::kParty,

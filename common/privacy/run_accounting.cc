@@ -11,7 +11,7 @@
 namespace vfsynth::privacy {
 namespace {
 
-int ReleasesPerParty(Mode mode) { return mode == Mode::kStrict ? 2 : 1; }
+int ReleasesPerParty(Mode mode) { return mode == v1::PrivacyConfig::strict ? 2 : 1; }
 
 double BatchRate(const RunShape& shape) {
   return static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
@@ -19,12 +19,17 @@ double BatchRate(const RunShape& shape) {
 
 int JointReleases(Mode mode, int parties) {
   switch (mode) {
-    case Mode::kDpsgd: return parties + 1;
-    case Mode::kStrict: return 2 * parties;
-    case Mode::kVflgan: return parties;
-    case Mode::kGswgan:
-    case Mode::kPate: return parties;  // the feature releases of the shared batch
-    case Mode::kNone: return 0;
+    case v1::PrivacyConfig::dpsgd:
+      return parties + 1;
+    case v1::PrivacyConfig::strict:
+      return 2 * parties;
+    case v1::PrivacyConfig::vflgan:
+      return parties;
+    case v1::PrivacyConfig::gswgan:
+    case v1::PrivacyConfig::pate:
+      return parties;  // the feature releases of the shared batch
+    case v1::PrivacyConfig::none:
+      return 0;
   }
   return 0;
 }
@@ -38,7 +43,7 @@ StepMechanism Mechanism(int releases, double z, const RunShape& shape) {
 }
 
 bool ReleasesMarginals(Mode mode, const RunShape& shape) {
-  return mode != Mode::kNone && shape.marginal_noise_multiplier > 0;
+  return mode != v1::PrivacyConfig::none && shape.marginal_noise_multiplier > 0;
 }
 
 // One histogram release per party over all its records: no amplification. With label
@@ -57,34 +62,29 @@ int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(m
 }  // namespace
 
 absl::StatusOr<Mode> ParseMode(const std::string& name) {
-  if (name == "none") return Mode::kNone;
-  if (name == "dpsgd") return Mode::kDpsgd;
-  if (name == "strict") return Mode::kStrict;
-  if (name == "vflgan") return Mode::kVflgan;
-  if (name == "gswgan") return Mode::kGswgan;
-  if (name == "pate") return Mode::kPate;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
+  Mode mode;
+  if (!v1::PrivacyConfig::Mode_Parse(name, &mode) || mode == v1::PrivacyConfig::MODE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
+  }
+  return mode;
 }
 
-bool SharedCriticSeesOnlyReleases(Mode mode) { return mode == Mode::kStrict || IsEnsembleMode(mode); }
+bool SharedCriticSeesOnlyReleases(Mode mode) { return mode == v1::PrivacyConfig::strict || IsEnsembleMode(mode); }
 
-bool IsEnsembleMode(Mode mode) { return mode == Mode::kGswgan || mode == Mode::kPate; }
+bool IsEnsembleMode(Mode mode) { return mode == v1::PrivacyConfig::gswgan || mode == v1::PrivacyConfig::pate; }
 
-std::string ModeName(Mode mode) {
-  switch (mode) {
-    case Mode::kNone: return "none";
-    case Mode::kDpsgd: return "dpsgd";
-    case Mode::kStrict: return "strict";
-    case Mode::kVflgan: return "vflgan";
-    case Mode::kGswgan: return "gswgan";
-    case Mode::kPate: return "pate";
+const std::string& ModeName(Mode mode) { return v1::PrivacyConfig::Mode_Name(mode); }
+
+absl::Status ValidateMode(Mode mode) {
+  if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED || !v1::PrivacyConfig::Mode_IsValid(mode)) {
+    return absl::InvalidArgumentError("privacy mode is not one of none, dpsgd, strict, vflgan, gswgan, pate");
   }
-  return "?";
+  return absl::OkStatus();
 }
 
 ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
-  if (mode != Mode::kDpsgd || shape.shared_critic_share <= 0 || shape.parties < 1) return {z, z};
+  if (mode != v1::PrivacyConfig::dpsgd || shape.shared_critic_share <= 0 || shape.parties < 1) return {z, z};
   // K + 1 releases at z carry (K + 1)/z² in all; D_s gets `share` of it, each party
   // (1 - share)/K.
   const double releases = shape.parties + 1.0;
@@ -99,7 +99,7 @@ ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
 }
 
 std::string DescribeReleaseNoise(Mode mode, double z, const RunShape& shape) {
-  if (mode != Mode::kDpsgd || shape.shared_critic_share <= 0) return "";
+  if (mode != v1::PrivacyConfig::dpsgd || shape.shared_critic_share <= 0) return "";
   const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
   return absl::StrFormat(" (split: D_s %.4f, each party %.4f; shared_critic_budget_share %g)",
                          noise.shared_critic, noise.party, shape.shared_critic_share);
@@ -111,7 +111,7 @@ StepMechanism PartyMechanism(Mode mode, double z, const RunShape& shape) {
 
 StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape) {
   StepMechanism mechanism = Mechanism(JointReleases(mode, shape.parties), z, shape);
-  if (mode == Mode::kDpsgd) {
+  if (mode == v1::PrivacyConfig::dpsgd) {
     const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
     mechanism.noise_multipliers.assign(shape.parties, noise.party);
     mechanism.noise_multipliers.push_back(noise.shared_critic);
@@ -124,20 +124,19 @@ StepMechanism WithoutAmplification(StepMechanism mechanism) {
   return mechanism;
 }
 
-EnsembleShape MakeEnsembleShape(const std::string& mode, int shards,
-                                const std::string& vote_aggregation, int projection_dim) {
+EnsembleShape MakeEnsembleShape(Mode mode, int shards, const std::string& vote_aggregation, int projection_dim) {
   EnsembleShape shape;
   shape.shards = shards;
   shape.projection_dim = projection_dim;
-  shape.aggregation = mode == "gswgan"           ? RowAggregation::kGswgan
-                      : vote_aggregation == "gnmax" ? RowAggregation::kPateGnmax
-                                                    : RowAggregation::kPateThreshold;
+  shape.aggregation = mode == v1::PrivacyConfig::gswgan ? RowAggregation::kGswgan
+                      : vote_aggregation == "gnmax"     ? RowAggregation::kPateGnmax
+                                                        : RowAggregation::kPateThreshold;
   return shape;
 }
 
 std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
                                       View view) {
-  if (mode == Mode::kNone) return {};
+  if (mode == v1::PrivacyConfig::none) return {};
   std::vector<ChargedSteps> releases;
   const int parties = view == View::kParty ? 1 : shape.parties;
   if (rounds > 0) {
@@ -187,7 +186,7 @@ std::optional<LedgerCharge> MarginalReleaseCharge(Mode mode, const RunShape& sha
 
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,
                                          Conversion conversion, const RunShape& shape) {
-  if (mode == Mode::kNone) return absl::InvalidArgumentError("mode 'none' has no noise to calibrate");
+  if (mode == v1::PrivacyConfig::none) return absl::InvalidArgumentError("mode 'none' has no noise to calibrate");
   if (IsEnsembleMode(mode) || ReleasesMarginals(mode, shape)) {
     const int64_t rounds = shape.critic_steps / shape.n_critic;
     if (rounds < 1) return absl::InvalidArgumentError("a run needs at least one round to calibrate");

@@ -10,13 +10,17 @@
 #include "common/privacy/accountant.h"
 #include "common/privacy/conversion.h"
 #include "common/privacy/ensemble_accounting.h"
+#include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth::privacy {
 
-// Privacy modes of a training run (docs/privacy.md).
-enum class Mode { kNone, kDpsgd, kStrict, kVflgan, kGswgan, kPate };
+// Privacy modes of a training run (docs/privacy.md), the settings' enum.
+using Mode = v1::PrivacyConfig::Mode;
+// The mode spelled `name` as in JSON settings and flags; an error names the valid ones.
 absl::StatusOr<Mode> ParseMode(const std::string& name);
-std::string ModeName(Mode mode);
+const std::string& ModeName(Mode mode);
+// An error unless `mode` is one of the six (a settings or plan file may leave it unset).
+absl::Status ValidateMode(Mode mode);
 // gswgan and pate: shard-critic ensembles (ensemble_accounting.h).
 bool IsEnsembleMode(Mode mode);
 // strict, gswgan, pate: the curator's shared critic sees only features the parties
@@ -72,10 +76,9 @@ StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape);
 // indices (no amplification: q = 1).
 StepMechanism WithoutAmplification(StepMechanism mechanism);
 
-// The ensemble shape of the mode named `mode` (gswgan: per-row shard draws; pate: the
+// The ensemble shape of `mode` (gswgan: per-row shard draws; pate: the
 // vote aggregation "threshold" or "gnmax" with `projection_dim` coordinates).
-EnsembleShape MakeEnsembleShape(const std::string& mode, int shards,
-                                const std::string& vote_aggregation, int projection_dim);
+EnsembleShape MakeEnsembleShape(Mode mode, int shards, const std::string& vote_aggregation, int projection_dim);
 
 // Whose releases a run's epsilon covers.
 enum class View {

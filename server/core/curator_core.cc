@@ -71,11 +71,10 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
                                                       request.protocol_version(),
                                                       ", this curator speaks ", kProtocolVersion));
   }
-  const std::string declared_mode = request.privacy().mode().empty() ? "none" : request.privacy().mode();
-  if (declared_mode != config_.privacy().mode()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "party '", party, "' declares privacy mode '", declared_mode,
-        "' but this run uses '", config_.privacy().mode(), "'"));
+  if (request.privacy().mode() != config_.privacy().mode()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' declares privacy mode '", privacy::ModeName(request.privacy().mode()),
+                     "' but this run uses '", privacy::ModeName(config_.privacy().mode()), "'"));
   }
   const double share = config_.privacy().shared_critic_budget_share();
   if (request.privacy().shared_critic_budget_share() != share) {
@@ -214,7 +213,7 @@ absl::Status CuratorCore::WaitForParties() {
 
 absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   const v1::PrivacyConfig& p = config_.privacy();
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(p.mode()));
+  const privacy::Mode mode = p.mode();
   publishes_critic_loss_ = privacy::SharedCriticSeesOnlyReleases(mode);
   // Settings the registered schemas cannot serve (a label column no party holds as a
   // category) fail here, before the plan is attested and so before any release.
@@ -233,7 +232,7 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   const v1::ObserverGuarantee& published = Guarantee(*plan, Observer::kPublished);
   if (published.has_epsilon_planned()) status_.set_epsilon_planned(published.epsilon_planned());
   UpdateEpsilonSpent(0);
-  if (mode != privacy::Mode::kNone) {
+  if (mode != v1::PrivacyConfig::none) {
     spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", p.mode(), plan->noise_multiplier(),
                  privacy::DescribeReleaseNoise(mode, plan->noise_multiplier(), PlanShape(*plan)),
                  status_.plan_digest().substr(0, 16));
@@ -548,7 +547,7 @@ absl::Status CuratorCore::Train() {
     absl::MutexLock model_lock(&model_mu_);
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
-    if (config_.privacy().mode() == "dpsgd") {
+    if (config_.privacy().mode() == v1::PrivacyConfig::dpsgd) {
       RETURN_IF_ERROR(LoadOrDrawNoiseKey());
       const double z = privacy_plan_.shared_critic_noise_multiplier();
       model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);

@@ -9,8 +9,10 @@ namespace {
 
 v1::PrivacyConfig BenchPrivacy(const std::string& mode, const std::string& ledger) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode(mode);
-  if (mode == "none") return privacy;
+  v1::PrivacyConfig::Mode parsed = v1::PrivacyConfig::MODE_UNSPECIFIED;
+  v1::PrivacyConfig::Mode_Parse(mode, &parsed);  // bench_main admits none, dpsgd and strict
+  privacy.set_mode(parsed);
+  if (parsed == v1::PrivacyConfig::none) return privacy;
   // A fixed noise multiplier and a budget that never refuses: the cost of DP-SGD and
   // of the strict feature release does not depend on the noise level.
   privacy.set_noise_multiplier(1.0);

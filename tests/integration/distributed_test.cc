@@ -118,7 +118,7 @@ class DistributedTest : public ::testing::Test {
     *config.mutable_output() = output;
     config.set_join_timeout_seconds(join_timeout);
     *config.mutable_privacy() = privacy;
-    if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
+    if (!privacy.has_mode()) config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
     config.set_round_timeout_seconds(60);
     if (!metrics_listen.empty()) config.set_metrics_listen(metrics_listen);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
@@ -139,8 +139,8 @@ class DistributedTest : public ::testing::Test {
     config.set_secrets(*dir_ + "/secrets.txt");
     config.set_connect_timeout_seconds(20);
     *config.mutable_privacy() = privacy;
-    if (privacy.mode().empty()) config.mutable_privacy()->set_mode("none");
-    if (privacy.mode() != "none" && !privacy.mode().empty()) {
+    if (!privacy.has_mode()) config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+    if (privacy.has_mode() && privacy.mode() != v1::PrivacyConfig::none) {
       config.mutable_privacy()->set_ledger(CheckpointDir(name) + ".ledger");
     }
     EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
@@ -374,20 +374,20 @@ std::vector<std::string> LedgerCharges(const std::string& party) {
 
 TEST_F(DistributedTest, StrictRunSpendsExactlyThePlannedEpsilon) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("strict");
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(8.0);
   auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
-  EXPECT_EQ(outcome.status.privacy_mode(), "strict");
+  EXPECT_EQ(outcome.status.privacy_mode(), v1::PrivacyConfig::strict);
 }
 
 // With the marginal loss on, each party's one-off marginal release is charged first
 // (ledger key 0, unsampled) and the run still spends exactly its budget.
 TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("strict");
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);
@@ -413,7 +413,7 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
 // sends the kept release again, byte for byte.
 TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("strict");
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);
@@ -478,7 +478,7 @@ std::map<std::string, int64_t> ModuleRecords(torch::nn::Module& module) {
 // beside it is refused there, naming the artefact.
 TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("dpsgd");
+  privacy.set_mode(v1::PrivacyConfig::dpsgd);
   privacy.set_epsilon(8.0);
   v1::OutputConfig output;
   output.set_label_column("class");
@@ -542,7 +542,7 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
 
 TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("strict");
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(8.0);
   absl::StatusOr<v1::StatusResponse> status = absl::UnknownError("not fetched");
   absl::StatusOr<v1::StatusResponse> foreign = absl::UnknownError("not fetched");
@@ -606,7 +606,7 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
 
 TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   v1::PrivacyConfig run_privacy;
-  run_privacy.set_mode("dpsgd");
+  run_privacy.set_mode(v1::PrivacyConfig::dpsgd);
   run_privacy.set_noise_multiplier(0.3);  // far too little noise for the bank's budget
   auto outcome = RunAll(StartCurator(300, run_privacy), [&](const std::string& name, int port) {
     v1::PrivacyConfig privacy = run_privacy;
@@ -631,7 +631,7 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
 // whole run, named with the setting, before any party has released or charged anything.
 TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   v1::PrivacyConfig run_privacy;
-  run_privacy.set_mode("strict");
+  run_privacy.set_mode(v1::PrivacyConfig::strict);
   run_privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);  // a release right after alignment, were the plans not checked first
@@ -654,7 +654,7 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
 // A budget against other parties cannot hold in dpsgd: the run is refused at planning.
 TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("dpsgd");
+  privacy.set_mode(v1::PrivacyConfig::dpsgd);
   privacy.set_epsilon(8.0);
   privacy.set_epsilon_budget_against_parties(100);
   auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
@@ -670,7 +670,7 @@ TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
 
 TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   v1::PrivacyConfig strict;
-  strict.set_mode("strict");
+  strict.set_mode(v1::PrivacyConfig::strict);
   strict.set_epsilon(5);
   auto curator = StartCurator(5, strict);
   auto stub = Stub(curator->port(), Tls("certs", "hospital"));
@@ -678,7 +678,7 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   v1::RegisterRequest request;
   request.set_party("hospital");
   request.set_protocol_version(kProtocolVersion);
-  request.mutable_privacy()->set_mode("none");
+  request.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
   v1::RegisterResponse response;
   const grpc::Status status = stub->Register(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);

@@ -88,7 +88,7 @@ TEST_F(ShadowTrainingTest, StrictRunCalibratesToTheBudgetAndChargesEveryLedger) 
   options_.privacy = *privacy;
   const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_EQ(run->plan.privacy().mode(), "strict");
+  EXPECT_EQ(run->plan.privacy().mode(), v1::PrivacyConfig::strict);
   EXPECT_EQ(run->plan.parties(), 3);
   EXPECT_EQ(run->plan.records(), 150);
   EXPECT_GT(run->plan.noise_multiplier(), 0);

@@ -46,7 +46,7 @@ GeneratorArtefact Artefact() {
   column->add_categories("x");
   column->add_categories("y");
   v1::PrivacyPlan plan;
-  plan.mutable_privacy()->set_mode("strict");
+  plan.mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
   v1::ObserverGuarantee* published = plan.add_guarantees();
   published->set_observer("published");
   published->set_epsilon_planned(10);

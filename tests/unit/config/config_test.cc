@@ -154,7 +154,7 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit)
   config.set_run_id("r");
   config.set_plaintext(true);
   config.add_parties("a");
-  config.mutable_privacy()->set_mode("none");
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
   edit(&config);
   return ResolveCuratorConfig("", &config);
 }
@@ -162,75 +162,87 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit)
 // dpsgd and strict pull G towards released marginals unless told otherwise; none and
 // the papers' modes do not.
 TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
-  auto resolved = [](const std::string& mode, const std::function<void(v1::TrainingConfig*)>& set,
+  auto resolved = [](v1::PrivacyConfig::Mode mode, const std::function<void(v1::TrainingConfig*)>& set,
                      double epsilon = 3) {
     v1::CuratorConfig config;
     config.set_run_id("r");
     config.set_plaintext(true);
     config.add_parties("a");
     config.mutable_privacy()->set_mode(mode);
-    if (mode != "none") config.mutable_privacy()->set_epsilon(epsilon);
+    if (mode != v1::PrivacyConfig::none) config.mutable_privacy()->set_epsilon(epsilon);
     set(config.mutable_training());
-    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << mode;
+    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << v1::PrivacyConfig::Mode_Name(mode);
     return config.training();
   };
   auto unset = [](v1::TrainingConfig*) {};
-  EXPECT_EQ(resolved("none", unset).marginal_weight(), 0.0);
-  EXPECT_EQ(resolved("dpsgd", unset).marginal_weight(), 1.0);
-  EXPECT_EQ(resolved("strict", unset).marginal_weight(), 1.0);
-  EXPECT_EQ(resolved("vflgan", unset).marginal_weight(), 0.0);
-  EXPECT_EQ(resolved("gswgan", unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).marginal_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).marginal_weight(), 0.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::gswgan, unset).marginal_weight(), 0.0);
   // Within-party pairs come with the release, in the DP modes that default it on.
-  EXPECT_EQ(resolved("strict", unset).marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved("dpsgd", unset).marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved("none", unset).marginal_pair_cells(), 0);
-  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); }).marginal_pair_cells(), 0);
-  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); }).marginal_pair_cells(),
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).marginal_pair_cells(), 0);
+  EXPECT_EQ(
+      resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); }).marginal_pair_cells(),
+      0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); })
+                .marginal_pair_cells(),
             30);
-  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(), 2.5);
+  EXPECT_EQ(
+      resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(),
+      2.5);
   // The cross-party prior follows the marginal loss's weight in strict, and in dpsgd
   // below ε = 10.
-  EXPECT_EQ(resolved("strict", unset).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("strict", unset, 10).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
                 .cross_party_independence_weight(),
             10.0);
-  EXPECT_EQ(resolved("dpsgd", unset, 9.5).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("dpsgd", unset, 9.5).rounds(), 3000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 9.5).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 9.5).rounds(), 3000);
   // From ε = 10 dpsgd leaves it off unless set, and runs longer: its D_s needs the
   // critic steps to convey the dependence.
-  EXPECT_FALSE(resolved("dpsgd", unset, 10).has_cross_party_independence_weight());
-  EXPECT_EQ(resolved("dpsgd", unset, 10).rounds(), 10000);
-  EXPECT_EQ(resolved("strict", unset, 10).rounds(), 3000);
+  EXPECT_FALSE(resolved(v1::PrivacyConfig::dpsgd, unset, 10).has_cross_party_independence_weight());
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 10).rounds(), 10000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset, 10).rounds(), 3000);
   // With label pairs the release carries the label's dependence: the prior is on again.
   auto labelled = [](v1::TrainingConfig* t) { t->set_label_column("class"); };
-  EXPECT_EQ(resolved("dpsgd", labelled, 10).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved("dpsgd", labelled, 10).rounds(), 3000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, labelled, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, labelled, 10).rounds(), 3000);
   // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
-  EXPECT_EQ(resolved("none", unset).rounds(), 10000);
-  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
-  EXPECT_EQ(resolved("vflgan", unset).rounds(), 3000);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).rounds(), 10000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).rounds(), 3000);
+  EXPECT_EQ(resolved(
+                v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
                 .cross_party_independence_weight(),
             2.0);
-  EXPECT_EQ(resolved("dpsgd", [](v1::TrainingConfig* t) { t->set_rounds(500); }, 10).rounds(), 500);
-  EXPECT_EQ(resolved("none", [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
+  EXPECT_EQ(resolved(
+                v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_rounds(500); }, 10)
+                .rounds(),
+            500);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
                 .cross_party_independence_weight(),
             0.0);
-  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
-                .cross_party_independence_weight(),
-            3.0);
-  EXPECT_EQ(resolved("strict", [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
-                .cross_party_independence_weight(),
-            0.0);
+  EXPECT_EQ(
+      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
+          .cross_party_independence_weight(),
+      3.0);
+  EXPECT_EQ(
+      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
+          .cross_party_independence_weight(),
+      0.0);
   // An explicit 0 turns either off and is kept as written.
-  const v1::TrainingConfig off = resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
+  const v1::TrainingConfig off =
+      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
   EXPECT_TRUE(off.has_marginal_weight());
   EXPECT_EQ(off.marginal_weight(), 0.0);
   EXPECT_EQ(off.marginal_pair_cells(), 0);
   EXPECT_EQ(off.cross_party_independence_weight(), 0.0);
   const v1::TrainingConfig unpaired =
-      resolved("strict", [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
+      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
   EXPECT_EQ(unpaired.marginal_weight(), 1.0);
   EXPECT_TRUE(unpaired.has_marginal_pair_cells());
   EXPECT_EQ(unpaired.marginal_pair_cells(), 0);
@@ -241,7 +253,7 @@ TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->set_pack(4); }).ok());
   const absl::Status dpsgd = ResolveCurator([](v1::CuratorConfig* c) {
     c->mutable_model()->set_pack(2);
-    c->mutable_privacy()->set_mode("dpsgd");
+    c->mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
     c->mutable_privacy()->set_epsilon(3);
   });
   ASSERT_FALSE(dpsgd.ok());
@@ -250,12 +262,12 @@ TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
   EXPECT_THAT(dpsgd.message(), HasSubstr("dpsgd"));
   // pack 1 is dpsgd's only setting; other private modes pack D_s as mode none does.
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
-                c->mutable_privacy()->set_mode("dpsgd");
+                c->mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
                 c->mutable_privacy()->set_epsilon(3);
               }).ok());
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
                 c->mutable_model()->set_pack(2);
-                c->mutable_privacy()->set_mode("strict");
+                c->mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
                 c->mutable_privacy()->set_epsilon(3);
               }).ok());
   const absl::Status batch = ResolveCurator([](v1::CuratorConfig* c) {
@@ -283,24 +295,28 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   const absl::Status status = ResolvePrivacyConfig(&privacy);
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.message(), ::testing::HasSubstr("'strict' needs privacy.epsilon"));
-  EXPECT_EQ(privacy.mode(), "strict");
+  EXPECT_EQ(privacy.mode(), v1::PrivacyConfig::strict);
 
   v1::PrivacyConfig budget;
   budget.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&budget).ok());
-  EXPECT_EQ(budget.mode(), "strict");
+  EXPECT_EQ(budget.mode(), v1::PrivacyConfig::strict);
   EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
   EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
   EXPECT_EQ(budget.conversion(), "improved");
 
   v1::PrivacyConfig none;
-  none.set_mode("none");
+  none.set_mode(v1::PrivacyConfig::none);
   EXPECT_TRUE(ResolvePrivacyConfig(&none).ok());
 
   v1::PrivacyConfig bad;
-  bad.set_mode("pate-ish");
+  bad.set_mode(v1::PrivacyConfig::MODE_UNSPECIFIED);
   bad.set_epsilon(1);
   EXPECT_FALSE(ResolvePrivacyConfig(&bad).ok());
+  v1::PrivacyConfig misspelt;
+  const absl::Status parsed = ParseJsonInto(R"({"mode": "pate-ish", "epsilon": 1})", "privacy", &misspelt);
+  EXPECT_EQ(parsed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parsed.message(), HasSubstr("pate-ish"));
   v1::PrivacyConfig bad_delta;
   bad_delta.set_epsilon(1);
   bad_delta.set_delta(1.5);
@@ -355,7 +371,7 @@ TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
     config.set_run_id("r");
     config.set_plaintext(true);
     config.add_parties("a");
-    config.mutable_privacy()->set_mode("strict");
+    config.mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
     config.mutable_privacy()->set_epsilon(10);
     edit(&config);
     const absl::Status status = ResolveCuratorConfig("", &config);
@@ -389,22 +405,22 @@ TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
 }
 
 TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
-  auto with_label = [](const std::string& mode, double marginal_weight) {
+  auto with_label = [](v1::PrivacyConfig::Mode mode, double marginal_weight) {
     return ResolveCurator([&](v1::CuratorConfig* c) {
       c->mutable_privacy()->set_mode(mode);
-      if (mode != "none") c->mutable_privacy()->set_epsilon(10);
+      if (mode != v1::PrivacyConfig::none) c->mutable_privacy()->set_epsilon(10);
       c->mutable_training()->set_label_column("class");
       c->mutable_training()->set_marginal_weight(marginal_weight);
     });
   };
-  EXPECT_TRUE(with_label("strict", 1).ok());
-  EXPECT_TRUE(with_label("dpsgd", 1).ok());
-  EXPECT_THAT(with_label("none", 1).message(), HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
-  EXPECT_THAT(with_label("vflgan", 1).message(), HasSubstr("needs privacy.mode"));
-  EXPECT_THAT(with_label("strict", 0).message(), HasSubstr("marginal_weight > 0"));
+  EXPECT_TRUE(with_label(v1::PrivacyConfig::strict, 1).ok());
+  EXPECT_TRUE(with_label(v1::PrivacyConfig::dpsgd, 1).ok());
+  EXPECT_THAT(with_label(v1::PrivacyConfig::none, 1).message(), HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
+  EXPECT_THAT(with_label(v1::PrivacyConfig::vflgan, 1).message(), HasSubstr("needs privacy.mode"));
+  EXPECT_THAT(with_label(v1::PrivacyConfig::strict, 0).message(), HasSubstr("marginal_weight > 0"));
 
   v1::PrivacyConfig privacy;
-  privacy.set_mode("strict");
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
   v1::TrainingConfig training;
@@ -422,7 +438,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   EXPECT_NEAR(LabelEpsilon(privacy, training), 0.5327, 1e-4);
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.3 * order * rho, 1e-9);
   v1::PrivacyConfig dpsgd;  // dpsgd's default share is 0.15
-  dpsgd.set_mode("dpsgd");
+  dpsgd.set_mode(v1::PrivacyConfig::dpsgd);
   dpsgd.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&dpsgd).ok());
   EXPECT_NEAR(LabelEpsilon(dpsgd, training), 0.3052, 1e-4);
@@ -433,7 +449,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
   privacy.set_label_epsilon(2.5);
   EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
-  privacy.set_mode("none");
+  privacy.set_mode(v1::PrivacyConfig::none);
   EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
     v1::PrivacyConfig p;
@@ -452,7 +468,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
 
 TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {
   v1::PrivacyConfig privacy;
-  privacy.set_mode("dpsgd");
+  privacy.set_mode(v1::PrivacyConfig::dpsgd);
   privacy.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
   EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
@@ -467,7 +483,7 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
     EXPECT_THAT(status.message(), HasSubstr("(0, 1)")) << bad;
   }
   v1::PrivacyConfig strict;
-  strict.set_mode("strict");
+  strict.set_mode(v1::PrivacyConfig::strict);
   strict.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
   EXPECT_FALSE(strict.has_shared_critic_budget_share());  // no D_s release to split off
@@ -478,27 +494,27 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
 }
 
 TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
-  for (const char* mode : {"gswgan", "pate"}) {
+  for (const v1::PrivacyConfig::Mode mode : {v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate}) {
     v1::PrivacyConfig privacy;
     privacy.set_mode(mode);
     privacy.set_epsilon(10);
-    ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << mode;
-    EXPECT_EQ(privacy.ensemble().shards(), std::string(mode) == "pate" ? 1024 : 256);
+    ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << v1::PrivacyConfig::Mode_Name(mode);
+    EXPECT_EQ(privacy.ensemble().shards(), mode == v1::PrivacyConfig::pate ? 1024 : 256);
     EXPECT_EQ(privacy.ensemble().vote_top_k(), 5);
     EXPECT_EQ(privacy.ensemble().vote_aggregation(), "threshold");
   }
   v1::PrivacyConfig bad;
-  bad.set_mode("pate");
+  bad.set_mode(v1::PrivacyConfig::pate);
   bad.set_epsilon(10);
   bad.mutable_ensemble()->set_vote_aggregation("median");
   EXPECT_THAT(ResolvePrivacyConfig(&bad).message(), ::testing::HasSubstr("vote_aggregation"));
   v1::PrivacyConfig no_shards;
-  no_shards.set_mode("gswgan");
+  no_shards.set_mode(v1::PrivacyConfig::gswgan);
   no_shards.set_epsilon(10);
   no_shards.mutable_ensemble()->set_shards(0);
   EXPECT_THAT(ResolvePrivacyConfig(&no_shards).message(), ::testing::HasSubstr("shards"));
   v1::PrivacyConfig threshold;
-  threshold.set_mode("pate");
+  threshold.set_mode(v1::PrivacyConfig::pate);
   threshold.set_epsilon(10);
   threshold.mutable_ensemble()->set_vote_threshold(1.5);
   EXPECT_FALSE(ResolvePrivacyConfig(&threshold).ok());

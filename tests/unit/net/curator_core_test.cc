@@ -87,7 +87,7 @@ v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, 
   training->set_seed(5);
   training->set_threads(1);
   training->set_log_every(1);
-  config.mutable_privacy()->set_mode("none");  // these tests exercise the protocol, not DP
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
   config.set_checkpoint_dir(absl::StrCat(::testing::TempDir(), "/curator_core_test/",
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()));
   config.set_reconnect_timeout_seconds(reconnect_timeout);
@@ -95,20 +95,9 @@ v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, 
   return config;
 }
 
-// Declares the run's privacy mode (RegisterRequest.privacy.mode, which must equal
-// the curator's privacy.mode) when the protocol carries one. Reflection keeps this
-// test independent of whether the privacy fields exist in this checkout.
+// Declares the run's privacy mode (RegisterRequest.privacy.mode must equal the curator's).
 void DeclarePrivacyMode(v1::RegisterRequest* request) {
-  v1::CuratorConfig config = Config(5, 5, 1, 1);
-  const auto* config_privacy = config.GetDescriptor()->FindFieldByName("privacy");
-  const auto* request_privacy = request->GetDescriptor()->FindFieldByName("privacy");
-  if (config_privacy == nullptr || request_privacy == nullptr) return;
-  const google::protobuf::Message& from = config.GetReflection()->GetMessage(config, config_privacy);
-  google::protobuf::Message* to = request->GetReflection()->MutableMessage(request, request_privacy);
-  const auto* from_mode = from.GetDescriptor()->FindFieldByName("mode");
-  const auto* to_mode = to->GetDescriptor()->FindFieldByName("mode");
-  if (from_mode == nullptr || to_mode == nullptr) return;
-  to->GetReflection()->SetString(to, to_mode, from.GetReflection()->GetString(from, from_mode));
+  request->mutable_privacy()->set_mode(Config(5, 5, 1, 1).privacy().mode());
 }
 
 // Records r<first> .. r<last>: a party's ids.
@@ -246,12 +235,12 @@ TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
 
 TEST(CuratorRegisterTest, DpsgdPartyWithAnotherBudgetSplitIsFailedPrecondition) {
   v1::CuratorConfig config = Config(5, 5, 1, 1);
-  config.mutable_privacy()->set_mode("dpsgd");
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
   config.mutable_privacy()->set_epsilon(10);
   ASSERT_TRUE(ResolveCuratorConfig("", &config).ok());
   CuratorCore core(config);
   v1::RegisterRequest request = Registration("alpha", AlphaSchema());
-  request.mutable_privacy()->set_mode("dpsgd");
+  request.mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
   request.mutable_privacy()->set_shared_critic_budget_share(0.5);
   auto response = core.Register("alpha", request);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);

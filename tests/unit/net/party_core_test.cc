@@ -63,7 +63,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string c
   config.set_schema(Dir() + "/alpha.schema.json");
   config.set_secrets(Dir() + "/" + secrets);
   config.set_max_message_bytes(kLimit);
-  config.mutable_privacy()->set_mode("none");  // these tests exercise the protocol, not DP
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
   EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
   return config;
 }
@@ -587,7 +587,7 @@ TEST_F(PartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
 // ---- restarts: journal and checkpoint ----
 
 // A DP mode with a ledger and its checkpoint in `checkpoint_dir`.
-v1::PartyConfig PrivateConfig(const std::string& checkpoint_dir, const std::string& mode) {
+v1::PartyConfig PrivateConfig(const std::string& checkpoint_dir, v1::PrivacyConfig::Mode mode) {
   v1::PartyConfig config = Config("secrets.txt", checkpoint_dir);
   config.mutable_privacy()->set_mode(mode);
   config.mutable_privacy()->set_epsilon(50);
@@ -597,7 +597,9 @@ v1::PartyConfig PrivateConfig(const std::string& checkpoint_dir, const std::stri
 }
 
 // strict mode: noisy releases.
-v1::PartyConfig StrictConfig(const std::string& checkpoint_dir) { return PrivateConfig(checkpoint_dir, "strict"); }
+v1::PartyConfig StrictConfig(const std::string& checkpoint_dir) {
+  return PrivateConfig(checkpoint_dir, v1::PrivacyConfig::strict);
+}
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = Dir() + "/" + name;
@@ -721,7 +723,7 @@ TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdent
   uintmax_t durable = 0;
   double spent = 0;
   {
-    auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), false);
+    auto core = AlignedWith(PrivateConfig(dir, v1::PrivacyConfig::dpsgd), false);
     ASSERT_TRUE(core.ok()) << core.status();
     step0 = Only((*core)->Handle(CriticTask(0, 0)));
     ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
@@ -733,7 +735,7 @@ TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdent
     EXPECT_GT(spent, 0);
   }
   CutJournal(dir, durable);
-  auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), /*resume=*/true);
+  auto core = AlignedWith(PrivateConfig(dir, v1::PrivacyConfig::dpsgd), /*resume=*/true);
   ASSERT_TRUE(core.ok()) << core.status();
   EXPECT_EQ((*core)->committed_step(), 0);
   EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 0))), step0);  // from the journal
@@ -792,7 +794,7 @@ TEST_F(PartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCurat
   const std::string dir = FreshDir("generator-lagging-checkpoint");
   std::vector<std::string> round0;
   {
-    auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), false);
+    auto core = AlignedWith(PrivateConfig(dir, v1::PrivacyConfig::dpsgd), false);
     ASSERT_TRUE(core.ok()) << core.status();
     for (int64_t step = 0; step < kNCritic; ++step) {
       round0.push_back(Only((*core)->Handle(CriticTask(0, step))));
@@ -804,7 +806,7 @@ TEST_F(PartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCurat
     ASSERT_FALSE(Only((*core)->Handle(CriticTask(1, kNCritic))).empty());
     ASSERT_TRUE((*core)->Handle(FeatureGradients(1, kNCritic)).ok());
   }
-  auto core = AlignedWith(PrivateConfig(dir, "dpsgd"), /*resume=*/true);
+  auto core = AlignedWith(PrivateConfig(dir, v1::PrivacyConfig::dpsgd), /*resume=*/true);
   ASSERT_TRUE(core.ok()) << core.status();
   EXPECT_EQ((*core)->committed_step(), kNCritic);
   std::vector<std::string> replayed;
@@ -1003,7 +1005,7 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   const std::string ledger = Dir() + "/gswgan.ledger";
   std::remove(ledger.c_str());
   v1::PartyConfig config = Config();
-  config.mutable_privacy()->set_mode("gswgan");
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::gswgan);
   config.mutable_privacy()->set_epsilon(10);
   config.mutable_privacy()->set_ledger(ledger);
   config.mutable_privacy()->mutable_ensemble()->set_shards(2);
@@ -1035,7 +1037,7 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
 
 TEST_F(PartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
   v1::PartyConfig config = Config();
-  config.mutable_privacy()->set_mode("pate");
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::pate);
   config.mutable_privacy()->set_epsilon(10);
   config.mutable_privacy()->set_ledger(Dir() + "/pate.ledger");
   config.mutable_privacy()->mutable_ensemble()->set_shards(9);

@@ -140,35 +140,35 @@ RunShape DemoShape(Mode mode) {
   shape.batch_size = 256;
   shape.n_critic = 5;
   shape.critic_steps = 60 * 5;
-  shape.ensemble = MakeEnsembleShape(ModeName(mode), 32, "threshold", 8);
+  shape.ensemble = MakeEnsembleShape(mode, 32, "threshold", 8);
   return shape;
 }
 
 TEST(EnsembleAccountingTest, RunReleasesPerView) {
-  const RunShape shape = DemoShape(Mode::kGswgan);
-  const std::vector<ChargedSteps> joint = RunReleases(Mode::kGswgan, 4.0, shape, 60, View::kJoint);
+  const RunShape shape = DemoShape(v1::PrivacyConfig::gswgan);
+  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kJoint);
   ASSERT_EQ(joint.size(), 2u);
   EXPECT_EQ(joint[0].steps, 300);  // feature releases: one per critic step ...
   EXPECT_EQ(joint[0].mechanism.noise_multipliers.size(), 3u);  // ... by each of K parties
   EXPECT_DOUBLE_EQ(joint[0].mechanism.sample_rate, 256.0 / 32561);
   EXPECT_EQ(joint[1].steps, 60 * 3 * 256);  // one release per synthetic row, party and round
   EXPECT_DOUBLE_EQ(joint[1].mechanism.sample_rate, 1.0 / 32);
-  const std::vector<ChargedSteps> party = RunReleases(Mode::kGswgan, 4.0, shape, 60, View::kParty);
+  const std::vector<ChargedSteps> party = RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kParty);
   EXPECT_EQ(party[0].mechanism.noise_multipliers.size(), 1u);
   EXPECT_EQ(party[1].steps, 60 * 256);
   // Other parties know the shared batch, not a party's shard draws.
   const std::vector<ChargedSteps> against =
-      RunReleases(Mode::kGswgan, 4.0, shape, 60, View::kAgainstParties);
+      RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kAgainstParties);
   EXPECT_DOUBLE_EQ(against[0].mechanism.sample_rate, 1.0);
   EXPECT_DOUBLE_EQ(against[1].mechanism.sample_rate, 1.0 / 32);
   // The non-ensemble modes keep their single per-critic-step mechanism.
-  EXPECT_EQ(RunReleases(Mode::kStrict, 1.0, shape, 60, View::kJoint).size(), 1u);
+  EXPECT_EQ(RunReleases(v1::PrivacyConfig::strict, 1.0, shape, 60, View::kJoint).size(), 1u);
 }
 
 // What the parties charge to their ledgers over a run adds up to the planned epsilon,
 // under strictly increasing ledger keys.
 TEST(EnsembleAccountingTest, LedgerChargesComposeToThePlan) {
-  for (Mode mode : {Mode::kGswgan, Mode::kPate, Mode::kStrict}) {
+  for (Mode mode : {v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate, v1::PrivacyConfig::strict}) {
     const RunShape shape = DemoShape(mode);
     RdpAccountant charged(Sampler::kWithoutReplacement);
     int64_t last_key = -1;
@@ -196,7 +196,7 @@ TEST(EnsembleAccountingTest, LedgerChargesComposeToThePlan) {
 }
 
 TEST(EnsembleAccountingTest, CalibrationHitsTheTarget) {
-  for (Mode mode : {Mode::kGswgan, Mode::kPate}) {
+  for (Mode mode : {v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate}) {
     const RunShape shape = DemoShape(mode);
     absl::StatusOr<double> z = CalibrateRunNoise(mode, 10.0, 1e-5, Conversion::kImproved, shape);
     ASSERT_TRUE(z.ok()) << z.status();
@@ -208,11 +208,11 @@ TEST(EnsembleAccountingTest, CalibrationHitsTheTarget) {
 }
 
 TEST(EnsembleAccountingTest, ParsesTheModes) {
-  EXPECT_EQ(*ParseMode("gswgan"), Mode::kGswgan);
-  EXPECT_EQ(*ParseMode("pate"), Mode::kPate);
-  EXPECT_EQ(ModeName(Mode::kPate), "pate");
-  EXPECT_TRUE(IsEnsembleMode(Mode::kGswgan));
-  EXPECT_FALSE(IsEnsembleMode(Mode::kStrict));
+  EXPECT_EQ(*ParseMode("gswgan"), v1::PrivacyConfig::gswgan);
+  EXPECT_EQ(*ParseMode("pate"), v1::PrivacyConfig::pate);
+  EXPECT_EQ(ModeName(v1::PrivacyConfig::pate), "pate");
+  EXPECT_TRUE(IsEnsembleMode(v1::PrivacyConfig::gswgan));
+  EXPECT_FALSE(IsEnsembleMode(v1::PrivacyConfig::strict));
   EXPECT_FALSE(ParseMode("gs-wgan").ok());
 }
 

@@ -31,19 +31,20 @@ double ClassicGaussianEpsilon(int releases, double z, double delta) {
 
 TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
   const RunShape shape = Shape(30.0);
-  const std::vector<ChargedSteps> joint = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kJoint);
+  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
   ASSERT_EQ(joint.size(), 1u);
   EXPECT_EQ(joint[0].steps, 1);
   EXPECT_EQ(joint[0].mechanism.noise_multipliers, std::vector<double>(3, 30.0));
   EXPECT_DOUBLE_EQ(joint[0].mechanism.sample_rate, 1.0);
-  EXPECT_EQ(RunReleases(Mode::kStrict, 2.0, shape, 0, View::kParty)[0].mechanism.noise_multipliers.size(), 1u);
-  absl::StatusOr<EpsilonAndOrder> eps = RunEpsilon(Mode::kStrict, 2.0, shape, 0, View::kJoint, 1e-5,
-                                                   Conversion::kClassic);
+  EXPECT_EQ(RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0].mechanism.noise_multipliers.size(),
+            1u);
+  absl::StatusOr<EpsilonAndOrder> eps =
+      RunEpsilon(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint, 1e-5, Conversion::kClassic);
   ASSERT_TRUE(eps.ok()) << eps.status();
   EXPECT_NEAR(eps->epsilon, ClassicGaussianEpsilon(3, 30.0, 1e-5), 1e-9);
   // Mode none releases nothing, and neither does a run without the marginal loss.
-  EXPECT_TRUE(RunReleases(Mode::kNone, 2.0, shape, 100, View::kJoint).empty());
-  EXPECT_EQ(RunReleases(Mode::kDpsgd, 2.0, Shape(0), 100, View::kJoint).size(), 1u);
+  EXPECT_TRUE(RunReleases(v1::PrivacyConfig::none, 2.0, shape, 100, View::kJoint).empty());
+  EXPECT_EQ(RunReleases(v1::PrivacyConfig::dpsgd, 2.0, Shape(0), 100, View::kJoint).size(), 1u);
 }
 
 // Label pairs join the release: the holder's labels (randomized response at the label's
@@ -52,15 +53,15 @@ TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
 TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
   RunShape shape = Shape(30.0);
   shape.label_epsilon = 1.5;
-  const std::vector<ChargedSteps> joint = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kJoint);
+  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
   ASSERT_EQ(joint.size(), 1u);
   const std::vector<double> expected(5, 30.0);
   EXPECT_EQ(joint[0].mechanism.noise_multipliers, expected);
   EXPECT_EQ(joint[0].mechanism.randomized_responses, std::vector<double>{1.5});
-  const StepMechanism party = RunReleases(Mode::kStrict, 2.0, shape, 0, View::kParty)[0].mechanism;
+  const StepMechanism party = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0].mechanism;
   EXPECT_EQ(party.noise_multipliers, (std::vector<double>{30.0, 30.0}));
   EXPECT_EQ(party.randomized_responses, std::vector<double>{1.5});
-  const std::optional<LedgerCharge> charge = MarginalReleaseCharge(Mode::kDpsgd, shape);
+  const std::optional<LedgerCharge> charge = MarginalReleaseCharge(v1::PrivacyConfig::dpsgd, shape);
   ASSERT_TRUE(charge.has_value());
   EXPECT_EQ(charge->mechanism.noise_multipliers, expected);
   EXPECT_EQ(charge->mechanism.randomized_responses, std::vector<double>{1.5});
@@ -72,18 +73,19 @@ TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
     EXPECT_NEAR((*curve)[i], 5 * GaussianRdp(30.0, order) + RandomizedResponseRdp(1.5, order), 1e-12);
   }
   // Calibrating the run leaves room for the labels: the per-step noise grows.
-  absl::StatusOr<double> without = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, Shape(30.0));
-  absl::StatusOr<double> with = CalibrateRunNoise(Mode::kStrict, 10.0, 1e-5, Conversion::kImproved, shape);
+  absl::StatusOr<double> without =
+      CalibrateRunNoise(v1::PrivacyConfig::strict, 10.0, 1e-5, Conversion::kImproved, Shape(30.0));
+  absl::StatusOr<double> with = CalibrateRunNoise(v1::PrivacyConfig::strict, 10.0, 1e-5, Conversion::kImproved, shape);
   ASSERT_TRUE(without.ok() && with.ok());
   EXPECT_GT(*with, *without);
-  absl::StatusOr<EpsilonAndOrder> spent = RunEpsilon(Mode::kStrict, *with, shape, 2000, View::kJoint, 1e-5,
-                                                     Conversion::kImproved);
+  absl::StatusOr<EpsilonAndOrder> spent =
+      RunEpsilon(v1::PrivacyConfig::strict, *with, shape, 2000, View::kJoint, 1e-5, Conversion::kImproved);
   ASSERT_TRUE(spent.ok());
   EXPECT_NEAR(spent->epsilon, 10.0, 1e-3);
 }
 
 TEST(MarginalAccountingTest, LedgerChargesComposeToThePlan) {
-  for (Mode mode : {Mode::kDpsgd, Mode::kStrict}) {
+  for (Mode mode : {v1::PrivacyConfig::dpsgd, v1::PrivacyConfig::strict}) {
     const RunShape shape = Shape(30.0);
     RdpAccountant charged(Sampler::kWithoutReplacement);
     const std::optional<LedgerCharge> marginals = MarginalReleaseCharge(mode, shape);
@@ -102,25 +104,29 @@ TEST(MarginalAccountingTest, LedgerChargesComposeToThePlan) {
     ASSERT_TRUE(planned.ok());
     EXPECT_NEAR(charged.GetEpsilon(1e-5, Conversion::kImproved)->epsilon, planned->epsilon, 1e-9);
   }
-  EXPECT_FALSE(MarginalReleaseCharge(Mode::kNone, Shape(30.0)).has_value());
-  EXPECT_FALSE(MarginalReleaseCharge(Mode::kStrict, Shape(0)).has_value());
-  EXPECT_EQ(CriticStepCharge(Mode::kStrict, 1.5, Shape(0), 7).key, 7);  // no release, no shift
+  EXPECT_FALSE(MarginalReleaseCharge(v1::PrivacyConfig::none, Shape(30.0)).has_value());
+  EXPECT_FALSE(MarginalReleaseCharge(v1::PrivacyConfig::strict, Shape(0)).has_value());
+  EXPECT_EQ(CriticStepCharge(v1::PrivacyConfig::strict, 1.5, Shape(0), 7).key, 7);  // no release, no shift
 }
 
 TEST(MarginalAccountingTest, CalibrationLeavesRoomForTheRelease) {
   for (double epsilon : {1.0, 10.0}) {
-    absl::StatusOr<double> with = CalibrateRunNoise(Mode::kStrict, epsilon, 1e-5, Conversion::kImproved, Shape(30.0));
-    absl::StatusOr<double> without = CalibrateRunNoise(Mode::kStrict, epsilon, 1e-5, Conversion::kImproved, Shape(0));
+    absl::StatusOr<double> with =
+        CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5, Conversion::kImproved, Shape(30.0));
+    absl::StatusOr<double> without =
+        CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5, Conversion::kImproved, Shape(0));
     ASSERT_TRUE(with.ok()) << with.status();
     ASSERT_TRUE(without.ok()) << without.status();
     EXPECT_GT(*with, *without);  // the steps get more noise: the release spends part of ε
-    const double at = RunEpsilon(Mode::kStrict, *with, Shape(30.0), 2000, View::kJoint, 1e-5,
-                                 Conversion::kImproved)->epsilon;
+    const double at =
+        RunEpsilon(v1::PrivacyConfig::strict, *with, Shape(30.0), 2000, View::kJoint, 1e-5, Conversion::kImproved)
+            ->epsilon;
     EXPECT_LE(at, epsilon);
     EXPECT_NEAR(at, epsilon, 1e-3 * epsilon);
   }
   // A release that alone spends more than the budget cannot be calibrated around.
-  absl::StatusOr<double> z = CalibrateRunNoise(Mode::kStrict, 0.05, 1e-5, Conversion::kImproved, Shape(2.0));
+  absl::StatusOr<double> z =
+      CalibrateRunNoise(v1::PrivacyConfig::strict, 0.05, 1e-5, Conversion::kImproved, Shape(2.0));
   ASSERT_FALSE(z.ok());
   EXPECT_NE(z.status().message().find("marginal_noise_multiplier"), std::string::npos) << z.status();
 }

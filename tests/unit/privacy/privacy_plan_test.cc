@@ -14,10 +14,10 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-v1::PrivacyConfig Settings(const std::string& mode, double epsilon) {
+v1::PrivacyConfig Settings(v1::PrivacyConfig::Mode mode, double epsilon) {
   v1::PrivacyConfig privacy;
   privacy.set_mode(mode);
-  if (mode != "none") privacy.set_epsilon(epsilon);
+  if (mode != v1::PrivacyConfig::none) privacy.set_epsilon(epsilon);
   privacy.set_ledger("party-local.ledger");
   EXPECT_TRUE(ResolvePrivacyConfig(&privacy).ok());
   return privacy;
@@ -39,9 +39,9 @@ v1::PrivacyPlan Plan(const v1::PrivacyConfig& privacy, int rounds = 400, int par
 }
 
 TEST(PrivacyPlanTest, SameSettingsGiveTheSamePlanWithoutTheLedgerPath) {
-  v1::PrivacyConfig other = Settings("strict", 10);
+  v1::PrivacyConfig other = Settings(v1::PrivacyConfig::strict, 10);
   other.set_ledger("another-party.ledger");
-  const v1::PrivacyPlan a = Plan(Settings("strict", 10));
+  const v1::PrivacyPlan a = Plan(Settings(v1::PrivacyConfig::strict, 10));
   const v1::PrivacyPlan b = Plan(other);
   EXPECT_TRUE(CheckSamePlan(a, "the curator", b, "party 'bank'").ok());
   EXPECT_EQ(PlanDigest(a), PlanDigest(b));
@@ -51,8 +51,8 @@ TEST(PrivacyPlanTest, SameSettingsGiveTheSamePlanWithoutTheLedgerPath) {
 }
 
 TEST(PrivacyPlanTest, APartyAtAnotherEpsilonIsRefusedNamingPartyAndSetting) {
-  const v1::PrivacyPlan curator = Plan(Settings("strict", 10));
-  const v1::PrivacyPlan bank = Plan(Settings("strict", 5));
+  const v1::PrivacyPlan curator = Plan(Settings(v1::PrivacyConfig::strict, 10));
+  const v1::PrivacyPlan bank = Plan(Settings(v1::PrivacyConfig::strict, 5));
   const absl::Status status = CheckSamePlan(curator, "the curator", bank, "party 'bank'");
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()),
@@ -61,7 +61,7 @@ TEST(PrivacyPlanTest, APartyAtAnotherEpsilonIsRefusedNamingPartyAndSetting) {
 }
 
 TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
-  const v1::PrivacyConfig base = Settings("strict", 10);
+  const v1::PrivacyConfig base = Settings(v1::PrivacyConfig::strict, 10);
   const v1::PrivacyPlan reference = Plan(base);
   struct Case {
     std::string setting;
@@ -75,7 +75,7 @@ TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
   delta.set_delta(1e-6);
   v1::PrivacyConfig conversion = base;
   conversion.set_conversion("classic");
-  v1::PrivacyConfig mode = Settings("pate", 10);
+  v1::PrivacyConfig mode = Settings(v1::PrivacyConfig::pate, 10);
   v1::PrivacyConfig against = base;
   against.set_epsilon_budget_against_parties(1e6);
   for (const Case& c : {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)},
@@ -90,7 +90,7 @@ TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
 }
 
 TEST(PrivacyPlanTest, StrictIsAmplifiedAgainstTheCuratorButNotAgainstParties) {
-  const v1::PrivacyPlan plan = Plan(Settings("strict", 10));
+  const v1::PrivacyPlan plan = Plan(Settings(v1::PrivacyConfig::strict, 10));
   for (Observer observer : kObservers) {
     EXPECT_TRUE(Guarantee(plan, observer).has_epsilon_planned()) << ObserverName(observer);
     EXPECT_EQ(Guarantee(plan, observer).observer(), ObserverName(observer));
@@ -104,7 +104,7 @@ TEST(PrivacyPlanTest, StrictIsAmplifiedAgainstTheCuratorButNotAgainstParties) {
 }
 
 TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
-  const v1::PrivacyPlan dpsgd = Plan(Settings("dpsgd", 10));
+  const v1::PrivacyPlan dpsgd = Plan(Settings(v1::PrivacyConfig::dpsgd, 10));
   EXPECT_NEAR(Guarantee(dpsgd, Observer::kPublished).epsilon_planned(), 10, 1e-3);
   for (Observer observer : {Observer::kCurator, Observer::kOtherParty, Observer::kCuratorWithParty}) {
     EXPECT_FALSE(Guarantee(dpsgd, observer).has_epsilon_planned()) << ObserverName(observer);
@@ -112,7 +112,7 @@ TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
     EXPECT_THAT(DescribeGuarantee(Guarantee(dpsgd, observer), 1e-5), HasSubstr("not DP"));
   }
   EXPECT_GT(dpsgd.shared_critic_noise_multiplier(), 0);
-  for (const char* mode : {"vflgan", "none"}) {
+  for (const v1::PrivacyConfig::Mode mode : {v1::PrivacyConfig::vflgan, v1::PrivacyConfig::none}) {
     const v1::PrivacyPlan plan = Plan(Settings(mode, 10));
     for (Observer observer : kObservers) {
       EXPECT_FALSE(Guarantee(plan, observer).has_epsilon_planned()) << mode << " " << ObserverName(observer);
@@ -122,7 +122,7 @@ TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
 }
 
 TEST(PrivacyPlanTest, EpsilonSpentGrowsToThePlannedFigure) {
-  const v1::PrivacyPlan plan = Plan(Settings("gswgan", 10), 40);
+  const v1::PrivacyPlan plan = Plan(Settings(v1::PrivacyConfig::gswgan, 10), 40);
   for (Observer observer : kObservers) {
     auto start = EpsilonAfter(plan, observer, 0);
     auto half = EpsilonAfter(plan, observer, 20);
@@ -136,7 +136,7 @@ TEST(PrivacyPlanTest, EpsilonSpentGrowsToThePlannedFigure) {
 }
 
 TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
-  v1::PrivacyConfig strict = Settings("strict", 10);
+  v1::PrivacyConfig strict = Settings(v1::PrivacyConfig::strict, 10);
   const double against = Guarantee(Plan(strict), Observer::kOtherParty).epsilon_planned();
   strict.set_epsilon_budget_against_parties(against * 1.01);
   EXPECT_TRUE(CheckPlanBudgets(Plan(strict)).ok());
@@ -145,7 +145,7 @@ TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
   EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(over.message()),
               AllOf(HasSubstr("against other parties"), HasSubstr("privacy.epsilon_budget_against_parties")));
-  for (const char* mode : {"dpsgd", "vflgan"}) {
+  for (const v1::PrivacyConfig::Mode mode : {v1::PrivacyConfig::dpsgd, v1::PrivacyConfig::vflgan}) {
     v1::PrivacyConfig settings = Settings(mode, 10);
     settings.set_epsilon_budget_against_parties(1e9);
     const absl::Status refused = CheckPlanBudgets(Plan(settings));
@@ -155,7 +155,7 @@ TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
 }
 
 TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
-  v1::PrivacyConfig settings = Settings("strict", 10);
+  v1::PrivacyConfig settings = Settings(v1::PrivacyConfig::strict, 10);
   const double z = Plan(settings).noise_multiplier();
   settings.set_noise_multiplier(z * 0.9);
   EXPECT_EQ(CheckPlanBudgets(Plan(settings)).code(), absl::StatusCode::kFailedPrecondition);
@@ -164,7 +164,7 @@ TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
 }
 
 TEST(PrivacyPlanTest, TooFewRecordsForTheBatchCannotBePlanned) {
-  EXPECT_FALSE(ResolvePrivacyPlan(Settings("strict", 10), Training(10), 3, 100).ok());
+  EXPECT_FALSE(ResolvePrivacyPlan(Settings(v1::PrivacyConfig::strict, 10), Training(10), 3, 100).ok());
 }
 
 }  // namespace

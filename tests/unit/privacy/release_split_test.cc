@@ -29,7 +29,7 @@ double SumOfInverseSquares(const std::vector<double>& multipliers) {
 TEST(ReleaseSplitTest, AdultAtEpsilonTenGivesTheDocumentedMultipliers) {
   // z = 2.5995 calibrates ε = 10 over 10000 rounds (a dpsgd run); the share 0.85
   // gives D_s 0.85 of 4/z² and each party 0.05 of it.
-  const ReleaseNoise noise = SplitReleaseNoise(Mode::kDpsgd, 2.5995, Shape(3, 0.85));
+  const ReleaseNoise noise = SplitReleaseNoise(v1::PrivacyConfig::dpsgd, 2.5995, Shape(3, 0.85));
   EXPECT_NEAR(noise.shared_critic, 1.40978, 1e-5);
   EXPECT_NEAR(noise.party, 5.81266, 1e-5);
 }
@@ -37,17 +37,17 @@ TEST(ReleaseSplitTest, AdultAtEpsilonTenGivesTheDocumentedMultipliers) {
 TEST(ReleaseSplitTest, EvenShareOrNoShareLeavesEveryReleaseAtZ) {
   for (int parties : {2, 3, 8}) {
     for (double share : {0.0, 1.0 / (parties + 1)}) {
-      const ReleaseNoise noise = SplitReleaseNoise(Mode::kDpsgd, 1.7, Shape(parties, share));
+      const ReleaseNoise noise = SplitReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(parties, share));
       EXPECT_EQ(noise.party, 1.7) << parties << " " << share;  // exactly: ledgers compare charges
       EXPECT_EQ(noise.shared_critic, 1.7) << parties << " " << share;
     }
   }
-  EXPECT_EQ(DescribeReleaseNoise(Mode::kDpsgd, 1.7, Shape(3, 0)), "");
-  EXPECT_NE(DescribeReleaseNoise(Mode::kDpsgd, 1.7, Shape(3, 0.85)).find("D_s 0.9220"), std::string::npos);
+  EXPECT_EQ(DescribeReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(3, 0)), "");
+  EXPECT_NE(DescribeReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(3, 0.85)).find("D_s 0.9220"), std::string::npos);
 }
 
 TEST(ReleaseSplitTest, OtherModesIgnoreTheShare) {
-  for (Mode mode : {Mode::kStrict, Mode::kVflgan}) {
+  for (Mode mode : {v1::PrivacyConfig::strict, v1::PrivacyConfig::vflgan}) {
     const ReleaseNoise noise = SplitReleaseNoise(mode, 1.7, Shape(3, 0.85));
     EXPECT_EQ(noise.party, 1.7);
     EXPECT_EQ(noise.shared_critic, 1.7);
@@ -59,7 +59,7 @@ TEST(ReleaseSplitTest, TheStepComposesToTheSameGaussianForEveryShare) {
   for (int parties : {2, 3, 5}) {
     for (double share : {0.1, 0.5, 0.7, 0.85, 0.95}) {
       const RunShape shape = Shape(parties, share);
-      const StepMechanism joint = JointMechanism(Mode::kDpsgd, 2.0, shape);
+      const StepMechanism joint = JointMechanism(v1::PrivacyConfig::dpsgd, 2.0, shape);
       ASSERT_EQ(joint.noise_multipliers.size(), static_cast<size_t>(parties + 1));
       const double shared = joint.noise_multipliers.back();
       // D_s gets `share` of the step's 1/z² and each party an equal part of the rest.
@@ -69,8 +69,9 @@ TEST(ReleaseSplitTest, TheStepComposesToTheSameGaussianForEveryShare) {
       ASSERT_TRUE(effective.ok());
       EXPECT_NEAR(*effective, 2.0 / std::sqrt(parties + 1.0), 1e-12);
       // So the run's joint epsilon is the even split's.
-      const auto split = RunEpsilon(Mode::kDpsgd, 2.0, shape, 10000, View::kJoint, 1e-5, Conversion::kImproved);
-      const auto even = RunEpsilon(Mode::kDpsgd, 2.0, Shape(parties, 0), 10000, View::kJoint, 1e-5,
+      const auto split =
+          RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, shape, 10000, View::kJoint, 1e-5, Conversion::kImproved);
+      const auto even = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, Shape(parties, 0), 10000, View::kJoint, 1e-5,
                                    Conversion::kImproved);
       ASSERT_TRUE(split.ok() && even.ok());
       EXPECT_NEAR(split->epsilon, even->epsilon, 1e-9 * even->epsilon);
@@ -79,14 +80,14 @@ TEST(ReleaseSplitTest, TheStepComposesToTheSameGaussianForEveryShare) {
 }
 
 TEST(ReleaseSplitTest, CalibrationIsUnchangedAndAPartysOwnEpsilonFallsWithTheShare) {
-  const auto even = CalibrateRunNoise(Mode::kDpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0));
-  const auto split = CalibrateRunNoise(Mode::kDpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0.85));
+  const auto even = CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0));
+  const auto split = CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0.85));
   ASSERT_TRUE(even.ok() && split.ok());
   EXPECT_NEAR(*split, *even, 1e-9);
   double last = 1e300;
   for (double share : {0.25, 0.5, 0.7, 0.85}) {
-    const auto own = RunEpsilon(Mode::kDpsgd, *split, Shape(3, share), 10000, View::kParty, 1e-5,
-                                Conversion::kImproved);
+    const auto own =
+        RunEpsilon(v1::PrivacyConfig::dpsgd, *split, Shape(3, share), 10000, View::kParty, 1e-5, Conversion::kImproved);
     ASSERT_TRUE(own.ok());
     EXPECT_LT(own->epsilon, last) << share;
     last = own->epsilon;
@@ -97,10 +98,10 @@ TEST(ReleaseSplitTest, LedgerChargesComposeToThePlan) {
   const RunShape shape = Shape(3, 0.85);
   RdpAccountant charged(Sampler::kWithoutReplacement);
   for (int64_t step = 0; step < 100; ++step) {
-    const LedgerCharge charge = CriticStepCharge(Mode::kDpsgd, 2.6, shape, step);
+    const LedgerCharge charge = CriticStepCharge(v1::PrivacyConfig::dpsgd, 2.6, shape, step);
     ASSERT_TRUE(charged.Compose(charge.mechanism, charge.steps).ok());
   }
-  const auto planned = RunEpsilon(Mode::kDpsgd, 2.6, shape, 100, View::kJoint, 1e-5, Conversion::kImproved);
+  const auto planned = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.6, shape, 100, View::kJoint, 1e-5, Conversion::kImproved);
   ASSERT_TRUE(planned.ok());
   EXPECT_NEAR(charged.GetEpsilon(1e-5, Conversion::kImproved)->epsilon, planned->epsilon, 1e-9);
 }

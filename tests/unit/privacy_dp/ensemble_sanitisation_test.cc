@@ -167,7 +167,7 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     EXPECT_TRUE(ResolveTrainingConfig(&training).ok());
     auto party = std::make_unique<PartyModel>("p", model, training, "secret-secret-secret", "party-secret", table);
     PartyPrivacy privacy;
-    privacy.mode = GetParam() == "gnmax" ? "pate" : GetParam();
+    privacy.mode = GetParam() == "gswgan" ? v1::PrivacyConfig::gswgan : v1::PrivacyConfig::pate;
     privacy.noise_multiplier = 0.5;
     privacy.noise = PartyNoise::Derived(absl::StrCat("ensemble-test-noise-", noise_seed));
     privacy.ensemble.set_shards(4);

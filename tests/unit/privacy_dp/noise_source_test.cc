@@ -77,14 +77,16 @@ Party SmallParty() {
 
 TEST(NoiseSourceTest, ADpModeWithoutItsStreamsIsRefused) {
   const Party p = SmallParty();
-  for (const char* mode : {"dpsgd", "strict", "vflgan", "gswgan", "pate"}) {
+  for (const v1::PrivacyConfig::Mode mode :
+       {v1::PrivacyConfig::dpsgd, v1::PrivacyConfig::strict, v1::PrivacyConfig::vflgan, v1::PrivacyConfig::gswgan,
+        v1::PrivacyConfig::pate}) {
     PartyModel party("p", p.model, p.training, "sampling-secret", "party-secret", p.table);
     PartyPrivacy privacy;
     privacy.mode = mode;
     privacy.noise_multiplier = 1.0;
     const absl::Status status = party.SetPrivacy(privacy);
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << mode;
-    EXPECT_NE(status.message().find("noise"), absl::string_view::npos) << mode;
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << v1::PrivacyConfig::Mode_Name(mode);
+    EXPECT_NE(status.message().find("noise"), absl::string_view::npos) << v1::PrivacyConfig::Mode_Name(mode);
   }
   PartyModel plain("p", p.model, p.training, "sampling-secret", "party-secret", p.table);
   EXPECT_TRUE(plain.SetPrivacy(PartyPrivacy()).ok());
@@ -97,7 +99,7 @@ TEST(NoiseSourceTest, StrictReleasesNoiseRealAndSyntheticRowsFromSeparateStreams
   const Party p = SmallParty();
   PartyModel party("p", p.model, p.training, "sampling-secret", "party-secret", p.table);
   PartyPrivacy privacy;
-  privacy.mode = "strict";
+  privacy.mode = v1::PrivacyConfig::strict;
   privacy.noise_multiplier = 0.7;
   privacy.feature_clip_norm = 1.0;
   privacy.noise = PartyNoise::Derived("strict-test");
