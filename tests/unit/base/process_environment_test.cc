@@ -39,7 +39,7 @@ TEST(ProcessEnvironmentTest, KeepsTheUsersWaitPolicy) {
 
 TEST(ProcessEnvironmentTest, ReportsTheBlasKernelsInUse) {
   const std::string core = Field(RunProbe("-u OMP_WAIT_POLICY OPENBLAS_CORETYPE=Haswell"), "core");
-  if (core == "not OpenBLAS") GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS here";
+  if (core == "not OpenBLAS") GTEST_SKIP() << "not available here: OpenBLAS as LibTorch's BLAS";
   EXPECT_EQ(core, "Haswell");
   // Every x86-64 CPU runs Prescott's kernels; a name that ignored the pin would not change.
   EXPECT_EQ(Field(RunProbe("OPENBLAS_CORETYPE=Prescott"), "core"), "Prescott");
@@ -47,7 +47,7 @@ TEST(ProcessEnvironmentTest, ReportsTheBlasKernelsInUse) {
 
 TEST(ProcessEnvironmentTest, WarnsOnlyWhenAPinHidesAvx512) {
   const std::string pinned = RunProbe("OPENBLAS_CORETYPE=Haswell");
-  if (Field(pinned, "core") == "not OpenBLAS") GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS here";
+  if (Field(pinned, "core") == "not OpenBLAS") GTEST_SKIP() << "not available here: OpenBLAS as LibTorch's BLAS";
   if (CpuHasAvx512()) {
     EXPECT_NE(Field(pinned, "warning").find("OPENBLAS_CORETYPE=Haswell"), std::string::npos) << pinned;
   } else {
