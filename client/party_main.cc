@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -11,8 +12,9 @@
 #include "absl/flags/usage.h"
 #include "client/core/party_core.h"
 #include "client/grpc/party_session.h"
-#include "common/config/config.h"
 #include "common/base/cli.h"
+#include "common/base/help.h"
+#include "common/config/config.h"
 
 ABSL_FLAG(std::string, config, "", "party config JSON (vfsynth.v1.PartyConfig)");
 ABSL_FLAG(std::string, curator, "", "override the config's curator address (host:port)");
@@ -25,8 +27,13 @@ ABSL_FLAG(std::string, profile_out, "",
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
   vfsynth::TuneMemoryAllocator();
-  absl::SetProgramUsageMessage("vfsynth-party --config party.json");
+  const std::string usage = "vfsynth-party --config party.json [--resume]   (settings: docs/configuration.md)";
+  absl::SetProgramUsageMessage(usage);
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
+  if (vfsynth::AsksForHelp(args)) {
+    std::printf("%s", vfsynth::HelpText(usage, {"party_main"}).c_str());
+    return 0;
+  }
   std::vector<char*> raw;
   for (std::string& arg : args) raw.push_back(arg.data());
   absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());

@@ -4,13 +4,15 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/config/config.h"
 #include "common/base/cli.h"
+#include "common/base/help.h"
+#include "common/config/config.h"
 #include "server/grpc/curator_server.h"
 
 ABSL_FLAG(std::string, config, "", "curator config JSON (vfsynth.v1.CuratorConfig)");
@@ -23,8 +25,13 @@ ABSL_FLAG(double, shutdown_grace_seconds, 5, "grace period for open streams on S
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
   vfsynth::TuneMemoryAllocator();
-  absl::SetProgramUsageMessage("vfsynth-curator --config curator.json");
+  const std::string usage = "vfsynth-curator --config curator.json [--resume]   (settings: docs/configuration.md)";
+  absl::SetProgramUsageMessage(usage);
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
+  if (vfsynth::AsksForHelp(args)) {
+    std::printf("%s", vfsynth::HelpText(usage, {"curator_main"}).c_str());
+    return 0;
+  }
   std::vector<char*> raw;
   for (std::string& arg : args) raw.push_back(arg.data());
   absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());

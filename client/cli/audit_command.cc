@@ -155,7 +155,8 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
 const CommandRegistration kRegistration(
     "audit", {"audit        --real R.csv --schema S.json --out DIR [--privacy MODE --epsilon E] "
               "[--audit-canary] [--parties P.json] [--audit-models M] [--audit-rows N] [--rounds R]",
-              &RunAuditCommand});
+              &RunAuditCommand,
+              {"schema", "out", "parties", "rounds", "real", "eval_threads", "epsilon"}});
 
 }  // namespace
 }  // namespace vfsynth

@@ -15,6 +15,8 @@ namespace vfsynth {
 struct Command {
   std::string usage;  // one line: "<name> --flag X ..."
   std::function<absl::Status(const std::vector<std::string>& args)> run;
+  // Flags the command reads that another *_command.cc defines (its own are found by file).
+  std::vector<std::string> shared_flags;
 };
 
 std::map<std::string, Command>& CommandRegistry();

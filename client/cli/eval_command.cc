@@ -125,7 +125,8 @@ const CommandRegistration kRegistration(
     "eval", {"eval         --real R.csv --synthetic S.csv --schema S.json --target COL --out DIR "
              "[--holdout H.csv] [--parties P.json] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b] "
              "[--privacy-statement S.privacy.json]",
-             &RunEvalCommand});
+             &RunEvalCommand,
+             {"schema", "out", "parties"}});
 
 }  // namespace
 }  // namespace vfsynth

@@ -66,7 +66,8 @@ absl::Status RunSchemaCommand(const std::vector<std::string>& args) {
 
 const CommandRegistration kRegistration(
     "schema", {"schema draft --input T.csv --out DIR [--party-count N]   (a schema and party layout to review)",
-               &RunSchemaCommand});
+               &RunSchemaCommand,
+               {"input", "out", "party_count", "parties"}});
 
 }  // namespace
 }  // namespace vfsynth

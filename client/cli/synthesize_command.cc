@@ -75,7 +75,8 @@ absl::Status RunSynthesizeCommand(const std::vector<std::string>&) {
 const CommandRegistration kRegistration(
     "synthesize", {"synthesize  --generator CHECKPOINT_DIR/generator.vfsg --output F.csv [--rows N] "
                    "[--label_column C] [--label_temperature T]",
-                   &RunSynthesizeCommand});
+                   &RunSynthesizeCommand,
+                   {"config", "rows", "output"}});
 
 }  // namespace
 }  // namespace vfsynth

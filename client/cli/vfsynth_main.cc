@@ -1,16 +1,21 @@
-// `vfsynth`: the user-facing tool. Subcommands live in client/*_command.cc and
+// `vfsynth`: the user-facing tool. Subcommands live in client/cli/*_command.cc and
 // register themselves in the CommandRegistry.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "client/cli/command_registry.h"
 #include "common/base/cli.h"
+#include "common/base/help.h"
 
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 
@@ -26,8 +31,20 @@ namespace {
 std::string Usage() {
   std::string usage = "vfsynth <command> [flags]\ncommands:\n";
   for (const auto& [name, command] : CommandRegistry()) usage += "  " + command.usage + "\n";
-  usage += "Flags may be written --a-b or --a_b. 'vfsynth --help' lists every flag.";
+  usage += "'vfsynth <command> --help' lists a command's flags.";
   return usage;
+}
+
+// `vfsynth [<command>] --help`: the command's usage and flags, or the list of commands.
+std::string HelpFor(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (absl::StartsWith(args[i], "-")) continue;
+    const auto it = CommandRegistry().find(args[i]);
+    if (it == CommandRegistry().end()) break;
+    const std::string file = absl::StrCat(absl::StrReplaceAll(it->first, {{"-", "_"}}), "_command.");
+    return HelpText(absl::StrCat("vfsynth ", it->second.usage), {file, "vfsynth_main."}, it->second.shared_flags);
+  }
+  return HelpText(Usage(), {"vfsynth_main."});
 }
 
 }  // namespace
@@ -39,6 +56,10 @@ int main(int argc, char** argv) {
   const std::string usage = vfsynth::Usage();
   absl::SetProgramUsageMessage(usage);
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
+  if (vfsynth::AsksForHelp(args)) {
+    std::printf("%s", vfsynth::HelpFor(args).c_str());
+    return 0;
+  }
   std::vector<char*> raw;
   for (std::string& arg : args) raw.push_back(arg.data());
   const std::vector<char*> positional =
@@ -54,7 +75,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::string> command_args(positional.begin() + 2, positional.end());
-  const absl::Status status = it->second.run(command_args);
+  absl::Status status;
+  try {
+    status = it->second.run(command_args);
+  } catch (const std::exception& e) {  // LibTorch reports its errors (c10::Error) by throwing
+    status = absl::InternalError(absl::StrCat(positional[1], ": ", e.what()));
+  }
   if (!status.ok()) {
     spdlog::error("{}", status.ToString());
     return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;

@@ -41,6 +41,7 @@ constexpr char kMarginalReleaseName[] = "marginals";
 
 absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  if (const auto warning = ReadableByOthersWarning(path)) spdlog::warn("{}", *warning);
   PartySecrets secrets;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);

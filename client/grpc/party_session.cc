@@ -3,12 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "common/protocol/chunking.h"
-#include "common/net/tls.h"
 #include "common/base/status_macros.h"
+#include "common/net/tls.h"
+#include "common/protocol/chunking.h"
 
 namespace vfsynth {
 namespace {
@@ -33,6 +34,28 @@ void PartySession::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
   if (active_ != nullptr) active_->TryCancel();
+}
+
+bool PartySession::BeginCall(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  active_ = context;
+  return true;
+}
+
+bool PartySession::EndCall() {
+  absl::MutexLock lock(&mu_);
+  active_ = nullptr;
+  return !cancelled_;
+}
+
+absl::Status PartySession::Call(grpc::ClientContext* context, double timeout_seconds, const std::string& what,
+                                const std::function<grpc::Status()>& rpc) {
+  context->set_deadline(In(timeout_seconds));
+  if (!BeginCall(context)) return absl::CancelledError("party is shutting down");
+  const grpc::Status status = rpc();
+  if (!EndCall()) return absl::CancelledError("party is shutting down");
+  return FromGrpc(status, what);
 }
 
 bool PartySession::Backoff(absl::Duration delay) {
@@ -63,27 +86,31 @@ absl::Status PartySession::Session(bool* streamed) {
   ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.tls(), config_.plaintext()));
   auto channel = grpc::CreateCustomChannel(config_.curator(), credentials,
                                            MakeChannelArguments(config_.max_message_bytes()));
-  if (!channel->WaitForConnected(In(config_.connect_timeout_seconds()))) {
-    return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(),
-                                               " within ", config_.connect_timeout_seconds(),
-                                               "s (is it running, and does its certificate match?)"));
+  // Waited for in short slices, so that a signal ends the wait promptly.
+  const absl::Time until = absl::Now() + absl::Seconds(config_.connect_timeout_seconds());
+  while (!channel->WaitForConnected(In(1.0))) {
+    if (!Backoff(absl::ZeroDuration())) return absl::CancelledError("party is shutting down");
+    if (absl::Now() >= until) {
+      return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(), " within ",
+                                                 config_.connect_timeout_seconds(),
+                                                 "s (is it running, and does its certificate match?)"));
+    }
   }
   auto stub = v1::Curator::NewStub(channel);
   {
     grpc::ClientContext context;
-    context.set_deadline(In(config_.connect_timeout_seconds()));
     v1::RegisterResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub->Register(&context, core_->MakeRegisterRequest(), &response), "Register"));
+    RETURN_IF_ERROR(Call(&context, config_.connect_timeout_seconds(), "Register",
+                         [&] { return stub->Register(&context, core_->MakeRegisterRequest(), &response); }));
     RETURN_IF_ERROR(core_->AcceptRegistration(response));
     spdlog::info("registered for run '{}' with {} parties", response.run_id(), response.parties_size());
   }
   RETURN_IF_ERROR(Align(*stub));
   {
     grpc::ClientContext context;
-    context.set_deadline(In(kAlignTimeoutSeconds));
     v1::AttestPlanResponse response;
-    RETURN_IF_ERROR(
-        FromGrpc(stub->AttestPlan(&context, core_->MakeAttestPlanRequest(), &response), "AttestPlan"));
+    RETURN_IF_ERROR(Call(&context, kAlignTimeoutSeconds, "AttestPlan",
+                         [&] { return stub->AttestPlan(&context, core_->MakeAttestPlanRequest(), &response); }));
     RETURN_IF_ERROR(core_->AcceptCuratorPlan(response));
   }
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs(*stub));
@@ -94,9 +121,9 @@ absl::Status PartySession::Align(v1::Curator::Stub& stub) {
   ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> request, core_->MakeAlignRequest());
   while (request.has_value()) {
     grpc::ClientContext context;
-    context.set_deadline(In(kAlignTimeoutSeconds));
     v1::AlignResponse response;
-    RETURN_IF_ERROR(FromGrpc(stub.Align(&context, *request, &response), absl::StrCat("Align hop ", request->hop())));
+    RETURN_IF_ERROR(Call(&context, kAlignTimeoutSeconds, absl::StrCat("Align hop ", request->hop()),
+                         [&] { return stub.Align(&context, *request, &response); }));
     absl::StatusOr<std::optional<v1::AlignRequest>> next = core_->AnswerAlign(response);
     if (!next.ok()) {
       // This party's own final verdict (its budget, the curator's answer), not a lost connection.
@@ -110,9 +137,9 @@ absl::Status PartySession::Align(v1::Curator::Stub& stub) {
 
 void PartySession::Refuse(v1::Curator::Stub& stub, const absl::Status& reason) {
   grpc::ClientContext context;
-  context.set_deadline(In(config_.connect_timeout_seconds()));
   v1::AttestPlanResponse response;
-  const absl::Status told = FromGrpc(stub.AttestPlan(&context, core_->MakeRefusal(reason), &response), "AttestPlan");
+  const absl::Status told = Call(&context, config_.connect_timeout_seconds(), "AttestPlan",
+                                 [&] { return stub.AttestPlan(&context, core_->MakeRefusal(reason), &response); });
   // The curator answers a refusal by failing the run (FAILED_PRECONDITION).
   if (told.code() != absl::StatusCode::kFailedPrecondition) {
     spdlog::warn("could not tell the curator this party refuses the run: {}", told.ToString());
@@ -124,24 +151,20 @@ absl::Status PartySession::ReleaseLabelPairs(v1::Curator::Stub& stub) {
   v1::ShareLabelsResponse labels;
   {
     grpc::ClientContext context;
-    context.set_deadline(In(kAlignTimeoutSeconds));
-    RETURN_IF_ERROR(FromGrpc(stub.ShareLabels(&context, request, &labels), "ShareLabels"));
+    RETURN_IF_ERROR(Call(&context, kAlignTimeoutSeconds, "ShareLabels",
+                         [&] { return stub.ShareLabels(&context, request, &labels); }));
   }
   ASSIGN_OR_RETURN(const std::optional<v1::LabelPairsRequest> tables, core_->MakeLabelPairsRequest(labels));
   if (!tables.has_value()) return absl::OkStatus();
   grpc::ClientContext context;
-  context.set_deadline(In(config_.connect_timeout_seconds()));
   v1::LabelPairsResponse response;
-  return FromGrpc(stub.ReleaseLabelPairs(&context, *tables, &response), "ReleaseLabelPairs");
+  return Call(&context, config_.connect_timeout_seconds(), "ReleaseLabelPairs",
+              [&] { return stub.ReleaseLabelPairs(&context, *tables, &response); });
 }
 
 absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
   grpc::ClientContext context;
-  {
-    absl::MutexLock lock(&mu_);
-    if (cancelled_) return absl::CancelledError("party is shutting down");
-    active_ = &context;
-  }
+  if (!BeginCall(&context)) return absl::CancelledError("party is shutting down");
   auto stream = stub.Train(&context);
   absl::Status result = absl::OkStatus();
   uint64_t next_id = 0;
@@ -184,10 +207,7 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
   }
   stream->WritesDone();
   const grpc::Status finish = stream->Finish();
-  {
-    absl::MutexLock lock(&mu_);
-    active_ = nullptr;
-  }
+  const bool live = EndCall();
   if (!result.ok()) return result;
   if (core_->finished()) {
     if (!core_->finish_succeeded()) {
@@ -195,10 +215,7 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
     }
     return absl::OkStatus();
   }
-  {
-    absl::MutexLock lock(&mu_);
-    if (cancelled_) return absl::CancelledError("party is shutting down");
-  }
+  if (!live) return absl::CancelledError("party is shutting down");
   const absl::Status ended = FromGrpc(finish, "Train stream");
   switch (ended.code()) {
     case absl::StatusCode::kPermissionDenied:

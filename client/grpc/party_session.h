@@ -3,7 +3,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -40,6 +42,13 @@ class PartySession {
   absl::Status ReleaseLabelPairs(v1::Curator::Stub& stub);
   // Sleeps before redialling; false if the session was cancelled meanwhile.
   bool Backoff(absl::Duration delay);
+  // Makes `context` the call Cancel() cancels; false if the session already is cancelled.
+  bool BeginCall(grpc::ClientContext* context);
+  // Ends it; false if the session was cancelled meanwhile.
+  bool EndCall();
+  // One unary call (`rpc` issues it on `context`) that a signal can cut short.
+  absl::Status Call(grpc::ClientContext* context, double timeout_seconds, const std::string& what,
+                    const std::function<grpc::Status()>& rpc);
 
   v1::PartyConfig config_;
   PartyCore* core_;

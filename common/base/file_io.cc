@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace vfsynth {
 namespace {
@@ -38,6 +39,13 @@ absl::Status SyncDirectoryOf(const std::string& path) {
   ::close(fd);
   if (!synced) return ErrnoError("cannot flush directory", dir);
   return absl::OkStatus();
+}
+
+std::optional<std::string> ReadableByOthersWarning(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0 || (info.st_mode & (S_IRWXG | S_IRWXO)) == 0) return std::nullopt;
+  return absl::StrFormat("%s is accessible to group or others (mode %04o); it is private: chmod 600 %s", path,
+                         info.st_mode & 0777, path);
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

@@ -1,6 +1,7 @@
 #ifndef VFSYNTH_COMMON_BASE_FILE_IO_H_
 #define VFSYNTH_COMMON_BASE_FILE_IO_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -11,6 +12,10 @@ namespace vfsynth {
 
 // Reads a whole file; NOT_FOUND / PERMISSION_DENIED style errors name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// A private file (a key, the party's secrets) that group or others may read: the
+// warning to log, naming the file and the fix; nullopt when it is private (or absent).
+std::optional<std::string> ReadableByOthersWarning(const std::string& path);
 
 // Writes atomically and durably: temp file in the same directory, fsync, rename,
 // fsync of the directory. Readers see the old or the new contents, never a mix.

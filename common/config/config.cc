@@ -5,6 +5,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/address.h"
+#include "common/base/party_name.h"
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
@@ -21,9 +23,20 @@ absl::Status Positive(const char* name, double value) {
   return absl::OkStatus();
 }
 
+// Network widths are bounded so that a typo (an extra zero or five) is a clear error
+// here, not a multi-gigabyte allocation failing inside LibTorch.
+constexpr int kMaxWidth = 8192;
+
+absl::Status Width(const char* name, int64_t value) {
+  if (value < 1 || value > kMaxWidth) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be in [1, ", kMaxWidth, "], got ", value));
+  }
+  return absl::OkStatus();
+}
+
 template <typename Repeated>
-absl::Status PositiveList(const char* name, const Repeated& values) {
-  for (auto value : values) RETURN_IF_ERROR(Positive(name, value));
+absl::Status Widths(const char* name, const Repeated& values) {
+  for (auto value : values) RETURN_IF_ERROR(Width(name, value));
   return absl::OkStatus();
 }
 
@@ -39,7 +52,7 @@ absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleCon
   if (!e->has_projection_dim()) e->set_projection_dim(8);
   if (!e->has_gnmax_bins()) e->set_gnmax_bins(10);
   RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e->shards()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_hidden", e->shard_hidden()));
+  RETURN_IF_ERROR(Width("privacy.ensemble.shard_hidden", e->shard_hidden()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e->shard_batch()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e->vote_top_k()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e->vote_clip()));
@@ -87,11 +100,11 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (!m->has_generator_towers()) m->set_generator_towers("joint");
   if (!m->has_shared_critic_weight()) m->set_shared_critic_weight(1.0);
   if (!m->has_pack()) m->set_pack(1);
-  RETURN_IF_ERROR(Positive("model.z_dim", m->z_dim()));
-  RETURN_IF_ERROR(Positive("model.feature_dim", m->feature_dim()));
-  RETURN_IF_ERROR(PositiveList("model.generator_hidden", m->generator_hidden()));
-  RETURN_IF_ERROR(PositiveList("model.feature_hidden", m->feature_hidden()));
-  RETURN_IF_ERROR(PositiveList("model.shared_hidden", m->shared_hidden()));
+  RETURN_IF_ERROR(Width("model.z_dim", m->z_dim()));
+  RETURN_IF_ERROR(Width("model.feature_dim", m->feature_dim()));
+  RETURN_IF_ERROR(Widths("model.generator_hidden", m->generator_hidden()));
+  RETURN_IF_ERROR(Widths("model.feature_hidden", m->feature_hidden()));
+  RETURN_IF_ERROR(Widths("model.shared_hidden", m->shared_hidden()));
   RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
   RETURN_IF_ERROR(Positive("model.pack", m->pack()));
   if (!(m->shared_critic_weight() >= 0 && m->shared_critic_weight() <= 100)) {
@@ -341,10 +354,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   if (c->parties_size() == 0) return absl::InvalidArgumentError("config lists no parties");
   absl::flat_hash_set<std::string> names;
   for (v1::PartyDataConfig& party : *c->mutable_parties()) {
-    if (party.name().empty() || !names.insert(party.name()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("party name '", party.name(), "' is empty or used twice"));
-    }
+    RETURN_IF_ERROR(AddUniquePartyName(party.name(), "parties: party", &names));
     if (party.data().empty() || party.schema().empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("party '", party.name(), "' needs both 'data' and 'schema'"));
@@ -449,10 +459,10 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
   absl::flat_hash_set<std::string> names;
   for (const std::string& name : c->parties()) {
-    if (name.empty() || !names.insert(name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("party name '", name, "' is empty or used twice"));
-    }
+    RETURN_IF_ERROR(AddUniquePartyName(name, "parties: party", &names));
   }
+  RETURN_IF_ERROR(ParseHostPort(c->listen(), "listen").status());
+  if (!c->metrics_listen().empty()) RETURN_IF_ERROR(ParseHostPort(c->metrics_listen(), "metrics_listen").status());
   RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
@@ -501,7 +511,9 @@ absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {
 
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c) {
   if (c->name().empty()) return absl::InvalidArgumentError("name is required");
+  RETURN_IF_ERROR(ValidatePartyName(c->name(), "name"));
   if (c->curator().empty()) return absl::InvalidArgumentError("curator address is required");
+  RETURN_IF_ERROR(ParseHostPort(c->curator(), "curator", /*min_port=*/1).status());
   if (c->data().empty() || c->schema().empty() || c->secrets().empty()) {
     return absl::InvalidArgumentError("data, schema and secrets are required");
   }

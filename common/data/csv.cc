@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/file_io.h"
+#include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth {
@@ -163,7 +164,7 @@ absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& sou
     for (size_t j = 0; j < i; ++j) {
       if (fields[j] == fields[i]) {
         return absl::InvalidArgumentError(
-            absl::StrCat(source, ": header names column '", fields[i], "' twice"));
+            absl::StrCat(source, ": header names column ", QuotedValue(fields[i]), " twice"));
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth {
@@ -112,14 +113,14 @@ absl::Status TableEncoder::EncodeValue(const ColumnCodec& codec, const std::stri
       }
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("value '", text, "' is not one of the schema's categories"));
+        absl::StrCat("value ", QuotedValue(text), " is not one of the schema's categories"));
   }
   double value = 0;
   if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a finite number"));
+    return absl::InvalidArgumentError(absl::StrCat(QuotedValue(text), " is not a finite number"));
   }
   if (codec.kind == ColumnKind::kInteger && value != std::floor(value)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not an integer"));
+    return absl::InvalidArgumentError(absl::StrCat(QuotedValue(text), " is not an integer"));
   }
   if (value < column.min() || value > column.max()) {
     *clipped = true;

@@ -2,10 +2,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/quoted_value.h"
+#include "common/base/status_macros.h"
 #include "common/data/csv.h"
 #include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 
@@ -34,8 +35,8 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
   for (int64_t row : result.kept_rows) {
     const std::string& id = table.rows[row][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
-                                                     ": id '", id, "' is empty or not unique"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(csv_path, ":", table.line_numbers[row], ": id ", QuotedValue(id), " is empty or not unique"));
     }
     data.ids.push_back(id);
   }

@@ -1,5 +1,7 @@
 #include "common/data/split.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -7,10 +9,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "common/data/schema.h"
 #include "common/base/file_io.h"
+#include "common/base/party_name.h"
 #include "common/base/proto_json.h"
+#include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
+#include "common/data/encoder.h"
+#include "common/data/numeric_grid.h"
+#include "common/data/schema.h"
 
 namespace vfsynth {
 namespace {
@@ -29,8 +35,8 @@ absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
   for (size_t r = 0; r < joint.rows.size(); ++r) {
     const std::string& id = joint.rows[r][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "line ", joint.line_numbers[r], ": id '", id, "' is empty or not unique"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", joint.line_numbers[r], ": id ", QuotedValue(id), " is empty or not unique"));
     }
     ids.push_back(id);
   }
@@ -58,10 +64,7 @@ absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& 
   SplitResult result;
   ASSIGN_OR_RETURN(const std::vector<std::string> ids, RowIds(joint, schema));
   for (const v1::PartySpec& spec : parties.parties()) {
-    if (spec.name().empty() || !party_names.insert(spec.name()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("party name '", spec.name(), "' is empty or used twice"));
-    }
+    RETURN_IF_ERROR(AddUniquePartyName(spec.name(), "parties file: party", &party_names));
     if (spec.columns_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat("party '", spec.name(), "' has no columns"));
     }
@@ -131,6 +134,25 @@ std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOp
   return {std::move(kept), std::move(out)};
 }
 
+absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema, const std::string& source,
+                                       bool skip_bad_rows) {
+  v1::Schema resolved = schema;
+  ResolveNumericGrids(static_cast<int64_t>(table.rows.size()), &resolved);
+  ASSIGN_OR_RETURN(const TableEncoder encoder, TableEncoder::Create(resolved));
+  EncodeOptions options;
+  options.skip_bad_rows = skip_bad_rows;
+  ASSIGN_OR_RETURN(const EncodeResult checked, encoder.Encode(table, source, options));
+  if (checked.skipped_rows == 0) return table;
+  CsvTable kept;
+  kept.header = std::move(table.header);
+  for (const int64_t row : checked.kept_rows) {
+    kept.rows.push_back(std::move(table.rows[row]));
+    if (!table.line_numbers.empty()) kept.line_numbers.push_back(table.line_numbers[row]);
+  }
+  spdlog::warn("{}: skipped {} rows with values the schema does not admit", source, checked.skipped_rows);
+  return kept;
+}
+
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
                                        const std::string& parties_path, const std::string& out_dir,
                                        bool skip_bad_rows, const HoldoutOptions& holdout) {
@@ -143,7 +165,8 @@ absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::stri
   RETURN_IF_ERROR(LoadJsonFile(parties_path, &parties));
   CsvReadOptions options;
   options.skip_bad_rows = skip_bad_rows;
-  ASSIGN_OR_RETURN(CsvTable joint, ReadCsv(input, options));
+  ASSIGN_OR_RETURN(CsvTable read, ReadCsv(input, options));
+  ASSIGN_OR_RETURN(CsvTable joint, KeepValidRows(std::move(read), schema, input, skip_bad_rows));
   RETURN_IF_ERROR(MakeDirectories(out_dir));
   if (holdout.fraction > 0) {
     auto [kept, held] = HoldOutRows(joint, holdout);

@@ -42,7 +42,13 @@ struct HoldoutOptions {
 // round(fraction * rows) rows held out.
 std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOptions& options);
 
-// Reads, splits and writes DIR/<party>.csv and DIR/<party>.schema.json. With a
+// The rows of `table` whose values `schema` admits, as each party will check them (its
+// categories, finite numbers, integers, declared nulls). A bad value is an error naming
+// its line and column, or with `skip_bad_rows` its row is dropped and counted.
+absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema, const std::string& source,
+                                       bool skip_bad_rows);
+
+// Reads, checks (KeepValidRows), splits and writes DIR/<party>.csv and DIR/<party>.schema.json. With a
 // holdout, the held-out rows go (joint, all columns) to DIR/holdout.csv, the others
 // to DIR/train.csv, and only those others are cut into party files.
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,

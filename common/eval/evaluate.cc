@@ -179,7 +179,7 @@ std::string MetricsJson(const EvalResult& r) {
   json.EndObject();
 
   if (r.privacy.has_value()) {
-    json.Key("privacy").BeginObject();
+    json.Key("differential_privacy").BeginObject();
     json.Field("mode", v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode()))
         .Field("delta", r.privacy->privacy().delta());
     json.Key("guarantees").BeginArray();

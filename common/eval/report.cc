@@ -8,9 +8,32 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/eval/svg_plots.h"
+#include "common/privacy/privacy_plan.h"
 
 namespace vfsynth {
 namespace {
+
+// What the ε above covers and what it does not, and what each party's ledger records.
+std::string PrivacyScope(const v1::PrivacyPlan& plan) {
+  std::string html;
+  const absl::StatusOr<std::optional<double>> own = OwnReleasesEpsilonAfter(plan, plan.rounds());
+  if (own.ok() && own->has_value()) {
+    absl::StrAppendFormat(&html,
+                          "<p id=\"ledger\">Each party's ledger: its own releases over the run's %d rounds "
+                          "(critic releases%s%s) come to &epsilon; = %.4g at &delta; = %g.</p>",
+                          plan.rounds(), plan.marginal_noise_multiplier() > 0 ? ", the marginal release" : "",
+                          plan.label_epsilon() > 0 ? ", the label release" : "", **own, plan.privacy().delta());
+  }
+  html +=
+      "<p id=\"scope\"><b>Protected</b>, up to each &epsilon; above against that observer: the values of "
+      "any one person's record at every party (replacing them changes the odds of anything the observer "
+      "sees, this table and the published generator included, by at most e<sup>&epsilon;</sup>, up to "
+      "&delta;). <b>Not protected</b>: patterns of the population, which the table is meant to show; the "
+      "schemas and the party layout (public metadata); which ids the parties share and how many, which "
+      "the alignment fixes before training (the curator learns only the count); and anything against an "
+      "observer marked not DP.</p>\n";
+  return html;
+}
 
 constexpr int kHistogramBins = 20;
 constexpr int kMaxCategoriesShown = 24;
@@ -149,6 +172,7 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
                       "</td></tr>");
     }
     html += "</table>\n";
+    html += PrivacyScope(*r.privacy);
   }
   html += "<h2>Fidelity</h2><table><tr><th>metric</th><th>value</th></tr>";
   const std::pair<const char*, double> scores[] = {

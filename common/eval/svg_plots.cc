@@ -100,7 +100,8 @@ std::string SvgHeatmap(absl::string_view title, const std::vector<std::string>& 
                        const std::vector<double>& matrix, double lo, double hi) {
   const int n = static_cast<int>(labels.size());
   const double cell = 18, left = 100, top = 24 + 100;
-  const double size_w = left + cell * n + 10, size_h = top + cell * n + 10;
+  const double legend_x = left + cell * n + 12;  // a colour bar from lo (bottom) to hi (top)
+  const double size_w = legend_x + 50, size_h = top + std::max(cell * n, 100.0) + 10;
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"%.0f\" height=\"%.0f\" "
       "viewBox=\"0 0 %.0f %.0f\">",
@@ -127,7 +128,19 @@ std::string SvgHeatmap(absl::string_view title, const std::vector<std::string>& 
                             HtmlEscape(labels[i]), HtmlEscape(labels[j]), v);
     }
   }
-  return svg + "</svg>";
+  constexpr int kStops = 10;
+  const double stop_h = 10;
+  svg += "<g class=\"legend\">";
+  for (int k = 0; k < kStops; ++k) {
+    const double v = hi - (hi - lo) * (k + 0.5) / kStops;
+    absl::StrAppendFormat(&svg, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"%.1f\" fill=\"%s\"/>", legend_x,
+                          top + stop_h * k, stop_h, HeatColour(v, lo, hi));
+  }
+  for (const auto& [value, y] : {std::pair{hi, top + 8}, std::pair{(lo + hi) / 2, top + stop_h * kStops / 2 + 3},
+                                 std::pair{lo, top + stop_h * kStops}}) {
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%g</text>", legend_x + 15, y, value);
+  }
+  return svg + "</g></svg>";
 }
 
 }  // namespace vfsynth

@@ -155,6 +155,7 @@ std::vector<torch::Tensor> CuratorModel::SharedGeneratorGradients(
   const torch::Tensor loss =
       -model_.shared_critic_weight() *
       shared_critic_->forward(PackRows(torch::cat(leaves, 1), model_.pack())).mean();
+  shared_generator_loss_ = loss.item<double>();
   return torch::autograd::grad({loss}, leaves);
 }
 

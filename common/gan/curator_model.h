@@ -73,6 +73,8 @@ class CuratorModel {
   std::vector<torch::Tensor> GeneratorSlices(int64_t round);
   // dL/dh for L = -mean D_s(concat h), per party; D_s does not step.
   std::vector<torch::Tensor> SharedGeneratorGradients(const std::vector<torch::Tensor>& h);
+  // L of the last SharedGeneratorGradients: the shared critic's part of the generator loss.
+  double shared_generator_loss() const { return shared_generator_loss_; }
   // Backpropagates the parties' slice gradients through G and steps it.
   absl::Status GeneratorStep(int64_t round, const std::vector<torch::Tensor>& slice_grads);
 
@@ -111,6 +113,7 @@ class CuratorModel {
   double shared_clip_norm_ = 1;
   std::string shared_noise_key_;
   int64_t pending_round_ = -1;
+  double shared_generator_loss_ = 0;
   torch::Tensor pending_fake_;
 };
 

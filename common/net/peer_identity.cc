@@ -1,5 +1,7 @@
 #include "common/net/peer_identity.h"
 
+#include <grpc/grpc_security_constants.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -40,8 +42,17 @@ absl::StatusOr<std::string> AuthenticatedParty(const grpc::ServerContext& contex
     if (auth == nullptr || !auth->IsPeerAuthenticated()) {
       return absl::UnauthenticatedError("no verified client certificate");
     }
+    // Only SAN URIs: gRPC's peer identity falls back to the subject CN, which a
+    // certificate could set to a party's URI without carrying it as its identity.
     std::vector<std::string> identities;
-    for (const auto& value : auth->GetPeerIdentity()) identities.emplace_back(value.data(), value.size());
+    for (const auto& value : auth->FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME)) {
+      identities.emplace_back(value.data(), value.size());
+    }
+    if (identities.empty()) {
+      return absl::PermissionDeniedError(
+          "the client certificate has no SAN URI: a party is identified by the SAN URI "
+          "spiffe://vfsynth/party/<name> only, never by its subject CN");
+    }
     auto matched = PartyFromIdentities(identities, roster);
     if (!matched.ok()) return matched.status();
     party = *matched;

@@ -1,5 +1,7 @@
 #include "common/net/tls.h"
 
+#include <spdlog/spdlog.h>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
@@ -23,6 +25,7 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   ASSIGN_OR_RETURN(files.ca, ReadFile(tls.ca()));
   ASSIGN_OR_RETURN(files.cert, ReadFile(tls.cert()));
   ASSIGN_OR_RETURN(files.key, ReadFile(tls.key()));
+  if (const auto warning = ReadableByOthersWarning(tls.key())) spdlog::warn("{}", *warning);
   for (const auto& [pem, path] : {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
     if (pem->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM certificate"));
@@ -75,6 +78,9 @@ grpc::ChannelArguments MakeChannelArguments(int64_t max_message_bytes) {
 void ApplyServerArguments(int64_t max_message_bytes, grpc::ServerBuilder* builder) {
   builder->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  // gRPC's SO_REUSEPORT would let a second daemon on the same address start and take
+  // half of the connections; without it the second fails at bind.
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

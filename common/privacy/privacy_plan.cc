@@ -42,7 +42,9 @@ ObserverView ViewOf(privacy::Mode mode, Observer observer) {
               "features un-noised"};
     case v1::PrivacyConfig::dpsgd:
       if (observer == Observer::kPublished) return {Protection::kAmplified};
-      if (observer == Observer::kCurator) return {Protection::kNotDp, "dpsgd sends real-row features to the curator un-noised"};
+      if (observer == Observer::kCurator) {
+        return {Protection::kNotDp, "dpsgd sends real-row features to the curator un-noised"};
+      }
       return {Protection::kNotDp,
               "dpsgd sends the curator real-row features un-noised and the parties per-record gradients "
               "computed from them"};
@@ -50,8 +52,9 @@ ObserverView ViewOf(privacy::Mode mode, Observer observer) {
     case v1::PrivacyConfig::gswgan:
     case v1::PrivacyConfig::pate:
       return {sees_batches ? Protection::kAgainstParties : Protection::kAmplified};
+    default:  // unset (plans are validated before this) and protobuf's sentinels
+      return {Protection::kNotDp, "unknown mode"};
   }
-  return {Protection::kNotDp, "unknown mode"};
 }
 
 absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, privacy::Mode mode,

@@ -28,10 +28,9 @@ int JointReleases(Mode mode, int parties) {
     case v1::PrivacyConfig::gswgan:
     case v1::PrivacyConfig::pate:
       return parties;  // the feature releases of the shared batch
-    case v1::PrivacyConfig::none:
+    default:           // none (and no valid mode) releases nothing
       return 0;
   }
-  return 0;
 }
 
 StepMechanism Mechanism(int releases, double z, const RunShape& shape) {

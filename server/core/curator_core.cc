@@ -521,6 +521,11 @@ absl::Status CuratorCore::GeneratorStep(int64_t round) {
   }
   const std::vector<torch::Tensor> grads =
       Timed(profile_, StepPhase::kCompute, [&] { return model->SharedGeneratorGradients(features); });
+  if (publishes_critic_loss_) {
+    const double generator_loss = model->shared_generator_loss();
+    absl::MutexLock lock(&mu_);
+    status_.set_generator_loss(generator_loss);
+  }
   {
     ScopedPhase codec(profile_, StepPhase::kCodec);
     for (size_t k = 0; k < roster_.size(); ++k) {

@@ -28,7 +28,8 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.config.listen()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.config.listen(), " (address in use, or not this host's)"));
   }
   server->server_->GetHealthCheckService()->SetServingStatus(true);
   if (!options.config.metrics_listen().empty()) {

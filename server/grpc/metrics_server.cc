@@ -2,32 +2,14 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <chrono>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/address.h"
 
 namespace vfsynth {
-
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& address,
-                                                         const std::string& what) {
-  const size_t colon = address.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " '", address, "' is not host:port (port 0-65535)"));
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return std::make_pair(host, port);
-}
-
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& listen, std::function<std::string()> render) {
@@ -41,6 +23,16 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   }
   std::unique_ptr<MetricsServer> metrics(new MetricsServer());
   metrics->server_ = std::make_unique<httplib::Server>();
+  // No SO_REUSEPORT (httplib's default sets it): a second endpoint on the port must fail.
+  metrics->server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // Each connection holds one of a few worker threads while it waits: idle scrapers
+  // are dropped quickly so they cannot starve the next scrape.
+  metrics->server_->set_read_timeout(1, 0);
+  metrics->server_->set_keep_alive_timeout(1);
+  metrics->server_->set_keep_alive_max_count(10);
   metrics->server_->Get("/metrics", [render = std::move(render)](const httplib::Request&,
                                                                  httplib::Response& response) {
     response.set_content(render(), "text/plain; version=0.0.4; charset=utf-8");
@@ -49,7 +41,8 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   metrics->port_ = port == 0 ? metrics->server_->bind_to_any_port(host)
                              : (metrics->server_->bind_to_port(host, port) ? port : -1);
   if (metrics->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("metrics endpoint cannot listen on ", listen));
+    return absl::UnavailableError(
+        absl::StrCat("metrics endpoint cannot listen on ", listen, " (address in use, or not this host's)"));
   }
   metrics->thread_ = std::thread([server = metrics->server_.get()] { server->listen_after_bind(); });
   // stop() is a no-op until the accept loop runs: wait for it, so that destroying

@@ -32,13 +32,6 @@ class MetricsServer {
   int port_ = 0;
 };
 
-// Splits "host:port" / "[v6]:port"; INVALID_ARGUMENT naming `what` otherwise.
-// True for localhost, ::1 and 127.0.0.0/8.
-bool IsLoopbackHost(const std::string& host);
-
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& address,
-                                                         const std::string& what);
-
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_SERVER_GRPC_METRICS_SERVER_H_

@@ -111,7 +111,8 @@ absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSetti
   DistributedOptions options;
   ASSIGN_OR_RETURN(options.curator, CuratorConfigFor(c, settings, f));
   for (size_t k = 0; k < f.names.size(); ++k) {
-    ASSIGN_OR_RETURN(v1::PartyConfig party, PartyConfigFor(c, settings, f, static_cast<int>(k), "127.0.0.1:0"));
+    // A placeholder address: RunDistributed sets the curator's once it listens.
+    ASSIGN_OR_RETURN(v1::PartyConfig party, PartyConfigFor(c, settings, f, static_cast<int>(k), "127.0.0.1:1"));
     options.parties.push_back(std::move(party));
   }
   options.party_binary = PartyBinary();

@@ -596,6 +596,9 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   // strict: D_s sees released features only, so its loss may be shown.
   EXPECT_TRUE(status->has_critic_loss());
   EXPECT_THAT(metrics, HasSubstr("\nvfsynth_critic_loss "));
+  ASSERT_TRUE(status->has_generator_loss());
+  EXPECT_NE(status->generator_loss(), 0.0);
+  EXPECT_THAT(metrics, HasSubstr("\nvfsynth_generator_loss "));
   EXPECT_EQ(metrics_code, 200);
   EXPECT_THAT(metrics, HasSubstr("\nvfsynth_round 3\n"));
   EXPECT_THAT(metrics, HasSubstr("vfsynth_run_state{state=\"finished\"} 1\n"));
@@ -693,6 +696,36 @@ TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {
   EXPECT_EQ(run_status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(run_status.message(), HasSubstr("hospital"));
   EXPECT_EQ(curator->core().Status().state(), "failed");
+}
+
+// A signal (PartySession::Cancel) ends every wait promptly: dialling a curator that is not
+// there, and waiting in Align for parties that have not come.
+TEST_F(DistributedTest, ACancelledPartyStopsWaitingWithinSeconds) {
+  auto cancelled_after = [](const v1::PartyConfig& config, absl::Duration wait) {
+    auto core = PartyCore::Create(config);
+    EXPECT_TRUE(core.ok()) << core.status();
+    PartySession session(config, core->get());
+    absl::Status status;
+    absl::Time returned;
+    std::thread run([&] {
+      status = session.Run();
+      returned = absl::Now();
+    });
+    absl::SleepFor(wait);
+    const absl::Time cancelled = absl::Now();
+    session.Cancel();
+    run.join();
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    return returned - cancelled;
+  };
+  // Nothing listens on port 1: the party would redial for connect_timeout_seconds (20).
+  EXPECT_LT(cancelled_after(PartyConfigFor("hospital", 1), absl::Seconds(2)), absl::Seconds(5));
+  // The curator holds Align until every party of its roster has registered.
+  auto curator = StartCurator(60);
+  std::thread run([&] { curator->Run().IgnoreError(); });
+  EXPECT_LT(cancelled_after(PartyConfigFor("hospital", curator->port()), absl::Seconds(4)), absl::Seconds(5));
+  curator->Shutdown(absl::Seconds(1));
+  run.join();
 }
 
 }  // namespace

@@ -55,9 +55,14 @@ TEST(ConfigTest, RejectsNonsense) {
       {R"({"parties":[{"name":"a","data":"x"}]})", "'schema'"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})", "used twice"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})", "categorical_output"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})",
+       "categorical_output"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":0}})", "model.pack"},
+      // A width LibTorch could not allocate is refused here, with the bound.
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_hidden":[100000000]}})",
+       "model.generator_hidden must be in [1, 8192], got 100000000"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"z_dim":0}})", "model.z_dim must be in [1, 8192]"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":3},"training":{"batch_size":100}})",
        "training.batch_size 100 is not a multiple of model.pack 3"},
       // The default batch (256) is no multiple of 10 either.
@@ -361,6 +366,43 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
     share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
     ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;
   }
+}
+
+// Party names become file names and identity URIs; addresses must name a real port
+// (a port out of range would wrap in the socket layer and listen elsewhere).
+TEST(ConfigTest, RefusesPathLikePartyNamesAndOutOfRangePorts) {
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}).ok());
+  const std::pair<std::function<void(v1::CuratorConfig*)>, const char*> refused[] = {
+      {[](v1::CuratorConfig* c) { c->add_parties("../evil"); }, "'../evil' is not a party name"},
+      {[](v1::CuratorConfig* c) { c->add_parties("a"); }, "'a' is used twice"},
+      {[](v1::CuratorConfig* c) { c->add_parties(""); }, "'' is not a party name"},
+      {[](v1::CuratorConfig* c) { c->set_listen("127.0.0.1:99999"); }, "listen '127.0.0.1:99999' is not host:port"},
+      {[](v1::CuratorConfig* c) { c->set_listen("localhost"); }, "listen 'localhost' is not host:port"},
+      {[](v1::CuratorConfig* c) { c->set_metrics_listen("127.0.0.1:-1"); }, "metrics_listen"},
+  };
+  for (const auto& [edit, message] : refused) {
+    const absl::Status status = ResolveCurator(edit);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(status.message(), HasSubstr(message));
+  }
+
+  auto party = [](const std::string& name, const std::string& curator_address) {
+    v1::PartyConfig config;
+    config.set_name(name);
+    config.set_curator(curator_address);
+    config.set_data("d.csv");
+    config.set_schema("s.json");
+    config.set_secrets("secrets.txt");
+    config.set_plaintext(true);
+    config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+    return ResolvePartyConfig("", &config);
+  };
+  const absl::Status valid = party("bank", "curator.example:50051");
+  EXPECT_TRUE(valid.ok()) << valid;
+  EXPECT_THAT(party("bank/../x", "127.0.0.1:50051").message(), HasSubstr("is not a party name"));
+  EXPECT_THAT(party("bank", "127.0.0.1:0").message(),
+              HasSubstr("curator '127.0.0.1:0' is not host:port (port 1-65535)"));
+  EXPECT_THAT(party("bank", "127.0.0.1:70000").message(), HasSubstr("is not host:port"));
 }
 
 // The published label: output.label_column defaults to training.label_column, its

@@ -133,6 +133,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BadValueCase{{"red", "", "1", "1"}, "not declared nullable"},
                       BadValueCase{{"red", "1", "2.5", "1"}, "not an integer"}));
 
+// A malformed field may be megabytes long: the error shows its start and its length.
+TEST(EncoderTest, ALongBadValueIsCutInTheError) {
+  auto encoder = TableEncoder::Create(MixedSchema());
+  ASSERT_TRUE(encoder.ok());
+  CsvTable table;
+  table.header = {"color", "size", "count", "score"};
+  table.rows = {{std::string(1 << 20, 'x'), "1", "1", "1"}};
+  table.line_numbers = {2};
+  auto result = encoder->Encode(table, "t.csv");
+  ASSERT_FALSE(result.ok());
+  EXPECT_LT(result.status().message().size(), 300u);
+  EXPECT_THAT(result.status().message(), HasSubstr("...' (1048576 bytes) is not one of the schema's categories"));
+}
+
 TEST(EncoderTest, MissingSchemaColumnIsAnError) {
   auto encoder = TableEncoder::Create(MixedSchema());
   ASSERT_TRUE(encoder.ok());

@@ -82,6 +82,11 @@ TEST(SplitTest, RejectsBadPartiesFiles) {
       {R"({"parties":[{"name":"p","columns":["a"]},{"name":"q","columns":["a"]}]})", "both"},
       {R"({"parties":[{"name":"p","columns":["a"]},{"name":"p","columns":["b"]}]})", "used twice"},
       {R"({"parties":[{"name":"p","columns":[]}]})", "no columns"},
+      {R"({"parties":[{"name":"","columns":["a"]}]})", "is not a party name"},
+      // Names become file names under --out and identity URIs: no paths.
+      {R"({"parties":[{"name":"../evil","columns":["a"]}]})", "'../evil' is not a party name"},
+      {R"({"parties":[{"name":"a/b","columns":["a"]}]})", "'a/b' is not a party name"},
+      {R"({"parties":[{"name":".hidden","columns":["a"]}]})", "'.hidden' is not a party name"},
   };
   for (const auto& [json, message] : cases) {
     auto result = SplitTable(JointTable(), JointSchema(), Parties(json));
@@ -163,6 +168,30 @@ TEST(SplitTest, SplitFilesWithHoldoutWritesTrainAndHoldoutTables) {
                               source + "/deploy/parties/adult-3.json", out + "_bad", false, {bad, 1});
     ASSERT_FALSE(refused.ok());
     EXPECT_THAT(refused.status().message(), HasSubstr("not in [0, 1)"));
+  }
+}
+
+// split checks values as the parties will, so a bad row fails at split, not later at a party.
+TEST(SplitTest, ValuesTheSchemaDoesNotAdmitFailOrAreSkipped) {
+  const std::pair<std::vector<std::string>, const char*> bad_rows[] = {
+      {{"z", "1", "0.5"}, "column 'a': value 'z' is not one of the schema's categories"},
+      {{"x", "nan", "0.5"}, "column 'b'"},
+      {{"x", "1", "inf"}, "not a finite number"},
+      {{"x", "", "0.5"}, "not declared nullable"},
+      {{"x", "1.5", "0.5"}, "not an integer"},
+  };
+  for (const auto& [row, message] : bad_rows) {
+    CsvTable table = JointTable();
+    table.rows.push_back(row);
+    table.line_numbers.push_back(4);
+    const auto refused = KeepValidRows(table, JointSchema(), "joint.csv", /*skip_bad_rows=*/false);
+    ASSERT_FALSE(refused.ok()) << message;
+    EXPECT_THAT(refused.status().message(), HasSubstr("joint.csv:4"));
+    EXPECT_THAT(refused.status().message(), HasSubstr(message));
+    const auto kept = KeepValidRows(table, JointSchema(), "joint.csv", /*skip_bad_rows=*/true);
+    ASSERT_TRUE(kept.ok()) << kept.status();
+    EXPECT_EQ(kept->rows, JointTable().rows);
+    EXPECT_EQ(kept->line_numbers, JointTable().line_numbers);
   }
 }
 

@@ -3,7 +3,6 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +13,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/eval/eval_table.h"
-#include "common/base/file_io.h"
+#include "common/privacy/privacy_plan.h"
 
 namespace vfsynth {
 namespace {
@@ -98,8 +100,18 @@ class EvalCommandTest : public ::testing::Test {
     ASSERT_TRUE(WriteCsv(*dir_ + "/half.csv", half).ok());
     ASSERT_TRUE(WriteCsv(*dir_ + "/shuffled.csv", shuffled).ok());
     ASSERT_TRUE(WriteCsv(*dir_ + "/holdout.csv", holdout).ok());
+    // The shuffled table comes with a strict run's privacy statement (its report's privacy page).
+    v1::PrivacyConfig privacy;
+    v1::TrainingConfig training;
+    ASSERT_TRUE(ParseJsonInto(R"({"mode": "strict", "epsilon": 10})", "privacy", &privacy).ok());
+    ASSERT_TRUE(ParseJsonInto(R"({"rounds": 300})", "training", &training).ok());
+    ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok() && ResolveTrainingConfig(&training).ok());
+    auto plan = ResolvePrivacyPlan(privacy, training, /*parties=*/3, /*records=*/6000);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_TRUE(WritePrivacyStatement(*dir_ + "/shuffled.csv", *plan).ok());
     half_ = new Struct(RunEval("half"));
-    shuffled_ = new Struct(RunEval("shuffled"));
+    shuffled_ =
+        new Struct(RunEval("shuffled", " --privacy-statement " + PrivacyStatementPath(*dir_ + "/shuffled.csv")));
     half_on_holdout_ = new Struct(RunEval("half", " --holdout " + *dir_ + "/holdout.csv", "half_holdout"));
     const std::string cross = absl::StrCat(" --parties ", kLayout, " --holdout ", *dir_, "/holdout.csv");
     half_cross_party_ = new Struct(RunEval("half", cross, "half_cross"));
@@ -229,8 +241,23 @@ TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
   ASSERT_TRUE(html.ok());
   EXPECT_EQ(html->find("http"), html->find("http://www.w3.org/2000/svg"));  // only SVG namespaces
   EXPECT_EQ(html->find("<script"), std::string::npos);
+  // The privacy page: mode and δ, each observer's ε, each party's ledger, what is protected.
+  EXPECT_NE(html->find("Mode strict, &delta; = 1e-05"), std::string::npos);
+  EXPECT_NE(html->find("<td>published</td><td>"), std::string::npos);
+  EXPECT_NE(html->find("<p id=\"ledger\">Each party's ledger: its own releases over the run's 300 rounds"),
+            std::string::npos);
+  EXPECT_NE(html->find("<b>Not protected</b>"), std::string::npos);
+  ASSERT_EQ(shuffled_->fields().count("differential_privacy"), 1u);
+  EXPECT_EQ(shuffled_->fields().at("differential_privacy").struct_value().fields().at("mode").string_value(), "strict");
+  // Every heatmap has its colour legend.
+  int legends = 0;
+  for (size_t at = html->find("class=\"legend\""); at != std::string::npos;
+       at = html->find("class=\"legend\"", at + 1)) {
+    ++legends;
+  }
+  EXPECT_EQ(legends, 3);
   if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "chromium not installed (deploy/install-deps.sh installs it)";
+    GTEST_SKIP() << "not available here: chromium (deploy/install-deps.sh installs it)";
   }
   const std::string profile = *dir_ + "/chromium-profile";
   const std::string flags = absl::StrCat(

@@ -463,18 +463,20 @@ TEST_F(PartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
 }
 
 TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
-  auto created = PartyCore::Create(Config());
+  v1::PartyConfig config = Config();
+  config.set_max_message_bytes(64 << 10);
+  auto created = PartyCore::Create(config);
   ASSERT_TRUE(created.ok()) << created.status();
   std::unique_ptr<PartyCore> core = std::move(*created);
   v1::RegisterResponse response = Registration();
-  response.mutable_model()->set_feature_dim(70000);  // 4 x 70000 floats > 1 MiB limit
+  response.mutable_model()->set_feature_dim(8192);  // 4 x 8192 floats > the 64 KiB limit
   ASSERT_TRUE(core->AcceptRegistration(response).ok());
   ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
   ASSERT_TRUE(AttestOwnPlan(*core).ok());
   // Shaped as expected, so only the size is wrong.
   v1::CuratorMessage message = Envelope(0, 0);
-  *message.mutable_feature_gradients()->mutable_grad_real() = Filled({kBatch, 70000}, 0.01f);
-  *message.mutable_feature_gradients()->mutable_grad_fake() = Filled({kBatch, 70000}, 0.01f);
+  *message.mutable_feature_gradients()->mutable_grad_real() = Filled({kBatch, 8192}, 0.01f);
+  *message.mutable_feature_gradients()->mutable_grad_fake() = Filled({kBatch, 8192}, 0.01f);
   auto replies = core->Handle(message);
   EXPECT_EQ(replies.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(replies.status().message(), HasSubstr("feature_gradients.grad_real"));

@@ -101,6 +101,14 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
     const std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ", *dir_,
                                              " hospital mallory > /dev/null");
     ASSERT_EQ(std::system(command.c_str()), 0);
+    // Signed by the run's CA, naming a roster party in its subject CN and carrying no SAN.
+    const std::string cn_only = absl::StrCat(
+        "cd ", *dir_, " && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes ",
+        "-keyout cn-only.key -out cn-only.csr -subj '/CN=spiffe:\\/\\/vfsynth\\/party\\/hospital' 2>/dev/null && ",
+        "printf 'extendedKeyUsage=clientAuth\\nbasicConstraints=critical,CA:FALSE\\n' > cn-only.ext && ",
+        "openssl x509 -req -in cn-only.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 ",
+        "-extfile cn-only.ext -out cn-only.crt 2>/dev/null");
+    ASSERT_EQ(std::system(cn_only.c_str()), 0);
   }
 
   static v1::TlsConfig Tls(const std::string& name) {
@@ -168,6 +176,37 @@ TEST_F(AuthenticatedPartyTlsTest, CertificateDecidesAndClaimMustAgree) {
   status = Register("mallory", "hospital", &party);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_THAT(status.error_message(), HasSubstr("spiffe://vfsynth/party/mallory"));
+}
+
+// Servers built with the daemons' arguments do not share a port (no SO_REUSEPORT): a
+// second curator on the first one's address fails to start instead of taking parties.
+TEST_F(AuthenticatedPartyTlsTest, ASecondServerOnTheSamePortFailsToBind) {
+  auto credentials = MakeServerCredentials(Tls("curator"), false);
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  EchoIdentityService first_service, second_service;
+  auto build = [&](const std::string& address, int* port, EchoIdentityService* service) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, *credentials, port);
+    builder.RegisterService(service);
+    ApplyServerArguments(1 << 20, &builder);
+    return builder.BuildAndStart();
+  };
+  int first_port = 0;
+  auto first = build("127.0.0.1:0", &first_port, &first_service);
+  ASSERT_NE(first, nullptr);
+  ASSERT_GT(first_port, 0);
+  int second_port = 0;
+  auto second = build(absl::StrCat("127.0.0.1:", first_port), &second_port, &second_service);
+  EXPECT_TRUE(second == nullptr || second_port == 0);
+  first->Shutdown(std::chrono::system_clock::now());
+}
+
+TEST_F(AuthenticatedPartyTlsTest, SubjectCnNamingAPartyIsNotAnIdentity) {
+  std::string party;
+  const grpc::Status status = Register("cn-only", "hospital", &party);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("no SAN URI"), HasSubstr("never by its subject CN")));
+  EXPECT_TRUE(party.empty());
 }
 
 }  // namespace

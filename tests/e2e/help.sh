@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Every binary and every `vfsynth` command answers --help with its usage and its own
+# flags, one line each, and exits 0.
+set -euo pipefail
+BIN="$1"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
+
+# expect_help <expected flag...> -- <command...>
+expect_help() {
+  local flags=()
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  shift
+  "$@" > "$WORK/out" 2> "$WORK/err" || fail "'$*' exited $? (stderr: $(head -c 300 "$WORK/err"))"
+  grep -q '^usage: ' "$WORK/out" || fail "'$*' printed no usage line"
+  for flag in "${flags[@]}"; do
+    grep -q "^  --$flag[= ]" "$WORK/out" || fail "'$*' does not list --$flag"
+  done
+}
+
+expect_help config resume log_level -- "$BIN/vfsynth-curator" --help
+expect_help config resume log_level -- "$BIN/vfsynth-party" --help
+expect_help log_level -- "$BIN/vfsynth" --help
+expect_help input schema parties out skip_bad_rows log_level -- "$BIN/vfsynth" split --help
+expect_help input out party_count parties -- "$BIN/vfsynth" schema --help
+expect_help real schema out parties rounds -- "$BIN/vfsynth" audit --help
+expect_help config rounds -- "$BIN/vfsynth" train-local -h
+expect_help curator json -- "$BIN/vfsynth" status --help
+expect_help real synthetic schema target out parties holdout -- "$BIN/vfsynth" eval --help
+expect_help mode epsilon delta party_count -- "$BIN/vfsynth" privacy --help
+expect_help generator output rows label_column -- "$BIN/vfsynth" synthesize --help
+# A command's help lists its own flags, not every command's.
+"$BIN/vfsynth" split --help > "$WORK/split"
+! grep -q '^  --audit_models' "$WORK/split" || fail "split --help lists audit's flags"
+echo "help: every binary and command answers --help"
