@@ -36,6 +36,11 @@ void PartySession::Cancel() {
   if (active_ != nullptr) active_->TryCancel();
 }
 
+bool PartySession::Cancelled() {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
 bool PartySession::BeginCall(grpc::ClientContext* context) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return false;
@@ -89,7 +94,7 @@ absl::Status PartySession::Session(bool* streamed) {
   // Waited for in short slices, so that a signal ends the wait promptly.
   const absl::Time until = absl::Now() + absl::Seconds(config_.connect_timeout_seconds());
   while (!channel->WaitForConnected(In(1.0))) {
-    if (!Backoff(absl::ZeroDuration())) return absl::CancelledError("party is shutting down");
+    if (Cancelled()) return absl::CancelledError("party is shutting down");
     if (absl::Now() >= until) {
       return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(), " within ",
                                                  config_.connect_timeout_seconds(),

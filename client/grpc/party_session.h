@@ -42,6 +42,7 @@ class PartySession {
   absl::Status ReleaseLabelPairs(v1::Curator::Stub& stub);
   // Sleeps before redialling; false if the session was cancelled meanwhile.
   bool Backoff(absl::Duration delay);
+  bool Cancelled();
   // Makes `context` the call Cancel() cancels; false if the session already is cancelled.
   bool BeginCall(grpc::ClientContext* context);
   // Ends it; false if the session was cancelled meanwhile.

@@ -245,6 +245,38 @@ absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, 
   return ViewEpsilon(plan, mode, observer, rounds);
 }
 
+absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan) {
+  if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+  const privacy::Mode mode = plan.privacy().mode();
+  RETURN_IF_ERROR(privacy::ValidateMode(mode));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
+  const double delta = plan.privacy().delta();
+  privacy::RunShape shape = PlanShape(plan);
+  EpsilonBreakdown breakdown;
+  if (plan.marginal_noise_multiplier() > 0) {
+    ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder one_off,
+                     privacy::RunEpsilon(mode, plan.noise_multiplier(), shape, /*rounds=*/0, privacy::View::kJoint,
+                                         delta, conversion));
+    breakdown.one_off = one_off.epsilon;
+  }
+  shape.marginal_noise_multiplier = 0;  // the critic releases alone
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder critic,
+                   privacy::RunEpsilon(mode, plan.noise_multiplier(), shape, plan.rounds(), privacy::View::kJoint,
+                                       delta, conversion));
+  breakdown.critic = critic.epsilon;
+  return breakdown;
+}
+
+std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
+  const absl::StatusOr<std::optional<EpsilonBreakdown>> breakdown = PublishedEpsilonBreakdown(plan);
+  if (!breakdown.ok() || !breakdown->has_value() || (*breakdown)->one_off <= 0) return "";
+  return absl::StrFormat(
+      "of the published epsilon %.3g, the one-off releases alone (marginals%s) come to %.3g and the %d rounds' "
+      "critic releases alone to %.3g; composed, not added",
+      Guarantee(plan, Observer::kPublished).epsilon_planned(), plan.label_epsilon() > 0 ? ", labels" : "",
+      (*breakdown)->one_off, plan.rounds(), (*breakdown)->critic);
+}
+
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   if (rounds == 0) return 0.0;
@@ -270,9 +302,10 @@ absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {
   if (!p.has_epsilon_budget_against_parties()) return absl::OkStatus();
   const v1::ObserverGuarantee& parties = Guarantee(plan, Observer::kOtherParty);
   if (!parties.has_epsilon_planned()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy.epsilon_budget_against_parties is ", p.epsilon_budget_against_parties(), " but mode '", p.mode(),
-        "' gives no guarantee against other parties (", parties.not_dp(), "): use strict, gswgan or pate"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("privacy.epsilon_budget_against_parties is ", p.epsilon_budget_against_parties(), " but mode '",
+                     privacy::ModeName(p.mode()), "' gives no guarantee against other parties (", parties.not_dp(),
+                     "): use strict, gswgan or pate"));
   }
   if (parties.epsilon_planned() > p.epsilon_budget_against_parties() * kSlack) {
     return absl::FailedPreconditionError(absl::StrCat(

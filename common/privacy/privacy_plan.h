@@ -53,6 +53,17 @@ absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_na
 // The plan's guarantee against `observer`.
 const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer observer);
 
+// The published ε of the one-off releases alone (marginals, labels) and of the critic
+// releases alone. They compose to the planned ε; it is not their sum.
+struct EpsilonBreakdown {
+  double one_off = 0;
+  double critic = 0;
+};
+// nullopt where the run makes no DP claim on the published output.
+absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan);
+// The breakdown as a log line for a run with one-off releases; "" otherwise.
+std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan);
+
 // ε against `observer` of the first `rounds` rounds; nullopt where the run makes no
 // DP claim against it.
 absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer,

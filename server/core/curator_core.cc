@@ -233,12 +233,15 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   if (published.has_epsilon_planned()) status_.set_epsilon_planned(published.epsilon_planned());
   UpdateEpsilonSpent(0);
   if (mode != v1::PrivacyConfig::none) {
-    spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", p.mode(), plan->noise_multiplier(),
+    spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", privacy::ModeName(mode), plan->noise_multiplier(),
                  privacy::DescribeReleaseNoise(mode, plan->noise_multiplier(), PlanShape(*plan)),
                  status_.plan_digest().substr(0, 16));
+    if (const std::string breakdown = DescribeEpsilonBreakdown(*plan); !breakdown.empty()) {
+      spdlog::info("privacy {}: {}", privacy::ModeName(mode), breakdown);
+    }
   }
   for (const v1::ObserverGuarantee& guarantee : plan->guarantees()) {
-    spdlog::info("privacy {}: against {}", p.mode(), DescribeGuarantee(guarantee, p.delta()));
+    spdlog::info("privacy {}: against {}", privacy::ModeName(mode), DescribeGuarantee(guarantee, p.delta()));
   }
   return absl::OkStatus();
 }

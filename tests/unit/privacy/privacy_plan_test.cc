@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/config/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -150,8 +151,36 @@ TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
     settings.set_epsilon_budget_against_parties(1e9);
     const absl::Status refused = CheckPlanBudgets(Plan(settings));
     EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << mode;
-    EXPECT_THAT(std::string(refused.message()), HasSubstr("gives no guarantee against other parties")) << mode;
+    EXPECT_THAT(std::string(refused.message()),
+                AllOf(HasSubstr(absl::StrCat("mode '", v1::PrivacyConfig::Mode_Name(mode), "'")),
+                      HasSubstr("gives no guarantee against other parties")));
   }
+}
+
+// The start-up breakdown: the marginal release (one-off) and the critic releases each
+// alone, against the published output; they compose to the planned ε, below their sum.
+TEST(PrivacyPlanTest, BreaksThePublishedEpsilonIntoOneOffAndCriticReleases) {
+  v1::TrainingConfig training = Training(300);
+  training.set_marginal_weight(1);
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  const v1::PrivacyConfig settings = Settings(v1::PrivacyConfig::strict, 10);
+  auto plan = ResolvePrivacyPlan(settings, training, 3, 30000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GT(plan->marginal_noise_multiplier(), 0);
+  const auto breakdown = PublishedEpsilonBreakdown(*plan);
+  ASSERT_TRUE(breakdown.ok()) << breakdown.status();
+  ASSERT_TRUE(breakdown->has_value());
+  const double planned = Guarantee(*plan, Observer::kPublished).epsilon_planned();
+  EXPECT_GT((*breakdown)->one_off, 0);
+  EXPECT_LT((*breakdown)->one_off, planned);
+  EXPECT_GT((*breakdown)->critic, (*breakdown)->one_off);
+  EXPECT_LT((*breakdown)->critic, planned);
+  EXPECT_LT(planned, (*breakdown)->one_off + (*breakdown)->critic);
+  EXPECT_THAT(DescribeEpsilonBreakdown(*plan), HasSubstr("one-off releases alone (marginals) come to"));
+
+  const auto none = PublishedEpsilonBreakdown(Plan(Settings(v1::PrivacyConfig::none, 10)));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
