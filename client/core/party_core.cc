@@ -63,7 +63,11 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
 }
 
 PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
-    : config_(std::move(config)), secrets_(std::move(secrets)), data_(std::move(data)), resume_(resume) {}
+    : config_(std::move(config)),
+      secrets_(std::move(secrets)),
+      data_(std::move(data)),
+      resume_(resume),
+      mode_(config_.privacy().mode()) {}
 
 PartyCore::~PartyCore() = default;
 
@@ -228,7 +232,6 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
-  mode_ = config_.privacy().mode();
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();

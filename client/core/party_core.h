@@ -201,7 +201,7 @@ class PartyCore {
   std::string settings_digest_;  // of the curator's run settings, to check a re-registration
   std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
-  privacy::Mode mode_ = v1::PrivacyConfig::none;
+  const privacy::Mode mode_;     // config_'s resolved privacy mode
   // The last critic update applied; durable too, except between the steps of a round
   // in mode none (Handle).
   int64_t committed_step_ = -1;

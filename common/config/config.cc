@@ -215,9 +215,7 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!p->has_conversion()) p->set_conversion("improved");
   const v1::PrivacyConfig::Mode mode = p->mode();
-  if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED) {
-    return absl::InvalidArgumentError("privacy.mode must be one of none, dpsgd, strict, vflgan, gswgan, pate");
-  }
+  RETURN_IF_ERROR(privacy::ValidateMode(mode));
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
   if (mode != v1::PrivacyConfig::none && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
   if ((mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) && !p->has_label_budget_share()) {

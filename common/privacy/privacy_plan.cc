@@ -57,18 +57,26 @@ ObserverView ViewOf(privacy::Mode mode, Observer observer) {
   }
 }
 
-absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, privacy::Mode mode,
-                                                  Observer observer, int64_t rounds) {
-  const ObserverView view = ViewOf(mode, observer);
-  if (view.protection == Protection::kNotDp) return std::nullopt;
-  if (rounds == 0) return 0.0;
+// ε of the plan's releases over the first `rounds` rounds, with `shape`, as `view` sees them.
+absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::RunShape& shape, int64_t rounds,
+                                   privacy::View view) {
+  RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
-                   privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds,
-                                       view.protection == Protection::kAmplified ? privacy::View::kJoint
-                                                                                 : privacy::View::kAgainstParties,
+                   privacy::RunEpsilon(plan.privacy().mode(), plan.noise_multiplier(), shape, rounds, view,
                                        plan.privacy().delta(), conversion));
   return epsilon.epsilon;
+}
+
+absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
+  const ObserverView view = ViewOf(plan.privacy().mode(), observer);
+  if (view.protection == Protection::kNotDp) return std::nullopt;
+  if (rounds == 0) return 0.0;
+  ASSIGN_OR_RETURN(
+      const double epsilon,
+      PlanEpsilon(plan, PlanShape(plan), rounds,
+                  view.protection == Protection::kAmplified ? privacy::View::kJoint : privacy::View::kAgainstParties));
+  return epsilon;
 }
 
 std::string Number(double value) { return absl::StrFormat("%.10g", value); }
@@ -225,7 +233,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   for (Observer observer : kObservers) {
     v1::ObserverGuarantee* guarantee = plan.add_guarantees();
     guarantee->set_observer(ObserverName(observer));
-    ASSIGN_OR_RETURN(const std::optional<double> epsilon, ViewEpsilon(plan, mode, observer, plan.rounds()));
+    ASSIGN_OR_RETURN(const std::optional<double> epsilon, ViewEpsilon(plan, observer, plan.rounds()));
     if (epsilon.has_value()) {
       guarantee->set_epsilon_planned(*epsilon);
     } else {
@@ -240,30 +248,19 @@ const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer obs
 }
 
 absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
-  const privacy::Mode mode = plan.privacy().mode();
-  RETURN_IF_ERROR(privacy::ValidateMode(mode));
-  return ViewEpsilon(plan, mode, observer, rounds);
+  RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
+  return ViewEpsilon(plan, observer, rounds);
 }
 
 absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
-  const privacy::Mode mode = plan.privacy().mode();
-  RETURN_IF_ERROR(privacy::ValidateMode(mode));
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
-  const double delta = plan.privacy().delta();
   privacy::RunShape shape = PlanShape(plan);
   EpsilonBreakdown breakdown;
   if (plan.marginal_noise_multiplier() > 0) {
-    ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder one_off,
-                     privacy::RunEpsilon(mode, plan.noise_multiplier(), shape, /*rounds=*/0, privacy::View::kJoint,
-                                         delta, conversion));
-    breakdown.one_off = one_off.epsilon;
+    ASSIGN_OR_RETURN(breakdown.one_off, PlanEpsilon(plan, shape, /*rounds=*/0, privacy::View::kJoint));
   }
   shape.marginal_noise_multiplier = 0;  // the critic releases alone
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder critic,
-                   privacy::RunEpsilon(mode, plan.noise_multiplier(), shape, plan.rounds(), privacy::View::kJoint,
-                                       delta, conversion));
-  breakdown.critic = critic.epsilon;
+  ASSIGN_OR_RETURN(breakdown.critic, PlanEpsilon(plan, shape, plan.rounds(), privacy::View::kJoint));
   return breakdown;
 }
 
@@ -280,13 +277,8 @@ std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   if (rounds == 0) return 0.0;
-  const privacy::Mode mode = plan.privacy().mode();
-  RETURN_IF_ERROR(privacy::ValidateMode(mode));
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
-  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
-                   privacy::RunEpsilon(mode, plan.noise_multiplier(), PlanShape(plan), rounds, privacy::View::kParty,
-                                       plan.privacy().delta(), conversion));
-  return epsilon.epsilon;
+  ASSIGN_OR_RETURN(const double epsilon, PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
+  return epsilon;
 }
 
 absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {

@@ -11,6 +11,8 @@
 namespace vfsynth::privacy {
 namespace {
 
+constexpr char kModeNames[] = "none, dpsgd, strict, vflgan, gswgan, pate";
+
 int ReleasesPerParty(Mode mode) { return mode == v1::PrivacyConfig::strict ? 2 : 1; }
 
 double BatchRate(const RunShape& shape) {
@@ -61,10 +63,10 @@ int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(m
 }  // namespace
 
 absl::StatusOr<Mode> ParseMode(const std::string& name) {
-  Mode mode;
-  if (!v1::PrivacyConfig::Mode_Parse(name, &mode) || mode == v1::PrivacyConfig::MODE_UNSPECIFIED) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy mode '", name, "' is not one of none, dpsgd, strict, vflgan, gswgan, pate"));
+  Mode mode = v1::PrivacyConfig::MODE_UNSPECIFIED;
+  v1::PrivacyConfig::Mode_Parse(name, &mode);
+  if (!ValidateMode(mode).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("privacy mode '", name, "' is not one of ", kModeNames));
   }
   return mode;
 }
@@ -77,7 +79,7 @@ const std::string& ModeName(Mode mode) { return v1::PrivacyConfig::Mode_Name(mod
 
 absl::Status ValidateMode(Mode mode) {
   if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED || !v1::PrivacyConfig::Mode_IsValid(mode)) {
-    return absl::InvalidArgumentError("privacy mode is not one of none, dpsgd, strict, vflgan, gswgan, pate");
+    return absl::InvalidArgumentError(absl::StrCat("privacy mode is not one of ", kModeNames));
   }
   return absl::OkStatus();
 }
