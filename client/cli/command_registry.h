@@ -16,10 +16,16 @@ struct Command {
   std::string usage;  // one line: "<name> --flag X ..."
   std::function<absl::Status(const std::vector<std::string>& args)> run;
   // Flags the command reads that another *_command.cc defines (its own are found by file).
-  std::vector<std::string> shared_flags;
+  std::vector<std::string> shared_flags = {};
 };
 
 std::map<std::string, Command>& CommandRegistry();
+
+// Runs `command`; an exception it throws (LibTorch's c10::Error, std::bad_alloc) becomes an
+// INTERNAL error naming the command instead of ending the process.
+absl::Status RunCommand(const std::string& name, const Command& command, const std::vector<std::string>& args);
+// The process's exit code for a command's result: 0, 2 for bad input, 1 otherwise.
+int ExitCode(const absl::Status& status);
 
 // Registers a command at static-initialisation time; each *_command.cc compiled
 // into the vfsynth binary defines one:

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -20,11 +19,6 @@
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 
 namespace vfsynth {
-
-std::map<std::string, Command>& CommandRegistry() {
-  static auto* registry = new std::map<std::string, Command>();
-  return *registry;
-}
 
 namespace {
 
@@ -75,15 +69,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::string> command_args(positional.begin() + 2, positional.end());
-  absl::Status status;
-  try {
-    status = it->second.run(command_args);
-  } catch (const std::exception& e) {  // LibTorch reports its errors (c10::Error) by throwing
-    status = absl::InternalError(absl::StrCat(positional[1], ": ", e.what()));
-  }
-  if (!status.ok()) {
-    spdlog::error("{}", status.ToString());
-    return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+  const absl::Status status = vfsynth::RunCommand(positional[1], it->second, command_args);
+  if (!status.ok()) spdlog::error("{}", status.ToString());
+  return vfsynth::ExitCode(status);
 }

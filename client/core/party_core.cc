@@ -481,8 +481,9 @@ absl::Status PartyCore::PlanMarginals() {
     spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
                  privacy::ModeName(mode_));
   } else if (noise.has_value()) {
-    spdlog::info("privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {}",
-                 privacy::ModeName(mode_), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
+    spdlog::info(
+        "privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {:.4f}",
+        privacy::ModeName(mode_), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
   }
   model_->SetMarginalTarget(std::move(target));
   return absl::OkStatus();

@@ -230,8 +230,11 @@ absl::Status PartySession::Serve(v1::Curator::Stub& stub, bool* streamed) {
       return ended;  // a refusal, not a lost connection
     default:
       // The curator went away (or still holds this party's previous stream): redial.
-      return absl::UnavailableError(ended.ok() ? "the curator closed the Train stream before the run finished"
-                                               : std::string(ended.message()));
+      if (ended.ok() || ended.code() == absl::StatusCode::kCancelled) {
+        return absl::UnavailableError(
+            "the curator ended the Train stream before the run finished (stopped or restarting)");
+      }
+      return absl::UnavailableError(std::string(ended.message()));
   }
 }
 

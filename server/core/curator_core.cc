@@ -732,7 +732,8 @@ absl::Status CuratorCore::Run() {
       status = absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
     }
   }
-  for (size_t k = 0; k < roster_.size(); ++k) {
+  // A cancelled run has ended the streams already (the parties redial and can join a resumed run).
+  for (size_t k = 0; k < roster_.size() && !hub_.cancelled(); ++k) {
     v1::CuratorMessage message = Envelope(config_.training().rounds(), -1);
     message.mutable_finished()->set_message(status.ok() ? "training finished" : status.ToString());
     message.mutable_finished()->set_succeeded(status.ok());

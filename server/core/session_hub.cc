@@ -158,6 +158,11 @@ void SessionHub::Cancel(absl::Status reason) {
   for (Session& session : sessions_) session.closed = true;
 }
 
+bool SessionHub::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return !cancelled_.ok();
+}
+
 void SessionHub::SetInboundObserver(std::function<void(int, const v1::PartyMessage&)> observer) {
   absl::MutexLock lock(&mu_);
   observer_ = std::move(observer);

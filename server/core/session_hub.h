@@ -62,6 +62,7 @@ class SessionHub {
   absl::StatusOr<v1::PartyMessage> Receive(int party, absl::Time deadline);
   // Makes every current and future wait return `reason`.
   void Cancel(absl::Status reason);
+  bool cancelled() const;
 
   // Called with every delivered inbound message (tests inspect what crosses the wire).
   void SetInboundObserver(std::function<void(int, const v1::PartyMessage&)> observer);

@@ -100,6 +100,9 @@ grpc::Status CuratorService::Train(
         return;
       }
     }
+    // A stopping curator ends the stream now rather than after the server's grace period:
+    // the party redials and rejoins a resumed run.
+    if (hub.cancelled()) context->TryCancel();
   });
   ChunkAssembler<v1::PartyMessage> assembler(core_->config().max_message_bytes());
   v1::PartyMessage message;
