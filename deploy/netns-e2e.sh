@@ -4,12 +4,15 @@
 # a 'hub' namespace; nothing is bound on loopback and no host interface is touched.
 # The curator's certificate carries its namespace address as IP SAN. A short run (few
 # rounds, small batch) must publish a valid synthetic table, and the curator must have
-# seen every party's stream come from that party's own address.
+# seen every party's stream come from that party's own address. Then, against a curator
+# waiting for its parties, a fourth namespace plays the attacker on another host: a
+# certificate from another CA (as operator and as a party) and a genuine party
+# certificate claiming another party's name are refused, and the curator goes on waiting.
 #   deploy/netns-e2e.sh [BIN_DIR] [SOURCE_DIR]
 # Needs root (CAP_NET_ADMIN) and `ip netns`; without them it prints SKIP and exits 77.
 set -euo pipefail
-SRC="${2:-$(cd "$(dirname "$0")/.." && pwd)}"
-BIN="${1:-$SRC/build/bin}"
+SRC=$(realpath "${2:-$(dirname "$0")/..}")
+BIN=$(realpath "${1:-$SRC/build/bin}")
 SKIP=77
 skip() { echo "SKIP: $*"; exit "$SKIP"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -53,7 +56,7 @@ ip -n "$HUB" link add br0 type bridge
 ip -n "$HUB" link set br0 up
 host=1
 declare -A ADDRESS
-for role in curator "${PARTIES[@]}"; do
+for role in curator "${PARTIES[@]}" attacker; do
   ns="$PREFIX-$role"
   add_namespace "$ns"
   ip -n "$HUB" link add "v-$role" type veth peer name eth0 netns "$ns"
@@ -93,4 +96,52 @@ for party in "${PARTIES[@]}"; do
   [ "$seen" = "${ADDRESS[$party]}" ] \
     || fail "$party's stream came from '${seen:-nowhere}', expected its namespace address ${ADDRESS[$party]}"
 done
-echo "PASS: ${#PARTIES[@]} parties in their own namespaces trained with the curator at ${ADDRESS[curator]}"
+# The attacker's host. Its own CA issues certificates for the same names (rogue/).
+"$SRC/deploy/gen-certs.sh" "$WORK/rogue" "${PARTIES[@]}" > /dev/null 2>&1 || fail "gen-certs.sh for the rogue CA"
+cd "$WORK/run"
+python3 - "${ADDRESS[curator]}" <<'PY'
+import json, sys
+curator = json.load(open("curator.json"))
+curator.update(checkpoint_dir="checkpoint-waiting", join_timeout_seconds=300)
+json.dump(curator, open("curator-waiting.json", "w"))
+bank = json.load(open("bank.json"))
+bank.update(connect_timeout_seconds=5, reconnect_timeout_seconds=5, checkpoint_dir="attacker-checkpoint")
+bank["privacy"]["ledger"] = "attacker.ledger"
+for name, tls in {"rogue-ca": ("rogue/ca.crt", "rogue/bank"), "impostor": ("certs/ca.crt", "certs/hospital")}.items():
+    bank["tls"] = {"ca": tls[0], "cert": tls[1] + ".crt", "key": tls[1] + ".key"}
+    json.dump(bank, open(f"{name}.json", "w"))
+PY
+cp -r "$WORK/rogue" rogue
+"$WORK/launch.sh" curator "$BIN/vfsynth-curator" --config curator-waiting.json 2> "$LOGS/curator-waiting.log" &
+run_pid=$!
+status_from_attacker() {  # CERT_DIR OUT: `vfsynth status` with CERT_DIR's operator certificate
+  "$WORK/launch.sh" attacker "$BIN/vfsynth" status --curator "${ADDRESS[curator]}:50051" --ca certs/ca.crt \
+    --cert "$1/operator.crt" --key "$1/operator.key" --timeout-seconds 5 --json > "$2" 2> "$2.err"
+}
+for attempt in $(seq 50); do status_from_attacker certs status.json && break; sleep 0.2; done
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["state"] == "waiting"' status.json \
+  || { cat status.json status.json.err; fail "the run's operator cannot read the waiting curator's status from another host"; }
+set +e
+status_from_attacker rogue rogue-status.json; rogue_status=$?
+"$WORK/launch.sh" attacker "$BIN/vfsynth-party" --config rogue-ca.json 2> rogue-party.log; rogue_party=$?
+"$WORK/launch.sh" attacker "$BIN/vfsynth-party" --config impostor.json 2> impostor.log; impostor=$?
+set -e
+[ $rogue_status -ne 0 ] || fail "status with another CA's certificate was answered"
+[ $rogue_party -ne 0 ] || fail "a party certified by another CA was accepted"
+[ $impostor -ne 0 ] && grep -q "PERMISSION_DENIED" impostor.log \
+  || { cat impostor.log; fail "hospital's certificate claiming to be bank was not refused"; }
+for refused in rogue-status.json.err rogue-party.log impostor.log; do echo "$refused: $(tail -n 1 "$refused" | cut -c1-240)"; done
+status_from_attacker certs status-after.json || fail "the curator stopped answering after the attacks"
+python3 - status-after.json "${PARTIES[@]}" <<'PY' || fail "the attacks changed the waiting curator's state"
+import json, sys
+status = json.load(open(sys.argv[1]))
+assert status["state"] == "waiting", status["state"]
+joined = [p["name"] for p in status.get("parties", []) if p.get("registered") or p.get("connected")]
+assert joined == [], f"parties shown registered or connected after the attacks: {joined}"
+PY
+kill -TERM "$run_pid"
+set +e; wait "$run_pid"; crc=$?; set -e
+run_pid=""
+[ $crc -eq 1 ] || fail "the waiting curator exited $crc after SIGTERM (expected 1: run cancelled)"
+echo "PASS: ${#PARTIES[@]} parties in their own namespaces trained with the curator at ${ADDRESS[curator]};"\
+  "an attacker on another host was refused (another CA: status and party; a party certificate under another name)"
