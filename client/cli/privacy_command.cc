@@ -202,11 +202,11 @@ absl::Status RunPlan() {
   v1::PrivacyConfig settings;
   settings.set_mode(mode);
   settings.set_delta(delta);
-  settings.set_conversion(absl::GetFlag(FLAGS_conversion));
-  if (share != 0.0) settings.set_shared_critic_budget_share(share);
+  settings.mutable_experimental()->set_conversion(absl::GetFlag(FLAGS_conversion));
+  if (share != 0.0) settings.mutable_experimental()->set_shared_critic_budget_share(share);
   settings.mutable_ensemble()->set_shards(shards);
-  settings.mutable_ensemble()->set_vote_aggregation(aggregation);
-  settings.mutable_ensemble()->set_projection_dim(projection_dim);
+  settings.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(aggregation);
+  settings.mutable_ensemble()->mutable_experimental()->set_projection_dim(projection_dim);
   if (shape.marginal_noise_multiplier > 0) settings.set_marginal_noise_multiplier(shape.marginal_noise_multiplier);
   if (shape.label_epsilon > 0) settings.set_label_epsilon(shape.label_epsilon);
   const double against_parties = absl::GetFlag(FLAGS_epsilon_budget_against_parties);

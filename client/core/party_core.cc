@@ -98,7 +98,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   declared->set_feature_clip_norm(privacy.feature_clip_norm());
   declared->set_delta(privacy.delta());
   declared->set_epsilon_budget(privacy.epsilon());
-  declared->set_shared_critic_budget_share(privacy.shared_critic_budget_share());
+  declared->set_shared_critic_budget_share(privacy.experimental().shared_critic_budget_share());
   return request;
 }
 
@@ -427,7 +427,7 @@ absl::Status PartyCore::PlanPrivacy() {
 
 absl::Status PartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.conversion()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
   privacy::LedgerConfig ledger_config;
   ledger_config.run_id = run_id_;
   ledger_config.delta = config.delta();

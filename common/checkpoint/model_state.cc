@@ -188,7 +188,7 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) 
     const bool saved_average = root.try_read(kAverageUpdates, updates);
     if (saved_average != (model.generator_average() != nullptr)) {
       return absl::InvalidArgumentError(
-          "the saved state and this run disagree on training.generator_average_decay");
+          "the saved state and this run disagree on training.experimental.generator_average_decay");
     }
     if (saved_average) {
       RETURN_IF_ERROR(ReadModule(root, "generator_average", *model.generator_average()->average()));

@@ -41,6 +41,7 @@ absl::Status Widths(const char* name, const Repeated& values) {
 }
 
 absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleConfig* e) {
+  v1::ExperimentalEnsembleConfig* const experimental = e->mutable_experimental();
   // A vote needs many voters to stand out of its noise; a drawn critic needs enough rows.
   if (!e->has_shards()) e->set_shards(mode == v1::PrivacyConfig::pate ? 1024 : 256);
   if (!e->has_shard_hidden()) e->set_shard_hidden(64);
@@ -48,32 +49,33 @@ absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleCon
   if (!e->has_vote_top_k()) e->set_vote_top_k(5);
   if (!e->has_vote_clip()) e->set_vote_clip(1.0);
   if (!e->has_vote_threshold()) e->set_vote_threshold(0.5);
-  if (!e->has_vote_aggregation()) e->set_vote_aggregation("threshold");
-  if (!e->has_projection_dim()) e->set_projection_dim(8);
-  if (!e->has_gnmax_bins()) e->set_gnmax_bins(10);
+  if (!experimental->has_vote_aggregation()) experimental->set_vote_aggregation("threshold");
+  if (!experimental->has_projection_dim()) experimental->set_projection_dim(8);
+  if (!experimental->has_gnmax_bins()) experimental->set_gnmax_bins(10);
   RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e->shards()));
   RETURN_IF_ERROR(Width("privacy.ensemble.shard_hidden", e->shard_hidden()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e->shard_batch()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e->vote_top_k()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e->vote_clip()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.projection_dim", e->projection_dim()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.gnmax_bins", e->gnmax_bins()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.projection_dim", experimental->projection_dim()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.gnmax_bins", experimental->gnmax_bins()));
   if (!(e->vote_threshold() >= 0 && e->vote_threshold() <= 1)) {
     return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
   }
-  if (e->vote_aggregation() != "threshold" && e->vote_aggregation() != "gnmax") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "privacy.ensemble.vote_aggregation must be 'threshold' or 'gnmax', got '",
-        e->vote_aggregation(), "'"));
+  if (experimental->vote_aggregation() != "threshold" && experimental->vote_aggregation() != "gnmax") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.ensemble.experimental.vote_aggregation must be 'threshold' or 'gnmax', got '",
+                     experimental->vote_aggregation(), "'"));
   }
   return absl::OkStatus();
 }
 
-// D_s scores packs of model.pack consecutive batch rows (PackRows, wgan.h).
+// D_s scores packs of model.experimental.pack consecutive batch rows (PackRows, wgan.h).
 absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
-  if (t.batch_size() % m.pack() != 0) {
+  if (t.batch_size() % m.experimental().pack() != 0) {
     return absl::InvalidArgumentError(absl::StrCat("training.batch_size ", t.batch_size(),
-                                                   " is not a multiple of model.pack ", m.pack()));
+                                                   " is not a multiple of model.experimental.pack ",
+                                                   m.experimental().pack()));
   }
   return absl::OkStatus();
 }
@@ -81,6 +83,7 @@ absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
 }  // namespace
 
 absl::Status ResolveModelConfig(v1::ModelConfig* m) {
+  v1::ExperimentalModelConfig* const experimental = m->mutable_experimental();
   if (!m->has_z_dim()) m->set_z_dim(64);
   if (m->generator_hidden_size() == 0) {
     m->add_generator_hidden(256);
@@ -93,55 +96,54 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
     m->add_shared_hidden(256);
     m->add_shared_hidden(256);
   }
-  if (!m->has_categorical_output()) m->set_categorical_output("gumbel");
-  if (!m->has_gumbel_tau()) m->set_gumbel_tau(0.2);
-  if (!m->has_leaky_slope()) m->set_leaky_slope(0.2);
-  if (!m->has_generator_norm()) m->set_generator_norm("batch");
-  if (!m->has_generator_towers()) m->set_generator_towers("joint");
-  if (!m->has_shared_critic_weight()) m->set_shared_critic_weight(1.0);
-  if (!m->has_pack()) m->set_pack(1);
+  if (!experimental->has_categorical_output()) experimental->set_categorical_output("gumbel");
+  if (!experimental->has_gumbel_tau()) experimental->set_gumbel_tau(0.2);
+  if (!experimental->has_leaky_slope()) experimental->set_leaky_slope(0.2);
+  if (!experimental->has_generator_norm()) experimental->set_generator_norm("batch");
+  if (!experimental->has_generator_towers()) experimental->set_generator_towers("joint");
+  if (!experimental->has_shared_critic_weight()) experimental->set_shared_critic_weight(1.0);
+  if (!experimental->has_pack()) experimental->set_pack(1);
   RETURN_IF_ERROR(Width("model.z_dim", m->z_dim()));
   RETURN_IF_ERROR(Width("model.feature_dim", m->feature_dim()));
   RETURN_IF_ERROR(Widths("model.generator_hidden", m->generator_hidden()));
   RETURN_IF_ERROR(Widths("model.feature_hidden", m->feature_hidden()));
   RETURN_IF_ERROR(Widths("model.shared_hidden", m->shared_hidden()));
-  RETURN_IF_ERROR(Positive("model.gumbel_tau", m->gumbel_tau()));
-  RETURN_IF_ERROR(Positive("model.pack", m->pack()));
-  if (!(m->shared_critic_weight() >= 0 && m->shared_critic_weight() <= 100)) {
-    return absl::InvalidArgumentError("model.shared_critic_weight must be in [0, 100]");
+  RETURN_IF_ERROR(Positive("model.experimental.gumbel_tau", experimental->gumbel_tau()));
+  RETURN_IF_ERROR(Positive("model.experimental.pack", experimental->pack()));
+  if (!(experimental->shared_critic_weight() >= 0 && experimental->shared_critic_weight() <= 100)) {
+    return absl::InvalidArgumentError("model.experimental.shared_critic_weight must be in [0, 100]");
   }
-  if (m->leaky_slope() < 0 || m->leaky_slope() >= 1) {
-    return absl::InvalidArgumentError("model.leaky_slope must be in [0, 1)");
+  if (experimental->leaky_slope() < 0 || experimental->leaky_slope() >= 1) {
+    return absl::InvalidArgumentError("model.experimental.leaky_slope must be in [0, 1)");
   }
-  if (m->categorical_output() != "gumbel" && m->categorical_output() != "softmax") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.categorical_output must be 'gumbel' or 'softmax', got '", m->categorical_output(), "'"));
-  }
-  if (m->generator_norm() != "batch" && m->generator_norm() != "none") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.generator_norm must be 'batch' or 'none', got '", m->generator_norm(), "'"));
-  }
-  if (m->generator_towers() != "joint" && m->generator_towers() != "per_party") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.generator_towers must be 'joint' or 'per_party', got '", m->generator_towers(), "'"));
-  }
-  if (m->generator_private_z() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("model.generator_private_z must be >= 0, got ",
-                                                   m->generator_private_z()));
-  }
-  if (m->generator_private_z() > 0 && m->generator_towers() != "per_party") {
+  if (experimental->categorical_output() != "gumbel" && experimental->categorical_output() != "softmax") {
     return absl::InvalidArgumentError(
-        "model.generator_private_z needs model.generator_towers 'per_party' (a joint generator "
-        "has no tower of a party's own to give it to)");
+        absl::StrCat("model.experimental.categorical_output must be 'gumbel' or 'softmax', got '",
+                     experimental->categorical_output(), "'"));
+  }
+  if (experimental->generator_norm() != "batch" && experimental->generator_norm() != "none") {
+    return absl::InvalidArgumentError(absl::StrCat("model.experimental.generator_norm must be 'batch' or 'none', got '",
+                                                   experimental->generator_norm(), "'"));
+  }
+  if (experimental->generator_towers() != "joint" && experimental->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.experimental.generator_towers must be 'joint' or 'per_party', got '",
+                     experimental->generator_towers(), "'"));
+  }
+  if (experimental->generator_private_z() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.experimental.generator_private_z must be >= 0, got ", experimental->generator_private_z()));
+  }
+  if (experimental->generator_private_z() > 0 && experimental->generator_towers() != "per_party") {
+    return absl::InvalidArgumentError(
+        "model.experimental.generator_private_z needs model.experimental.generator_towers 'per_party' (a joint "
+        "generator has no tower of a party's own to give it to)");
   }
   return absl::OkStatus();
 }
 
-// The smallest ε at which dpsgd's curator leaves the cross-party independence prior off
-// by default: off measures better at 10 and worse at 3 (docs/decisions/defaults.md).
-constexpr double kDpsgdDependenceEpsilon = 10.0;
-
 absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
+  v1::ExperimentalTrainingConfig* const experimental = t->mutable_experimental();
   if (!t->has_batch_size()) t->set_batch_size(256);
   // One critic step per generator round (CTGAN's ratio) measured best with and without
   // DP, and 3000 rounds beat 2000 (docs/decisions/defaults.md); under DP only critic
@@ -158,12 +160,12 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   if (!t->has_log_every()) t->set_log_every(50);
   // The weight average measures better on every fidelity measure (docs/decisions/defaults.md);
   // 0 publishes the last iterate.
-  if (!t->has_generator_average_decay()) t->set_generator_average_decay(0.999);
+  if (!experimental->has_generator_average_decay()) experimental->set_generator_average_decay(0.999);
   // The reverse KL pushes G's mass out of cells the released marginals leave (nearly)
   // empty (docs/decisions/defaults.md); it acts only where the marginal loss is on.
-  if (!t->has_marginal_reverse_weight()) t->set_marginal_reverse_weight(1.0);
-  if (!t->has_marginal_position_bins()) t->set_marginal_position_bins(4);
-  if (!t->has_label_pair_weight()) t->set_label_pair_weight(t->marginal_weight());
+  if (!experimental->has_marginal_reverse_weight()) experimental->set_marginal_reverse_weight(1.0);
+  if (!experimental->has_marginal_position_bins()) experimental->set_marginal_position_bins(4);
+  if (!experimental->has_label_pair_weight()) experimental->set_label_pair_weight(t->marginal_weight());
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
   RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
   RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
@@ -171,27 +173,29 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   RETURN_IF_ERROR(Positive("training.threads", t->threads()));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
-  if (!(t->generator_average_decay() >= 0 && t->generator_average_decay() < 1)) {
-    return absl::InvalidArgumentError("training.generator_average_decay must be in [0, 1)");
+  if (!(experimental->generator_average_decay() >= 0 && experimental->generator_average_decay() < 1)) {
+    return absl::InvalidArgumentError("training.experimental.generator_average_decay must be in [0, 1)");
   }
   if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
   if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
     return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
   }
-  if (!(t->cross_party_independence_weight() >= 0 && std::isfinite(t->cross_party_independence_weight()))) {
-    return absl::InvalidArgumentError("training.cross_party_independence_weight must be a finite number >= 0");
+  if (!(experimental->cross_party_independence_weight() >= 0 &&
+        std::isfinite(experimental->cross_party_independence_weight()))) {
+    return absl::InvalidArgumentError(
+        "training.experimental.cross_party_independence_weight must be a finite number >= 0");
   }
-  if (!(t->label_pair_weight() >= 0 && std::isfinite(t->label_pair_weight()))) {
-    return absl::InvalidArgumentError("training.label_pair_weight must be a finite number >= 0");
+  if (!(experimental->label_pair_weight() >= 0 && std::isfinite(experimental->label_pair_weight()))) {
+    return absl::InvalidArgumentError("training.experimental.label_pair_weight must be a finite number >= 0");
   }
-  if (!(t->marginal_reverse_weight() >= 0 && std::isfinite(t->marginal_reverse_weight()))) {
-    return absl::InvalidArgumentError("training.marginal_reverse_weight must be a finite number >= 0");
+  if (!(experimental->marginal_reverse_weight() >= 0 && std::isfinite(experimental->marginal_reverse_weight()))) {
+    return absl::InvalidArgumentError("training.experimental.marginal_reverse_weight must be a finite number >= 0");
   }
-  if (t->marginal_position_bins() < 1 || t->marginal_position_bins() > 64) {
-    return absl::InvalidArgumentError("training.marginal_position_bins must be in [1, 64]");
+  if (experimental->marginal_position_bins() < 1 || experimental->marginal_position_bins() > 64) {
+    return absl::InvalidArgumentError("training.experimental.marginal_position_bins must be in [1, 64]");
   }
-  if (t->marginal_pair_cells() < 0 || t->marginal_pair_cells() > 4096) {
-    return absl::InvalidArgumentError("training.marginal_pair_cells must be in [0, 4096]");
+  if (experimental->marginal_pair_cells() < 0 || experimental->marginal_pair_cells() > 4096) {
+    return absl::InvalidArgumentError("training.experimental.marginal_pair_cells must be in [0, 4096]");
   }
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
@@ -208,24 +212,26 @@ double DefaultLabelBudgetShare(v1::PrivacyConfig::Mode mode) { return mode == v1
 }  // namespace
 
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
+  v1::ExperimentalPrivacyConfig* const experimental = p->mutable_experimental();
   // strict protects everything that leaves a party (docs/privacy.md); it is the default.
   if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::strict);
   if (!p->has_delta()) p->set_delta(1e-5);
   if (!p->has_clip_norm()) p->set_clip_norm(1.0);
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
-  if (!p->has_conversion()) p->set_conversion("improved");
+  if (!experimental->has_conversion()) experimental->set_conversion("improved");
   const v1::PrivacyConfig::Mode mode = p->mode();
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
   if (mode != v1::PrivacyConfig::none && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
-  if ((mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) && !p->has_label_budget_share()) {
-    p->set_label_budget_share(DefaultLabelBudgetShare(mode));
+  if ((mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) &&
+      !experimental->has_label_budget_share()) {
+    experimental->set_label_budget_share(DefaultLabelBudgetShare(mode));
   }
-  if (mode == v1::PrivacyConfig::dpsgd && !p->has_shared_critic_budget_share()) {
-    p->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
+  if (mode == v1::PrivacyConfig::dpsgd && !experimental->has_shared_critic_budget_share()) {
+    experimental->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
   }
-  if (p->conversion() != "improved" && p->conversion() != "classic") {
-    return absl::InvalidArgumentError("privacy.conversion must be 'improved' or 'classic'");
+  if (experimental->conversion() != "improved" && experimental->conversion() != "classic") {
+    return absl::InvalidArgumentError("privacy.experimental.conversion must be 'improved' or 'classic'");
   }
   if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
   RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
@@ -248,17 +254,18 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (p->has_label_epsilon() && !(p->label_epsilon() > 0 && std::isfinite(p->label_epsilon()))) {
     return absl::InvalidArgumentError("privacy.label_epsilon must be finite and > 0");
   }
-  if (p->has_label_budget_share() && !(p->label_budget_share() > 0 && p->label_budget_share() < 1)) {
-    return absl::InvalidArgumentError("privacy.label_budget_share must be in (0, 1)");
+  if (experimental->has_label_budget_share() &&
+      !(experimental->label_budget_share() > 0 && experimental->label_budget_share() < 1)) {
+    return absl::InvalidArgumentError("privacy.experimental.label_budget_share must be in (0, 1)");
   }
-  if (p->has_shared_critic_budget_share()) {
+  if (experimental->has_shared_critic_budget_share()) {
     if (mode != v1::PrivacyConfig::dpsgd) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("privacy.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '",
-                       privacy::ModeName(mode), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "privacy.experimental.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '",
+          privacy::ModeName(mode), "'"));
     }
-    if (!(p->shared_critic_budget_share() > 0 && p->shared_critic_budget_share() < 1)) {
-      return absl::InvalidArgumentError("privacy.shared_critic_budget_share must be in (0, 1)");
+    if (!(experimental->shared_critic_budget_share() > 0 && experimental->shared_critic_budget_share() < 1)) {
+      return absl::InvalidArgumentError("privacy.experimental.shared_critic_budget_share must be in (0, 1)");
     }
   }
   return absl::OkStatus();
@@ -266,8 +273,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
 
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
   MarginalOptions options;
-  options.position_bins = training.marginal_position_bins();
-  options.pair_cells = training.marginal_pair_cells();
+  options.position_bins = training.experimental().marginal_position_bins();
+  options.pair_cells = training.experimental().marginal_pair_cells();
   return options;
 }
 
@@ -299,7 +306,7 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
   if (privacy.mode() != v1::PrivacyConfig::dpsgd && privacy.mode() != v1::PrivacyConfig::strict) return 0;
   if (privacy.has_label_epsilon()) return privacy.label_epsilon();
   if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
-  const double share = privacy.label_budget_share();
+  const double share = privacy.experimental().label_budget_share();
   const double rho = BudgetRho(privacy);
   // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
   const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
@@ -307,7 +314,8 @@ double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& 
 }
 
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model) {
-  if (!model->has_conditioned_column()) model->set_conditioned_column(training.label_column());
+  if (!model->experimental().has_conditioned_column())
+    model->mutable_experimental()->set_conditioned_column(training.label_column());
 }
 
 std::string SettingsDigest(const v1::ModelConfig& model, const v1::TrainingConfig& training,
@@ -370,7 +378,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   v1::PrivacyConfig none;  // the reference trainer trains as the daemons do in mode none
   none.set_mode(v1::PrivacyConfig::none);
-  ResolveModeDefaults(none, c->mutable_training());
+  RETURN_IF_ERROR(ResolveModeDefaults(none, c->mutable_training()));
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
   return CheckPack(c->model(), c->training());
@@ -417,31 +425,36 @@ void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
   if (!training->has_marginal_weight()) training->set_marginal_weight(1.0);
   if (training->marginal_weight() <= 0) return;
   // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
-  if (!training->has_marginal_pair_cells()) training->set_marginal_pair_cells(120);
-  if (prior && !training->has_cross_party_independence_weight()) {
-    training->set_cross_party_independence_weight(training->marginal_weight());
+  if (!training->experimental().has_marginal_pair_cells())
+    training->mutable_experimental()->set_marginal_pair_cells(120);
+  if (prior && !training->experimental().has_cross_party_independence_weight()) {
+    training->mutable_experimental()->set_cross_party_independence_weight(training->marginal_weight());
   }
 }
 
-void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
+absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
   const v1::PrivacyConfig::Mode mode = privacy.mode();
+  if (t->preset() == v1::TrainingConfig::PRESET_UNSPECIFIED) t->set_preset(v1::TrainingConfig::standard);
+  const bool large_budget = t->preset() == v1::TrainingConfig::large_budget;
+  if (large_budget && (mode != v1::PrivacyConfig::dpsgd || !t->label_column().empty())) {
+    return absl::InvalidArgumentError(
+        "training.preset 'large_budget' is for privacy.mode dpsgd without training.label_column (its noised "
+        "shared critic conveys the dependence across parties only there; docs/configuration.md, \"Presets\")");
+  }
   // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
   if (mode == v1::PrivacyConfig::none && !t->has_rounds()) t->set_rounds(10000);
   if (mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) {
     // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
     // trunk then couples the parties' columns worse than independence would (the most
     // frequent values with each other): the prior at the marginal loss's weight keeps
-    // pair trends above independent sampling. It also removes the dependence D_s does
-    // convey, which in dpsgd at ε >= 10 is right without it; at lower ε, and in strict
-    // (per-row noised features), the coupling stays wrong. With label pairs the release
-    // carries the label's dependence, so the prior (which then leaves the label out)
-    // is on again. Evidence: docs/decisions/defaults.md.
-    const bool dpsgd_conveys_dependence = mode == v1::PrivacyConfig::dpsgd && privacy.has_epsilon() &&
-                                          privacy.epsilon() >= kDpsgdDependenceEpsilon && t->label_column().empty();
-    SetMarginalReleaseDefaults(/*prior=*/!dpsgd_conveys_dependence, t);
-    // Without the prior D_s needs the critic steps.
-    if (dpsgd_conveys_dependence && t->marginal_weight() > 0 && !t->has_rounds()) t->set_rounds(10000);
+    // pair trends above independent sampling. With label pairs the release carries the
+    // label's dependence, and the prior leaves the label out. In dpsgd with a large
+    // budget D_s does convey the dependence over 10000 rounds, which the prior would
+    // remove: the large_budget preset. Evidence: docs/decisions/defaults.md.
+    SetMarginalReleaseDefaults(/*prior=*/!large_budget, t);
+    if (large_budget && !t->has_rounds()) t->set_rounds(10000);
   }
+  return absl::OkStatus();
 }
 
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
@@ -475,7 +488,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
-  ResolveModeDefaults(c->privacy(), c->mutable_training());
+  RETURN_IF_ERROR(ResolveModeDefaults(c->privacy(), c->mutable_training()));
   const v1::PrivacyConfig::Mode mode = c->privacy().mode();
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
@@ -494,11 +507,11 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
   // example: its per-example gradients and clipping are not defined for packed rows.
-  if (c->model().pack() > 1 && c->privacy().mode() == v1::PrivacyConfig::dpsgd) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.pack ", c->model().pack(),
-        " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
-        "set model.pack to 1"));
+  if (c->model().experimental().pack() > 1 && c->privacy().mode() == v1::PrivacyConfig::dpsgd) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.experimental.pack ", c->model().experimental().pack(),
+                     " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
+                     "set model.experimental.pack to 1"));
   }
   return absl::OkStatus();
 }

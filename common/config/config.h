@@ -40,15 +40,15 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 // With training.label_column (dpsgd or strict, marginal release on): the ε of the label
 // release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
 // α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
-// privacy.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
+// privacy.experimental.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
 // 0 without label pairs. The run's calibration composes the release's exact RDP curve,
 // so the share only divides the budget.
 inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
-// dpsgd's default privacy.shared_critic_budget_share, the share measured best
+// dpsgd's default privacy.experimental.shared_critic_budget_share, the share measured best
 // (docs/decisions/defaults.md). The field stays unset (0) in other modes: no split.
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
-// model.conditioned_column defaults to training.label_column ("": no conditioned head).
+// model.experimental.conditioned_column defaults to training.label_column ("": no conditioned head).
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model);
 // What a party's marginal release covers (MarginalTarget).
 struct MarginalOptions {
@@ -58,7 +58,7 @@ struct MarginalOptions {
   // get a 2-way histogram too (0: 1-way histograms only).
   int pair_cells = 0;
 };
-// training.marginal_position_bins and training.marginal_pair_cells.
+// training.experimental.marginal_position_bins and training.experimental.marginal_pair_cells.
 MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 
 // The marginal release as dpsgd and strict run it by default (without DP it does not
@@ -67,10 +67,11 @@ MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 // independence prior at the marginal weight. Nothing with an explicit weight of 0.
 void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 
-// The training defaults that depend on the privacy mode (rounds, the marginal release,
-// the cross-party prior), one place for every entry point: the curator with its
-// privacy block, `vfsynth train-local` (the reference trainer) as mode none.
-void ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
+// The training defaults that depend on the privacy mode and training.preset (rounds, the
+// marginal release, the cross-party prior), one place for every entry point: the curator
+// with its privacy block, `vfsynth train-local` (the reference trainer) as mode none.
+// INVALID_ARGUMENT for a preset the mode has no use for.
+absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
 
 // Daemon configs: defaults, validation, paths relative to the config file.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);

@@ -3,7 +3,6 @@
 
 #include <torch/torch.h>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -11,9 +10,10 @@
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
 #include "common/gan/cross_party_independence.h"
-#include "common/nn/generator_average.h"
 #include "common/gan/marginal_target.h"
+#include "common/nn/generator_average.h"
 #include "common/nn/networks.h"
+#include "common/privacy/per_example_gradients.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
@@ -53,21 +53,26 @@ class CuratorModel {
   // Critic step: fake slices of G(z) for every party (no graph).
   std::vector<torch::Tensor> CriticSlices(int64_t step);
 
+  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP, H packed by
+  // model.experimental.pack (PackRows), in two halves so that the feature gradients the
+  // parties wait for can leave before D_s's own update: SharedFeatureGradients takes the
+  // forward pass (in dpsgd, the per-example gradients) and returns dL_s/dh per unpacked
+  // row and party; StepSharedCritic then takes the penalty, D_s's own gradients (noised
+  // in dpsgd) and its Adam step, and returns L_s. SharedCriticStep runs both.
+  struct FeatureGradients {
+    std::vector<torch::Tensor> real;  // dL_s/dh_real per party
+    std::vector<torch::Tensor> fake;  // dL_s/dh_fake per party
+  };
+  absl::StatusOr<FeatureGradients> SharedFeatureGradients(int64_t step, const std::vector<torch::Tensor>& h_real,
+                                                          const std::vector<torch::Tensor>& h_fake);
+  // FAILED_PRECONDITION unless SharedFeatureGradients ran since the last step.
+  absl::StatusOr<double> StepSharedCritic();
   struct SharedCriticResult {
-    std::vector<torch::Tensor> grad_real;  // dL_s/dh_real per party
-    std::vector<torch::Tensor> grad_fake;  // dL_s/dh_fake per party
+    FeatureGradients gradients;
     double loss = 0;
   };
-  // One Adam step of D_s on L_s = mean D_s(H_f) - mean D_s(H_r) + λ GP, H packed by
-  // model.pack (PackRows); the gradients come back per unpacked row. `on_gradients`
-  // (if set) gets the feature gradients (not the loss) as soon as they are known, so that
-  // they can leave meanwhile: without DP-SGD for D_s right after the forward pass, before
-  // the penalty and D_s's own gradients; in dpsgd before the DP-SGD step.
-  using GradientsReady = std::function<void(const SharedCriticResult&)>;
-  absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step,
-                                                      const std::vector<torch::Tensor>& h_real,
-                                                      const std::vector<torch::Tensor>& h_fake,
-                                                      const GradientsReady& on_gradients = nullptr);
+  absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step, const std::vector<torch::Tensor>& h_real,
+                                                      const std::vector<torch::Tensor>& h_fake);
 
   // Generator round: slices of G(z) (graph kept for GeneratorStep).
   std::vector<torch::Tensor> GeneratorSlices(int64_t round);
@@ -79,7 +84,7 @@ class CuratorModel {
   absl::Status GeneratorStep(int64_t round, const std::vector<torch::Tensor>& slice_grads);
 
   Generator& generator() { return generator_; }
-  // What synthesis publishes: the weight average if training.generator_average_decay
+  // What synthesis publishes: the weight average if training.experimental.generator_average_decay
   // > 0, else the last iterate.
   Generator& published_generator() {
     return average_ != nullptr ? average_->average() : generator_;
@@ -92,10 +97,15 @@ class CuratorModel {
 
  private:
   std::vector<torch::Tensor> Split(const torch::Tensor& joint) const;
-  absl::StatusOr<SharedCriticResult> PrivateSharedCriticStep(int64_t step, const torch::Tensor& hr,
-                                                             const torch::Tensor& hf,
-                                                             const torch::Tensor& alpha,
-                                                             const GradientsReady& on_gradients);
+
+  // A D_s step between its two halves.
+  struct PendingSharedStep {
+    int64_t step = 0;
+    torch::Tensor hr, hf, alpha;                             // packed, detached
+    torch::Tensor wgan;                                      // without DP-SGD: the WGAN term, its graph kept
+    std::optional<FactoredPerExampleGradients> per_example;  // dpsgd
+  };
+  absl::StatusOr<double> StepSharedCriticPrivately(PendingSharedStep& pending);
 
   v1::ModelConfig model_;
   v1::TrainingConfig training_;
@@ -105,13 +115,14 @@ class CuratorModel {
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;
-  std::optional<CrossPartyIndependence> independence_;
+  std::optional<CrossPartyIndependence> independence_;  // training.experimental.cross_party_independence_weight > 0
   std::optional<MarginalTarget> label_pairs_;
-  double label_pair_weight_ = 0;  // training.cross_party_independence_weight > 0
+  double label_pair_weight_ = 0;
   bool private_shared_ = false;
   double shared_noise_multiplier_ = 0;
   double shared_clip_norm_ = 1;
   std::string shared_noise_key_;
+  std::optional<PendingSharedStep> pending_shared_;
   int64_t pending_round_ = -1;
   double shared_generator_loss_ = 0;
   torch::Tensor pending_fake_;

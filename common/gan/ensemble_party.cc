@@ -20,7 +20,7 @@ ShardCritics::Options CriticOptions(const v1::TrainingConfig& training, const v1
   options.shards = ensemble.shards();
   options.width = width;
   options.hidden = ensemble.shard_hidden();
-  options.leaky_slope = model.leaky_slope();
+  options.leaky_slope = model.experimental().leaky_slope();
   options.lr = training.lr_critic();
   options.beta1 = training.beta1();
   options.beta2 = training.beta2();
@@ -128,16 +128,16 @@ torch::Tensor EnsembleParty::PateGradient(const torch::Tensor& slice) {
   const torch::Tensor grads = critics_.GeneratorLossGradients(slice);  // [E, B, d]
   const double threshold = vote.vote_threshold() * critics_.shards();
   const double z = privacy_.noise_multiplier;
-  if (vote.vote_aggregation() == "gnmax") {
+  if (vote.experimental().vote_aggregation() == "gnmax") {
     // G-PATE: a data-independent random projection, a vote per projected coordinate.
-    const int64_t p = vote.projection_dim();
+    const int64_t p = vote.experimental().projection_dim();
     const torch::Tensor r = GaussianTensor(privacy_.noise->slice_gradients, {slice.size(1), p},
                                            1.0 / std::sqrt(static_cast<double>(p)), torch::kFloat32);
-    const torch::Tensor counts = BinVoteHistogram(grads.matmul(r), vote.vote_clip(), vote.gnmax_bins());
+    const torch::Tensor counts = BinVoteHistogram(grads.matmul(r), vote.vote_clip(), vote.experimental().gnmax_bins());
     const torch::Tensor winners =
         ConfidentGnmax(counts, threshold, /*sigma_threshold=*/z, /*sigma_argmax=*/z * std::sqrt(2.0),
                        privacy_.noise->slice_gradients);
-    return BinMidpoints(winners, vote.vote_clip(), vote.gnmax_bins()).matmul(r.t()) / vote.vote_clip();
+    return BinMidpoints(winners, vote.vote_clip(), vote.experimental().gnmax_bins()).matmul(r.t()) / vote.vote_clip();
   }
   const torch::Tensor votes =
       TopKStochasticSignVotes(grads, vote.vote_top_k(), vote.vote_clip(), privacy_.noise->slice_gradients);

@@ -28,9 +28,9 @@ absl::StatusOr<int> JointCategoricalOffset(const std::vector<const TableEncoder*
 }  // namespace
 
 absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const std::vector<const TableEncoder*>& encoders) {
-  const std::string column = model.conditioned_column();
+  const std::string column = model.experimental().conditioned_column();
   if (column.empty()) return absl::OkStatus();
-  return JointCategoricalOffset(encoders, column, "model.conditioned_column").status();
+  return JointCategoricalOffset(encoders, column, "model.experimental.conditioned_column").status();
 }
 
 Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& training,
@@ -44,9 +44,10 @@ Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& 
   Generator generator = SeededModule<Generator>(CuratorStreamKey(training.seed()),
                                                 absl::StrCat(streams::kInit, "/generator"), model,
                                                 JointLayout(encoders), total, widths);
-  const std::string column = model.conditioned_column();
+  const std::string column = model.experimental().conditioned_column();
   if (!column.empty()) {
-    const absl::StatusOr<int> offset = JointCategoricalOffset(encoders, column, "model.conditioned_column");
+    const absl::StatusOr<int> offset =
+        JointCategoricalOffset(encoders, column, "model.experimental.conditioned_column");
     TORCH_CHECK(offset.ok(), offset.status().ToString());
     generator->ConditionBlock(*offset);
   }
@@ -57,17 +58,16 @@ std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& mo
                                                        const v1::TrainingConfig& training,
                                                        const std::vector<const TableEncoder*>& encoders,
                                                        const Generator& live) {
-  if (training.generator_average_decay() <= 0) return nullptr;
+  if (training.experimental().generator_average_decay() <= 0) return nullptr;
   return std::make_unique<GeneratorAverage>(MakeGenerator(model, training, encoders), live,
-                                            training.generator_average_decay());
+                                            training.experimental().generator_average_decay());
 }
 
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties) {
   const std::vector<int> hidden(model.shared_hidden().begin(), model.shared_hidden().end());
-  return SeededModule<ScoreNet>(CuratorStreamKey(seed),
-                                absl::StrCat(streams::kInit, "/shared-critic"),
-                                model.pack() * num_parties * model.feature_dim(), hidden,
-                                model.leaky_slope());
+  return SeededModule<ScoreNet>(CuratorStreamKey(seed), absl::StrCat(streams::kInit, "/shared-critic"),
+                                model.experimental().pack() * num_parties * model.feature_dim(), hidden,
+                                model.experimental().leaky_slope());
 }
 
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width) {
@@ -76,7 +76,7 @@ FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& 
 
 ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& party_secret) {
   return PrivateModule<ScoreNet>(party_secret, absl::StrCat(streams::kInit, "/head"), model.feature_dim(),
-                                 std::vector<int>{}, model.leaky_slope());
+                                 std::vector<int>{}, model.experimental().leaky_slope());
 }
 
 std::string ReferencePartySecret(uint64_t seed, const std::string& party) {

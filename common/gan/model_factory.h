@@ -20,19 +20,19 @@ namespace vfsynth {
 // One place that builds every network from its named init stream, so the reference
 // trainer, the curator and the parties construct bit-identical starting weights.
 // G over the parties' columns, in party order (`encoders` give each party's layout), its
-// init stream from training.seed, with the head of model.conditioned_column() conditioned on the
+// init stream from training.seed, with the head of model.experimental().conditioned_column() conditioned on the
 // rest of the row. Throws c10::Error if that column is no party's categorical column;
 // CheckConditionedColumn() tells first.
 Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                         const std::vector<const TableEncoder*>& encoders);
 absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const std::vector<const TableEncoder*>& encoders);
 // The moving average of `live` that synthesis publishes, or null when
-// training.generator_average_decay is 0 (the last iterate is published).
+// training.experimental.generator_average_decay is 0 (the last iterate is published).
 std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
                                                        const v1::TrainingConfig& training,
                                                        const std::vector<const TableEncoder*>& encoders,
                                                        const Generator& live);
-// D_s over model.pack packed rows of the K parties' features: pack * K * d_h inputs.
+// D_s over model.experimental.pack packed rows of the K parties' features: pack * K * d_h inputs.
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
 // A party's feat_k and head_k, initialised from `party_secret`, which only that party holds.
 FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width);

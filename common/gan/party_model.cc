@@ -202,9 +202,11 @@ absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
   }
   pending_round_ = -1;
   // The marginal target is released (or exact, in none): its loss is post-processing.
-  const torch::Tensor marginal = marginal_target_.has_value()
-                                     ? training_.marginal_weight() * marginal_target_->Loss(gen_slice_, training_.marginal_reverse_weight())
-                                     : torch::zeros({}, gen_slice_.options());
+  const torch::Tensor marginal =
+      marginal_target_.has_value()
+          ? training_.marginal_weight() *
+                marginal_target_->Loss(gen_slice_, training_.experimental().marginal_reverse_weight())
+          : torch::zeros({}, gen_slice_.options());
   if (ensemble_ != nullptr) {
     // D_s's gradient through feat (trained on synthetic rows only) is post-processing;
     // the ensemble's part is the sanitised release.

@@ -99,7 +99,7 @@ absl::Status ReferenceTrainer::Build() {
   ASSIGN_OR_RETURN(publication_temperature_, PublicationTemperatures(config_.output(), encoders));
   RETURN_IF_ERROR(CheckConditionedColumn(m, encoders));
   generator_ = MakeGenerator(m, t, encoders);
-  if (t.cross_party_independence_weight() > 0) independence_.emplace(encoders);
+  if (t.experimental().cross_party_independence_weight() > 0) independence_.emplace(encoders);
   shared_critic_ = MakeSharedCritic(m, t.seed(), static_cast<int>(parties_.size()));
   generator_optimizer_ = MakeAdam(generator_->parameters(), t.lr_generator(), t);
   shared_optimizer_ = MakeAdam(shared_critic_->parameters(), t.lr_critic(), t);
@@ -135,8 +135,8 @@ double ReferenceTrainer::CriticStep(int64_t step) {
     total = total + CriticLoss(party.head->forward(hr), party.head->forward(hf)) +
             t.gp_lambda() * Penalty({party.feat.ptr(), party.head.ptr()}, real, slice, alpha);
   }
-  const double weight = config_.model().shared_critic_weight();
-  const int pack = config_.model().pack();
+  const double weight = config_.model().experimental().shared_critic_weight();
+  const int pack = config_.model().experimental().pack();
   const torch::Tensor hr_all = PackRows(ScaleGradient(torch::cat(h_real, 1), weight), pack);
   const torch::Tensor hf_all = PackRows(ScaleGradient(torch::cat(h_fake, 1), weight), pack);
   const torch::Tensor alpha_shared =
@@ -165,14 +165,16 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
     const torch::Tensor h = party.feat->forward(slice);
     features.push_back(h);
     loss = loss - party.head->forward(h).mean();
-    if (party.marginals.has_value()) loss = loss + t.marginal_weight() * party.marginals->Loss(slice, t.marginal_reverse_weight());
+    if (party.marginals.has_value())
+      loss = loss + t.marginal_weight() * party.marginals->Loss(slice, t.experimental().marginal_reverse_weight());
   }
-  loss = loss - shared_critic_->forward(
-                    PackRows(ScaleGradient(torch::cat(features, 1),
-                                           config_.model().shared_critic_weight()),
-                             config_.model().pack()))
+  loss = loss - shared_critic_
+                    ->forward(PackRows(
+                        ScaleGradient(torch::cat(features, 1), config_.model().experimental().shared_critic_weight()),
+                        config_.model().experimental().pack()))
                     .mean();
-  if (independence_.has_value()) loss = loss + t.cross_party_independence_weight() * independence_->Loss(fake);
+  if (independence_.has_value())
+    loss = loss + t.experimental().cross_party_independence_weight() * independence_->Loss(fake);
   // Only G steps: gradients reach the critics' parameters too but are discarded.
   const std::vector<torch::Tensor> params = generator_->parameters();
   const std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params);

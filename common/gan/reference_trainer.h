@@ -68,7 +68,7 @@ class ReferenceTrainer {
   int64_t aligned_rows() const { return rows_; }
   std::vector<Party>& parties() { return parties_; }
   Generator& generator() { return generator_; }
-  // The weight average (null unless training.generator_average_decay > 0).
+  // The weight average (null unless training.experimental.generator_average_decay > 0).
   GeneratorAverage* generator_average() { return average_.get(); }
   ScoreNet& shared_critic() { return shared_critic_; }
 
@@ -83,7 +83,7 @@ class ReferenceTrainer {
   int total_width_ = 0;
   std::map<int, double> publication_temperature_;  // output.label_temperature by block offset
   Generator generator_{nullptr};
-  std::optional<CrossPartyIndependence> independence_;  // training.cross_party_independence_weight > 0
+  std::optional<CrossPartyIndependence> independence_;  // training.experimental.cross_party_independence_weight > 0
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;

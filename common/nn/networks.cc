@@ -48,19 +48,19 @@ torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int out
   return net;
 }
 
-GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks,
-                             int output_width, const std::vector<int>& tower_widths)
+GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width,
+                             const std::vector<int>& tower_widths)
     : blocks_(std::move(blocks)),
       output_width_(output_width),
       shared_z_(config.z_dim()),
-      private_z_(config.generator_private_z()),
-      gumbel_(config.categorical_output() == "gumbel"),
-      tau_(config.gumbel_tau()) {
-  const bool per_party = config.generator_towers() == "per_party";
+      private_z_(config.experimental().generator_private_z()),
+      gumbel_(config.experimental().categorical_output() == "gumbel"),
+      tau_(config.experimental().gumbel_tau()) {
+  const bool per_party = config.experimental().generator_towers() == "per_party";
   const std::vector<int> towers = per_party ? tower_widths : std::vector<int>{output_width};
   TORCH_CHECK(std::accumulate(towers.begin(), towers.end(), 0) == output_width,
               "generator towers must cover the ", output_width, " output columns");
-  const bool batch_norm = config.generator_norm() == "batch";
+  const bool batch_norm = config.experimental().generator_norm() == "batch";
   for (size_t k = 0; k < towers.size(); ++k) {
     torch::nn::Sequential body;
     int width = shared_z_ + private_z_;
@@ -179,8 +179,8 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
 
 FeatureNetImpl::FeatureNetImpl(int input_width, const v1::ModelConfig& config) {
   const std::vector<int> hidden(config.feature_hidden().begin(), config.feature_hidden().end());
-  net_ = register_module(
-      "net", MakeMlp(input_width, hidden, config.feature_dim(), config.leaky_slope(), true));
+  net_ = register_module("net",
+                         MakeMlp(input_width, hidden, config.feature_dim(), config.experimental().leaky_slope(), true));
 }
 
 ScoreNetImpl::ScoreNetImpl(int input_width, const std::vector<int>& hidden, double slope) {

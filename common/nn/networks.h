@@ -18,10 +18,10 @@ namespace vfsynth {
 // parties -> per-block output heads (softmax or Gumbel-softmax for one-hot blocks,
 // tanh for scalars).
 //
-// With model.generator_towers "per_party", each party's columns come from a tower of
+// With model.experimental.generator_towers "per_party", each party's columns come from a tower of
 // their own (z -> hidden -> d_k, `tower_widths` gives the d_k in party order); the
 // towers' logits are concatenated, so the output layout is the same. With
-// model.generator_private_z p > 0 as well, z is [shared z_dim | p for tower 0 | p for
+// model.experimental.generator_private_z p > 0 as well, z is [shared z_dim | p for tower 0 | p for
 // tower 1 | ...] and tower k reads the shared block and its own.
 class GeneratorImpl : public torch::nn::Module {
  public:
@@ -44,10 +44,10 @@ class GeneratorImpl : public torch::nn::Module {
   int output_width() const { return output_width_; }
 
   // Width of the z that forward() and SampleHard() take: model.z_dim, plus
-  // model.generator_private_z for each tower.
+  // model.experimental.generator_private_z for each tower.
   int latent_width() const { return shared_z_ + private_z_ * static_cast<int>(bodies_.size()); }
 
-  // Conditions the categorical block at encoded column `offset` (model.conditioned_column)
+  // Conditions the categorical block at encoded column `offset` (model.experimental.conditioned_column)
   // on the rest of the row: its logits gain a linear map (registered as "condition", zero
   // at the start) of the row's other outputs, which forward() and SampleHard() draw first.
   // Call once, right after construction.

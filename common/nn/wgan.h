@@ -27,7 +27,7 @@ torch::Tensor GradientPenalty(const CriticFn& critic, const torch::Tensor& real,
 // feature nets and G this way, exactly as the curator scales the gradients it sends.
 torch::Tensor ScaleGradient(const torch::Tensor& x, double weight);
 
-// PacGAN packing (model.pack): (B, W) -> (B / pack, pack * W), packed row i being rows
+// PacGAN packing (model.experimental.pack): (B, W) -> (B / pack, pack * W), packed row i being rows
 // i*pack .. i*pack + pack - 1 side by side. Differentiable (a reshape), so gradients
 // reach the unpacked rows in their own shape. The curator and the reference trainer
 // both pack D_s's input with this. B must be a multiple of pack (config.cc checks).

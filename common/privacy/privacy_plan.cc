@@ -61,7 +61,8 @@ ObserverView ViewOf(privacy::Mode mode, Observer observer) {
 absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::RunShape& shape, int64_t rounds,
                                    privacy::View view) {
   RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(plan.privacy().conversion()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ParseConversion(plan.privacy().experimental().conversion()));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
                    privacy::RunEpsilon(plan.privacy().mode(), plan.noise_multiplier(), shape, rounds, view,
                                        plan.privacy().delta(), conversion));
@@ -190,11 +191,12 @@ privacy::RunShape PlanShape(const v1::PrivacyPlan& plan) {
   shape.n_critic = plan.n_critic();
   shape.critic_steps = plan.rounds() * plan.n_critic();
   const v1::EnsembleConfig& ensemble = plan.privacy().ensemble();
-  shape.ensemble = privacy::MakeEnsembleShape(plan.privacy().mode(), ensemble.shards(), ensemble.vote_aggregation(),
-                                              ensemble.projection_dim());
+  shape.ensemble =
+      privacy::MakeEnsembleShape(plan.privacy().mode(), ensemble.shards(), ensemble.experimental().vote_aggregation(),
+                                 ensemble.experimental().projection_dim());
   shape.marginal_noise_multiplier = plan.marginal_noise_multiplier();
   shape.label_epsilon = plan.label_epsilon();
-  shape.shared_critic_share = plan.privacy().shared_critic_budget_share();
+  shape.shared_critic_share = plan.privacy().experimental().shared_critic_budget_share();
   return shape;
 }
 
@@ -222,7 +224,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     const privacy::RunShape shape = PlanShape(plan);
     double z = privacy.noise_multiplier();
     if (!privacy.has_noise_multiplier()) {
-      ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(privacy.conversion()));
+      ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                       privacy::ParseConversion(privacy.experimental().conversion()));
       ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, privacy.epsilon(), privacy.delta(), conversion, shape));
     }
     const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);

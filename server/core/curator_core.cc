@@ -76,12 +76,12 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
         absl::StrCat("party '", party, "' declares privacy mode '", privacy::ModeName(request.privacy().mode()),
                      "' but this run uses '", privacy::ModeName(config_.privacy().mode()), "'"));
   }
-  const double share = config_.privacy().shared_critic_budget_share();
+  const double share = config_.privacy().experimental().shared_critic_budget_share();
   if (request.privacy().shared_critic_budget_share() != share) {
     return absl::FailedPreconditionError(absl::StrCat(
         "party '", party, "' splits each step's privacy with shared_critic_budget_share ",
         request.privacy().shared_critic_budget_share(), " but this run uses ", share,
-        " (the joint epsilon assumes one split: set privacy.shared_critic_budget_share alike)"));
+        " (the joint epsilon assumes one split: set privacy.experimental.shared_critic_budget_share alike)"));
   }
   auto encoder = TableEncoder::Create(request.schema());
   if (!encoder.ok()) {
@@ -472,41 +472,28 @@ absl::Status CuratorCore::CriticStep(int64_t round, int64_t step, bool first, bo
       return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
     }
   }));
-  // The feature gradients leave as soon as D_s has them (the parties' updates need only
-  // them), the next tasks as soon as the slicer is done: what D_s computes after that
-  // (its penalty, its own gradients, its step) overlaps the parties' updates.
-  absl::Duration sending;  // not compute: the gradients' codec, and SendTasks (its own codec)
-  absl::Status sliced;
-  bool sent = false;
-  auto send = [&](const CuratorModel::SharedCriticResult& shared) {
-    absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(const CuratorModel::FeatureGradients gradients, Timed(profile_, StepPhase::kCompute, [&] {
+                     return model->SharedFeatureGradients(step, h_real, h_fake);
+                   }));
+  // The feature gradients leave now (the parties' updates need only them), the next
+  // tasks as soon as the slicer is done: D_s's own update below overlaps the parties'.
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
     for (size_t k = 0; k < roster_.size(); ++k) {
       v1::CuratorMessage message = Envelope(round, step);
-      ToWire(shared.grad_real[k], message.mutable_feature_gradients()->mutable_grad_real());
-      ToWire(shared.grad_fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
+      ToWire(gradients.real[k], message.mutable_feature_gradients()->mutable_grad_real());
+      ToWire(gradients.fake[k], message.mutable_feature_gradients()->mutable_grad_fake());
       hub_.Send(static_cast<int>(k), std::move(message));
     }
-    sending = absl::Now() - start;
-    profile_.Add(StepPhase::kCodec, sending);
-    sliced = slicer_.Await();
-    start = absl::Now();
-    if (sliced.ok()) {
-      SendTasks(round, last ? -1 : step + 1, next);
-      sent = true;
-    }
-    sending += absl::Now() - start;
-  };
-  const absl::Time start = absl::Now();
-  absl::StatusOr<CuratorModel::SharedCriticResult> shared = model_->SharedCriticStep(step, h_real, h_fake, send);
-  profile_.Add(StepPhase::kCompute, absl::Now() - start - sending);
-  if (!shared.ok()) return shared.status();
-  RETURN_IF_ERROR(sliced);
-  if (!sent) return absl::InternalError("the shared critic stepped without its feature gradients");
+  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] { return slicer_.Await(); }));
+  SendTasks(round, last ? -1 : step + 1, next);
+  ASSIGN_OR_RETURN(const double loss, Timed(profile_, StepPhase::kCompute, [&] { return model->StepSharedCritic(); }));
   // Outside the modes where D_s sees only released features, its loss is computed on
   // clean real features: it stays in the curator's own log.
   absl::MutexLock lock(&mu_);
-  last_critic_loss_ = shared->loss;
-  if (publishes_critic_loss_) status_.set_critic_loss(shared->loss);
+  last_critic_loss_ = loss;
+  if (publishes_critic_loss_) status_.set_critic_loss(loss);
   return absl::OkStatus();
 }
 
@@ -572,9 +559,9 @@ absl::Status CuratorCore::Train() {
     ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
     ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(join_deadline_));
     spdlog::info("label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
-                 t.label_column(), target.pairs(), t.label_pair_weight());
+                 t.label_column(), target.pairs(), t.experimental().label_pair_weight());
     absl::MutexLock model_lock(&model_mu_);
-    model_->SetLabelPairTarget(std::move(target), t.label_pair_weight());
+    model_->SetLabelPairTarget(std::move(target), t.experimental().label_pair_weight());
   }
   ASSIGN_OR_RETURN(const int64_t first_round, StartFromCheckpoint());
   {

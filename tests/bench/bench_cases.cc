@@ -47,7 +47,7 @@ v1::ModelConfig BenchModel(const std::string& preset) {
     // head_k 128-1, D_s 256-128-1 (seed-003 §3.4).
     model.set_z_dim(20);
     for (int h : {32, 64, 128}) model.add_generator_hidden(h);
-    model.set_generator_towers("per_party");
+    model.mutable_experimental()->set_generator_towers("per_party");
     model.add_feature_hidden(256);
     model.set_feature_dim(128);
     model.add_shared_hidden(128);

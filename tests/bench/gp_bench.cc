@@ -36,7 +36,7 @@ Case FeatAndHead(const std::string& name, int d_k, std::vector<int> hidden, int 
   v1::ModelConfig config;
   for (int h : hidden) config.add_feature_hidden(h);
   config.set_feature_dim(d_h);
-  config.set_leaky_slope(kSlope);
+  config.mutable_experimental()->set_leaky_slope(kSlope);
   FeatureNet feat(d_k, config);
   ScoreNet head(d_h, std::vector<int>{}, kSlope);
   return {name, {feat.ptr(), head.ptr()},

@@ -391,7 +391,8 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);
-  training.set_marginal_pair_cells(64);  // 2-way histograms share the one release and its charge
+  training.mutable_experimental()->set_marginal_pair_cells(
+      64);  // 2-way histograms share the one release and its charge
   auto outcome = RunAll(StartCurator(300, privacy, "", training), [&](const std::string& name, int port) {
     return PartyConfigFor(name, port, privacy);
   });

@@ -74,7 +74,7 @@ TEST(GeneratorArtefactTest, RoundTripKeepsThePublicSettingsAndThePayload) {
   EXPECT_EQ(read->payload, written.payload);
   EXPECT_EQ(read->header.round(), 4);
   EXPECT_EQ(read->header.rounds(), 10);
-  EXPECT_EQ(read->header.model().conditioned_column(), "a");  // resolved from training.label_column
+  EXPECT_EQ(read->header.model().experimental().conditioned_column(), "a");  // resolved from training.label_column
   EXPECT_EQ(read->header.output().rows(), 123);
   ASSERT_EQ(read->header.parties_size(), 1);
   EXPECT_EQ(read->header.parties(0).name(), "alpha");

@@ -107,7 +107,7 @@ TEST_P(CuratorStateTest, RestoreIsBitIdenticalAndTrainingContinuesIdentically) {
   const bool dpsgd = GetParam();
   Settings s = SmallSettings();
   // The DP variant also keeps a generator weight average (both layouts are covered).
-  if (dpsgd) s.training.set_generator_average_decay(0.8);
+  if (dpsgd) s.training.mutable_experimental()->set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
   auto trained = MakeCurator(s, a, b, dpsgd, "42");
   for (int round = 0; round < 3; ++round) TrainCurator(*trained, round, 8, 16);
@@ -145,7 +145,7 @@ class CuratorStateCopyTest : public ::testing::TestWithParam<bool> {};
 TEST_P(CuratorStateCopyTest, CopyHoldsTheRoundsStateWhileTheLiveModelTrainsOn) {
   const bool dpsgd = GetParam();
   Settings s = SmallSettings();
-  if (dpsgd) s.training.set_generator_average_decay(0.8);
+  if (dpsgd) s.training.mutable_experimental()->set_generator_average_decay(0.8);
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
   auto live = MakeCurator(s, a, b, dpsgd, "42");
   auto copy = MakeCurator(s, a, b, dpsgd, "42");
@@ -200,7 +200,7 @@ TEST(CuratorStateTest, RefusesStateOfAnotherArchitecture) {
   EXPECT_FALSE(RestoreCuratorState("not an archive", other).ok());
 }
 
-// D_s's input width is pack * K * d_h: a resume under another model.pack is refused
+// D_s's input width is pack * K * d_h: a resume under another model.experimental.pack is refused
 // (the checkpoint header's settings digest refuses it before this, see config_test).
 TEST(CuratorStateTest, RefusesStateOfAnotherPack) {
   const TableEncoder a = MakeEncoder("a", 3), b = MakeEncoder("b", 5);
@@ -208,7 +208,7 @@ TEST(CuratorStateTest, RefusesStateOfAnotherPack) {
   CuratorModel unpacked(s.model, s.training, {&a, &b});
   auto saved = SaveCuratorState(unpacked);
   ASSERT_TRUE(saved.ok());
-  s.model.set_pack(2);
+  s.model.mutable_experimental()->set_pack(2);
   CuratorModel packed(s.model, s.training, {&a, &b});
   const absl::Status status = RestoreCuratorState(*saved, packed);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
@@ -229,22 +229,22 @@ TEST(CuratorStateTest, RefusesStateOfAnotherPack) {
 TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings(8);
-  s.model.set_pack(2);
+  s.model.mutable_experimental()->set_pack(2);
   CuratorModel model(s.model, s.training, {&a});
   model.SetSharedCriticPrivacy(1.0, 1.0, "k");
   const auto result = model.SharedCriticStep(0, {torch::randn({16, 8})}, {torch::randn({16, 8})});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(result.status().message(), HasSubstr("model.pack 2"));
+  EXPECT_THAT(result.status().message(), HasSubstr("model.experimental.pack 2"));
 }
 
 TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings();
-  s.training.set_generator_average_decay(0);  // the last iterate (the default averages)
+  s.training.mutable_experimental()->set_generator_average_decay(0);  // the last iterate (the default averages)
   CuratorModel last_iterate(s.model, s.training, {&a});
   auto saved = SaveCuratorState(last_iterate);
   ASSERT_TRUE(saved.ok());
-  s.training.set_generator_average_decay(0.9);
+  s.training.mutable_experimental()->set_generator_average_decay(0.9);
   CuratorModel averaged(s.model, s.training, {&a});
   EXPECT_THAT(RestoreCuratorState(*saved, averaged).message(), HasSubstr("generator_average_decay"));
   auto saved_averaged = SaveCuratorState(averaged);

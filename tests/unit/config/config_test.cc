@@ -30,7 +30,7 @@ TEST(ConfigTest, DefaultsMatchDesign) {
   EXPECT_EQ(config.model().feature_hidden_size(), 0);  // feat_k: one Linear + LeakyReLU
   EXPECT_EQ(config.model().shared_hidden_size(), 2);
   EXPECT_EQ(config.model().generator_hidden_size(), 2);
-  EXPECT_EQ(config.model().pack(), 1);
+  EXPECT_EQ(config.model().experimental().pack(), 1);
   EXPECT_EQ(config.training().n_critic(), 1);
   EXPECT_EQ(config.training().rounds(), 10000);  // the curator's default in mode none
   EXPECT_DOUBLE_EQ(config.training().gp_lambda(), 10.0);
@@ -55,33 +55,34 @@ TEST(ConfigTest, RejectsNonsense) {
       {R"({"parties":[{"name":"a","data":"x"}]})", "'schema'"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})", "used twice"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"categorical_output":"argmax"}})",
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"categorical_output":"argmax"}}})",
        "categorical_output"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":0}})", "model.pack"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":0}}})",
+       "model.experimental.pack"},
       // A width LibTorch could not allocate is refused here, with the bound.
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_hidden":[100000000]}})",
        "model.generator_hidden must be in [1, 8192], got 100000000"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"z_dim":0}})", "model.z_dim must be in [1, 8192]"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":3},"training":{"batch_size":100}})",
-       "training.batch_size 100 is not a multiple of model.pack 3"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":3}},"training":{"batch_size":100}})",
+       "training.batch_size 100 is not a multiple of model.experimental.pack 3"},
       // The default batch (256) is no multiple of 10 either.
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"pack":10}})",
-       "training.batch_size 256 is not a multiple of model.pack 10"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":10}}})",
+       "training.batch_size 256 is not a multiple of model.experimental.pack 10"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_weight":-1}})",
        "training.marginal_weight"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_position_bins":0}})",
-       "training.marginal_position_bins"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_pair_cells":-1}})",
-       "training.marginal_pair_cells"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"cross_party_independence_weight":-1}})",
-       "training.cross_party_independence_weight"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"marginal_reverse_weight":-0.5}})",
-       "training.marginal_reverse_weight must be a finite number >= 0"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_private_z":8}})",
-       "needs model.generator_towers 'per_party'"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_towers":"per_party","generator_private_z":-1}})",
-       "model.generator_private_z must be >= 0"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"experimental":{"marginal_position_bins":0}}})",
+       "training.experimental.marginal_position_bins"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"experimental":{"marginal_pair_cells":-1}}})",
+       "training.experimental.marginal_pair_cells"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"experimental":{"cross_party_independence_weight":-1}}})",
+       "training.experimental.cross_party_independence_weight"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"experimental":{"marginal_reverse_weight":-0.5}}})",
+       "training.experimental.marginal_reverse_weight must be a finite number >= 0"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"generator_private_z":8}}})",
+       "needs model.experimental.generator_towers 'per_party'"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"generator_towers":"per_party","generator_private_z":-1}}})",
+       "model.experimental.generator_private_z must be >= 0"},
   };
   for (const auto& [json, message] : cases) {
     v1::LocalRunConfig config;
@@ -96,12 +97,12 @@ TEST(ConfigTest, RejectsNonsense) {
 TEST(ConfigTest, MarginalReverseWeightDefaultsToOne) {
   v1::TrainingConfig training;
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
-  EXPECT_EQ(training.marginal_reverse_weight(), 1.0);
+  EXPECT_EQ(training.experimental().marginal_reverse_weight(), 1.0);
   v1::TrainingConfig forward_only;
-  forward_only.set_marginal_reverse_weight(0);
+  forward_only.mutable_experimental()->set_marginal_reverse_weight(0);
   ASSERT_TRUE(ResolveTrainingConfig(&forward_only).ok());
-  EXPECT_TRUE(forward_only.has_marginal_reverse_weight());
-  EXPECT_EQ(forward_only.marginal_reverse_weight(), 0.0);
+  EXPECT_TRUE(forward_only.experimental().has_marginal_reverse_weight());
+  EXPECT_EQ(forward_only.experimental().marginal_reverse_weight(), 0.0);
 }
 
 // The digest is of the resolved settings: defaults spelled out are the same run, any
@@ -120,11 +121,12 @@ TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
   };
   const auto digest = [](const v1::CuratorConfig& c) { return SettingsDigest(c.model(), c.training(), c.privacy()); };
   const v1::CuratorConfig defaults = resolved(R"("label_column":"class")");
-  const v1::CuratorConfig spelled =
-      resolved(R"("label_column":"class","marginal_reverse_weight":1,"marginal_position_bins":4,"batch_size":256)");
+  const v1::CuratorConfig spelled = resolved(
+      R"("label_column":"class","experimental":{"marginal_reverse_weight":1,"marginal_position_bins":4},"batch_size":256)");
   EXPECT_EQ(digest(spelled), digest(defaults));
-  EXPECT_EQ(defaults.model().conditioned_column(), "class");
-  EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_reverse_weight":0)")), digest(defaults));
+  EXPECT_EQ(defaults.model().experimental().conditioned_column(), "class");
+  EXPECT_NE(digest(resolved(R"("label_column":"class","experimental":{"marginal_reverse_weight":0})")),
+            digest(defaults));
   EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_weight":0.5)")), digest(defaults));
   v1::CuratorConfig logged = defaults;
   logged.mutable_training()->set_log_every(7);
@@ -135,10 +137,11 @@ TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
 TEST(ConfigTest, PackDividingTheBatchIsAccepted) {
   v1::LocalRunConfig config;
   ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
-                               "model":{"pack":4},"training":{"batch_size":64}})",
-                            "c.json", &config).ok());
+                               "model":{"experimental":{"pack":4}},"training":{"batch_size":64}})",
+                            "c.json", &config)
+                  .ok());
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
-  EXPECT_EQ(config.model().pack(), 4);
+  EXPECT_EQ(config.model().experimental().pack(), 4);
 }
 
 TEST(ConfigTest, PackIsPartOfTheSettingsDigest) {
@@ -148,20 +151,24 @@ TEST(ConfigTest, PackIsPartOfTheSettingsDigest) {
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
   const v1::PrivacyConfig privacy;
   const std::string unpacked_digest = SettingsDigest(packed, training, privacy);
-  packed.set_pack(2);
+  packed.mutable_experimental()->set_pack(2);
   // A checkpoint of a run with another pack is refused by its header's digest.
   EXPECT_NE(SettingsDigest(packed, training, privacy), unpacked_digest);
 }
 
-// A curator config that resolves (plaintext, one party, mode none) but for `edit`.
-absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit) {
+// A curator config that resolves (plaintext, one party, mode none) but for `edit`; the
+// result in `resolved` if given.
+absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit,
+                            v1::CuratorConfig* resolved = nullptr) {
   v1::CuratorConfig config;
   config.set_run_id("r");
   config.set_plaintext(true);
   config.add_parties("a");
   config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
   edit(&config);
-  return ResolveCuratorConfig("", &config);
+  const absl::Status status = ResolveCuratorConfig("", &config);
+  if (resolved != nullptr) *resolved = config;
+  return status;
 }
 
 // dpsgd and strict pull G towards released marginals unless told otherwise; none and
@@ -170,13 +177,12 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   auto resolved = [](v1::PrivacyConfig::Mode mode, const std::function<void(v1::TrainingConfig*)>& set,
                      double epsilon = 3) {
     v1::CuratorConfig config;
-    config.set_run_id("r");
-    config.set_plaintext(true);
-    config.add_parties("a");
-    config.mutable_privacy()->set_mode(mode);
-    if (mode != v1::PrivacyConfig::none) config.mutable_privacy()->set_epsilon(epsilon);
-    set(config.mutable_training());
-    EXPECT_TRUE(ResolveCuratorConfig("", &config).ok()) << v1::PrivacyConfig::Mode_Name(mode);
+    const auto edit = [&](v1::CuratorConfig* c) {
+      c->mutable_privacy()->set_mode(mode);
+      if (mode != v1::PrivacyConfig::none) c->mutable_privacy()->set_epsilon(epsilon);
+      set(c->mutable_training());
+    };
+    EXPECT_TRUE(ResolveCurator(edit, &config).ok()) << v1::PrivacyConfig::Mode_Name(mode);
     return config.training();
   };
   auto unset = [](v1::TrainingConfig*) {};
@@ -186,42 +192,52 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).marginal_weight(), 0.0);
   EXPECT_EQ(resolved(v1::PrivacyConfig::gswgan, unset).marginal_weight(), 0.0);
   // Within-party pairs come with the release, in the DP modes that default it on.
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).marginal_pair_cells(), 0);
-  EXPECT_EQ(
-      resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); }).marginal_pair_cells(),
-      0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(30); })
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).experimental().marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).experimental().marginal_pair_cells(), 120);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).experimental().marginal_pair_cells(), 0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
+                .experimental()
+                .marginal_pair_cells(),
+            0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
+                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(30); })
+                .experimental()
                 .marginal_pair_cells(),
             30);
   EXPECT_EQ(
       resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(),
       2.5);
-  // The cross-party prior follows the marginal loss's weight in strict, and in dpsgd
-  // below ε = 10.
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset, 10).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })
-                .cross_party_independence_weight(),
-            10.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 9.5).cross_party_independence_weight(), 1.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 9.5).rounds(), 3000);
-  // From ε = 10 dpsgd leaves it off unless set, and runs longer: its D_s needs the
-  // critic steps to convey the dependence.
-  EXPECT_FALSE(resolved(v1::PrivacyConfig::dpsgd, unset, 10).has_cross_party_independence_weight());
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, 10).rounds(), 10000);
+  // The standard preset: the cross-party prior follows the marginal loss's weight in
+  // strict and in dpsgd, at every epsilon, over 3000 rounds.
+  auto prior = [](const v1::TrainingConfig& t) { return t.experimental().cross_party_independence_weight(); };
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).preset(), v1::TrainingConfig::standard);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, unset)), 1.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, unset, 10)), 1.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })), 10.0);
+  for (const double epsilon : {9.5, 10.0, 50.0}) {
+    EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, unset, epsilon)), 1.0) << epsilon;
+    EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, epsilon).rounds(), 3000) << epsilon;
+  }
   EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset, 10).rounds(), 3000);
-  // With label pairs the release carries the label's dependence: the prior is on again.
+  // The large_budget preset, chosen rather than inferred from epsilon: no prior unless
+  // set, and 10000 rounds (its D_s needs the critic steps to convey the dependence).
+  auto large = [](v1::TrainingConfig* t) { t->set_preset(v1::TrainingConfig::large_budget); };
+  EXPECT_FALSE(resolved(v1::PrivacyConfig::dpsgd, large, 10).experimental().has_cross_party_independence_weight());
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 10).rounds(), 10000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 2).rounds(), 10000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 10).marginal_weight(), 1.0);
+  // With label pairs the release carries the label's dependence: the prior is on.
   auto labelled = [](v1::TrainingConfig* t) { t->set_label_column("class"); };
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, labelled, 10).cross_party_independence_weight(), 1.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, labelled, 10)), 1.0);
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, labelled, 10).rounds(), 3000);
   // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).rounds(), 10000);
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).rounds(), 3000);
   EXPECT_EQ(resolved(
-                v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(2); }, 10)
+                v1::PrivacyConfig::dpsgd,
+                [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(2); }, 10)
+                .experimental()
                 .cross_party_independence_weight(),
             2.0);
   EXPECT_EQ(resolved(
@@ -229,41 +245,67 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
                 .rounds(),
             500);
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
+                .experimental()
                 .cross_party_independence_weight(),
             0.0);
-  EXPECT_EQ(
-      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(3); })
-          .cross_party_independence_weight(),
-      3.0);
-  EXPECT_EQ(
-      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_cross_party_independence_weight(0); })
-          .cross_party_independence_weight(),
-      0.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
+                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(3); })
+                .experimental()
+                .cross_party_independence_weight(),
+            3.0);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
+                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(0); })
+                .experimental()
+                .cross_party_independence_weight(),
+            0.0);
   // An explicit 0 turns either off and is kept as written.
   const v1::TrainingConfig off =
       resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
   EXPECT_TRUE(off.has_marginal_weight());
   EXPECT_EQ(off.marginal_weight(), 0.0);
-  EXPECT_EQ(off.marginal_pair_cells(), 0);
-  EXPECT_EQ(off.cross_party_independence_weight(), 0.0);
-  const v1::TrainingConfig unpaired =
-      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_pair_cells(0); });
+  EXPECT_EQ(off.experimental().marginal_pair_cells(), 0);
+  EXPECT_EQ(off.experimental().cross_party_independence_weight(), 0.0);
+  const v1::TrainingConfig unpaired = resolved(
+      v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(0); });
   EXPECT_EQ(unpaired.marginal_weight(), 1.0);
-  EXPECT_TRUE(unpaired.has_marginal_pair_cells());
-  EXPECT_EQ(unpaired.marginal_pair_cells(), 0);
+  EXPECT_TRUE(unpaired.experimental().has_marginal_pair_cells());
+  EXPECT_EQ(unpaired.experimental().marginal_pair_cells(), 0);
 }
 
+// large_budget is refused where its premise (a dpsgd D_s conveying the dependence the
+// prior would remove) does not hold, rather than quietly training another model.
+TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
+  const std::pair<v1::PrivacyConfig::Mode, std::string> refused[] = {
+      {v1::PrivacyConfig::strict, ""}, {v1::PrivacyConfig::none, ""}, {v1::PrivacyConfig::dpsgd, "class"}};
+  for (const auto& [mode, label] : refused) {
+    const absl::Status status = ResolveCurator([&](v1::CuratorConfig* c) {
+      c->mutable_privacy()->set_mode(mode);
+      if (mode != v1::PrivacyConfig::none) c->mutable_privacy()->set_epsilon(10);
+      c->mutable_training()->set_preset(v1::TrainingConfig::large_budget);
+      c->mutable_training()->set_label_column(label);
+    });
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << v1::PrivacyConfig::Mode_Name(mode) << label;
+    EXPECT_THAT(status.message(), HasSubstr("training.preset 'large_budget' is for privacy.mode dpsgd"));
+  }
+  v1::LocalRunConfig local;
+  local.add_parties()->set_name("a");
+  local.mutable_parties(0)->set_data("/a.csv");
+  local.mutable_parties(0)->set_schema("/a.json");
+  local.mutable_training()->set_preset(v1::TrainingConfig::large_budget);
+  EXPECT_THAT(ResolveLocalRunConfig("", &local).message(), HasSubstr("training.preset"));
+}
 TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}).ok());
-  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->set_pack(4); }).ok());
+  EXPECT_TRUE(
+      ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->mutable_experimental()->set_pack(4); }).ok());
   const absl::Status dpsgd = ResolveCurator([](v1::CuratorConfig* c) {
-    c->mutable_model()->set_pack(2);
+    c->mutable_model()->mutable_experimental()->set_pack(2);
     c->mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
     c->mutable_privacy()->set_epsilon(3);
   });
   ASSERT_FALSE(dpsgd.ok());
   EXPECT_EQ(dpsgd.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(dpsgd.message(), HasSubstr("model.pack 2"));
+  EXPECT_THAT(dpsgd.message(), HasSubstr("model.experimental.pack 2"));
   EXPECT_THAT(dpsgd.message(), HasSubstr("dpsgd"));
   // pack 1 is dpsgd's only setting; other private modes pack D_s as mode none does.
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
@@ -271,15 +313,15 @@ TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
                 c->mutable_privacy()->set_epsilon(3);
               }).ok());
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
-                c->mutable_model()->set_pack(2);
+                c->mutable_model()->mutable_experimental()->set_pack(2);
                 c->mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
                 c->mutable_privacy()->set_epsilon(3);
               }).ok());
   const absl::Status batch = ResolveCurator([](v1::CuratorConfig* c) {
-    c->mutable_model()->set_pack(3);
+    c->mutable_model()->mutable_experimental()->set_pack(3);
     c->mutable_training()->set_batch_size(64);
   });
-  EXPECT_THAT(batch.message(), HasSubstr("training.batch_size 64 is not a multiple of model.pack 3"));
+  EXPECT_THAT(batch.message(), HasSubstr("training.batch_size 64 is not a multiple of model.experimental.pack 3"));
 }
 
 TEST(ConfigTest, UnknownFieldIsAnError) {
@@ -308,7 +350,7 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   EXPECT_EQ(budget.mode(), v1::PrivacyConfig::strict);
   EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
   EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
-  EXPECT_EQ(budget.conversion(), "improved");
+  EXPECT_EQ(budget.experimental().conversion(), "improved");
 
   v1::PrivacyConfig none;
   none.set_mode(v1::PrivacyConfig::none);
@@ -341,7 +383,7 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 0.0);  // no loss, no release
   EXPECT_EQ(MarginalOptionsFor(training).position_bins, 4);
   EXPECT_EQ(MarginalOptionsFor(training).pair_cells, 0);
-  EXPECT_FALSE(training.has_marginal_pair_cells());
+  EXPECT_FALSE(training.experimental().has_marginal_pair_cells());
   training.set_marginal_weight(10);
   // ε = 3, δ = 1e-5: ρ = (√(ln 1e5 + 3) − √(ln 1e5))² = 0.1735; a tenth of it for 3
   // releases: z = √(3 / (2 · 0.01735)) = 9.299.
@@ -469,7 +511,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   training.set_marginal_weight(1);
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
   EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);  // no label column
-  EXPECT_EQ(training.label_pair_weight(), 1.0);  // the marginal weight
+  EXPECT_EQ(training.experimental().label_pair_weight(), 1.0);  // the marginal weight
   const double alone = MarginalNoiseMultiplier(privacy, training, 3);
   training.set_label_column("class");
   // ρ = 0.1735 at ε = 3 (above), converting best at α* = 1 + √(ln(1e5) / ρ) = 9.146; 0.3
@@ -487,7 +529,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(dpsgd, training), order), 0.15 * order * rho, 1e-9);
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
-  privacy.set_label_budget_share(0.075);
+  privacy.mutable_experimental()->set_label_budget_share(0.075);
   EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
   privacy.set_label_epsilon(2.5);
   EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
@@ -500,12 +542,12 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
     EXPECT_THAT(ResolvePrivacyConfig(&p).message(), HasSubstr("privacy.label_epsilon")) << bad;
     v1::PrivacyConfig share;
     share.set_epsilon(3);
-    share.set_label_budget_share(bad == 0.0 ? 1.0 : bad);
-    EXPECT_THAT(ResolvePrivacyConfig(&share).message(), HasSubstr("privacy.label_budget_share")) << bad;
+    share.mutable_experimental()->set_label_budget_share(bad == 0.0 ? 1.0 : bad);
+    EXPECT_THAT(ResolvePrivacyConfig(&share).message(), HasSubstr("privacy.experimental.label_budget_share")) << bad;
   }
   v1::TrainingConfig negative;
-  negative.set_label_pair_weight(-1);
-  EXPECT_THAT(ResolveTrainingConfig(&negative).message(), HasSubstr("training.label_pair_weight"));
+  negative.mutable_experimental()->set_label_pair_weight(-1);
+  EXPECT_THAT(ResolveTrainingConfig(&negative).message(), HasSubstr("training.experimental.label_pair_weight"));
 }
 
 TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {
@@ -513,13 +555,13 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   privacy.set_mode(v1::PrivacyConfig::dpsgd);
   privacy.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
-  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
-  privacy.set_shared_critic_budget_share(0.5);
+  EXPECT_DOUBLE_EQ(privacy.experimental().shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
+  privacy.mutable_experimental()->set_shared_critic_budget_share(0.5);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
-  EXPECT_DOUBLE_EQ(privacy.shared_critic_budget_share(), 0.5);
+  EXPECT_DOUBLE_EQ(privacy.experimental().shared_critic_budget_share(), 0.5);
   for (double bad : {0.0, 1.0, -0.2, 1.5, std::nan("")}) {
     v1::PrivacyConfig invalid = privacy;
-    invalid.set_shared_critic_budget_share(bad);
+    invalid.mutable_experimental()->set_shared_critic_budget_share(bad);
     const absl::Status status = ResolvePrivacyConfig(&invalid);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(status.message(), HasSubstr("(0, 1)")) << bad;
@@ -528,8 +570,8 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   strict.set_mode(v1::PrivacyConfig::strict);
   strict.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
-  EXPECT_FALSE(strict.has_shared_critic_budget_share());  // no D_s release to split off
-  strict.set_shared_critic_budget_share(0.5);
+  EXPECT_FALSE(strict.experimental().has_shared_critic_budget_share());  // no D_s release to split off
+  strict.mutable_experimental()->set_shared_critic_budget_share(0.5);
   const absl::Status status = ResolvePrivacyConfig(&strict);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("shared_critic_budget_share"), HasSubstr("'dpsgd' only")));
@@ -543,12 +585,12 @@ TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
     ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << v1::PrivacyConfig::Mode_Name(mode);
     EXPECT_EQ(privacy.ensemble().shards(), mode == v1::PrivacyConfig::pate ? 1024 : 256);
     EXPECT_EQ(privacy.ensemble().vote_top_k(), 5);
-    EXPECT_EQ(privacy.ensemble().vote_aggregation(), "threshold");
+    EXPECT_EQ(privacy.ensemble().experimental().vote_aggregation(), "threshold");
   }
   v1::PrivacyConfig bad;
   bad.set_mode(v1::PrivacyConfig::pate);
   bad.set_epsilon(10);
-  bad.mutable_ensemble()->set_vote_aggregation("median");
+  bad.mutable_ensemble()->mutable_experimental()->set_vote_aggregation("median");
   EXPECT_THAT(ResolvePrivacyConfig(&bad).message(), ::testing::HasSubstr("vote_aggregation"));
   v1::PrivacyConfig no_shards;
   no_shards.set_mode(v1::PrivacyConfig::gswgan);

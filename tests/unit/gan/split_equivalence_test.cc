@@ -24,15 +24,15 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
 
 struct SplitCase {
   double shared_critic_weight;  // 1 = default; 0 = no shared critic (VDGAN)
-  int pack;                     // model.pack: rows per D_s input (PacGAN)
+  int pack;                     // model.experimental.pack: rows per D_s input (PacGAN)
   double marginal_weight = 0;   // training.marginal_weight: the parties' marginal loss
-  // training.cross_party_independence_weight, with the marginals' within-party pairs
-  // (training.marginal_pair_cells 64). It runs on Adult's three parties: wine's parties
+  // training.experimental.cross_party_independence_weight, with the marginals' within-party pairs
+  // (training.experimental.marginal_pair_cells 64). It runs on Adult's three parties: wine's parties
   // hold one categorical column between them, so no pair of blocks would be covered.
   double independence_weight = 0;
-  int private_z = 0;  // model.generator_private_z, with per-party towers
-  // model.conditioned_column: G's head of this column reads the rest of the row (Adult only).
-  std::string conditioned;
+  int private_z = 0;  // model.experimental.generator_private_z, with per-party towers
+  // model.experimental.conditioned_column: G's head of this column reads the rest of the row (Adult only).
+  std::string conditioned = {};
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
@@ -63,17 +63,19 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->set_batch_size(64);
   config.mutable_training()->set_n_critic(2);
   config.mutable_training()->set_rounds(4);
-  config.mutable_model()->set_shared_critic_weight(GetParam().shared_critic_weight);
-  config.mutable_model()->set_pack(GetParam().pack);
-  config.mutable_training()->set_generator_average_decay(0.9);
+  config.mutable_model()->mutable_experimental()->set_shared_critic_weight(GetParam().shared_critic_weight);
+  config.mutable_model()->mutable_experimental()->set_pack(GetParam().pack);
+  config.mutable_training()->mutable_experimental()->set_generator_average_decay(0.9);
   config.mutable_training()->set_marginal_weight(GetParam().marginal_weight);
-  if (adult) config.mutable_training()->set_marginal_pair_cells(64);
-  config.mutable_training()->set_cross_party_independence_weight(GetParam().independence_weight);
+  if (adult) config.mutable_training()->mutable_experimental()->set_marginal_pair_cells(64);
+  config.mutable_training()->mutable_experimental()->set_cross_party_independence_weight(
+      GetParam().independence_weight);
   if (GetParam().private_z > 0) {
-    config.mutable_model()->set_generator_towers("per_party");
-    config.mutable_model()->set_generator_private_z(GetParam().private_z);
+    config.mutable_model()->mutable_experimental()->set_generator_towers("per_party");
+    config.mutable_model()->mutable_experimental()->set_generator_private_z(GetParam().private_z);
   }
-  if (!GetParam().conditioned.empty()) config.mutable_model()->set_conditioned_column(GetParam().conditioned);
+  if (!GetParam().conditioned.empty())
+    config.mutable_model()->mutable_experimental()->set_conditioned_column(GetParam().conditioned);
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
 
   auto reference = ReferenceTrainer::Create(config);
@@ -116,7 +118,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
       ASSERT_TRUE(shared_or.ok()) << shared_or.status();
       const auto& shared = *shared_or;
       for (size_t k = 0; k < parties.size(); ++k) {
-        ASSERT_TRUE(parties[k]->CriticUpdate(step, shared.grad_real[k], shared.grad_fake[k]).ok());
+        ASSERT_TRUE(parties[k]->CriticUpdate(step, shared.gradients.real[k], shared.gradients.fake[k]).ok());
       }
     }
     (*reference)->GeneratorStep(round);
@@ -164,12 +166,12 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*other)->generator()->parameters()), 1e-4);
   };
   v1::LocalRunConfig unweighted = config;
-  unweighted.mutable_model()->set_shared_critic_weight(
+  unweighted.mutable_model()->mutable_experimental()->set_shared_critic_weight(
       GetParam().shared_critic_weight == 1.0 ? 0.0 : 1.0);
   expect_other_generator(unweighted);
   if (GetParam().pack > 1 && GetParam().shared_critic_weight > 0) {
     v1::LocalRunConfig unpacked = config;
-    unpacked.mutable_model()->set_pack(1);
+    unpacked.mutable_model()->mutable_experimental()->set_pack(1);
     expect_other_generator(unpacked);
   }
   if (GetParam().marginal_weight > 0) {
@@ -177,7 +179,7 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
     without.mutable_training()->set_marginal_weight(0);
     expect_other_generator(without);
     v1::LocalRunConfig forward_only = config;  // the reverse KL (weight 1 unset) is in use
-    forward_only.mutable_training()->set_marginal_reverse_weight(0);
+    forward_only.mutable_training()->mutable_experimental()->set_marginal_reverse_weight(0);
     expect_other_generator(forward_only);
   }
   if (!GetParam().conditioned.empty()) {
@@ -186,10 +188,10 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   }
   if (GetParam().independence_weight > 0) {
     v1::LocalRunConfig without = config;
-    without.mutable_training()->set_cross_party_independence_weight(0);
+    without.mutable_training()->mutable_experimental()->set_cross_party_independence_weight(0);
     expect_other_generator(without);
     v1::LocalRunConfig unpaired = config;
-    unpaired.mutable_training()->set_marginal_pair_cells(0);
+    unpaired.mutable_training()->mutable_experimental()->set_marginal_pair_cells(0);
     expect_other_generator(unpaired);
   }
 }

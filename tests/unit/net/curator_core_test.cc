@@ -464,13 +464,13 @@ TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
   v1::CuratorConfig config = Config(5, 5, 1, 1);
   config.mutable_training()->set_marginal_weight(1);
   config.mutable_training()->set_label_column("c");
-  ASSERT_EQ(config.model().conditioned_column(), "");
+  ASSERT_EQ(config.model().experimental().conditioned_column(), "");
   const v1::CheckpointHeader written = CuratorCheckpointHeader(config, "data", 3);
   EXPECT_TRUE(CheckCuratorCheckpointHeader(written, config, "data", "ck").ok());
   for (const auto& change : std::vector<std::function<void(v1::CuratorConfig*)>>{
            [](v1::CuratorConfig* c) { c->mutable_training()->set_gp_lambda(c->training().gp_lambda() + 1); },
-           [](v1::CuratorConfig* c) { c->mutable_training()->set_marginal_reverse_weight(0); },
-           [](v1::CuratorConfig* c) { c->mutable_model()->set_conditioned_column("c"); }}) {
+           [](v1::CuratorConfig* c) { c->mutable_training()->mutable_experimental()->set_marginal_reverse_weight(0); },
+           [](v1::CuratorConfig* c) { c->mutable_model()->mutable_experimental()->set_conditioned_column("c"); }}) {
     v1::CuratorConfig other = config;
     change(&other);
     const absl::Status refused = CheckCuratorCheckpointHeader(written, other, "data", "ck");

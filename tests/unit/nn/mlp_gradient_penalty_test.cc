@@ -19,7 +19,7 @@ FeatureNet MakeFeat(int input, std::vector<int> hidden, int output) {
   v1::ModelConfig config;
   for (int h : hidden) config.add_feature_hidden(h);
   config.set_feature_dim(output);
-  config.set_leaky_slope(kSlope);
+  config.mutable_experimental()->set_leaky_slope(kSlope);
   return FeatureNet(input, config);
 }
 

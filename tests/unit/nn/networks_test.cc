@@ -20,10 +20,10 @@ v1::ModelConfig SmallModel(const std::string& output) {
   m.add_feature_hidden(8);
   m.set_feature_dim(4);
   m.add_shared_hidden(8);
-  m.set_categorical_output(output);
-  m.set_gumbel_tau(0.2);
-  m.set_leaky_slope(0.2);
-  m.set_generator_norm("batch");
+  m.mutable_experimental()->set_categorical_output(output);
+  m.mutable_experimental()->set_gumbel_tau(0.2);
+  m.mutable_experimental()->set_leaky_slope(0.2);
+  m.mutable_experimental()->set_generator_norm("batch");
   return m;
 }
 
@@ -135,14 +135,14 @@ TEST(NetworksTest, PublicationTemperaturesFindTheLabelBlockInTheJointLayout) {
               ::testing::HasSubstr("'missing' is in no party's schema"));
 }
 
-// model.conditioned_column: the label's head also reads the rest of the row.
+// model.experimental.conditioned_column: the label's head also reads the rest of the row.
 class ConditionedHeadTest : public ::testing::Test {
  protected:
   // The column "c" (block 0) conditioned; "s" (the last block: bins [0, 0.5) and [0.5, 1])
   // is what it is made to follow below.
   Generator Make(const std::string& conditioned) {
     v1::ModelConfig model = SmallModel("gumbel");
-    model.set_conditioned_column(conditioned);
+    model.mutable_experimental()->set_conditioned_column(conditioned);
     v1::TrainingConfig training;
     training.set_seed(3);
     return MakeGenerator(model, training, {&encoder_});
@@ -201,29 +201,29 @@ TEST_F(ConditionedHeadTest, ColumnMustBeAPartysCategorical) {
   EXPECT_TRUE(CheckConditionedColumn(model, {&encoder_}).ok());  // none
   training.set_label_column("c");
   ResolveConditionedColumn(training, &model);  // unset: training.label_column
-  EXPECT_EQ(model.conditioned_column(), "c");
+  EXPECT_EQ(model.experimental().conditioned_column(), "c");
   EXPECT_TRUE(CheckConditionedColumn(model, {&encoder_}).ok());
-  model.set_conditioned_column("x");  // continuous
+  model.mutable_experimental()->set_conditioned_column("x");  // continuous
   EXPECT_EQ(CheckConditionedColumn(model, {&encoder_}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THROW(MakeGenerator(model, training, {&encoder_}), c10::Error);
-  model.set_conditioned_column("missing");
+  model.mutable_experimental()->set_conditioned_column("missing");
   EXPECT_THAT(std::string(CheckConditionedColumn(model, {&encoder_}).message()),
-              ::testing::HasSubstr("model.conditioned_column 'missing' is in no party's schema"));
+              ::testing::HasSubstr("model.experimental.conditioned_column 'missing' is in no party's schema"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));
 
-// model.generator_towers "per_party": each party's columns come from its own tower,
+// model.experimental.generator_towers "per_party": each party's columns come from its own tower,
 // so a party's slice depends on its tower's parameters only.
 TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
   // 10 columns: party 0 holds the 4-wide one-hot block, party 1 the rest.
   const TableEncoder encoder = MixedEncoder();
   v1::ModelConfig m = SmallModel("softmax");
-  m.set_generator_towers("per_party");
-  m.set_generator_norm("none");
+  m.mutable_experimental()->set_generator_towers("per_party");
+  m.mutable_experimental()->set_generator_norm("none");
   Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
   v1::ModelConfig joint_config = m;
-  joint_config.set_generator_towers("joint");
+  joint_config.mutable_experimental()->set_generator_towers("joint");
   Generator joint(joint_config, encoder.blocks(), encoder.width());
   EXPECT_EQ(g->parameters().size(), 2 * joint->parameters().size());
   const torch::Tensor out = g->forward(torch::randn({16, 8}), StreamGenerator("k", "g", 0));
@@ -240,14 +240,14 @@ TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
   EXPECT_THROW(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 5}), c10::Error);
 }
 
-// model.generator_private_z: tower k reads the shared z and its own private block, so
+// model.experimental.generator_private_z: tower k reads the shared z and its own private block, so
 // a change in another tower's block leaves k's columns exactly as they were.
 TEST(NetworksTest, PrivateLatentReachesOnlyItsOwnTower) {
   const TableEncoder encoder = MixedEncoder();
   v1::ModelConfig m = SmallModel("softmax");
-  m.set_generator_towers("per_party");
-  m.set_generator_norm("none");
-  m.set_generator_private_z(3);
+  m.mutable_experimental()->set_generator_towers("per_party");
+  m.mutable_experimental()->set_generator_norm("none");
+  m.mutable_experimental()->set_generator_private_z(3);
   Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
   ASSERT_EQ(g->latent_width(), 8 + 2 * 3);
   const torch::Tensor z = torch::randn({16, g->latent_width()});
@@ -265,7 +265,7 @@ TEST(NetworksTest, PrivateLatentReachesOnlyItsOwnTower) {
   EXPECT_FALSE(torch::allclose(shared.narrow(1, 0, 4), out.narrow(1, 0, 4)));
   EXPECT_FALSE(torch::allclose(shared.narrow(1, 4, 6), out.narrow(1, 4, 6)));
 
-  m.set_generator_private_z(0);
+  m.mutable_experimental()->set_generator_private_z(0);
   EXPECT_EQ(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6})->latent_width(), 8);
 }
 
@@ -284,7 +284,7 @@ TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
 TEST(NetworksTest, SharedCriticTakesPackedFeatures) {
   for (int pack : {1, 2, 4}) {
     v1::ModelConfig m = SmallModel("gumbel");
-    m.set_pack(pack);
+    m.mutable_experimental()->set_pack(pack);
     ASSERT_TRUE(ResolveModelConfig(&m).ok());
     ScoreNet critic = MakeSharedCritic(m, /*seed=*/1, /*num_parties=*/3);
     // The first Linear reads pack * K * d_h inputs.

@@ -75,16 +75,16 @@ TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
   v1::PrivacyConfig delta = base;
   delta.set_delta(1e-6);
   v1::PrivacyConfig conversion = base;
-  conversion.set_conversion("classic");
+  conversion.mutable_experimental()->set_conversion("classic");
   v1::PrivacyConfig mode = Settings(v1::PrivacyConfig::pate, 10);
   v1::PrivacyConfig against = base;
   against.set_epsilon_budget_against_parties(1e6);
-  for (const Case& c : {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)},
-                        Case{"privacy.clip_norm", Plan(clip)}, Case{"privacy.feature_clip_norm", Plan(feature_clip)},
-                        Case{"privacy.conversion", Plan(conversion)},
-                        Case{"privacy.epsilon_budget_against_parties", Plan(against)},
-                        Case{"parties", Plan(base, 400, 4)}, Case{"records", Plan(base, 400, 3, 26000)},
-                        Case{"rounds", Plan(base, 401)}}) {
+  for (const Case& c :
+       {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)}, Case{"privacy.clip_norm", Plan(clip)},
+        Case{"privacy.feature_clip_norm", Plan(feature_clip)},
+        Case{"privacy.experimental.conversion", Plan(conversion)},
+        Case{"privacy.epsilon_budget_against_parties", Plan(against)}, Case{"parties", Plan(base, 400, 4)},
+        Case{"records", Plan(base, 400, 3, 26000)}, Case{"rounds", Plan(base, 401)}}) {
     const absl::Status status = CheckSamePlan(reference, "the curator", c.plan, "party 'insurer'");
     EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("plans ", c.setting, " = "))) << c.setting;
   }

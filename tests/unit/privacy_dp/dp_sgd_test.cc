@@ -89,7 +89,7 @@ FeatureNet SmallFeatureNet() {
   v1::ModelConfig config;
   config.add_feature_hidden(16);
   config.set_feature_dim(6);
-  config.set_leaky_slope(0.2);
+  config.mutable_experimental()->set_leaky_slope(0.2);
   return FeatureNet(9, config);
 }
 

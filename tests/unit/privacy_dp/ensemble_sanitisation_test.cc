@@ -176,9 +176,9 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     privacy.ensemble.set_vote_top_k(2);
     privacy.ensemble.set_vote_clip(1.0);
     privacy.ensemble.set_vote_threshold(0.5);
-    privacy.ensemble.set_vote_aggregation(GetParam() == "gnmax" ? "gnmax" : "threshold");
-    privacy.ensemble.set_projection_dim(3);
-    privacy.ensemble.set_gnmax_bins(4);
+    privacy.ensemble.mutable_experimental()->set_vote_aggregation(GetParam() == "gnmax" ? "gnmax" : "threshold");
+    privacy.ensemble.mutable_experimental()->set_projection_dim(3);
+    privacy.ensemble.mutable_experimental()->set_gnmax_bins(4);
     EXPECT_TRUE(party->SetPrivacy(std::move(privacy)).ok());
     return party;
   }

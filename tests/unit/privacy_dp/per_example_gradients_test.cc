@@ -18,7 +18,7 @@ FeatureNet MakeFeat(int input, const std::vector<int>& hidden, int features) {
   v1::ModelConfig config;
   for (int h : hidden) config.add_feature_hidden(h);
   config.set_feature_dim(features);
-  config.set_leaky_slope(0.2);
+  config.mutable_experimental()->set_leaky_slope(0.2);
   return FeatureNet(input, config);
 }
 
