@@ -10,29 +10,30 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/data/alignment.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
 #include "client/core/reply_journal.h"
-#include "common/data/schema.h"
-#include "common/config/config.h"
-#include "common/checkpoint/model_state.h"
-#include "common/nn/networks.h"
-#include "common/gan/party_model.h"
-#include "common/privacy/privacy_plan.h"
-#include "common/nn/wire_tensor.h"
-#include "common/protocol/protocol_version.h"
-#include "common/protocol/tensor_codec.h"
-#include "common/privacy/dp_sgd.h"
-#include "common/privacy/ledger.h"
-#include "common/privacy/noise_figure.h"
-#include "common/privacy/run_accounting.h"
-#include "common/privacy/secure_random.h"
-#include "common/checkpoint/checkpoint_file.h"
-#include "common/checkpoint/checkpoint_slots.h"
+#include "client/core/reply_keeper.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/checkpoint/checkpoint_slots.h"
+#include "common/checkpoint/model_state.h"
+#include "common/config/config.h"
+#include "common/data/alignment.h"
+#include "common/data/schema.h"
+#include "common/gan/party_model.h"
+#include "common/nn/networks.h"
+#include "common/nn/wire_tensor.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/ledger.h"
+#include "common/privacy/noise_figure.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/privacy/run_accounting.h"
+#include "common/privacy/secure_random.h"
+#include "common/protocol/protocol_version.h"
+#include "common/protocol/tensor_codec.h"
 
 namespace vfsynth {
 
@@ -337,7 +338,7 @@ absl::Status PartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
     RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
-    ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
+    RETURN_IF_ERROR(OpenJournal());
     RETURN_IF_ERROR(Commit(-1));
     return committer_.Await();
   }
@@ -347,9 +348,15 @@ absl::Status PartyCore::OpenCheckpoint() {
   RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
   committed_step_ = checkpoint->header.step();
-  ASSIGN_OR_RETURN(journal_, ReplyJournal::Open(JournalPath(config_)));
-  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
-               committed_step_, journal_->size());
+  RETURN_IF_ERROR(OpenJournal());
+  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path, committed_step_,
+               replies_->journaled());
+  return absl::OkStatus();
+}
+
+absl::Status PartyCore::OpenJournal() {
+  ASSIGN_OR_RETURN(std::unique_ptr<ReplyJournal> journal, ReplyJournal::Open(JournalPath(config_)));
+  replies_ = std::make_unique<ReplyKeeper>(mode_, training_.n_critic(), std::move(journal), &committer_);
   return absl::OkStatus();
 }
 
@@ -380,7 +387,7 @@ absl::Status PartyCore::Commit(int64_t step) {
     ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
     const absl::Time snapshot = absl::Now();
     // Replies recomputable from the state being replaced are durable first.
-    RETURN_IF_ERROR(journal_->Sync());
+    RETURN_IF_ERROR(replies_->Sync());
     RETURN_IF_ERROR(state_->Write(header, state));
     spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
                   absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
@@ -615,8 +622,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
         return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
       }
     case v1::CuratorMessage::kFinished:
-      RETURN_IF_ERROR(JournalSent());
-      RETURN_IF_ERROR(journal_flusher_.Await());
+      RETURN_IF_ERROR(replies_->Finish());
       RETURN_IF_ERROR(committer_.Await());
       finished_ = true;
       finish_succeeded_ = message.finished().succeeded();
@@ -634,9 +640,9 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
 absl::Status PartyCore::PrepareAhead() {
   if (model_ == nullptr || finished_) return absl::OkStatus();
   const int64_t pending = model_->pending_step();
-  if (pending < 0) return JournalSent();
+  if (pending < 0) return replies_->JournalSent();
   ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->JournalSent(); }));
   ScopedPhase compute(profile_, StepPhase::kCompute);
   try {
     model_->PrepareAhead();
@@ -683,36 +689,19 @@ int64_t StepIndexOf(const v1::CuratorMessage& message) {
   return message.has_critic_task() || message.has_feature_gradients() ? message.step() : message.round();
 }
 
-// What the curator asked, independent of when it asked (durable_round changes).
-std::string InputDigest(v1::CuratorMessage message) {
-  message.clear_durable_round();
-  return Sha256Hex(message.SerializeAsString());
-}
-
-v1::JournalEntry JournalEntryFor(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
-  v1::JournalEntry entry;
-  entry.set_round(message.round());
-  entry.set_step(message.step());
-  entry.set_payload(message.payload_case());
-  entry.set_input_digest(InputDigest(message));
-  entry.set_reply(reply.SerializeAsString());
-  return entry;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return JournalSent(); }));
   RETURN_IF_ERROR(
-      Timed(profile_, StepPhase::kDurability, [&] { return journal_->DropBefore(message.durable_round()); }));
+      Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeMessage(message.durable_round()); }));
   std::vector<v1::PartyMessage> replies;
   if (message.has_feature_gradients()) {
     // Already applied: the curator resent or replays the step.
     if (message.step() <= committed_step_) return replies;
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
-                          [&] { return JournalRecomputedReplies(message.durable_round()); }));
+    RETURN_IF_ERROR(
+        Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCriticUpdate(message.durable_round()); }));
     // The previous commit may still be reading the state (its snapshot).
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
     const torch::Tensor grad_real =
@@ -724,7 +713,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
                     }));
     const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
     if (mode_ != v1::PrivacyConfig::none || last_of_round) {
-      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return journal_flusher_.Await(); }));
+      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCommit(); }));
       // Durable before anything computed from the updated critic can leave.
       RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
     } else {
@@ -734,110 +723,18 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
     }
     return replies;  // the write completes before the next reply leaves (committer_.Await)
   }
-  auto digest = [&] { return Timed(profile_, StepPhase::kDurability, [&] { return InputDigest(message); }); };
-  if (const v1::JournalEntry* entry =
-          journal_->Find(message.payload_case(), message.round(), message.step())) {
-    if (entry->input_digest() != digest()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the curator sent round ", message.round(), ", step ", message.step(),
-          " again with other inputs than before; refusing (its state does not match the run this "
-          "party took part in: another checkpoint, or changed settings)"));
-    }
+  ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
+                   Timed(profile_, StepPhase::kDurability, [&] { return replies_->Journaled(message); }));
+  if (journaled.has_value()) {
     RETURN_IF_ERROR(RebuildPending(message));
-    v1::PartyMessage reply;
-    if (!reply.ParseFromString(entry->reply())) {
-      return absl::DataLossError("a journaled reply does not parse");
-    }
     RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
-    replies.push_back(std::move(reply));
+    replies.push_back(*std::move(journaled));
     return replies;
   }
   ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
-  ScopedPhase durability(profile_, StepPhase::kDurability);
-  const Journaling journaling = JournalingOf(message);
-  if (journaling == Journaling::kRecompute) {
-    // Mode none: the round's last update needs to be durable only before the curator
-    // can leave the round (and stop resending it), i.e. before the slice gradient
-    // leaves; the generator features are recomputed identically after a crash.
-    if (mode_ != v1::PrivacyConfig::none || message.has_generator_feature_gradient()) {
-      RETURN_IF_ERROR(committer_.Await());
-    }
-    KeepRecomputed(message, reply);
-    replies.push_back(std::move(reply));
-    return replies;
-  }
-  if (journaling == Journaling::kBeforeSending) {
-    RETURN_IF_ERROR(journal_->Append(JournalEntryFor(message, reply)));  // durable before it is sent
-    // So is the critic state it was computed from: its commit was written meanwhile. (A
-    // crash between the two leaves a journaled reply ahead of the state; the curator's
-    // resend re-applies that update, same inputs, before it asks again.)
-    RETURN_IF_ERROR(committer_.Await());
-  } else {
-    // Sent once the state it was computed from is durable, and journaled only after it
-    // is sent (JournalSent): until the next commit replaces that state the reply can be
-    // recomputed to the same bytes, and nothing replaces it before the next message.
-    RETURN_IF_ERROR(committer_.Await());
-    unjournaled_.emplace(message, reply);
-  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->Keep(message, reply); }));
   replies.push_back(std::move(reply));
   return replies;
-}
-
-absl::Status PartyCore::JournalSent() {
-  if (!unjournaled_.has_value()) return absl::OkStatus();
-  const auto [message, reply] = *std::move(unjournaled_);
-  unjournaled_.reset();
-  // Never ahead of the state it was computed from: that commit was awaited before the
-  // reply left (HandleRound).
-  RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
-  auto sync = [journal = journal_.get()] { return journal->Sync(); };
-  // The flush runs in the background while the curator works; the next commit starts
-  // only after it (committer_ runs jobs in order).
-  if (mode_ != v1::PrivacyConfig::none) return committer_.Start(sync);
-  // Mode none: the round's commit flushes the journal, and the slice gradient waits for
-  // that commit. The round's last features are flushed now instead, off that path.
-  if ((message.step() + 1) % training_.n_critic() == 0) return journal_flusher_.Start(sync);
-  return absl::OkStatus();
-}
-
-void PartyCore::KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply) {
-  for (auto& [kept_message, kept_reply] : recomputed_) {
-    if (kept_message.payload_case() == message.payload_case()) {
-      kept_message = message;
-      kept_reply = reply;
-      return;
-    }
-  }
-  recomputed_.emplace_back(message, reply);
-}
-
-absl::Status PartyCore::JournalRecomputedReplies(int64_t durable_round) {
-  // Recomputed generator-round replies are only reproducible from the critic of their
-  // round. Once it changes, the curator can still ask for them again if its durable
-  // checkpoint is not past their round (checkpoint_every > 1, or a curator crash now):
-  // journal them; the commit of the changed critic flushes them before it is durable.
-  for (const auto& [message, reply] : recomputed_) {
-    if (message.round() >= durable_round) RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
-  }
-  recomputed_.clear();
-  return absl::OkStatus();
-}
-
-PartyCore::Journaling PartyCore::JournalingOf(const v1::CuratorMessage& message) const {
-  const bool noisy_features = mode_ == v1::PrivacyConfig::strict || privacy::IsEnsembleMode(mode_);
-  if (message.has_critic_task()) {
-    // Features with fresh noise (strict; the ensembles, whose shard critics also step
-    // here): never twice, so durable before they leave. Without noise (none, dpsgd,
-    // vflgan) they are a deterministic function of the committed critic state and the
-    // step's counter-based batch, and the step's charge is idempotent: recomputing them
-    // gives the same bytes at no new cost, for as long as that state is the committed one.
-    return noisy_features ? Journaling::kBeforeSending : Journaling::kBeforeReplacingState;
-  }
-  // A generator-round reply without noise of its own (every mode but the ensemble
-  // ones) is a deterministic function of the committed critic and the curator's
-  // input, and post-processing of what the critic already paid for, and the critic
-  // does not change until the next round: it is recomputed, never journaled.
-  return privacy::IsEnsembleMode(mode_) ? Journaling::kBeforeSending : Journaling::kRecompute;
 }
 
 absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {

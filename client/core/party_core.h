@@ -22,7 +22,7 @@ namespace vfsynth {
 
 class CheckpointSlots;
 class PartyModel;
-class ReplyJournal;
+class ReplyKeeper;
 namespace privacy {
 class PrivacyLedger;
 struct RunShape;
@@ -127,21 +127,10 @@ class PartyCore {
   // for that job first.
   absl::Status Commit(int64_t step);
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
-  // Round messages: journal replay, position checks, then Answer.
+  // Opens the reply journal (ReplyKeeper) on this party's state-writing queue.
+  absl::Status OpenJournal();
+  // Round messages: position checks, a journaled reply or Answer, kept by replies_.
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
-  // How a reply is kept for a repeated question (docs/operations.md, "The consistency
-  // rule"): recomputed from the committed critic (kRecompute); journaled, durable before
-  // the committed state it was computed from is replaced (kBeforeReplacingState); or
-  // journaled durably before it is sent (kBeforeSending: fresh noise).
-  enum class Journaling { kRecompute, kBeforeReplacingState, kBeforeSending };
-  Journaling JournalingOf(const v1::CuratorMessage& message) const;
-  // Keeps a recomputed reply (and its question) while the critic it came from is current.
-  void KeepRecomputed(const v1::CuratorMessage& message, const v1::PartyMessage& reply);
-  // Before the critic changes: journals the kept replies the curator may ask again.
-  absl::Status JournalRecomputedReplies(int64_t durable_round);
-  // Journals the reply HandleRound left for after its sending (kBeforeReplacingState);
-  // runs before anything else the party does next (a message, PrepareAhead).
-  absl::Status JournalSent();
   // Computes a reply that was never sent before (charging the ledger first).
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
@@ -206,15 +195,12 @@ class PartyCore {
   // in mode none (Handle).
   int64_t committed_step_ = -1;
   std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
-  std::unique_ptr<ReplyJournal> journal_;
-  std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;  // KeepRecomputed
-  std::optional<std::pair<v1::CuratorMessage, v1::PartyMessage>> unjournaled_;  // JournalSent
+  std::unique_ptr<ReplyKeeper> replies_;    // the journal of what was sent (OpenJournal)
   bool finished_ = false;
   bool finish_succeeded_ = false;
   std::string finish_message_;
   StepProfile profile_;
   BackgroundTask charger_;    // the ledger charge of the critic step being answered
-  BackgroundTask journal_flusher_;  // mode none: the round's last features (JournalSent)
   BackgroundTask committer_;  // the state write in flight; declared last: joined first
 };
 
