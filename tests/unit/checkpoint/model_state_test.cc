@@ -237,6 +237,29 @@ TEST(CuratorStateTest, PackedSharedCriticRefusesDpsgd) {
   EXPECT_THAT(result.status().message(), HasSubstr("model.experimental.pack 2"));
 }
 
+// D_s's step in its two halves: the update needs that step's feature gradients, each
+// set of them serves one update, and the halves step D_s as SharedCriticStep does.
+TEST(CuratorStateTest, SharedCriticUpdatesOncePerFeatureGradients) {
+  const TableEncoder a = MakeEncoder("a", 3);
+  const Settings s = SmallSettings(8);
+  CuratorModel whole(s.model, s.training, {&a});
+  CuratorModel halves(s.model, s.training, {&a});
+  EXPECT_EQ(halves.StepSharedCritic().status().code(), absl::StatusCode::kFailedPrecondition);
+  const torch::Tensor hr = torch::randn({16, 8});
+  const torch::Tensor hf = torch::randn({16, 8});
+  const auto step = whole.SharedCriticStep(0, {hr}, {hf});
+  ASSERT_TRUE(step.ok()) << step.status();
+  const auto gradients = halves.SharedFeatureGradients(0, {hr}, {hf});
+  ASSERT_TRUE(gradients.ok()) << gradients.status();
+  const auto loss = halves.StepSharedCritic();
+  ASSERT_TRUE(loss.ok()) << loss.status();
+  EXPECT_EQ(*loss, step->loss);
+  EXPECT_TRUE(torch::equal(gradients->real[0], step->gradients.real[0]));
+  EXPECT_TRUE(torch::equal(gradients->fake[0], step->gradients.fake[0]));
+  ExpectIdentical(*whole.shared_critic(), *halves.shared_critic());
+  EXPECT_EQ(halves.StepSharedCritic().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings();
