@@ -3,8 +3,8 @@
 # in their own namespace with their own address, joined by veth links to a bridge in
 # a 'hub' namespace; nothing is bound on loopback and no host interface is touched.
 # The curator's certificate carries its namespace address as IP SAN. A short run (few
-# rounds, small batch) must publish a valid synthetic table, and the curator must have
-# seen every party's stream come from that party's own address. Then, against a curator
+# rounds, small batch) must publish a valid synthetic table, and the curator's status must
+# show every party's stream coming from that party's own address. Then, against a curator
 # waiting for its parties, a fourth namespace plays the attacker on another host: a
 # certificate from another CA (as operator and as a party) and a genuine party
 # certificate claiming another party's name are refused, and the curator goes on waiting.
@@ -76,14 +76,33 @@ exec ip netns exec "$PREFIX-\$role" "\$@"
 LAUNCH
 chmod +x "$WORK/launch.sh"
 ROWS=800
-"$SRC/deploy/run-local.sh" --out "$WORK/run" --dataset adult --rounds 3 --batch 128 --rows "$ROWS" \
+"$SRC/deploy/run-local.sh" --out "$WORK/run" --dataset adult --rounds 40 --batch 128 --rows "$ROWS" \
   --privacy strict --epsilon 10 --host "${ADDRESS[curator]}" --port 50051 --bin "$BIN" \
   --launcher "$WORK/launch.sh" > "$WORK/run.out" 2>&1 &
 run_pid=$!
+# While it trains, the operator's status (from the attacker's host, which any host on the
+# network may ask) shows where each party's stream came from.
+status_during_run() {
+  [ -f "$WORK/run/certs/operator.key" ] || return 1
+  "$WORK/launch.sh" attacker "$BIN/vfsynth" status --curator "${ADDRESS[curator]}:50051" \
+    --ca "$WORK/run/certs/ca.crt" --cert "$WORK/run/certs/operator.crt" --key "$WORK/run/certs/operator.key" \
+    --timeout-seconds 2 --json > "$WORK/peers.json" 2> /dev/null
+}
+peers_seen=""
+while kill -0 "$run_pid" 2> /dev/null; do
+  if status_during_run && python3 - "$WORK/peers.json" <<'PY'
+import json, sys
+parties = json.load(open(sys.argv[1])).get("parties", [])
+sys.exit(0 if parties and all(p.get("peer") for p in parties) else 1)
+PY
+  then peers_seen=yes; break; fi
+  sleep 0.2
+done
 # Waiting on a background job lets INT/TERM reach the trap (and the cleanup) at once.
 # run-local.sh fails unless the curator and every party exit 0.
 wait "$run_pid" || { cat "$WORK/run.out"; tail -n 20 "$WORK"/run/logs/*.log; fail "the run across namespaces failed"; }
 run_pid=""
+[ -n "$peers_seen" ] || fail "status never showed every party's stream address during the run"
 
 LOGS="$WORK/run/logs"
 openssl x509 -in "$WORK/run/certs/curator.crt" -noout -ext subjectAltName | grep -q "IP Address:${ADDRESS[curator]}" \
@@ -91,8 +110,9 @@ openssl x509 -in "$WORK/run/certs/curator.crt" -noout -ext subjectAltName | grep
 python3 "$SRC/tests/e2e/check_synthetic.py" "$WORK/run/synthetic.csv" "$SRC/deploy/schemas/adult.schema.json" "$ROWS" \
   || fail "synthetic table violates the schema"
 for party in "${PARTIES[@]}"; do
-  # The curator logs the peer address of each Train stream.
-  seen=$(sed -n "s/.*party $party opened its Train stream from ipv4:\([0-9.]*\):[0-9]*.*/\1/p" "$LOGS/curator.log" | sort -u)
+  seen=$(python3 -c 'import json, sys
+peers = {p["name"]: p["peer"] for p in json.load(open(sys.argv[1]))["parties"]}
+print(peers[sys.argv[2]].removeprefix("ipv4:").rsplit(":", 1)[0])' "$WORK/peers.json" "$party")
   [ "$seen" = "${ADDRESS[$party]}" ] \
     || fail "$party's stream came from '${seen:-nowhere}', expected its namespace address ${ADDRESS[$party]}"
 done

@@ -768,6 +768,7 @@ v1::StatusResponse CuratorCore::Status() const {
     party->set_registered(registrations_[k].has_value());
     party->set_aligned(psi_.Done(static_cast<int>(k)));
     party->set_connected(hub_.connected(static_cast<int>(k)));
+    party->set_peer(hub_.peer(static_cast<int>(k)));
     const absl::Time last = hub_.last_message(static_cast<int>(k));
     party->set_seconds_since_last_message(
         last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));

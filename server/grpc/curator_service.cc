@@ -77,7 +77,7 @@ grpc::Status CuratorService::Train(
   if (absl::Status attested = core_->CheckAttested(*party); !attested.ok()) return ToGrpcStatus(attested);
   SessionHub& hub = core_->hub();
   const int index = hub.Index(*party);
-  if (absl::Status status = hub.Connect(index); !status.ok()) return ToGrpcStatus(status);
+  if (absl::Status status = hub.Connect(index, context->peer()); !status.ok()) return ToGrpcStatus(status);
   const uint64_t connection = hub.connection(index);
   if (connection > 1) {
     spdlog::info("party {} rejoined from {} (stream {}, committed critic step {}): resending its round",
