@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <random>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/file_io.h"
@@ -33,10 +34,24 @@ std::string Payload(int64_t step, size_t size = 20000) {
   return payload;
 }
 
+// Removes the directories FreshDir made once this process's tests have run.
+class FreshDirs : public ::testing::Environment {
+ public:
+  static std::vector<std::string>& made() {
+    static auto* dirs = new std::vector<std::string>();
+    return *dirs;
+  }
+  void TearDown() override {
+    for (const std::string& dir : made()) std::filesystem::remove_all(dir);
+  }
+};
+::testing::Environment* const kFreshDirs = ::testing::AddGlobalTestEnvironment(new FreshDirs);
+
 std::string FreshDir(const std::string& name) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/slots_", ::getpid(), "_", name);
   std::filesystem::remove_all(dir);
   EXPECT_TRUE(MakeDirectories(dir).ok());
+  FreshDirs::made().push_back(dir);
   return dir;
 }
 
