@@ -69,10 +69,15 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
   return epsilon.epsilon;
 }
 
+// The marginal and label releases every party makes (charged first) before round 0.
+bool HasOneOffReleases(const v1::PrivacyPlan& plan) {
+  return plan.marginal_noise_multiplier() > 0 || plan.label_epsilon() > 0;
+}
+
 absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
   const ObserverView view = ViewOf(plan.privacy().mode(), observer);
   if (view.protection == Protection::kNotDp) return std::nullopt;
-  if (rounds == 0) return 0.0;
+  if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(
       const double epsilon,
       PlanEpsilon(plan, PlanShape(plan), rounds,
@@ -279,7 +284,7 @@ std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
 
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
-  if (rounds == 0) return 0.0;
+  if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(const double epsilon, PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
   return epsilon;
 }

@@ -183,6 +183,29 @@ TEST(PrivacyPlanTest, BreaksThePublishedEpsilonIntoOneOffAndCriticReleases) {
   EXPECT_FALSE(none->has_value());
 }
 
+// Before round 0 every party has charged (and then makes) its one-off releases: what
+// status reports as spent from then on counts them, against every observer.
+TEST(PrivacyPlanTest, EpsilonSpentBeforeTheFirstRoundIsTheOneOffReleases) {
+  v1::TrainingConfig training = Training(300);
+  training.set_marginal_weight(1);
+  ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
+  auto plan = ResolvePrivacyPlan(Settings(v1::PrivacyConfig::strict, 10), training, 3, 30000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const auto breakdown = PublishedEpsilonBreakdown(*plan);
+  ASSERT_TRUE(breakdown.ok() && breakdown->has_value());
+  for (Observer observer : kObservers) {
+    const auto start = EpsilonAfter(*plan, observer, 0);
+    ASSERT_TRUE(start.ok() && start->has_value()) << ObserverName(observer);
+    EXPECT_GT(**start, 0) << ObserverName(observer);
+    EXPECT_LT(**start, Guarantee(*plan, observer).epsilon_planned()) << ObserverName(observer);
+  }
+  EXPECT_DOUBLE_EQ(**EpsilonAfter(*plan, Observer::kPublished, 0), (*breakdown)->one_off);
+  const auto own = OwnReleasesEpsilonAfter(*plan, 0);
+  ASSERT_TRUE(own.ok() && own->has_value());
+  EXPECT_GT(**own, 0);
+  EXPECT_LT(**own, **OwnReleasesEpsilonAfter(*plan, 300));
+}
+
 TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
   v1::PrivacyConfig settings = Settings(v1::PrivacyConfig::strict, 10);
   const double z = Plan(settings).noise_multiplier();
