@@ -191,29 +191,27 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).marginal_weight(), 1.0);
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).marginal_weight(), 0.0);
   EXPECT_EQ(resolved(v1::PrivacyConfig::gswgan, unset).marginal_weight(), 0.0);
+  // Edits of the training block, and what the tests read back.
+  auto marginal_weight = [](double w) { return [w](v1::TrainingConfig* t) { t->set_marginal_weight(w); }; };
+  auto set_prior = [](double w) {
+    return [w](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(w); };
+  };
+  auto pair_cells = [](const v1::TrainingConfig& t) { return t.experimental().marginal_pair_cells(); };
+  auto prior = [](const v1::TrainingConfig& t) { return t.experimental().cross_party_independence_weight(); };
   // Within-party pairs come with the release, in the DP modes that default it on.
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, unset).experimental().marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).experimental().marginal_pair_cells(), 120);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).experimental().marginal_pair_cells(), 0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
-                .experimental()
-                .marginal_pair_cells(),
-            0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
-                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(30); })
-                .experimental()
-                .marginal_pair_cells(),
-            30);
-  EXPECT_EQ(
-      resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(2.5); }).marginal_weight(),
-      2.5);
+  EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::strict, unset)), 120);
+  EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::dpsgd, unset)), 120);
+  EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::none, unset)), 0);
+  EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::none, marginal_weight(1))), 0);
+  auto thirty_cells = [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(30); };
+  EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::strict, thirty_cells)), 30);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::none, marginal_weight(2.5)).marginal_weight(), 2.5);
   // The standard preset: the cross-party prior follows the marginal loss's weight in
   // strict and in dpsgd, at every epsilon, over 3000 rounds.
-  auto prior = [](const v1::TrainingConfig& t) { return t.experimental().cross_party_independence_weight(); };
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset).preset(), v1::TrainingConfig::standard);
   EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, unset)), 1.0);
   EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, unset, 10)), 1.0);
-  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_marginal_weight(10); })), 10.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, marginal_weight(10))), 10.0);
   for (const double epsilon : {9.5, 10.0, 50.0}) {
     EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, unset, epsilon)), 1.0) << epsilon;
     EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, unset, epsilon).rounds(), 3000) << epsilon;
@@ -234,33 +232,16 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).rounds(), 10000);
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).rounds(), 3000);
-  EXPECT_EQ(resolved(
-                v1::PrivacyConfig::dpsgd,
-                [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(2); }, 10)
-                .experimental()
-                .cross_party_independence_weight(),
-            2.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, set_prior(2), 10)), 2.0);
   EXPECT_EQ(resolved(
                 v1::PrivacyConfig::dpsgd, [](v1::TrainingConfig* t) { t->set_rounds(500); }, 10)
                 .rounds(),
             500);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_marginal_weight(1); })
-                .experimental()
-                .cross_party_independence_weight(),
-            0.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
-                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(3); })
-                .experimental()
-                .cross_party_independence_weight(),
-            3.0);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::strict,
-                     [](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(0); })
-                .experimental()
-                .cross_party_independence_weight(),
-            0.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::none, marginal_weight(1))), 0.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, set_prior(3))), 3.0);
+  EXPECT_EQ(prior(resolved(v1::PrivacyConfig::strict, set_prior(0))), 0.0);
   // An explicit 0 turns either off and is kept as written.
-  const v1::TrainingConfig off =
-      resolved(v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->set_marginal_weight(0); });
+  const v1::TrainingConfig off = resolved(v1::PrivacyConfig::strict, marginal_weight(0));
   EXPECT_TRUE(off.has_marginal_weight());
   EXPECT_EQ(off.marginal_weight(), 0.0);
   EXPECT_EQ(off.experimental().marginal_pair_cells(), 0);
