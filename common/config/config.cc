@@ -8,6 +8,7 @@
 #include "common/base/address.h"
 #include "common/base/party_name.h"
 #include "common/base/proto_json.h"
+#include "common/base/quoted_value.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/privacy/rdp.h"
@@ -19,6 +20,22 @@ namespace {
 absl::Status Positive(const char* name, double value) {
   if (!(value > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(name, " must be > 0, got ", value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FiniteNonNegative(const char* name, double value) {
+  if (!(value >= 0 && std::isfinite(value))) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " must be a finite number >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+// A setting with two spellings.
+absl::Status OneOf(const char* name, const std::string& value, const char* first, const char* second) {
+  if (value != first && value != second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be '", first, "' or '", second, "', got ", QuotedValue(value)));
   }
   return absl::OkStatus();
 }
@@ -62,12 +79,8 @@ absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleCon
   if (!(e->vote_threshold() >= 0 && e->vote_threshold() <= 1)) {
     return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
   }
-  if (experimental->vote_aggregation() != "threshold" && experimental->vote_aggregation() != "gnmax") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy.ensemble.experimental.vote_aggregation must be 'threshold' or 'gnmax', got '",
-                     experimental->vote_aggregation(), "'"));
-  }
-  return absl::OkStatus();
+  return OneOf("privacy.ensemble.experimental.vote_aggregation", experimental->vote_aggregation(), "threshold",
+               "gnmax");
 }
 
 // D_s scores packs of model.experimental.pack consecutive batch rows (PackRows, wgan.h).
@@ -116,20 +129,10 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   if (experimental->leaky_slope() < 0 || experimental->leaky_slope() >= 1) {
     return absl::InvalidArgumentError("model.experimental.leaky_slope must be in [0, 1)");
   }
-  if (experimental->categorical_output() != "gumbel" && experimental->categorical_output() != "softmax") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model.experimental.categorical_output must be 'gumbel' or 'softmax', got '",
-                     experimental->categorical_output(), "'"));
-  }
-  if (experimental->generator_norm() != "batch" && experimental->generator_norm() != "none") {
-    return absl::InvalidArgumentError(absl::StrCat("model.experimental.generator_norm must be 'batch' or 'none', got '",
-                                                   experimental->generator_norm(), "'"));
-  }
-  if (experimental->generator_towers() != "joint" && experimental->generator_towers() != "per_party") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model.experimental.generator_towers must be 'joint' or 'per_party', got '",
-                     experimental->generator_towers(), "'"));
-  }
+  RETURN_IF_ERROR(
+      OneOf("model.experimental.categorical_output", experimental->categorical_output(), "gumbel", "softmax"));
+  RETURN_IF_ERROR(OneOf("model.experimental.generator_norm", experimental->generator_norm(), "batch", "none"));
+  RETURN_IF_ERROR(OneOf("model.experimental.generator_towers", experimental->generator_towers(), "joint", "per_party"));
   if (experimental->generator_private_z() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("model.experimental.generator_private_z must be >= 0, got ", experimental->generator_private_z()));
@@ -177,20 +180,12 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
     return absl::InvalidArgumentError("training.experimental.generator_average_decay must be in [0, 1)");
   }
   if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
-  if (!(t->marginal_weight() >= 0 && std::isfinite(t->marginal_weight()))) {
-    return absl::InvalidArgumentError("training.marginal_weight must be a finite number >= 0");
-  }
-  if (!(experimental->cross_party_independence_weight() >= 0 &&
-        std::isfinite(experimental->cross_party_independence_weight()))) {
-    return absl::InvalidArgumentError(
-        "training.experimental.cross_party_independence_weight must be a finite number >= 0");
-  }
-  if (!(experimental->label_pair_weight() >= 0 && std::isfinite(experimental->label_pair_weight()))) {
-    return absl::InvalidArgumentError("training.experimental.label_pair_weight must be a finite number >= 0");
-  }
-  if (!(experimental->marginal_reverse_weight() >= 0 && std::isfinite(experimental->marginal_reverse_weight()))) {
-    return absl::InvalidArgumentError("training.experimental.marginal_reverse_weight must be a finite number >= 0");
-  }
+  RETURN_IF_ERROR(FiniteNonNegative("training.marginal_weight", t->marginal_weight()));
+  RETURN_IF_ERROR(FiniteNonNegative("training.experimental.cross_party_independence_weight",
+                                    experimental->cross_party_independence_weight()));
+  RETURN_IF_ERROR(FiniteNonNegative("training.experimental.label_pair_weight", experimental->label_pair_weight()));
+  RETURN_IF_ERROR(
+      FiniteNonNegative("training.experimental.marginal_reverse_weight", experimental->marginal_reverse_weight()));
   if (experimental->marginal_position_bins() < 1 || experimental->marginal_position_bins() > 64) {
     return absl::InvalidArgumentError("training.experimental.marginal_position_bins must be in [1, 64]");
   }
@@ -230,9 +225,7 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (mode == v1::PrivacyConfig::dpsgd && !experimental->has_shared_critic_budget_share()) {
     experimental->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
   }
-  if (experimental->conversion() != "improved" && experimental->conversion() != "classic") {
-    return absl::InvalidArgumentError("privacy.experimental.conversion must be 'improved' or 'classic'");
-  }
+  RETURN_IF_ERROR(OneOf("privacy.experimental.conversion", experimental->conversion(), "improved", "classic"));
   if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
   RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
