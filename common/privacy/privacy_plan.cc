@@ -69,10 +69,9 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
   return epsilon.epsilon;
 }
 
-// The marginal and label releases every party makes (charged first) before round 0.
-bool HasOneOffReleases(const v1::PrivacyPlan& plan) {
-  return plan.marginal_noise_multiplier() > 0 || plan.label_epsilon() > 0;
-}
+// The one-off releases every party makes (charged first) before round 0: the marginals,
+// and with them the label pairs (the accountant's marginal mechanism carries both).
+bool HasOneOffReleases(const v1::PrivacyPlan& plan) { return plan.marginal_noise_multiplier() > 0; }
 
 absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
   const ObserverView view = ViewOf(plan.privacy().mode(), observer);
@@ -264,7 +263,7 @@ absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const 
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   privacy::RunShape shape = PlanShape(plan);
   EpsilonBreakdown breakdown;
-  if (plan.marginal_noise_multiplier() > 0) {
+  if (HasOneOffReleases(plan)) {
     ASSIGN_OR_RETURN(breakdown.one_off, PlanEpsilon(plan, shape, /*rounds=*/0, privacy::View::kJoint));
   }
   shape.marginal_noise_multiplier = 0;  // the critic releases alone
