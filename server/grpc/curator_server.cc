@@ -26,12 +26,15 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   builder.AddListeningPort(options.config.listen(), credentials, &server->port_);
   ApplyServerArguments(options.config.max_message_bytes(), &builder);
   builder.RegisterService(server->service_.get());
-  server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.config.listen(), " (address in use, or not this host's)"));
+  {
+    absl::MutexLock lock(&server->server_mu_);
+    server->server_ = builder.BuildAndStart();
+    if (server->server_ == nullptr || server->port_ == 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", options.config.listen(), " (address in use, or not this host's)"));
+    }
+    server->server_->GetHealthCheckService()->SetServingStatus(true);
   }
-  server->server_->GetHealthCheckService()->SetServingStatus(true);
   if (!options.config.metrics_listen().empty()) {
     CuratorCore* core = server->core_.get();
     ASSIGN_OR_RETURN(server->metrics_,
@@ -47,17 +50,23 @@ CuratorServer::~CuratorServer() { Shutdown(absl::Seconds(1)); }
 
 absl::Status CuratorServer::Run() {
   absl::Status status = core_->Run();
-  server_->GetHealthCheckService()->SetServingStatus(false);
+  absl::MutexLock lock(&server_mu_);
+  // Shut down already when Shutdown, from another thread, ended the run.
+  if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
   return status;
 }
 
 void CuratorServer::Shutdown(absl::Duration grace) {
   metrics_.reset();
-  if (server_ == nullptr) return;
+  std::unique_ptr<grpc::Server> server;
+  {
+    absl::MutexLock lock(&server_mu_);
+    server = std::move(server_);
+  }
+  if (server == nullptr) return;
   core_->Cancel(absl::CancelledError("curator is shutting down"));
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
-  server_->Wait();
-  server_.reset();
+  server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server->Wait();
 }
 
 }  // namespace vfsynth

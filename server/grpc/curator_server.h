@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/curator_core.h"
 #include "server/grpc/curator_service.h"
@@ -42,7 +43,9 @@ class CuratorServer {
   CuratorServer() = default;
   std::unique_ptr<CuratorCore> core_;
   std::unique_ptr<CuratorService> service_;
-  std::unique_ptr<grpc::Server> server_;
+  // Shutdown may run on another thread than Run (tests, the audit's shadow runs).
+  absl::Mutex server_mu_;
+  std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(server_mu_);
   std::unique_ptr<MetricsServer> metrics_;  // optional; reads core_
   int port_ = 0;
 };
