@@ -11,7 +11,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "client/core/party_core.h"
-#include "client/grpc/party_session.h"
+#include "client/core/party_session.h"
+#include "client/grpc/grpc_curator_link.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
 #include "common/config/config.h"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", core.status().ToString());
     return 2;
   }
-  vfsynth::PartySession session(*config, core->get());
+  vfsynth::PartySession session(*config, core->get(), std::make_unique<vfsynth::GrpcCuratorLink>(*config));
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {
     int signal = 0;

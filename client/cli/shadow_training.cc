@@ -8,15 +8,17 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/grpc/party_session.h"
-#include "common/data/split.h"
-#include "common/config/config.h"
-#include "common/gan/model_factory.h"
-#include "common/privacy/run_accounting.h"
+#include "client/cli/in_process_curator_link.h"
+#include "client/core/party_session.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
-#include "server/grpc/curator_server.h"
+#include "common/config/config.h"
+#include "common/data/split.h"
+#include "common/gan/model_factory.h"
+#include "common/privacy/run_accounting.h"
+#include "server/core/curator_checkpoint.h"
+#include "server/core/curator_core.h"
 
 namespace vfsynth {
 namespace {
@@ -31,8 +33,7 @@ absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& 
                                                    const std::string& dir) {
   v1::CuratorConfig config;
   config.set_run_id(absl::StrCat("audit-", seed));
-  config.set_listen("127.0.0.1:0");
-  config.set_plaintext(true);  // in-process, loopback only; TLS changes no released value
+  config.set_plaintext(true);  // in process: no listener, no certificates
   for (const v1::PartyDataConfig& party : parties) config.add_parties(party.name());
   *config.mutable_model() = options.model;
   *config.mutable_training() = options.training;
@@ -49,10 +50,10 @@ absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& 
 }
 
 absl::StatusOr<v1::PartyConfig> PartyConfigFor(const ShadowTrainingOptions& options, const v1::PartyDataConfig& party,
-                                               int port, const std::string& secrets, const std::string& dir) {
+                                               const std::string& secrets, const std::string& dir) {
   v1::PartyConfig config;
   config.set_name(party.name());
-  config.set_curator(absl::StrCat("127.0.0.1:", port));
+  config.set_curator("in-process:1");  // never dialled: the session's link is in process
   config.set_plaintext(true);
   config.set_data(party.data());
   config.set_schema(party.schema());
@@ -87,16 +88,16 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
   RETURN_IF_ERROR(WritePrivateFile(secrets_path, absl::StrCat("sampling_secret=", secrets.sampling_secret,
                                                               "\nalignment_key=", secrets.alignment_key, "\n")));
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
-  ASSIGN_OR_RETURN(std::unique_ptr<CuratorServer> curator,
-                   CuratorServer::BuildAndStart({std::move(curator_config)}));
+  RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
+  CuratorCore curator(std::move(curator_config));
   std::vector<std::unique_ptr<PartyCore>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {
-    ASSIGN_OR_RETURN(const v1::PartyConfig config,
-                     PartyConfigFor(options, party, curator->port(), secrets_path, dir));
+    ASSIGN_OR_RETURN(const v1::PartyConfig config, PartyConfigFor(options, party, secrets_path, dir));
     ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config));
     core->set_party_secret(ReferencePartySecret(seed, party.name()));
-    sessions.push_back(std::make_unique<PartySession>(config, core.get()));
+    sessions.push_back(std::make_unique<PartySession>(config, core.get(),
+                                                      std::make_unique<InProcessCuratorLink>(&curator, party.name())));
     cores.push_back(std::move(core));
   }
   std::vector<absl::Status> party_status(parties.size());
@@ -104,11 +105,12 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
   for (size_t k = 0; k < parties.size(); ++k) {
     threads.emplace_back([&, k] {
       party_status[k] = sessions[k]->Run();
-      if (!party_status[k].ok()) curator->core().Cancel(party_status[k]);
+      if (!party_status[k].ok()) curator.Cancel(party_status[k]);
     });
   }
-  const absl::Status curator_status = curator->Run();
+  const absl::Status curator_status = curator.Run();
   if (!curator_status.ok()) {
+    curator.Cancel(curator_status);  // ends the waits of parties still in a call
     for (auto& session : sessions) session->Cancel();
   }
   for (std::thread& thread : threads) thread.join();
@@ -117,7 +119,7 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
   ShadowRun run;
   const int64_t rows =
       options.synthetic_rows > 0 ? options.synthetic_rows : static_cast<int64_t>(training.rows.size());
-  ASSIGN_OR_RETURN(run.synthetic, curator->core().Synthesize(rows));
+  ASSIGN_OR_RETURN(run.synthetic, curator.Synthesize(rows));
   run.plan = cores[0]->privacy_plan();
   for (const auto& core : cores) run.party_epsilon_spent.push_back(core->epsilon_spent());
   return run;

@@ -1,10 +1,11 @@
 #ifndef VFSYNTH_CLIENT_CLI_SHADOW_TRAINING_H_
 #define VFSYNTH_CLIENT_CLI_SHADOW_TRAINING_H_
 
-// The membership audit's shadow models, trained through the daemons' own code: an
-// in-process curator and one party core and session per party over loopback, with the
-// run's privacy block on every daemon, so every mechanism of the mode runs as shipped
-// (party noise, DP-SGD, feature noise, the marginal release, ledgers, the privacy plan).
+// The membership audit's shadow models, trained through the daemons' own code: a curator
+// core and one party core and session per party in this process (InProcessCuratorLink
+// instead of gRPC), with the run's privacy block on every daemon, so every mechanism of
+// the mode runs as shipped (party noise, DP-SGD, feature noise, the marginal release,
+// ledgers, the privacy plan).
 
 #include <cstdint>
 #include <functional>

@@ -2,18 +2,32 @@
 
 #include <spdlog/spdlog.h>
 
-#include <atomic>
-#include <thread>
-
 #include "absl/strings/str_cat.h"
-#include "common/protocol/chunking.h"
 #include "common/net/peer_identity.h"
+#include "server/core/train_stream.h"
 
 namespace vfsynth {
 namespace {
 
 // Payloads above this are chunked (well under every receiver's limit).
 constexpr size_t kChunkBytes = 1 << 20;
+
+// A Train call as the core's PartyStream.
+class GrpcPartyStream final : public PartyStream {
+ public:
+  GrpcPartyStream(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream)
+      : context_(context), stream_(stream) {}
+
+  bool Read(v1::PartyMessage* piece) override { return stream_->Read(piece); }
+  bool Write(const v1::CuratorMessage& piece) override { return stream_->Write(piece); }
+  void Cancel() override { context_->TryCancel(); }
+  bool Cancelled() const override { return context_->IsCancelled(); }
+  std::string peer() const override { return context_->peer(); }
+
+ private:
+  grpc::ServerContext* context_;
+  grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream_;
+};
 
 }  // namespace
 
@@ -58,68 +72,9 @@ grpc::Status CuratorService::ReleaseLabelPairs(grpc::ServerContext* context, con
 grpc::Status CuratorService::Train(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) {
-  // In plaintext mode the Hello names the party; with mTLS the certificate does.
-  v1::PartyMessage hello;
-  if (!stream->Read(&hello) || !hello.has_hello()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first Train message must be Hello");
-  }
-  auto party = Authenticate(*context, hello.hello().party());
-  if (!party.ok()) return ToGrpcStatus(party.status());
-  if (hello.hello().protocol_version() != kProtocolVersion) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        absl::StrCat("protocol version ", hello.hello().protocol_version(),
-                                     " is not ", kProtocolVersion));
-  }
-  if (hello.run_id() != core_->config().run_id()) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        absl::StrCat("run id '", hello.run_id(), "' is not this run"));
-  }
-  if (absl::Status attested = core_->CheckAttested(*party); !attested.ok()) return ToGrpcStatus(attested);
-  SessionHub& hub = core_->hub();
-  const int index = hub.Index(*party);
-  if (absl::Status status = hub.Connect(index, context->peer()); !status.ok()) return ToGrpcStatus(status);
-  const uint64_t connection = hub.connection(index);
-  if (connection > 1) {
-    spdlog::info("party {} rejoined from {} (stream {}, committed critic step {}): resending its round",
-                 *party, context->peer(), connection, hello.hello().committed_step());
-  } else {
-    spdlog::info("party {} opened its Train stream from {}", *party, context->peer());
-  }
-
-  // One writer thread drains the outbox; this thread reads (gRPC allows one of each).
-  std::atomic<bool> write_failed{false};
-  std::thread writer([&] {
-    uint64_t next_id = 0;
-    while (auto message = hub.NextOutgoing(index, connection)) {
-      const bool written = WriteChunked(*message, kChunkBytes, next_id++, [&](const v1::CuratorMessage& piece) {
-        hub.CountSent(index, piece.ByteSizeLong());
-        return stream->Write(piece);
-      });
-      if (!written) {
-        write_failed = true;
-        return;
-      }
-    }
-    // A stopping curator ends the stream now rather than after the server's grace period:
-    // the party redials and rejoins a resumed run.
-    if (hub.cancelled()) context->TryCancel();
-  });
-  ChunkAssembler<v1::PartyMessage> assembler(core_->config().max_message_bytes());
-  v1::PartyMessage message;
-  grpc::Status result = grpc::Status::OK;
-  while (!write_failed && stream->Read(&message)) {
-    auto whole = assembler.Add(std::move(message));
-    if (!whole.ok()) {
-      result = ToGrpcStatus(whole.status());
-      break;
-    }
-    if (whole->has_value()) hub.Deliver(index, std::move(**whole), assembler.last_wire_bytes());
-  }
-  if (context->IsCancelled()) result = grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
-  hub.Disconnect(index, connection);
-  writer.join();
-  spdlog::info("party {} closed its Train stream", *party);
-  return result;
+  GrpcPartyStream party_stream(context, stream);
+  return ToGrpcStatus(ServeTrainStream(*core_, party_stream,
+                                       [&](const std::string& claimed) { return Authenticate(*context, claimed); }));
 }
 
 grpc::Status CuratorService::GetStatus(grpc::ServerContext* context, const v1::StatusRequest*,

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,25 +12,24 @@
 #include <set>
 #include <thread>
 
-#include <unistd.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/core/party_core.h"
-#include "client/grpc/party_session.h"
+#include "client/core/party_session.h"
+#include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
-#include "common/data/schema.h"
-#include "common/data/psi.h"
-#include "common/data/split.h"
+#include "common/base/file_io.h"
 #include "common/config/config.h"
+#include "common/data/psi.h"
+#include "common/data/schema.h"
+#include "common/data/split.h"
+#include "common/gan/curator_model.h"
 #include "common/gan/model_factory.h"
 #include "common/gan/party_model.h"
-#include "common/gan/curator_model.h"
 #include "common/gan/reference_trainer.h"
 #include "common/net/tls.h"
-#include "common/base/file_io.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
 #include "server/grpc/curator_server.h"
@@ -222,7 +222,8 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   }
   for (size_t k = 0; k < kParties.size(); ++k) {
     threads.emplace_back([&, k] {
-      PartySession session(PartyConfigFor(kParties[k], port), cores[k].get());
+      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
       results[k] = session.Run();
     });
   }
@@ -334,7 +335,7 @@ RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
         outcome.parties[k] = core.status();
         return;
       }
-      PartySession session(config, core->get());
+      PartySession session(config, core->get(), std::make_unique<GrpcCuratorLink>(config));
       outcome.parties[k] = session.Run();
       outcome.party_epsilon_spent[k] = (*core)->epsilon_spent();
       outcome.party_epsilon_planned[k] = (*core)->epsilon_planned();
@@ -705,7 +706,7 @@ TEST_F(DistributedTest, ACancelledPartyStopsWaitingWithinSeconds) {
   auto cancelled_after = [](const v1::PartyConfig& config, absl::Duration wait) {
     auto core = PartyCore::Create(config);
     EXPECT_TRUE(core.ok()) << core.status();
-    PartySession session(config, core->get());
+    PartySession session(config, core->get(), std::make_unique<GrpcCuratorLink>(config));
     absl::Status status;
     absl::Time returned;
     std::thread run([&] {
