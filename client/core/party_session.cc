@@ -12,7 +12,6 @@
 namespace vfsynth {
 namespace {
 
-constexpr size_t kChunkBytes = 1 << 20;
 // Alignment and plan attestation wait for every party.
 constexpr absl::Duration kAlignTimeout = absl::Seconds(600);
 

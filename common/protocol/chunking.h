@@ -12,6 +12,9 @@
 
 namespace vfsynth {
 
+// The pieces both sides of a stream cut payloads into: well under every receiver's limit.
+inline constexpr size_t kChunkBytes = 1 << 20;
+
 // Splits a stream message whose serialized size exceeds `max_bytes` into messages
 // carrying only a `chunk` payload (plus the same run/round/step); smaller messages
 // pass through unchanged. `Message` is CuratorMessage or PartyMessage.

@@ -11,12 +11,6 @@
 #include "common/protocol/protocol_version.h"
 
 namespace vfsynth {
-namespace {
-
-// Payloads above this are chunked (well under every receiver's limit).
-constexpr size_t kChunkBytes = 1 << 20;
-
-}  // namespace
 
 absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const AuthenticateParty& authenticate) {
   // In plaintext mode the Hello names the party; with mTLS the certificate does.

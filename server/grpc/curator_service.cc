@@ -4,13 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/peer_identity.h"
+#include "common/protocol/chunking.h"
 #include "server/core/train_stream.h"
 
 namespace vfsynth {
 namespace {
-
-// Payloads above this are chunked (well under every receiver's limit).
-constexpr size_t kChunkBytes = 1 << 20;
 
 // A Train call as the core's PartyStream.
 class GrpcPartyStream final : public PartyStream {
