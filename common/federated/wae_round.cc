@@ -1,0 +1,46 @@
+#include "common/federated/wae_round.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+
+namespace vfsynth {
+
+absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
+                                             const torch::Tensor& rows, const LocalUpdateOptions& options) {
+  if (rows.dim() != 2 || rows.size(0) < 2 || rows.size(1) != architecture.input_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a local update needs at least 2 rows of ", architecture.input_dim, " encoded columns"));
+  }
+  Wae local(architecture);
+  RETURN_IF_ERROR(AssignFlatParameters(*local, global));
+  torch::optim::Adam adam(local->parameters(), torch::optim::AdamOptions(options.learning_rate));
+  const int64_t n = rows.size(0);
+  const int64_t batch = std::max<int64_t>(2, std::min(options.batch_size, n));
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    const torch::Tensor order = torch::randperm(n, torch::kLong);
+    // Full batches only, so that every MMD estimate has at least two codes.
+    for (int64_t start = 0; start + batch <= n; start += batch) {
+      const torch::Tensor x = rows.index_select(0, order.slice(0, start, start + batch));
+      adam.zero_grad();
+      WaeLoss(local, x, torch::randn({batch, architecture.latent})).backward();
+      adam.step();
+    }
+  }
+  return FlatParameters(*local) - global;
+}
+
+absl::Status ApplySignDsReports(const std::vector<SignDsReport>& reports, double gamma, torch::Tensor& flat) {
+  if (reports.empty()) return absl::OkStatus();
+  for (const SignDsReport& report : reports) {
+    if (report.index < 0 || report.index >= flat.numel()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a SignDS report names coordinate ", report.index, " of a model of ", flat.numel()));
+    }
+  }
+  const double step = gamma / static_cast<double>(reports.size());
+  auto values = flat.accessor<float, 1>();
+  for (const SignDsReport& report : reports) values[report.index] += static_cast<float>(report.positive ? step : -step);
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

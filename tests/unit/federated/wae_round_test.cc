@@ -1,0 +1,68 @@
+// The horizontal round's math: a user's local update moves the model towards its rows,
+// SignDS of that update points along it, and the curator's step is ±γ/n per report.
+#include "common/federated/wae_round.h"
+
+#include <gtest/gtest.h>
+
+namespace vfsynth {
+namespace {
+
+constexpr WaeOptions kArchitecture{/*input_dim=*/8, /*hidden=*/16, /*latent=*/3};
+
+torch::Tensor UserRows() {
+  const torch::Tensor block = torch::one_hot(torch::randint(4, {20}), 4).to(torch::kFloat32);
+  return torch::cat({block, block}, 1);
+}
+
+TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
+  torch::manual_seed(3);
+  Wae global(kArchitecture);
+  const torch::Tensor flat = FlatParameters(*global);
+  const torch::Tensor rows = UserRows();
+  const torch::Tensor prior = torch::randn({20, 3});
+  const double before = WaeLoss(global, rows, prior).item<double>();
+  auto update = LocalWaeUpdate(kArchitecture, flat, rows, LocalUpdateOptions{/*epochs=*/50, 1e-2, 10});
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_TRUE(torch::equal(FlatParameters(*global), flat));
+  Wae trained(kArchitecture);
+  ASSERT_TRUE(AssignFlatParameters(*trained, flat + *update).ok());
+  EXPECT_LT(WaeLoss(trained, rows, prior).item<double>(), 0.8 * before);
+
+  // At a large ε the report is almost surely in the top-k set of its sign: the coordinate
+  // moved furthest that way, so the curator's step follows the update.
+  SecureRandom random = SecureRandom::FromKey(SecureRandom::Key{});
+  const torch::Tensor delta = update->contiguous();
+  const absl::Span<const float> values(delta.data_ptr<float>(), delta.numel());
+  const int64_t k = SignDsTopK(delta.numel(), 0.05);
+  for (int draw = 0; draw < 20; ++draw) {
+    auto report = SignDs(values, k, /*epsilon=*/40, random);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_GT(values[report->index] * (report->positive ? 1 : -1), 0) << report->index;
+  }
+}
+
+TEST(WaeRoundTest, RowsThatDoNotFitAreRefused) {
+  const torch::Tensor flat = FlatParameters(*Wae(kArchitecture));
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({1, 8}), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat.slice(0, 1), torch::zeros({4, 8}), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WaeRoundTest, TheCuratorMovesEachReportedCoordinateByGammaOverN) {
+  torch::Tensor flat = torch::zeros({6});
+  ASSERT_TRUE(ApplySignDsReports({{1, true}, {1, true}, {4, false}, {5, true}}, /*gamma=*/1.0, flat).ok());
+  EXPECT_TRUE(torch::allclose(flat, torch::tensor({0.0f, 0.5f, 0.0f, 0.0f, -0.25f, 0.25f})));
+  // A party that names a coordinate outside the model changes nothing.
+  const torch::Tensor before = flat.clone();
+  for (int64_t bad : {int64_t{-1}, int64_t{6}}) {
+    const absl::Status status = ApplySignDsReports({{0, true}, {bad, false}}, 1.0, flat);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(torch::equal(flat, before));
+  }
+}
+
+}  // namespace
+}  // namespace vfsynth
