@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/conversion.h"
+#include "common/privacy/ledger_file.h"
 #include "common/privacy/rdp.h"
 
 namespace vfsynth::privacy {
@@ -110,10 +111,10 @@ class PrivacyLedger {
     StepMechanism mechanism;
   };
 
-  PrivacyLedger(std::string path, LedgerConfig config, int fd);
+  PrivacyLedger(std::string path, LedgerConfig config, std::unique_ptr<LedgerFile> file);
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenFile(const std::string& path,
                                                                  const LedgerConfig& config, bool create);
-  absl::Status Replay(const std::string& contents);
+  absl::Status Replay(const std::vector<std::string>& lines) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReplayHeader(absl::string_view line);
   absl::Status Apply(const Record& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism,
@@ -124,11 +125,9 @@ class PrivacyLedger {
 
   const std::string path_;
   const LedgerConfig config_;
-  const int fd_;
+  const std::unique_ptr<LedgerFile> file_;  // appended under mu_
   std::string id_;  // set by OpenFile before the ledger is handed out
   mutable absl::Mutex mu_;
-  int64_t file_size_ ABSL_GUARDED_BY(mu_) = 0;
-  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // a failed append left the file uncertain
   RdpAccountant amplified_ ABSL_GUARDED_BY(mu_);
   RdpAccountant unamplified_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Record> records_ ABSL_GUARDED_BY(mu_);

@@ -1,0 +1,75 @@
+#ifndef VFSYNTH_COMMON_PRIVACY_LEDGER_FILE_H_
+#define VFSYNTH_COMMON_PRIVACY_LEDGER_FILE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace vfsynth::privacy {
+
+// The file under a party's ledgers (the privacy ledger, the participation ledger): an
+// append-only text file of checksummed lines "<tag>\tkey=value...\tfnv64=<hex>\n", held
+// by one process at a time, every append fsynced before the caller releases anything.
+// A crash mid-append leaves a last line without '\n': its record never completed, so
+// nothing was released for it, and Open drops it.
+class LedgerFile {
+ public:
+  // Opens `path` (created 0600 with `create`) and locks it; `what` ("privacy ledger")
+  // names it in messages. NOT_FOUND for a missing file without `create`;
+  // FAILED_PRECONDITION if another process holds it.
+  static absl::StatusOr<std::unique_ptr<LedgerFile>> Open(const std::string& path, bool create, std::string what);
+  ~LedgerFile();  // also releases the lock
+  LedgerFile(const LedgerFile&) = delete;
+  LedgerFile& operator=(const LedgerFile&) = delete;
+
+  // The complete lines found at Open, without their '\n' (none for a new file).
+  const std::vector<std::string>& lines() const { return lines_; }
+  // Appends `line` (FormatLedgerLine) and fsyncs. After a failed write the partial line is
+  // undone; if even that fails the file is broken and refuses every later append.
+  // Not thread-safe: the ledger on top serialises its appends.
+  absl::Status Append(const std::string& line);
+  const std::string& path() const { return path_; }
+
+ private:
+  LedgerFile(std::string path, std::string what, int fd) : path_(std::move(path)), what_(std::move(what)), fd_(fd) {}
+
+  const std::string path_;
+  const std::string what_;
+  const int fd_;
+  std::vector<std::string> lines_;
+  int64_t size_ = 0;
+  bool broken_ = false;
+};
+
+using LedgerFields = std::map<std::string, std::string>;
+
+// "<tag>\tk=v\t...\tfnv64=<hex>\n".
+std::string FormatLedgerLine(absl::string_view tag, const std::vector<std::pair<std::string, std::string>>& fields);
+// One complete line (without '\n'): its tag and fields, the checksum checked (DATA_LOSS).
+absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line, int line_no);
+
+// A field of line `line_no`, parsed; DATA_LOSS naming the line when missing or malformed.
+absl::StatusOr<std::string> LedgerField(const LedgerFields& fields, const std::string& key, int line_no);
+absl::StatusOr<int64_t> LedgerIntField(const LedgerFields& fields, const std::string& key, int line_no);
+absl::StatusOr<double> LedgerDoubleField(const LedgerFields& fields, const std::string& key, int line_no);
+// A comma-separated list of doubles; "" is the empty list.
+absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text, const std::string& key, int line_no);
+
+// Shortest text that parses back to the same double.
+std::string ExactDouble(double value);
+// A value the line format can hold: non-empty, no tabs, newlines or '='.
+bool IsLedgerFieldValue(const std::string& value);
+
+// The header field `key` of a parsed header, "<missing>" if absent.
+std::string HeaderField(const LedgerFields& header, const std::string& key);
+
+}  // namespace vfsynth::privacy
+
+#endif  // VFSYNTH_COMMON_PRIVACY_LEDGER_FILE_H_

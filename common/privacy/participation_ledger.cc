@@ -1,0 +1,160 @@
+#include "common/privacy/participation_ledger.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/base/status_macros.h"
+
+namespace vfsynth::privacy {
+namespace {
+
+constexpr char kMagic[] = "vfsynth-participation-ledger";
+constexpr char kVersion[] = "1";
+constexpr char kTakeTag[] = "take";
+
+std::vector<std::pair<std::string, std::string>> ConfigFields(const ParticipationConfig& config) {
+  return {{"run_id", config.run_id},
+          {"cap", absl::StrCat(config.cap)},
+          {"epsilon_per_participation", ExactDouble(config.epsilon_per_participation)}};
+}
+
+absl::Status ValidateConfig(const ParticipationConfig& config) {
+  if (!IsLedgerFieldValue(config.run_id)) {
+    return absl::InvalidArgumentError("ledger run id must be non-empty without tabs, newlines or '='");
+  }
+  if (config.cap < 1)
+    return absl::InvalidArgumentError(absl::StrCat("participation cap must be >= 1, got ", config.cap));
+  if (!(config.epsilon_per_participation > 0) || !std::isfinite(config.epsilon_per_participation)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("epsilon per participation must be finite and > 0, got ", config.epsilon_per_participation));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::Open(const std::string& path,
+                                                                               const ParticipationConfig& config) {
+  return OpenFile(path, config, /*create=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenExisting(
+    const std::string& path, const ParticipationConfig& config) {
+  return OpenFile(path, config, /*create=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFile(const std::string& path,
+                                                                                   const ParticipationConfig& config,
+                                                                                   bool create) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file, LedgerFile::Open(path, create, "participation ledger"));
+  std::unique_ptr<ParticipationLedger> ledger(new ParticipationLedger(config, std::move(file)));
+  absl::MutexLock lock(&ledger->mu_);
+  if (ledger->file_->lines().empty()) {
+    if (!create)
+      return absl::NotFoundError(absl::StrCat("participation ledger ", path, " is empty (it has no header)"));
+    std::vector<std::pair<std::string, std::string>> header = {{"version", kVersion}};
+    for (auto& field : ConfigFields(config)) header.push_back(std::move(field));
+    RETURN_IF_ERROR(ledger->file_->Append(FormatLedgerLine(kMagic, header)));
+    RETURN_IF_ERROR(SyncDirectoryOf(path));
+    return ledger;
+  }
+  RETURN_IF_ERROR(ledger->Replay());
+  return ledger;
+}
+
+absl::Status ParticipationLedger::Replay() {
+  const std::vector<std::string>& lines = file_->lines();
+  const std::string& path = file_->path();
+  ASSIGN_OR_RETURN(const auto header, ParseLedgerLine(lines[0], 1));
+  if (header.first != kMagic) {
+    return absl::DataLossError(absl::StrCat(path, " is not a vfsynth participation ledger"));
+  }
+  if (HeaderField(header.second, "version") != kVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("participation ledger ", path, " has format version ", HeaderField(header.second, "version"),
+                     "; this build reads version ", kVersion,
+                     " only: finish its run with the build that started it, or start a new run with a new ledger"));
+  }
+  for (const auto& [key, expected] : ConfigFields(config_)) {
+    if (HeaderField(header.second, key) != expected) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("participation ledger ", path, " belongs to another run or configuration: ", key, " is '",
+                       HeaderField(header.second, key), "', this run has '", expected, "'"));
+    }
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const int line_no = static_cast<int>(i) + 1;
+    ASSIGN_OR_RETURN(const auto parsed, ParseLedgerLine(lines[i], line_no));
+    if (parsed.first != kTakeTag) {
+      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": unknown record ", parsed.first));
+    }
+    ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(parsed.second, "round", line_no));
+    ASSIGN_OR_RETURN(const std::string key, LedgerField(parsed.second, "user", line_no));
+    User& user = users_[key];
+    if (round <= user.last_round || user.participations >= config_.cap) {
+      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": user ", key, " takes round ", round,
+                                              " out of order or beyond its cap"));
+    }
+    ++user.participations;
+    user.last_round = round;
+    most_ = std::max(most_, user.participations);
+  }
+  spdlog::info("participation ledger {}: replayed {} users, at most {} of {} participations each", path, users_.size(),
+               most_, config_.cap);
+  return absl::OkStatus();
+}
+
+absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
+  if (!IsLedgerFieldValue(user)) {
+    return absl::InvalidArgumentError("a user key must be non-empty without tabs, newlines or '='");
+  }
+  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
+  absl::MutexLock lock(&mu_);
+  auto it = users_.find(user);
+  const User before = it == users_.end() ? User{} : it->second;
+  if (round == before.last_round) return absl::OkStatus();
+  if (round < before.last_round) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("user ", user, " answered round ", before.last_round, " already, not ", round, " after it"));
+  }
+  if (before.participations >= config_.cap) {
+    return absl::ResourceExhaustedError(absl::StrCat("user ", user, " has answered its cap of ", config_.cap,
+                                                     " rounds (epsilon ",
+                                                     config_.cap * config_.epsilon_per_participation, ")"));
+  }
+  RETURN_IF_ERROR(file_->Append(FormatLedgerLine(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}})));
+  User& after = users_[user];
+  ++after.participations;
+  after.last_round = round;
+  most_ = std::max(most_, after.participations);
+  return absl::OkStatus();
+}
+
+int64_t ParticipationLedger::participations(const std::string& user) const {
+  absl::MutexLock lock(&mu_);
+  auto it = users_.find(user);
+  return it == users_.end() ? 0 : it->second.participations;
+}
+
+double ParticipationLedger::epsilon_spent(const std::string& user) const {
+  return static_cast<double>(participations(user)) * config_.epsilon_per_participation;
+}
+
+double ParticipationLedger::max_epsilon_spent() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<double>(most_) * config_.epsilon_per_participation;
+}
+
+int64_t ParticipationLedger::users() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(users_.size());
+}
+
+}  // namespace vfsynth::privacy

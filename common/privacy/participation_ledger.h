@@ -1,0 +1,77 @@
+#ifndef VFSYNTH_COMMON_PRIVACY_PARTICIPATION_LEDGER_H_
+#define VFSYNTH_COMMON_PRIVACY_PARTICIPATION_LEDGER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/privacy/ledger_file.h"
+
+namespace vfsynth::privacy {
+
+struct ParticipationConfig {
+  std::string run_id;                    // non-empty; no tabs, newlines or '='
+  int64_t cap = 1;                       // t_r: rounds a user may answer, >= 1
+  double epsilon_per_participation = 0;  // ε_r of one answer (pure ε-LDP), > 0
+};
+
+// The horizontal mode's per-user ledger, owned by the party that holds the users: how
+// many rounds each user has answered. A user's guarantee is sequential composition over
+// its answers, participations · ε_r <= cap · ε_r, against the curator and everyone.
+//
+// Protocol for callers: Take(round, user) BEFORE anything computed from the user's rows
+// leaves the party; release only if it returned OK. A crash between the two over-counts
+// (safe), and taking the same (round, user) again after a restart is a no-op.
+// User keys are written to the file: pass a keyed digest of the user, not its raw value.
+class ParticipationLedger {
+ public:
+  // Creates `path` or replays it, as PrivacyLedger::Open does (format version, run and
+  // configuration, checksums, torn last line, one process at a time).
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> Open(const std::string& path,
+                                                                   const ParticipationConfig& config);
+  // The same for a ledger that must exist already (a resumed run): NOT_FOUND otherwise.
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenExisting(const std::string& path,
+                                                                           const ParticipationConfig& config);
+
+  // Records, fsynced, that `user` answers `round`. OK without writing if it already did;
+  // RESOURCE_EXHAUSTED (nothing written) if the user has answered `cap` rounds;
+  // FAILED_PRECONDITION for a round before the user's last.
+  absl::Status Take(int64_t round, const std::string& user);
+
+  // Rounds `user` has answered (0 for a user never taken).
+  int64_t participations(const std::string& user) const;
+  bool CanTake(const std::string& user) const { return participations(user) < config_.cap; }
+  // ε spent on `user`, and on the user with the most answers.
+  double epsilon_spent(const std::string& user) const;
+  double max_epsilon_spent() const;
+  // Users with at least one answer.
+  int64_t users() const;
+  const ParticipationConfig& config() const { return config_; }
+
+ private:
+  struct User {
+    int64_t participations = 0;
+    int64_t last_round = -1;
+  };
+
+  ParticipationLedger(ParticipationConfig config, std::unique_ptr<LedgerFile> file)
+      : config_(std::move(config)), file_(std::move(file)) {}
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenFile(const std::string& path,
+                                                                       const ParticipationConfig& config, bool create);
+  absl::Status Replay() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const ParticipationConfig config_;
+  const std::unique_ptr<LedgerFile> file_;  // appended under mu_
+  mutable absl::Mutex mu_;
+  std::map<std::string, User> users_ ABSL_GUARDED_BY(mu_);
+  int64_t most_ ABSL_GUARDED_BY(mu_) = 0;  // the largest participations of any user
+};
+
+}  // namespace vfsynth::privacy
+
+#endif  // VFSYNTH_COMMON_PRIVACY_PARTICIPATION_LEDGER_H_

@@ -1,0 +1,133 @@
+// The per-user participation ledger: the cap holds across restarts, a retransmitted
+// answer is not counted twice, and another run, version or damaged file is refused.
+#include "common/privacy/participation_ledger.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth::privacy {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class ParticipationLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_participation_", getpid(), "_",
+                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                .string();
+    fs::remove(path_);
+  }
+  void TearDown() override { fs::remove(path_); }
+  std::string ReadAll() const {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  void Write(const std::string& contents) const { std::ofstream(path_, std::ios::trunc) << contents; }
+
+  std::string path_;
+  ParticipationConfig config_{"run-h", /*cap=*/2, /*epsilon_per_participation=*/4.0};
+};
+
+TEST_F(ParticipationLedgerTest, TheCapHoldsAcrossARestart) {
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_TRUE((*ledger)->Take(0, "u1").ok());
+    ASSERT_TRUE((*ledger)->Take(0, "u2").ok());
+    ASSERT_TRUE((*ledger)->Take(3, "u1").ok());
+    const absl::Status over = (*ledger)->Take(5, "u1");
+    EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted) << over;
+    EXPECT_THAT(over.message(), HasSubstr("cap of 2 rounds (epsilon 8)"));
+  }
+  const std::string before = ReadAll();
+  auto ledger = ParticipationLedger::OpenExisting(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_EQ((*ledger)->participations("u1"), 2);
+  EXPECT_EQ((*ledger)->participations("u2"), 1);
+  EXPECT_EQ((*ledger)->participations("u3"), 0);
+  EXPECT_EQ((*ledger)->users(), 2);
+  EXPECT_DOUBLE_EQ((*ledger)->epsilon_spent("u1"), 8.0);
+  EXPECT_DOUBLE_EQ((*ledger)->max_epsilon_spent(), 8.0);
+  EXPECT_FALSE((*ledger)->CanTake("u1"));
+  EXPECT_TRUE((*ledger)->CanTake("u2"));
+  EXPECT_EQ((*ledger)->Take(6, "u1").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(ReadAll(), before);  // a refused answer writes nothing
+}
+
+TEST_F(ParticipationLedgerTest, TheSameAnswerTakenAgainIsCountedOnce) {
+  auto ledger = ParticipationLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  ASSERT_TRUE((*ledger)->Take(1, "u1").ok());
+  const std::string once = ReadAll();
+  ASSERT_TRUE((*ledger)->Take(1, "u1").ok());
+  EXPECT_EQ(ReadAll(), once);
+  EXPECT_EQ((*ledger)->participations("u1"), 1);
+  EXPECT_EQ((*ledger)->Take(0, "u1").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ParticipationLedgerTest, AnotherRunConfigurationOrVersionIsRefused) {
+  ASSERT_TRUE(ParticipationLedger::Open(path_, config_).ok());
+  ParticipationConfig wider = config_;
+  wider.cap = 3;
+  const absl::Status other = ParticipationLedger::Open(path_, wider).status();
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr("cap is '2', this run has '3'"));
+
+  // The header rewritten with another version and a valid checksum.
+  const std::string body =
+      FormatLedgerLine("vfsynth-participation-ledger",
+                       {{"version", "0"}, {"run_id", "run-h"}, {"cap", "2"}, {"epsilon_per_participation", "4"}});
+  Write(body);
+  const absl::Status version = ParticipationLedger::Open(path_, config_).status();
+  EXPECT_EQ(version.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(version.message(), HasSubstr("has format version 0; this build reads version 1"));
+}
+
+TEST_F(ParticipationLedgerTest, ATornLastLineIsDroppedAndDamageIsDataLoss) {
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok());
+    ASSERT_TRUE((*ledger)->Take(0, "u1").ok());
+  }
+  const std::string good = ReadAll();
+  Write(good + "take\tround=1\tuser=u1");  // a crash mid-append
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    EXPECT_EQ((*ledger)->participations("u1"), 1);
+  }
+  EXPECT_EQ(ReadAll(), good);
+  std::string damaged = good;
+  damaged[damaged.rfind("u1")] = 'x';  // the user of the last line, its checksum unchanged
+  Write(damaged);
+  EXPECT_EQ(ParticipationLedger::Open(path_, config_).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(ParticipationLedgerTest, BadInputIsRefused) {
+  EXPECT_EQ(ParticipationLedger::OpenExisting(path_, config_).status().code(), absl::StatusCode::kNotFound);
+  for (ParticipationConfig bad : {ParticipationConfig{"", 1, 1.0}, ParticipationConfig{"r", 0, 1.0},
+                                  ParticipationConfig{"r", 1, 0.0}, ParticipationConfig{"r\tx", 1, 1.0}}) {
+    EXPECT_EQ(ParticipationLedger::Open(path_, bad).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  auto ledger = ParticipationLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger.ok());
+  EXPECT_EQ((*ledger)->Take(0, "").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*ledger)->Take(0, "a\tb").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*ledger)->Take(-1, "u").code(), absl::StatusCode::kInvalidArgument);
+  // One process at a time.
+  EXPECT_EQ(ParticipationLedger::Open(path_, config_).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace vfsynth::privacy
