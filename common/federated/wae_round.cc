@@ -6,7 +6,8 @@
 namespace vfsynth {
 
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
-                                             const torch::Tensor& rows, const LocalUpdateOptions& options) {
+                                             const torch::Tensor& rows, const LocalUpdateOptions& options,
+                                             torch::Generator& generator) {
   if (rows.dim() != 2 || rows.size(0) < 2 || rows.size(1) != architecture.input_dim) {
     return absl::InvalidArgumentError(
         absl::StrCat("a local update needs at least 2 rows of ", architecture.input_dim, " encoded columns"));
@@ -17,12 +18,12 @@ absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, con
   const int64_t n = rows.size(0);
   const int64_t batch = std::max<int64_t>(2, std::min(options.batch_size, n));
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
-    const torch::Tensor order = torch::randperm(n, torch::kLong);
+    const torch::Tensor order = torch::randperm(n, generator, torch::kLong);
     // Full batches only, so that every MMD estimate has at least two codes.
     for (int64_t start = 0; start + batch <= n; start += batch) {
       const torch::Tensor x = rows.index_select(0, order.slice(0, start, start + batch));
       adam.zero_grad();
-      WaeLoss(local, x, torch::randn({batch, architecture.latent})).backward();
+      WaeLoss(local, x, torch::randn({batch, architecture.latent}, generator)).backward();
       adam.step();
     }
   }

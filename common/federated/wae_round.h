@@ -21,9 +21,10 @@ struct LocalUpdateOptions {
 
 // One user's local update: `global` (the broadcast model's flat parameters) trained on the
 // user's encoded rows (n × D, n >= 2 for the MMD), minus `global`. Batches and prior
-// samples come from torch's generator, seeded by the caller.
+// samples come from `generator`.
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
-                                             const torch::Tensor& rows, const LocalUpdateOptions& options);
+                                             const torch::Tensor& rows, const LocalUpdateOptions& options,
+                                             torch::Generator& generator);
 
 // The curator's step from the round's reports: every report moves its coordinate by
 // ±gamma / n, n the number of reports. INVALID_ARGUMENT, changing nothing, for a report

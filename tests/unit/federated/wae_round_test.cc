@@ -2,6 +2,7 @@
 // SignDS of that update points along it, and the curator's step is ±γ/n per report.
 #include "common/federated/wae_round.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
 namespace vfsynth {
@@ -21,7 +22,8 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
   const torch::Tensor rows = UserRows();
   const torch::Tensor prior = torch::randn({20, 3});
   const double before = WaeLoss(global, rows, prior).item<double>();
-  auto update = LocalWaeUpdate(kArchitecture, flat, rows, LocalUpdateOptions{/*epochs=*/50, 1e-2, 10});
+  torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(5);
+  auto update = LocalWaeUpdate(kArchitecture, flat, rows, LocalUpdateOptions{/*epochs=*/50, 1e-2, 10}, generator);
   ASSERT_TRUE(update.ok()) << update.status();
   EXPECT_TRUE(torch::equal(FlatParameters(*global), flat));
   Wae trained(kArchitecture);
@@ -43,11 +45,12 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
 
 TEST(WaeRoundTest, RowsThatDoNotFitAreRefused) {
   const torch::Tensor flat = FlatParameters(*Wae(kArchitecture));
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({1, 8}), {}).status().code(),
+  torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(6);
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({1, 8}), {}, generator).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}).status().code(),
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}, generator).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat.slice(0, 1), torch::zeros({4, 8}), {}).status().code(),
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat.slice(0, 1), torch::zeros({4, 8}), {}, generator).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -1,0 +1,74 @@
+#include "common/federated/horizontal_party.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+
+namespace vfsynth {
+
+torch::Generator HorizontalParty::MakeGenerator(uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round, const torch::Tensor& global,
+                                                                  int64_t count,
+                                                                  const HorizontalRoundOptions& options) {
+  if (count < 0) return absl::InvalidArgumentError(absl::StrCat("asked for ", count, " users"));
+  std::vector<int64_t> eligible;
+  for (int64_t u = 0; u < users(); ++u) {
+    if (ledger_->CanTake(keys_[u])) eligible.push_back(u);
+  }
+  // The first `count` of a uniform shuffle (partial Fisher-Yates).
+  const int64_t drawn = std::min<int64_t>(count, static_cast<int64_t>(eligible.size()));
+  for (int64_t i = 0; i < drawn; ++i) {
+    const int64_t j = i + static_cast<int64_t>(streams_.selection.UniformBelow(eligible.size() - i));
+    std::swap(eligible[i], eligible[j]);
+  }
+  const int64_t d = global.numel();
+  const int64_t k = SignDsTopK(d, options.top_k_ratio);
+  std::vector<SignDsReport> reports;
+  for (int64_t i = 0; i < drawn; ++i) {
+    const int64_t user = eligible[i];
+    RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
+    ASSIGN_OR_RETURN(const torch::Tensor update,
+                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator_));
+    const torch::Tensor values = update.contiguous();
+    ASSIGN_OR_RETURN(SignDsReport report, SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d), k,
+                                                 options.epsilon_per_round, streams_.mechanism));
+    reports.push_back(report);
+  }
+  return reports;
+}
+
+int64_t UsersAskedOf(int64_t users_per_round, int64_t parties, int64_t party, int64_t round) {
+  const int64_t base = users_per_round / parties;
+  const int64_t extra = users_per_round % parties;
+  // Parties (round + 0), (round + 1), ... (mod parties) get the remainder's extra users.
+  const int64_t turn = ((party - round) % parties + parties) % parties;
+  return base + (turn < extra ? 1 : 0);
+}
+
+absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
+                                                       int64_t users_per_round, double gamma, uint64_t seed,
+                                                       std::vector<HorizontalParty*> parties) {
+  if (parties.empty()) return absl::InvalidArgumentError("a horizontal run needs at least one party");
+  torch::manual_seed(seed);
+  Wae model(options.architecture);
+  torch::Tensor flat = FlatParameters(*model);
+  const int64_t count = static_cast<int64_t>(parties.size());
+  for (int64_t round = 0; round < rounds; ++round) {
+    std::vector<SignDsReport> reports;
+    for (int64_t p = 0; p < count; ++p) {
+      ASSIGN_OR_RETURN(std::vector<SignDsReport> answer,
+                       parties[p]->Answer(round, flat, UsersAskedOf(users_per_round, count, p, round), options));
+      reports.insert(reports.end(), answer.begin(), answer.end());
+    }
+    RETURN_IF_ERROR(ApplySignDsReports(reports, gamma, flat));
+  }
+  return flat;
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,74 @@
+#ifndef VFSYNTH_COMMON_FEDERATED_HORIZONTAL_PARTY_H_
+#define VFSYNTH_COMMON_FEDERATED_HORIZONTAL_PARTY_H_
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/federated/wae_round.h"
+#include "common/privacy/participation_ledger.h"
+#include "common/privacy/secure_random.h"
+#include "common/privacy/sign_ds.h"
+
+namespace vfsynth {
+
+// What a round of the horizontal mode asks of every party.
+struct HorizontalRoundOptions {
+  WaeOptions architecture;
+  LocalUpdateOptions local;
+  double top_k_ratio = 0.05;     // α = k/d
+  double epsilon_per_round = 0;  // ε_r of one user's answer
+};
+
+// A party of the horizontal mode: its users (one tensor of encoded rows each, with a key
+// for the ledger) and the private randomness of its answers.
+class HorizontalParty {
+ public:
+  struct Streams {
+    SecureRandom selection;  // which users answer (the curator never learns who)
+    SecureRandom mechanism;  // SignDS's coins
+    uint64_t training_seed;  // the users' local training (batches, prior samples)
+  };
+
+  HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
+                  privacy::ParticipationLedger* ledger, Streams streams)
+      : users_(std::move(users)),
+        keys_(std::move(user_keys)),
+        ledger_(ledger),
+        streams_(std::move(streams)),
+        generator_(MakeGenerator(streams_.training_seed)) {}
+
+  // Round `round`'s answer to the broadcast model `global`: `count` users drawn uniformly
+  // from those under their cap (fewer if fewer remain), each charged in the ledger before
+  // its update is trained, then one SignDS report per user.
+  absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global, int64_t count,
+                                                   const HorizontalRoundOptions& options);
+
+  int64_t users() const { return static_cast<int64_t>(users_.size()); }
+
+ private:
+  static torch::Generator MakeGenerator(uint64_t seed);
+
+  std::vector<torch::Tensor> users_;
+  std::vector<std::string> keys_;
+  privacy::ParticipationLedger* ledger_;
+  Streams streams_;
+  torch::Generator generator_;
+};
+
+// Users party `party` of `parties` is asked for in `round`: n split evenly, the
+// remainder going to the parties in turn.
+int64_t UsersAskedOf(int64_t users_per_round, int64_t parties, int64_t party, int64_t round);
+
+// The horizontal mode's math in one process, the reference a distributed run equals: the
+// model of `seed`, then per round every party's answer and the curator's step (γ).
+absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
+                                                       int64_t users_per_round, double gamma, uint64_t seed,
+                                                       std::vector<HorizontalParty*> parties);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_FEDERATED_HORIZONTAL_PARTY_H_

@@ -1,0 +1,137 @@
+// A horizontal round: the users asked of each party, a party's answer under the users'
+// caps, and the in-process reference, reproducible from its streams and learning at a
+// large ε.
+#include "common/federated/horizontal_party.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr WaeOptions kArchitecture{/*input_dim=*/8, /*hidden=*/16, /*latent=*/3};
+
+SecureRandom Stream(unsigned char seed) {
+  SecureRandom::Key key{};
+  key[0] = seed;
+  return SecureRandom::FromKey(key);
+}
+
+// Users of 2 rows each whose second one-hot block copies the first.
+std::vector<torch::Tensor> Users(int count, uint64_t seed) {
+  torch::manual_seed(seed);
+  std::vector<torch::Tensor> users;
+  for (int u = 0; u < count; ++u) {
+    const torch::Tensor block = torch::one_hot(torch::randint(4, {2}), 4).to(torch::kFloat32);
+    users.push_back(torch::cat({block, block}, 1));
+  }
+  return users;
+}
+
+std::vector<std::string> Keys(const std::string& party, int count) {
+  std::vector<std::string> keys;
+  for (int u = 0; u < count; ++u) keys.push_back(absl::StrCat(party, "-", u));
+  return keys;
+}
+
+class HorizontalPartyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / absl::StrCat("vfsynth_horizontal_", getpid(), "_",
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<privacy::ParticipationLedger> Ledger(const std::string& name, int64_t cap) {
+    auto ledger = privacy::ParticipationLedger::Open((dir_ / (name + ".ledger")).string(),
+                                                     {"run-h", cap, options_.epsilon_per_round});
+    EXPECT_TRUE(ledger.ok()) << ledger.status();
+    return ledger.ok() ? *std::move(ledger) : nullptr;
+  }
+  HorizontalParty::Streams Streams(unsigned char seed) { return {Stream(seed), Stream(seed + 100), seed}; }
+
+  // The reference over two parties of 150 users each, at ε_r = epsilon.
+  torch::Tensor Reference(double epsilon, unsigned char seed, int rounds) {
+    options_.epsilon_per_round = epsilon;
+    // Fresh ledgers for every run: a ledger remembers the users a run took.
+    const int run = runs_++;
+    auto hospital_ledger = Ledger(absl::StrCat("hospital", run), 1);
+    auto clinic_ledger = Ledger(absl::StrCat("clinic", run), 1);
+    HorizontalParty hospital(Users(150, 1), Keys("h", 150), hospital_ledger.get(), Streams(seed));
+    HorizontalParty clinic(Users(150, 2), Keys("c", 150), clinic_ledger.get(), Streams(seed + 1));
+    auto flat = TrainHorizontalReference(options_, rounds, /*users_per_round=*/10, /*gamma=*/1.0, /*seed=*/9,
+                                         {&hospital, &clinic});
+    EXPECT_TRUE(flat.ok()) << flat.status();
+    return flat.ok() ? *flat : torch::Tensor();
+  }
+
+  fs::path dir_;
+  int runs_ = 0;
+  HorizontalRoundOptions options_{kArchitecture, LocalUpdateOptions{/*epochs=*/10, 1e-2, 2}, 0.05, 8.0};
+};
+
+TEST(UsersAskedOfTest, SplitsEvenlyWithTheRemainderInTurn) {
+  for (int64_t round = 0; round < 6; ++round) {
+    int64_t total = 0;
+    for (int64_t party = 0; party < 3; ++party) {
+      const int64_t asked = UsersAskedOf(10, 3, party, round);
+      EXPECT_TRUE(asked == 3 || asked == 4) << asked;
+      total += asked;
+    }
+    EXPECT_EQ(total, 10);
+    EXPECT_EQ(UsersAskedOf(10, 3, round % 3, round), 4);  // the extra user goes round the parties
+  }
+  EXPECT_EQ(UsersAskedOf(2, 3, 2, 0), 0);
+}
+
+TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
+  auto ledger = Ledger("hospital", /*cap=*/1);
+  HorizontalParty party(Users(5, 3), Keys("h", 5), ledger.get(), Streams(1));
+  const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
+  for (auto [round, asked, answered] : {std::tuple<int64_t, int64_t, size_t>{0, 3, 3}, {1, 3, 2}, {2, 3, 0}}) {
+    auto reports = party.Answer(round, global, asked, options_);
+    ASSERT_TRUE(reports.ok()) << reports.status();
+    EXPECT_EQ(reports->size(), answered) << "round " << round;
+    for (const SignDsReport& report : *reports) {
+      EXPECT_GE(report.index, 0);
+      EXPECT_LT(report.index, global.numel());
+    }
+  }
+  EXPECT_EQ(ledger->users(), 5);
+  EXPECT_DOUBLE_EQ(ledger->max_epsilon_spent(), options_.epsilon_per_round);
+  EXPECT_EQ(party.Answer(3, global, -1, options_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(HorizontalPartyTest, TheReferenceIsAFunctionOfItsStreamsAndLearnsAtALargeEpsilon) {
+  const torch::Tensor short_run = Reference(8.0, 1, 5);
+  EXPECT_TRUE(torch::equal(short_run, Reference(8.0, 1, 5)));
+  EXPECT_FALSE(torch::equal(short_run, Reference(8.0, 3, 5)));
+
+  // Pooled loss of the users' rows: lower after training at ε_r = 8 than at the start,
+  // and lower than after as many steps at ε_r = 0.01 (nearly uniform coordinates).
+  const torch::Tensor rows = torch::cat({torch::cat(Users(150, 1)), torch::cat(Users(150, 2))});
+  auto loss = [&](const torch::Tensor& flat) {
+    Wae model(kArchitecture);
+    EXPECT_TRUE(AssignFlatParameters(*model, flat).ok());
+    torch::manual_seed(11);
+    return WaeLoss(model, rows, torch::randn({rows.size(0), 3})).item<double>();
+  };
+  torch::manual_seed(9);
+  const double start = loss(FlatParameters(*Wae(kArchitecture)));
+  const double trained = loss(Reference(8.0, 1, 30));
+  const double uniform = loss(Reference(0.01, 1, 30));
+  EXPECT_LT(trained, start);
+  EXPECT_LT(trained, uniform);
+}
+
+}  // namespace
+}  // namespace vfsynth
