@@ -1,5 +1,6 @@
 // `vfsynth eval`: fidelity, utility and DCR metrics of a synthetic table against the
-// real one; writes DIR/metrics.json and DIR/report.html.
+// real one, or (--party-config) against one party's own rows and columns; writes
+// DIR/metrics.json and DIR/report.html.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,20 +11,24 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/command_registry.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/data/schema.h"
 #include "common/eval/evaluate.h"
 #include "common/eval/report.h"
-#include "common/base/file_io.h"
-#include "common/base/proto_json.h"
-#include "common/base/status_macros.h"
 
 // Defined in split_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, parties);
+// Defined in status_command.cc.
+ABSL_DECLARE_FLAG(std::string, party_config);
 
 ABSL_FLAG(std::string, real, "", "eval/audit: the real joint CSV");
 ABSL_FLAG(std::string, synthetic, "", "eval: the synthetic CSV");
@@ -62,21 +67,64 @@ absl::StatusOr<std::vector<std::string>> TargetPartyColumns(const std::string& p
       absl::StrCat("no party in --parties ", path, " holds the target '", target, "'"));
 }
 
-absl::Status RunEvalCommand(const std::vector<std::string>& args) {
-  const std::string real_path = absl::GetFlag(FLAGS_real);
-  const std::string synthetic_path = absl::GetFlag(FLAGS_synthetic);
-  const std::string schema_path = absl::GetFlag(FLAGS_schema);
-  const std::string out = absl::GetFlag(FLAGS_out);
-  if (real_path.empty() || synthetic_path.empty() || schema_path.empty() || out.empty()) {
-    return absl::InvalidArgumentError("eval needs --real, --synthetic, --schema and --out");
-  }
-  ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
-  ASSIGN_OR_RETURN(const CsvTable real, ReadCsv(real_path));
-  ASSIGN_OR_RETURN(const CsvTable synthetic, ReadCsv(synthetic_path));
+// What the synthetic table is scored against: the joint real table, or one party's.
+struct EvalInputs {
+  v1::Schema schema;
+  CsvTable real;
   std::optional<CsvTable> holdout;
-  if (!absl::GetFlag(FLAGS_holdout).empty()) {
-    ASSIGN_OR_RETURN(holdout, ReadCsv(absl::GetFlag(FLAGS_holdout)));
+  std::string party;  // set for a party's own evaluation
+};
+
+absl::StatusOr<EvalInputs> JointInputs() {
+  const std::string real_path = absl::GetFlag(FLAGS_real);
+  const std::string schema_path = absl::GetFlag(FLAGS_schema);
+  if (real_path.empty() || schema_path.empty()) {
+    return absl::InvalidArgumentError("eval needs --real and --schema (or a party's --party-config)");
   }
+  EvalInputs inputs;
+  ASSIGN_OR_RETURN(inputs.schema, LoadSchema(schema_path));
+  ASSIGN_OR_RETURN(inputs.real, ReadCsv(real_path));
+  if (!absl::GetFlag(FLAGS_holdout).empty()) {
+    ASSIGN_OR_RETURN(inputs.holdout, ReadCsv(absl::GetFlag(FLAGS_holdout)));
+  }
+  return inputs;
+}
+
+// The party's data and schema, as its daemon reads them; a target must be its own.
+absl::StatusOr<EvalInputs> PartyInputs(const std::string& config_path, const std::string& target) {
+  for (const auto& [flag, value] : {std::pair<const char*, std::string>{"--real", absl::GetFlag(FLAGS_real)},
+                                    {"--schema", absl::GetFlag(FLAGS_schema)},
+                                    {"--holdout", absl::GetFlag(FLAGS_holdout)},
+                                    {"--parties", absl::GetFlag(FLAGS_parties)}}) {
+    if (!value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--party-config scores the table on the party's own data and schema: leave out ", flag));
+    }
+  }
+  ASSIGN_OR_RETURN(const v1::PartyConfig config, LoadPartyConfig(config_path));
+  EvalInputs inputs;
+  inputs.party = config.name();
+  ASSIGN_OR_RETURN(inputs.schema, LoadSchema(config.schema()));
+  ASSIGN_OR_RETURN(inputs.real, ReadCsv(config.data()));
+  if (!target.empty()) {
+    std::vector<std::string> columns;
+    for (const v1::Column& column : inputs.schema.columns()) columns.push_back(column.name());
+    if (std::find(columns.begin(), columns.end(), target) == columns.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("party '", config.name(), "' does not hold --target '", target,
+                                                     "'; its columns: ", absl::StrJoin(columns, ", ")));
+    }
+  }
+  return inputs;
+}
+
+absl::Status RunEvalCommand(const std::vector<std::string>& args) {
+  const std::string synthetic_path = absl::GetFlag(FLAGS_synthetic);
+  const std::string out = absl::GetFlag(FLAGS_out);
+  const std::string party_config = absl::GetFlag(FLAGS_party_config);
+  if (synthetic_path.empty() || out.empty()) return absl::InvalidArgumentError("eval needs --synthetic and --out");
+  const std::string target = absl::GetFlag(FLAGS_target);
+  ASSIGN_OR_RETURN(const EvalInputs inputs, party_config.empty() ? JointInputs() : PartyInputs(party_config, target));
+  ASSIGN_OR_RETURN(const CsvTable synthetic, ReadCsv(synthetic_path));
 
   EvalOptions options;
   options.max_rows = absl::GetFlag(FLAGS_eval_max_rows);
@@ -88,7 +136,6 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
   options.utility_options.threads = absl::GetFlag(FLAGS_eval_threads);
   options.dcr_options.threads = absl::GetFlag(FLAGS_eval_threads);
   options.dcr_options.max_synthetic_rows = absl::GetFlag(FLAGS_eval_dcr_rows);
-  const std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) spdlog::warn("no --target: utility metrics skipped");
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     if (target.empty() || !options.utility) {
@@ -99,11 +146,12 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
                      TargetPartyColumns(absl::GetFlag(FLAGS_parties), target));
   }
 
-  spdlog::info("evaluating {} ({} rows) against {} ({} rows)", synthetic_path,
-               synthetic.rows.size(), real_path, real.rows.size());
-  ASSIGN_OR_RETURN(EvalResult result,
-                   EvaluateTables(real, synthetic, schema, target, options,
-                                  holdout.has_value() ? &*holdout : nullptr));
+  spdlog::info("evaluating {} ({} rows) against {} ({} rows)", synthetic_path, synthetic.rows.size(),
+               inputs.party.empty() ? absl::GetFlag(FLAGS_real) : "party '" + inputs.party + "'s own data",
+               inputs.real.rows.size());
+  ASSIGN_OR_RETURN(EvalResult result, EvaluateTables(inputs.real, synthetic, inputs.schema, target, options,
+                                                     inputs.holdout.has_value() ? &*inputs.holdout : nullptr));
+  result.party = inputs.party;
   if (!absl::GetFlag(FLAGS_privacy_statement).empty()) {
     v1::PrivacyPlan plan;
     RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_privacy_statement), &plan));
@@ -115,18 +163,18 @@ absl::Status RunEvalCommand(const std::vector<std::string>& args) {
   }
   RETURN_IF_ERROR(MakeDirectories(out));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/metrics.json", MetricsJson(result)));
-  RETURN_IF_ERROR(WriteFileAtomically(out + "/report.html", RenderReportHtml(result, schema)));
+  RETURN_IF_ERROR(WriteFileAtomically(out + "/report.html", RenderReportHtml(result, inputs.schema)));
   spdlog::info("wrote {}/metrics.json and {}/report.html in {:.1f} s", out, out, result.seconds);
   spdlog::info("summary: {}", SummaryLine(result));
   return absl::OkStatus();
 }
 
 const CommandRegistration kRegistration(
-    "eval", {"eval         --real R.csv --synthetic S.csv --schema S.json --target COL --out DIR "
-             "[--holdout H.csv] [--parties P.json] [--eval-max-rows N] [--eval-trees N] [--eval-models a,b] "
-             "[--privacy-statement S.privacy.json]",
+    "eval", {"eval         (--real R.csv --schema S.json | --party-config P.json) --synthetic S.csv --out DIR "
+             "[--target COL] [--holdout H.csv] [--parties P.json] [--eval-max-rows N] [--eval-trees N] "
+             "[--eval-models a,b] [--privacy-statement S.privacy.json]",
              &RunEvalCommand,
-             {"schema", "out", "parties"}});
+             {"schema", "out", "parties", "party_config"}});
 
 }  // namespace
 }  // namespace vfsynth

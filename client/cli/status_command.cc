@@ -12,7 +12,8 @@
 
 ABSL_FLAG(std::string, curator, "", "status: the curator's address host:port");
 ABSL_FLAG(std::string, party_config, "",
-          "status: take the curator address and TLS files from this party config");
+          "status: take the curator address and TLS files from this party config; eval: score the "
+          "synthetic table on this party's own rows and columns (instead of --real and --schema)");
 ABSL_FLAG(std::string, ca, "", "status: CA certificate (PEM) of the run");
 ABSL_FLAG(std::string, cert, "", "status: client certificate signed by that CA (PEM)");
 ABSL_FLAG(std::string, key, "", "status: the certificate's private key (PEM)");

@@ -178,6 +178,12 @@ std::string MetricsJson(const EvalResult& r) {
   json.EndArray();
   json.EndObject();
 
+  if (!r.party.empty()) {
+    json.Key("scope").BeginObject().Field("party", r.party).Field("differentially_private", false);
+    json.Key("columns").BeginArray();
+    for (const EvalColumn& column : r.real.columns) json.Value(column.name);
+    json.EndArray().EndObject();
+  }
   if (r.privacy.has_value()) {
     json.Key("differential_privacy").BeginObject();
     json.Field("mode", v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode()))

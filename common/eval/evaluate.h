@@ -49,6 +49,9 @@ struct EvalResult {
   // The run's privacy statement (the curator's <table>.privacy.json), if given: the
   // guarantee against each observer, shown in the report and metrics.json.
   std::optional<v1::PrivacyPlan> privacy;
+  // Set when one party scored the table on its own rows and columns (`vfsynth eval
+  // --party-config`): its name. Such figures are a function of private data, not DP.
+  std::string party;
 };
 
 // Computes every metric of docs/evaluation.md from two tables typed by `schema`.

@@ -159,6 +159,13 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
   absl::StrAppendFormat(&html, "<p>%d real rows, %d synthetic rows; computed in %.1f s.</p>\n",
                         r.real.rows, r.synthetic.rows, r.seconds);
 
+  if (!r.party.empty()) {
+    absl::StrAppend(&html, "<h2>Scope</h2><p id=\"scope\">Computed by party <b>", HtmlEscape(r.party),
+                    "</b> from its own rows, on its own ", r.real.columns.size(),
+                    " columns only. These figures are a function of the party's private data and are not "
+                    "differentially private: publishing them releases information about its rows that the "
+                    "run's &epsilon; does not cover. Keep them inside the party unless that is acceptable.</p>\n");
+  }
   if (r.privacy.has_value()) {
     absl::StrAppendFormat(&html,
                           "<h2>Differential privacy</h2><p>Mode %s, &delta; = %g: the guarantee to a person whose "

@@ -17,6 +17,8 @@
 #include "common/base/proto_json.h"
 #include "common/config/config.h"
 #include "common/data/csv.h"
+#include "common/data/schema.h"
+#include "common/data/split.h"
 #include "common/eval/eval_table.h"
 #include "common/privacy/privacy_plan.h"
 
@@ -109,7 +111,27 @@ class EvalCommandTest : public ::testing::Test {
     auto plan = ResolvePrivacyPlan(privacy, training, /*parties=*/3, /*records=*/6000);
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(WritePrivacyStatement(*dir_ + "/shuffled.csv", *plan).ok());
+    // The bank's own files, cut from the real table as `vfsynth split` cuts them, and its config.
+    auto schema = LoadSchema(kSchema);
+    ASSERT_TRUE(schema.ok()) << schema.status();
+    v1::PartiesFile layout;
+    ASSERT_TRUE(LoadJsonFile(kLayout, &layout).ok());
+    auto split = SplitTable(real, *schema, layout);
+    ASSERT_TRUE(split.ok()) << split.status();
+    for (const PartyTable& party : split->parties) {
+      if (party.name != "bank") continue;
+      ASSERT_TRUE(WriteCsv(*dir_ + "/bank.csv", party.table).ok());
+      auto json = ToJson(party.schema);
+      ASSERT_TRUE(json.ok() && WriteFileAtomically(*dir_ + "/bank.schema.json", *json).ok());
+    }
+    ASSERT_TRUE(WriteFileAtomically(*dir_ + "/bank.json", R"({"name": "bank", "curator": "127.0.0.1:50051",
+        "plaintext": true, "data": "bank.csv", "schema": "bank.schema.json", "secrets": "secrets.txt",
+        "privacy": {"mode": "strict", "epsilon": 10}})")
+                    .ok());
     half_ = new Struct(RunEval("half"));
+    bank_half_ = new Struct(RunPartyEval("half"));
+    bank_shuffled_ = new Struct(RunPartyEval("shuffled"));
+    bank_others_shuffled_ = new Struct(RunPartyEval("others_shuffled"));
     shuffled_ =
         new Struct(RunEval("shuffled", " --privacy-statement " + PrivacyStatementPath(*dir_ + "/shuffled.csv")));
     half_on_holdout_ = new Struct(RunEval("half", " --holdout " + *dir_ + "/holdout.csv", "half_holdout"));
@@ -124,6 +146,9 @@ class EvalCommandTest : public ::testing::Test {
     delete half_on_holdout_;
     delete half_cross_party_;
     delete others_shuffled_;
+    delete bank_half_;
+    delete bank_shuffled_;
+    delete bank_others_shuffled_;
     delete dir_;
   }
 
@@ -135,6 +160,11 @@ class EvalCommandTest : public ::testing::Test {
         ".csv --schema ", kSchema, " --target class --out ", out,
         " --eval-models random_forest,logistic_regression --eval-trees 30 --eval-dcr-rows 300"
         " --log-level warn", extra);
+    return Metrics(command, out);
+  }
+
+  // Runs `command` (which must succeed) and reads OUT/metrics.json.
+  static Struct Metrics(const std::string& command, const std::string& out) {
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     Struct metrics;
     auto text = ReadFile(out + "/metrics.json");
@@ -145,6 +175,16 @@ class EvalCommandTest : public ::testing::Test {
     return metrics;
   }
 
+  // `vfsynth eval --party-config`: the bank scores table `name` on its own rows and columns.
+  static Struct RunPartyEval(const std::string& name) {
+    const std::string out = *dir_ + "/out_bank_" + name;
+    return Metrics(absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ", *dir_, "/", name,
+                                ".csv --target class --out ", out,
+                                " --eval-models random_forest,logistic_regression --eval-trees 30"
+                                " --eval-dcr-rows 300 --log-level warn"),
+                   out);
+  }
+
   static std::string* dir_;
   static Struct* half_;
   static Struct* shuffled_;
@@ -152,6 +192,11 @@ class EvalCommandTest : public ::testing::Test {
   // With the party layout (cross-party utility), on the holdout:
   static Struct* half_cross_party_;
   static Struct* others_shuffled_;  // only the target's party's columns keep their dependence
+  // The bank's own evaluation of the half, the shuffled copy, and the copy that keeps
+  // only the bank's columns' dependence.
+  static Struct* bank_half_;
+  static Struct* bank_shuffled_;
+  static Struct* bank_others_shuffled_;
 };
 
 std::string* EvalCommandTest::dir_ = nullptr;
@@ -160,6 +205,9 @@ Struct* EvalCommandTest::shuffled_ = nullptr;
 Struct* EvalCommandTest::half_on_holdout_ = nullptr;
 Struct* EvalCommandTest::half_cross_party_ = nullptr;
 Struct* EvalCommandTest::others_shuffled_ = nullptr;
+Struct* EvalCommandTest::bank_half_ = nullptr;
+Struct* EvalCommandTest::bank_shuffled_ = nullptr;
+Struct* EvalCommandTest::bank_others_shuffled_ = nullptr;
 
 TEST_F(EvalCommandTest, RandomHalfScoresNearPerfect) {
   EXPECT_GT(Number(*half_, "fidelity.column_shapes"), 0.97);
@@ -233,6 +281,54 @@ TEST_F(EvalCommandTest, CrossPartyUtilityNeedsALayoutThatHoldsTheTarget) {
   ASSERT_TRUE(error.ok());
   EXPECT_NE(error->find("holds the target 'class'"), std::string::npos) << *error;
   EXPECT_FALSE(fs::exists(out + "/metrics.json"));
+}
+
+TEST_F(EvalCommandTest, APartyScoresTheTableOnItsOwnRowsAndColumns) {
+  const Struct& scope = bank_half_->fields().at("scope").struct_value();
+  EXPECT_EQ(scope.fields().at("party").string_value(), "bank");
+  EXPECT_FALSE(scope.fields().at("differentially_private").bool_value());
+  std::vector<std::string> columns;
+  for (const Value& v : scope.fields().at("columns").list_value().values()) columns.push_back(v.string_value());
+  EXPECT_EQ(columns, kBankColumns);
+  EXPECT_EQ(Number(*bank_half_, "real_rows"), 6000);
+  EXPECT_GT(Number(*bank_half_, "fidelity.column_shapes"), 0.97);
+  EXPECT_GT(Number(*bank_half_, "fidelity.column_pair_trends"), 0.97);
+  // The label from the bank's own columns only: less to learn from than every column.
+  EXPECT_LT(ModelNumber(*bank_half_, "logistic_regression", "trtr.accuracy"),
+            ModelNumber(*half_, "logistic_regression", "trtr.accuracy") - 0.01);
+  EXPECT_NEAR(ModelNumber(*bank_half_, "logistic_regression", "tstr.accuracy"),
+              ModelNumber(*bank_half_, "logistic_regression", "trtr.accuracy"), 0.03);
+  // The label's dependence on the bank's columns: gone in the fully shuffled copy, intact
+  // where only the other parties' columns were shuffled (which the bank cannot see:
+  // its own view of that table is the real one).
+  const double bank_f1 = ModelNumber(*bank_half_, "random_forest", "tstr.binary_f1");
+  EXPECT_GT(bank_f1, 0.2);
+  EXPECT_LT(ModelNumber(*bank_shuffled_, "random_forest", "tstr.binary_f1"), 0.5 * bank_f1);
+  EXPECT_DOUBLE_EQ(Number(*bank_others_shuffled_, "fidelity.column_shapes"), 1.0);
+  EXPECT_DOUBLE_EQ(Number(*bank_others_shuffled_, "fidelity.column_pair_trends"), 1.0);
+  EXPECT_LT(Number(*others_shuffled_, "fidelity.column_pair_trends"), 0.95);
+  auto html = ReadFile(*dir_ + "/out_bank_half/report.html");
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("id=\"scope\">Computed by party <b>bank</b> from its own rows, on its own 4 columns"),
+            std::string::npos);
+  EXPECT_NE(html->find("not differentially private"), std::string::npos);
+  EXPECT_EQ(half_->fields().count("scope"), 0);
+}
+
+TEST_F(EvalCommandTest, APartysEvaluationRefusesJointInputsAndOthersTargets) {
+  const std::string base = absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ", *dir_,
+                                        "/half.csv --log-level warn");
+  for (const auto& [extra, message] :
+       {std::pair<std::string, std::string>{" --target class --real " + *dir_ + "/real.csv", "leave out --real"},
+        {" --target age", "party 'bank' does not hold --target 'age'; its columns: fnlwgt, capital-gain"}}) {
+    const std::string out = *dir_ + "/out_bank_refused";
+    const std::string command = absl::StrCat(base, extra, " --out ", out, " 2> ", out, ".err");
+    EXPECT_NE(std::system(command.c_str()), 0) << command;
+    auto error = ReadFile(out + ".err");
+    ASSERT_TRUE(error.ok());
+    EXPECT_NE(error->find(message), std::string::npos) << *error;
+    EXPECT_FALSE(fs::exists(out + "/metrics.json"));
+  }
 }
 
 TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
