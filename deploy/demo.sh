@@ -2,7 +2,8 @@
 # vfsynth demo, on a fresh machine: installs what is missing, builds, makes
 # certificates, splits Adult into 3 party files (hospital, insurer, bank), starts one
 # curator and 3 parties on loopback over mTLS, trains, writes
-# demo-out/synthetic.csv and demo-out/report.html, and prints a summary.
+# demo-out/synthetic.csv and demo-out/report.html, lets each party score the table on
+# its own data (demo-out/eval-<party>/), and prints a summary.
 # Privacy: mode `strict` at (epsilon 10, delta 1e-5) by default; every party calibrates
 # its noise to that budget over the demo's rounds and keeps a ledger.
 # Usage: deploy/demo.sh [--rounds N] [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E]
@@ -37,7 +38,16 @@ build/bin/vfsynth eval --real data/adult.csv --synthetic "$OUT/synthetic.csv" \
   --schema deploy/schemas/adult.schema.json --target class --out "$OUT" \
   --privacy-statement "$OUT/synthetic.privacy.json" --eval-max-rows 10000 2> "$OUT/logs/eval.log"
 
-score() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "$OUT/metrics.json" | head -1; }
+# What each institution can check alone: the table against its own rows and columns
+# (not DP; it stays with the party). The bank holds the label.
+for party in hospital insurer bank; do
+  target_args=()
+  [ "$party" = bank ] && target_args=(--target class)
+  build/bin/vfsynth eval --party-config "$OUT/$party.json" --synthetic "$OUT/synthetic.csv" \
+    --out "$OUT/eval-$party" "${target_args[@]}" --eval-max-rows 10000 2> "$OUT/logs/eval-$party.log"
+done
+
+score() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "${2:-$OUT}/metrics.json" | head -1; }
 # Predicting `class` with model $1 trained on real rows (TRTR) and on synthetic ones (TSTR),
 # both tested on real rows.
 utility() {
@@ -62,6 +72,8 @@ echo "synthetic rows:   ${rows}"
 echo "column shapes:    $(score column_shapes)"
 echo "pair trends:      $(score column_pair_trends)"
 echo "summary score:    $(score summary_score)"
+echo "each party alone: hospital $(score summary_score "$OUT/eval-hospital"), insurer $(score summary_score \
+  "$OUT/eval-insurer"), bank $(score summary_score "$OUT/eval-bank") (summary score on its own rows and columns)"
 echo "predicting class: $(utility random_forest) (random forest trained on real / on synthetic rows, tested on real)"
 echo "synthetic table:  $(pwd)/$OUT/synthetic.csv"
 echo "report:           $(pwd)/$OUT/report.html"
