@@ -9,7 +9,8 @@
 #                     [--eval-repeats R] [--rescore]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
 #   deploy/quality.sh --suite --out DIR [...]   the generalisation suite (deploy/suite/run.sh)
-# Writes DIR/seed-<s>/ (run, metrics.json, report.html) and DIR/summary.json.
+# Writes DIR/seed-<s>/ (run, metrics.json, report.html, party-<name>/: each party's score of
+# the table on its own data) and DIR/summary.json.
 # --rounds: default the curator's for the mode (docs/configuration.md).
 # Each table is evaluated R times (default 5): at eval seed s (metrics.json, the
 # protocol's figure) and at s + 1000·r (seed-<s>/eval-<r>/). One evaluation of one
@@ -76,6 +77,19 @@ evaluate() {
     --eval-max-rows "$EVAL_ROWS" --eval-seed "$3" 2> "$2/eval.log" \
     || { tail -n 5 "$2/eval.log" >&2; exit 1; }
 }
+# Each party of run $1 scores the published table on its own rows and columns (vfsynth eval
+# --party-config) into $1/party-<name>/ at eval seed $2; the label's holder predicts it.
+evaluate_parties() {
+  local party target_args
+  for party in $(python3 -c 'import json, sys; print(" ".join(p["name"] for p in json.load(open(sys.argv[1]))["parties"]))' "$LAYOUT"); do
+    [ -f "$1/$party.json" ] || { echo "$1 has no $party.json (the party's config run-local.sh writes)" >&2; exit 1; }
+    target_args=()
+    grep -q "\"name\": *\"$TARGET\"" "$1/parties/$party.schema.json" && target_args=(--target "$TARGET")
+    "$BIN/vfsynth" eval --party-config "$1/$party.json" --synthetic "$1/synthetic.csv" --out "$1/party-$party" \
+      "${target_args[@]}" --eval-max-rows "$EVAL_ROWS" --eval-seed "$2" 2> "$1/party-$party.log" \
+      || { tail -n 5 "$1/party-$party.log" >&2; exit 1; }
+  done
+}
 total_difference() { sed -n 's/.*total difference \([0-9.]*\).*/\1/p' "$1/metrics.json" | head -n 1; }
 mkdir -p "$OUT"
 for seed in $SEEDS; do
@@ -92,8 +106,9 @@ for seed in $SEEDS; do
     end=$(date +%s.%N)
     echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' > "$run/train-seconds"
   fi
-  rm -rf "$run"/eval-*/
+  rm -rf "$run"/eval-*/ "$run"/party-*/
   evaluate "$run" "$run" "$seed"
+  evaluate_parties "$run" "$seed"
   repeated="$(total_difference "$run")"
   for ((r = 1; r < EVAL_REPEATS; r++)); do
     evaluate "$run" "$run/eval-$r" "$((seed + 1000 * r))"

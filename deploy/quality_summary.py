@@ -5,8 +5,10 @@ Reads RUN/metrics.json and RUN/train-seconds of each run directory, and the repe
 evaluations of the same table in RUN/eval-*/metrics.json (deploy/quality.sh
 --eval-repeats); cross-party pair trends are the mean pair-trend score over column
 pairs held by two different parties (the party layout JSON names who holds what).
-Prints JSON with a markdown table row, whose last cell is the total difference averaged
-over each table's evaluations.
+Each party's own score of the table (RUN/party-*/metrics.json, vfsynth eval
+--party-config) gives the federated summary score, their mean. Prints JSON with a
+markdown table row, whose last cell is the total difference averaged over each table's
+evaluations.
 """
 import argparse
 import glob
@@ -40,6 +42,15 @@ def cross_party_pair_trends(metrics, owner):
     return statistics.fmean(scores) if scores else float("nan")
 
 
+def federated_summary_score(run):
+    """The mean of the parties' own summary scores; NaN without any."""
+    scores = []
+    for path in sorted(glob.glob(os.path.join(run, "party-*", "metrics.json"))):
+        with open(path) as f:
+            scores.append(json.load(f)["summary_score"])
+    return statistics.fmean(scores) if scores else float("nan")
+
+
 def run_metrics(run, owner):
     with open(os.path.join(run, "metrics.json")) as f:
         m = json.load(f)
@@ -61,6 +72,9 @@ def run_metrics(run, owner):
         "trtr_accuracy": forest["trtr"]["accuracy"],
         "column_shapes": m["fidelity"]["column_shapes"],
         "pair_trends": m["fidelity"]["column_pair_trends"],
+        "summary_score": m["summary_score"],
+        # What the parties can compute without the joint table (vfsynth eval --party-config).
+        "federated_summary_score": federated_summary_score(run),
         "cross_party_pair_trends": cross_party_pair_trends(m, owner),
         "avd_2way": m["fidelity"]["avd_2way"],
         "dcr_share_closer_to_train": m["privacy"]["dcr"]["share_closer_to_train"],

@@ -7,11 +7,15 @@ independent-marginals baseline (DIR/<table>/baseline.json). The last column chec
 suite's targets for a DP mode at ε ≥ 10 against the same table's `none` run: random-forest TSTR F1
 at least 75 % of TRTR's ("F1"), the same from the other parties' columns only ("cross"),
 pair trends within 0.03 of none's ("pairs"), total difference at most 2.5 times none's
-("total"). F1 is binary for a two-class label, macro otherwise.
+("total"). F1 is binary for a two-class label, macro otherwise. Below the table: the
+Spearman rank correlation, over every run of the suite, between the joint summary score
+and the federated one (the mean of the parties' scores of the table on their own data):
+whether the parties alone rank runs as the joint table does.
 
   deploy/suite/suite_table.py DIR
 """
 import json
+import math
 import os
 import sys
 
@@ -46,6 +50,33 @@ def targets(mean, none):
     return "all met" if not missed else "missed: " + ", ".join(missed)
 
 
+def ranks(values):
+    """1-based ranks, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            result[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def spearman(xs, ys):
+    """Spearman's rho: Pearson's correlation of the ranks; NaN for fewer than 2 pairs or a constant side."""
+    if len(xs) < 2:
+        return float("nan")
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else float("nan")
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__.strip().splitlines()[-1])
@@ -53,6 +84,7 @@ def main():
     rows = ["| table (rows × columns, parties, label) | mode | seeds | RF total difference | TSTR / TRTR F1 "
             "| other parties' columns: TSTR / TRTR F1 | column shapes | pair trends | targets |",
             "|---|---|---|---|---|---|---|---|---|"]
+    joint, federated = [], []
     with open(os.path.join(SUITE, "tables.tsv")) as f:
         suite = [line.split() for line in f if line.strip() and not line.startswith("#")]
     for name, _, _, label in suite:
@@ -70,6 +102,11 @@ def main():
         for mode in modes:
             summary = load(os.path.join(table_dir, mode, "summary.json"))
             m = summary["mean"]
+            for run in summary["runs"]:
+                score = run.get("federated_summary_score")
+                if score is not None and not math.isnan(score):
+                    joint.append(run["summary_score"])
+                    federated.append(score)
             rows.append(
                 f"| {title} | {mode.replace('-', ' ε=')} | {summary['seeds']} | {m['total_difference']:.3f} "
                 f"| {m['tstr_f1']:.3f} / {m['trtr_f1']:.3f} "
@@ -85,6 +122,8 @@ def main():
                         f"| {b['tstr_f1']:.3f} | {b['cross_party_tstr_f1']:.3f} "
                         f"| {b['column_shapes']:.3f} | {b['pair_trends']:.3f} | - |")
     print("\n".join(rows))
+    print(f"\nSpearman ρ between the joint and the federated summary score over {len(joint)} runs: "
+          f"{spearman(joint, federated):.3f}")
 
 
 if __name__ == "__main__":

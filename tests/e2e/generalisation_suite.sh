@@ -27,6 +27,9 @@ mean = json.load(open(sys.argv[1]))["mean"]
 for key in ("tstr_f1", "trtr_f1", "cross_party_tstr_f1", "cross_party_trtr_f1"):
     assert 0 <= mean[key] <= 1, (key, mean)
 assert mean["cross_party_trtr_f1"] > 0, mean  # the other parties' columns carry some of the label
+# Every party scored the table on its own data (vfsynth eval --party-config).
+for run in json.load(open(sys.argv[1]))["runs"]:
+    assert 0 <= run["federated_summary_score"] <= 1, run
 PY
   done
   [ "$(grep -c "^| $name (" "$WORK/s/suite.md")" -eq 3 ] || fail "$name: rows in suite.md: $(cat "$WORK/s/suite.md")"
@@ -34,6 +37,11 @@ PY
     || fail "$name: targets cell"
   grep "^| $name (" "$WORK/s/suite.md" | grep -q "| independent marginals |" || fail "$name: baseline row"
 done
+
+# The parties' own scores rank the suite's runs against the joint scores (no value
+# asserted: at 2 rounds the ranking says little).
+grep -Eq "^Spearman ρ between the joint and the federated summary score over ([0-9]+) runs: -?[01]\.[0-9]{3}$" \
+  "$WORK/s/suite.md" || fail "Spearman line: $(tail -n 2 "$WORK/s/suite.md")"
 
 # A second call keeps finished runs; bad input is refused before anything runs.
 "$SRC/deploy/quality.sh" --suite --out "$WORK/s" --tables pima --modes "none dpsgd:10" --rounds 2 --batch 64 \

@@ -28,12 +28,23 @@ assert abs(r["total_difference_over_evaluations"] - statistics.fmean(values)) < 
 assert r["total_difference"] == values[0], r
 assert r["train_seconds"] == 12.5, r
 assert summary["markdown_row"].endswith(f"| {statistics.fmean(values):.3f} ({statistics.fmean(values):.3f}–{statistics.fmean(values):.3f}) |"), summary["markdown_row"]
+# Each party scored the table (its own training rows, joined) on its own data: the
+# federated score is the mean of the two, near perfect.
+parties = [json.load(open(os.path.join(run, f"party-{p}", "metrics.json"))) for p in ("lab", "winery")]
+assert [m["scope"]["party"] for m in parties] == ["lab", "winery"], parties
+assert abs(r["federated_summary_score"] - statistics.fmean(m["summary_score"] for m in parties)) < 1e-12, r
+assert r["federated_summary_score"] > 0.9, r
 PY
 
-# Bad input: no repeats, a run without its table.
+# Bad input: no repeats, a run without a party's config, a run without its table.
 if "$SRC/deploy/quality.sh" --out "$WORK/q" --dataset wine-red --seeds 1 --rescore --eval-repeats 0 \
      --bin "$BIN" > /dev/null 2> "$WORK/err"; then fail "--eval-repeats 0 accepted"; fi
 grep -q "eval-repeats must be a positive integer" "$WORK/err" || fail "message: $(cat "$WORK/err")"
+mv "$RUN/winery.json" "$WORK/winery.json"
+if "$SRC/deploy/quality.sh" --out "$WORK/q" --dataset wine-red --seeds 1 --rescore --eval-repeats 1 \
+     --bin "$BIN" > /dev/null 2> "$WORK/err"; then fail "a run without a party's config accepted"; fi
+grep -q "has no winery.json" "$WORK/err" || fail "message: $(cat "$WORK/err")"
+mv "$WORK/winery.json" "$RUN/winery.json"
 rm "$RUN/synthetic.csv"
 if "$SRC/deploy/quality.sh" --out "$WORK/q" --dataset wine-red --seeds 1 --rescore \
      --bin "$BIN" > /dev/null 2> "$WORK/err"; then fail "a run without its table accepted"; fi
