@@ -11,8 +11,6 @@
 namespace vfsynth {
 namespace {
 
-absl::Status ShuttingDown() { return absl::CancelledError("party is shutting down"); }
-
 // One direction of a stream: pieces in order until closed.
 template <typename Message>
 class Pipe {
@@ -128,7 +126,7 @@ void InProcessCuratorLink::Cancel() {
 
 absl::Status InProcessCuratorLink::Connect(absl::Duration) {
   absl::MutexLock lock(&mu_);
-  return cancelled_ ? ShuttingDown() : absl::OkStatus();
+  return cancelled_ ? PartyShuttingDown() : absl::OkStatus();
 }
 
 absl::StatusOr<std::string> InProcessCuratorLink::Authenticate(const std::string& claimed) const {
@@ -179,7 +177,7 @@ absl::StatusOr<std::unique_ptr<TrainStream>> InProcessCuratorLink::OpenTrain() {
   auto connection = std::make_shared<Connection>();
   {
     absl::MutexLock lock(&mu_);
-    if (cancelled_) return ShuttingDown();
+    if (cancelled_) return PartyShuttingDown();
     active_ = connection;
   }
   return std::make_unique<InProcessTrainStream>(connection, curator_,

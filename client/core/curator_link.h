@@ -11,6 +11,9 @@
 
 namespace vfsynth {
 
+// What every call of a cancelled link, and a cancelled session, returns.
+inline absl::Status PartyShuttingDown() { return absl::CancelledError("party is shutting down"); }
+
 // One Train stream to the curator as the party sees it: the pieces of the wire protocol
 // (common/protocol/chunking.h), in order, each way.
 class TrainStream {

@@ -15,8 +15,6 @@ namespace {
 // Alignment and plan attestation wait for every party.
 constexpr absl::Duration kAlignTimeout = absl::Seconds(600);
 
-absl::Status ShuttingDown() { return absl::CancelledError("party is shutting down"); }
-
 }  // namespace
 
 void PartySession::Cancel() {
@@ -52,7 +50,7 @@ absl::Status PartySession::Run() {
     }
     spdlog::warn("{}; redialling the curator until {}", std::string(status.message()),
                  absl::FormatTime("%H:%M:%S", give_up, absl::LocalTimeZone()));
-    if (!Backoff(absl::Seconds(1))) return ShuttingDown();
+    if (!Backoff(absl::Seconds(1))) return PartyShuttingDown();
   }
 }
 
@@ -149,7 +147,7 @@ absl::Status PartySession::Serve(bool* streamed) {
     }
     return absl::OkStatus();
   }
-  if (Cancelled()) return ShuttingDown();
+  if (Cancelled()) return PartyShuttingDown();
   switch (ended.code()) {
     case absl::StatusCode::kPermissionDenied:
     case absl::StatusCode::kUnauthenticated:

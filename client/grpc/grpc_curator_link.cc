@@ -4,21 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/net/grpc_status.h"
 #include "common/net/tls.h"
 
 namespace vfsynth {
-namespace {
-
-absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      absl::StrCat(what, ": ", status.error_message()));
-}
-
-absl::Status ShuttingDown() { return absl::CancelledError("party is shutting down"); }
-
-}  // namespace
-
 // The Train stream on its own context, which stays the link's active call until Finish.
 class GrpcCuratorLink::Stream final : public TrainStream {
  public:
@@ -40,7 +29,7 @@ class GrpcCuratorLink::Stream final : public TrainStream {
     const grpc::Status finished = stream_->Finish();
     stream_.reset();
     link_->EndCall();
-    return FromGrpc(finished, "Train stream");
+    return FromGrpcStatus(finished, "Train stream");
   }
 
  private:
@@ -80,7 +69,7 @@ absl::Status GrpcCuratorLink::Connect(absl::Duration timeout) {
   // Waited for in short slices, so that Cancel() ends the wait promptly.
   const absl::Time until = absl::Now() + timeout;
   while (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(1)))) {
-    if (Cancelled()) return ShuttingDown();
+    if (Cancelled()) return PartyShuttingDown();
     if (absl::Now() >= until) {
       return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(), " within ",
                                                  absl::ToDoubleSeconds(timeout),
@@ -98,11 +87,11 @@ absl::StatusOr<Response> GrpcCuratorLink::Call(
   if (stub_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(what, " before Connect"));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  if (!BeginCall(&context)) return ShuttingDown();
+  if (!BeginCall(&context)) return PartyShuttingDown();
   Response response;
   const grpc::Status status = rpc(&context, &response);
-  if (!EndCall()) return ShuttingDown();
-  RETURN_IF_ERROR(FromGrpc(status, what));
+  if (!EndCall()) return PartyShuttingDown();
+  RETURN_IF_ERROR(FromGrpcStatus(status, what));
   return response;
 }
 
@@ -143,7 +132,7 @@ absl::StatusOr<v1::LabelPairsResponse> GrpcCuratorLink::ReleaseLabelPairs(const 
 absl::StatusOr<std::unique_ptr<TrainStream>> GrpcCuratorLink::OpenTrain() {
   if (stub_ == nullptr) return absl::FailedPreconditionError("Train before Connect");
   auto stream = std::make_unique<Stream>(this);
-  if (!stream->Open(*stub_)) return ShuttingDown();
+  if (!stream->Open(*stub_)) return PartyShuttingDown();
   return stream;
 }
 

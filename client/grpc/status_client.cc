@@ -4,9 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/privacy/privacy_plan.h"
-#include "common/net/tls.h"
 #include "common/base/status_macros.h"
+#include "common/net/grpc_status.h"
+#include "common/net/tls.h"
+#include "common/privacy/privacy_plan.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
@@ -35,10 +36,7 @@ absl::StatusOr<v1::StatusResponse> FetchCuratorStatus(const std::string& address
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   v1::StatusResponse response;
   const grpc::Status status = stub->GetStatus(&context, v1::StatusRequest(), &response);
-  if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        absl::StrCat("GetStatus at ", address, ": ", status.error_message()));
-  }
+  RETURN_IF_ERROR(FromGrpcStatus(status, absl::StrCat("GetStatus at ", address)));
   return response;
 }
 

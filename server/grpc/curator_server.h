@@ -43,7 +43,7 @@ class CuratorServer {
   CuratorServer() = default;
   std::unique_ptr<CuratorCore> core_;
   std::unique_ptr<CuratorService> service_;
-  // Shutdown may run on another thread than Run (tests, the audit's shadow runs).
+  // Shutdown may run on another thread than Run (tests stop a running curator that way).
   absl::Mutex server_mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(server_mu_);
   std::unique_ptr<MetricsServer> metrics_;  // optional; reads core_

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/grpc_status.h"
 #include "common/net/peer_identity.h"
 #include "common/protocol/chunking.h"
 #include "server/core/train_stream.h"
@@ -28,11 +29,6 @@ class GrpcPartyStream final : public PartyStream {
 };
 
 }  // namespace
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 absl::StatusOr<std::string> CuratorService::Authenticate(const grpc::ServerContext& context,
                                                          const std::string& claimed) const {

@@ -3,13 +3,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/net/grpc_status.h"
 #include "server/core/curator_core.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
-
-// absl::Status -> grpc::Status (same code and message).
-grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // Thin gRPC adapter: authenticates every call against the roster, translates
 // messages and calls CuratorCore. Holds no training state of its own.
