@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/base/file_io.h"
 #include "common/base/status_macros.h"
 #include "common/privacy/ledger_file.h"
 #include "common/privacy/secure_random.h"
@@ -19,10 +18,9 @@ constexpr char kMagic[] = "vfsynth-privacy-ledger";
 constexpr char kVersion[] = "3";
 constexpr char kChargeTag[] = "charge";
 constexpr char kReleaseTag[] = "release";
-using Fields = LedgerFields;
 
 // The header's fields that must match the run's configuration.
-std::vector<std::pair<std::string, std::string>> ConfigFields(const LedgerConfig& config) {
+LedgerFieldList ConfigFields(const LedgerConfig& config) {
   return {{"run_id", config.run_id},
           {"sampler", SamplerName(config.sampler)},
           {"conversion", ConversionName(config.conversion)},
@@ -31,10 +29,10 @@ std::vector<std::pair<std::string, std::string>> ConfigFields(const LedgerConfig
           {"epsilon_budget_unamplified", ExactDouble(config.epsilon_budget_unamplified)}};
 }
 
-std::string HeaderLine(const LedgerConfig& config, const std::string& id) {
-  std::vector<std::pair<std::string, std::string>> fields = {{"version", kVersion}, {"ledger_id", id}};
+LedgerFieldList HeaderFields(const LedgerConfig& config, const std::string& id) {
+  LedgerFieldList fields = {{"version", kVersion}, {"ledger_id", id}};
   for (auto& field : ConfigFields(config)) fields.push_back(std::move(field));
-  return FormatLedgerLine(kMagic, fields);
+  return fields;
 }
 
 absl::Status ValidateConfig(const LedgerConfig& config) {
@@ -84,12 +82,8 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenFile(const std
   std::unique_ptr<PrivacyLedger> ledger(new PrivacyLedger(path, config, std::move(file)));
   absl::MutexLock lock(&ledger->mu_);
   if (ledger->file_->lines().empty()) {
-    if (!create) {
-      return absl::NotFoundError(absl::StrCat("privacy ledger ", path, " is empty (it has no header)"));
-    }
     ASSIGN_OR_RETURN(ledger->id_, NewHexSecret());
-    RETURN_IF_ERROR(ledger->AppendLine(HeaderLine(config, ledger->id_)));
-    RETURN_IF_ERROR(SyncDirectoryOf(path));
+    RETURN_IF_ERROR(ledger->file_->WriteHeader(kMagic, HeaderFields(config, ledger->id_)));
     spdlog::info("privacy ledger {}: created for run {} (ledger id {})", path, config.run_id, ledger->id_);
     return ledger;
   }
@@ -99,8 +93,7 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenFile(const std
 
 absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
   mu_.AssertHeld();
-  if (lines.empty()) return absl::DataLossError(absl::StrCat(path_, " has no ledger header"));
-  RETURN_IF_ERROR(ReplayHeader(lines[0]));
+  RETURN_IF_ERROR(ReplayHeader());
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line_no = static_cast<int>(i) + 1;
     ASSIGN_OR_RETURN(auto parsed, ParseLedgerLine(lines[i], line_no));
@@ -154,25 +147,9 @@ absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
   return absl::OkStatus();
 }
 
-absl::Status PrivacyLedger::ReplayHeader(absl::string_view line) {
-  ASSIGN_OR_RETURN(auto header, ParseLedgerLine(line, 1));
-  auto field = [&header](const std::string& key) { return HeaderField(header.second, key); };
-  if (header.first != kMagic) {
-    return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth privacy ledger"));
-  }
-  if (field("version") != kVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", path_, " has format version ", field("version"), "; this build reads version ", kVersion,
-        " only: finish its run with the build that started it, or start a new run with a new ledger"));
-  }
-  for (const auto& [key, expected] : ConfigFields(config_)) {
-    if (field(key) != expected) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("privacy ledger ", path_, " belongs to another run or configuration: ", key,
-                       " is '", field(key), "', this run has '", expected, "'"));
-    }
-  }
-  id_ = field("ledger_id");
+absl::Status PrivacyLedger::ReplayHeader() {
+  ASSIGN_OR_RETURN(const LedgerFields header, file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
+  id_ = HeaderField(header, "ledger_id");
   if (!IsLedgerFieldValue(id_) || id_ == "<missing>") {
     return absl::DataLossError(absl::StrCat("privacy ledger ", path_, " has no ledger id in its header"));
   }

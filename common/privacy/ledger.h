@@ -115,7 +115,7 @@ class PrivacyLedger {
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenFile(const std::string& path,
                                                                  const LedgerConfig& config, bool create);
   absl::Status Replay(const std::vector<std::string>& lines) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ReplayHeader(absl::string_view line);
+  absl::Status ReplayHeader();
   absl::Status Apply(const Record& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism,
                                                 int64_t steps) const

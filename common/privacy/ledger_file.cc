@@ -52,7 +52,36 @@ absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& 
   }
   file->size_ = static_cast<int64_t>(contents.size());
   for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipEmpty())) file->lines_.emplace_back(line);
+  if (file->lines_.empty() && !create) {
+    return absl::NotFoundError(absl::StrCat(file->what_, " ", path, " is empty (it has no header)"));
+  }
   return file;
+}
+
+absl::Status LedgerFile::WriteHeader(absl::string_view magic, const LedgerFieldList& fields) {
+  RETURN_IF_ERROR(Append(FormatLedgerLine(magic, fields)));
+  return SyncDirectoryOf(path_);
+}
+
+absl::StatusOr<LedgerFields> LedgerFile::CheckHeader(absl::string_view magic, absl::string_view version,
+                                                     const LedgerFieldList& expected) const {
+  if (lines_.empty()) return absl::DataLossError(absl::StrCat(path_, " has no ledger header"));
+  ASSIGN_OR_RETURN(auto header, ParseLedgerLine(lines_[0], 1));
+  if (header.first != magic) return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth ", what_));
+  const std::string found = HeaderField(header.second, "version");
+  if (found != version) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what_, " ", path_, " has format version ", found, "; this build reads version ", version,
+                     " only: finish its run with the build that started it, or start a new run with a new ledger"));
+  }
+  for (const auto& [key, value] : expected) {
+    if (HeaderField(header.second, key) != value) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what_, " ", path_, " belongs to another run or configuration: ", key, " is '",
+                       HeaderField(header.second, key), "', this run has '", value, "'"));
+    }
+  }
+  return std::move(header.second);
 }
 
 LedgerFile::~LedgerFile() { ::close(fd_); }
@@ -80,7 +109,7 @@ absl::Status LedgerFile::Append(const std::string& line) {
   return error;
 }
 
-std::string FormatLedgerLine(absl::string_view tag, const std::vector<std::pair<std::string, std::string>>& fields) {
+std::string FormatLedgerLine(absl::string_view tag, const LedgerFieldList& fields) {
   std::string body(tag);
   for (const auto& [key, value] : fields) absl::StrAppend(&body, "\t", key, "=", value);
   return absl::StrCat(body, "\t", kChecksumKey, absl::Hex(Fnv1a64(body), absl::kZeroPad16), "\n");

@@ -14,6 +14,10 @@
 
 namespace vfsynth::privacy {
 
+// A line's fields as read (by key) and as written (in order).
+using LedgerFields = std::map<std::string, std::string>;
+using LedgerFieldList = std::vector<std::pair<std::string, std::string>>;
+
 // The file under a party's ledgers (the privacy ledger, the participation ledger): an
 // append-only text file of checksummed lines "<tag>\tkey=value...\tfnv64=<hex>\n", held
 // by one process at a time, every append fsynced before the caller releases anything.
@@ -22,7 +26,7 @@ namespace vfsynth::privacy {
 class LedgerFile {
  public:
   // Opens `path` (created 0600 with `create`) and locks it; `what` ("privacy ledger")
-  // names it in messages. NOT_FOUND for a missing file without `create`;
+  // names it in messages. NOT_FOUND for a missing or empty file without `create`;
   // FAILED_PRECONDITION if another process holds it.
   static absl::StatusOr<std::unique_ptr<LedgerFile>> Open(const std::string& path, bool create, std::string what);
   ~LedgerFile();  // also releases the lock
@@ -31,6 +35,13 @@ class LedgerFile {
 
   // The complete lines found at Open, without their '\n' (none for a new file).
   const std::vector<std::string>& lines() const { return lines_; }
+  // The first line of a new file: `magic` with `fields`, appended, and the directory synced.
+  absl::Status WriteHeader(absl::string_view magic, const LedgerFieldList& fields);
+  // The first line found at Open, checked: DATA_LOSS unless it is a `magic` line;
+  // FAILED_PRECONDITION, with one message each, for another format `version` or a field of
+  // `expected` (the run and its configuration) with another value. Its fields.
+  absl::StatusOr<LedgerFields> CheckHeader(absl::string_view magic, absl::string_view version,
+                                           const LedgerFieldList& expected) const;
   // Appends `line` (FormatLedgerLine) and fsyncs. After a failed write the partial line is
   // undone; if even that fails the file is broken and refuses every later append.
   // Not thread-safe: the ledger on top serialises its appends.
@@ -48,10 +59,8 @@ class LedgerFile {
   bool broken_ = false;
 };
 
-using LedgerFields = std::map<std::string, std::string>;
-
 // "<tag>\tk=v\t...\tfnv64=<hex>\n".
-std::string FormatLedgerLine(absl::string_view tag, const std::vector<std::pair<std::string, std::string>>& fields);
+std::string FormatLedgerLine(absl::string_view tag, const LedgerFieldList& fields);
 // One complete line (without '\n'): its tag and fields, the checksum checked (DATA_LOSS).
 absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line, int line_no);
 

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/base/file_io.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
@@ -18,7 +17,7 @@ constexpr char kMagic[] = "vfsynth-participation-ledger";
 constexpr char kVersion[] = "1";
 constexpr char kTakeTag[] = "take";
 
-std::vector<std::pair<std::string, std::string>> ConfigFields(const ParticipationConfig& config) {
+LedgerFieldList ConfigFields(const ParticipationConfig& config) {
   return {{"run_id", config.run_id},
           {"cap", absl::StrCat(config.cap)},
           {"epsilon_per_participation", ExactDouble(config.epsilon_per_participation)}};
@@ -57,12 +56,9 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFi
   std::unique_ptr<ParticipationLedger> ledger(new ParticipationLedger(config, std::move(file)));
   absl::MutexLock lock(&ledger->mu_);
   if (ledger->file_->lines().empty()) {
-    if (!create)
-      return absl::NotFoundError(absl::StrCat("participation ledger ", path, " is empty (it has no header)"));
-    std::vector<std::pair<std::string, std::string>> header = {{"version", kVersion}};
+    LedgerFieldList header = {{"version", kVersion}};
     for (auto& field : ConfigFields(config)) header.push_back(std::move(field));
-    RETURN_IF_ERROR(ledger->file_->Append(FormatLedgerLine(kMagic, header)));
-    RETURN_IF_ERROR(SyncDirectoryOf(path));
+    RETURN_IF_ERROR(ledger->file_->WriteHeader(kMagic, header));
     return ledger;
   }
   RETURN_IF_ERROR(ledger->Replay());
@@ -72,23 +68,7 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFi
 absl::Status ParticipationLedger::Replay() {
   const std::vector<std::string>& lines = file_->lines();
   const std::string& path = file_->path();
-  ASSIGN_OR_RETURN(const auto header, ParseLedgerLine(lines[0], 1));
-  if (header.first != kMagic) {
-    return absl::DataLossError(absl::StrCat(path, " is not a vfsynth participation ledger"));
-  }
-  if (HeaderField(header.second, "version") != kVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("participation ledger ", path, " has format version ", HeaderField(header.second, "version"),
-                     "; this build reads version ", kVersion,
-                     " only: finish its run with the build that started it, or start a new run with a new ledger"));
-  }
-  for (const auto& [key, expected] : ConfigFields(config_)) {
-    if (HeaderField(header.second, key) != expected) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("participation ledger ", path, " belongs to another run or configuration: ", key, " is '",
-                       HeaderField(header.second, key), "', this run has '", expected, "'"));
-    }
-  }
+  RETURN_IF_ERROR(file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)).status());
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line_no = static_cast<int>(i) + 1;
     ASSIGN_OR_RETURN(const auto parsed, ParseLedgerLine(lines[i], line_no));
