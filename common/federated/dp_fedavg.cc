@@ -3,15 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/privacy/dp_sgd.h"
 #include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
-
-torch::Tensor ClipToNorm(const torch::Tensor& update, double clip_norm) {
-  const double norm = update.to(torch::kDouble).norm().item<double>();
-  if (norm <= clip_norm) return update;
-  return update * (clip_norm / norm);
-}
 
 absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates, int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise) {
@@ -22,13 +18,16 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
     return absl::InvalidArgumentError(
         absl::StrCat("the noise multiplier must be finite and >= 0, got ", noise_multiplier));
   }
-  torch::Tensor sum = torch::zeros({dim}, torch::kDouble);
   for (const torch::Tensor& update : updates) {
     if (update.dim() != 1 || update.size(0) != dim) {
       return absl::InvalidArgumentError(absl::StrCat("a user update of ", update.numel(), " values in ", update.dim(),
                                                      " dimensions for a model of ", dim, " parameters"));
     }
-    sum += ClipToNorm(update.to(torch::kDouble), clip_norm);
+  }
+  torch::Tensor sum = torch::zeros({dim}, torch::kDouble);
+  if (!updates.empty()) {
+    ASSIGN_OR_RETURN(const ClippedSum clipped, ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
+    sum = clipped.sum.front();
   }
   if (noise_multiplier > 0) sum += GaussianTensor(noise, {dim}, noise_multiplier * 2 * clip_norm);
   return sum.to(torch::kFloat32);

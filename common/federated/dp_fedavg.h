@@ -19,11 +19,9 @@ namespace vfsynth {
 // noise multiplier z against the curator and everyone; the party's privacy ledger
 // accounts it per round (sample rate = users asked / users held).
 
-// `update` scaled down to L2 norm `clip_norm` if it is longer; unchanged otherwise.
-torch::Tensor ClipToNorm(const torch::Tensor& update, double clip_norm);
-
-// A party's release for one round: the sum of its users' clipped updates plus Gaussian
-// noise of standard deviation z·2C per coordinate (from `noise`), as float32.
+// A party's release for one round: the sum of its users' updates, each clipped to L2 norm
+// C as DP-SGD clips an example (ClipAndSum, dp_sgd.h: a non-finite update counts as zero),
+// plus Gaussian noise of standard deviation z·2C per coordinate (from `noise`), as float32.
 // INVALID_ARGUMENT for a non-positive C, a negative z, or updates of different shapes.
 absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates, int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise);

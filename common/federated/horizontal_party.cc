@@ -2,10 +2,11 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <numeric>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
 
@@ -21,17 +22,13 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
   for (int64_t u = 0; u < users(); ++u) {
     if (ledger_->CanTake(keys_[u])) eligible.push_back(u);
   }
-  // The first `count` of a uniform shuffle (partial Fisher-Yates).
-  const int64_t drawn = std::min<int64_t>(count, static_cast<int64_t>(eligible.size()));
-  for (int64_t i = 0; i < drawn; ++i) {
-    const int64_t j = i + static_cast<int64_t>(streams_.selection.UniformBelow(eligible.size() - i));
-    std::swap(eligible[i], eligible[j]);
-  }
+  const int64_t held = static_cast<int64_t>(eligible.size());
+  const torch::Tensor drawn = SampleWithoutReplacement(held, std::min(count, held), streams_.selection);
   const int64_t d = global.numel();
   const int64_t k = SignDsTopK(d, options.top_k_ratio);
   std::vector<SignDsReport> reports;
-  for (int64_t i = 0; i < drawn; ++i) {
-    const int64_t user = eligible[i];
+  for (int64_t i = 0; i < drawn.numel(); ++i) {
+    const int64_t user = eligible[drawn[i].item<int64_t>()];
     RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
     ASSIGN_OR_RETURN(const torch::Tensor update,
                      LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator_));

@@ -17,6 +17,7 @@ whether the parties alone rank runs as the joint table does.
 import json
 import math
 import os
+import statistics
 import sys
 
 SUITE = os.path.dirname(os.path.abspath(__file__))
@@ -67,14 +68,10 @@ def ranks(values):
 
 def spearman(xs, ys):
     """Spearman's rho: Pearson's correlation of the ranks; NaN for fewer than 2 pairs or a constant side."""
-    if len(xs) < 2:
+    try:
+        return statistics.correlation(ranks(xs), ranks(ys))
+    except statistics.StatisticsError:
         return float("nan")
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else float("nan")
 
 
 def main():

@@ -9,19 +9,18 @@
 namespace vfsynth {
 namespace {
 
-SecureRandom Stream(unsigned char seed) {
-  SecureRandom::Key key{};
-  key[0] = seed;
-  return SecureRandom::FromKey(key);
-}
-
 TEST(DpFedAvgTest, ClippingShortensOnlyLongUpdates) {
-  EXPECT_TRUE(torch::allclose(ClipToNorm(torch::tensor({3.0f, 4.0f}), 1.0), torch::tensor({0.6f, 0.8f})));
-  EXPECT_TRUE(torch::equal(ClipToNorm(torch::tensor({3.0f, 4.0f}), 10.0), torch::tensor({3.0f, 4.0f})));
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 0);
+  auto clipped = NoisedClippedSum({torch::tensor({3.0f, 4.0f})}, 2, /*clip_norm=*/1.0, 0.0, noise);
+  ASSERT_TRUE(clipped.ok()) << clipped.status();
+  EXPECT_TRUE(torch::allclose(*clipped, torch::tensor({0.6f, 0.8f})));
+  auto kept = NoisedClippedSum({torch::tensor({3.0f, 4.0f})}, 2, /*clip_norm=*/10.0, 0.0, noise);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_TRUE(torch::equal(*kept, torch::tensor({3.0f, 4.0f})));
 }
 
 TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
-  SecureRandom noise = Stream(1);
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 1);
   auto sum = NoisedClippedSum({torch::tensor({3.0f, 4.0f}), torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_TRUE(torch::allclose(*sum, torch::tensor({0.7f, 1.0f})));
@@ -32,7 +31,7 @@ TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
 }
 
 TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesTwoC) {
-  SecureRandom noise = Stream(2);
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 2);
   constexpr int64_t kDim = 200000;
   auto sum = NoisedClippedSum({}, kDim, /*clip_norm=*/0.5, /*noise_multiplier=*/1.5, noise);
   ASSERT_TRUE(sum.ok()) << sum.status();
@@ -47,7 +46,7 @@ TEST(DpFedAvgTest, TheCuratorAveragesOverTheUsersAsked) {
 }
 
 TEST(DpFedAvgTest, BadInputIsRefused) {
-  SecureRandom noise = Stream(3);
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 3);
   const std::vector<torch::Tensor> one = {torch::zeros({2})};
   EXPECT_EQ(NoisedClippedSum(one, 2, 0.0, 1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(NoisedClippedSum(one, 2, 1.0, -1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);

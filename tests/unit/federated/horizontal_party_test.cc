@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 
 constexpr WaeOptions kArchitecture{/*input_dim=*/8, /*hidden=*/16, /*latent=*/3};
 
-SecureRandom Stream(unsigned char seed) {
-  SecureRandom::Key key{};
-  key[0] = seed;
-  return SecureRandom::FromKey(key);
-}
-
 // Users of 2 rows each whose second one-hot block copies the first.
 std::vector<torch::Tensor> Users(int count, uint64_t seed) {
   torch::manual_seed(seed);
@@ -57,7 +51,10 @@ class HorizontalPartyTest : public ::testing::Test {
     EXPECT_TRUE(ledger.ok()) << ledger.status();
     return ledger.ok() ? *std::move(ledger) : nullptr;
   }
-  HorizontalParty::Streams Streams(unsigned char seed) { return {Stream(seed), Stream(seed + 100), seed}; }
+  HorizontalParty::Streams Streams(unsigned char seed) {
+    return {SecureRandom::Derived("horizontal", "selection", seed), SecureRandom::Derived("horizontal", "coins", seed),
+            seed};
+  }
 
   // The reference over two parties of 150 users each, at ε_r = epsilon.
   torch::Tensor Reference(double epsilon, unsigned char seed, int rounds) {

@@ -32,7 +32,7 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
 
   // At a large ε the report is almost surely in the top-k set of its sign: the coordinate
   // moved furthest that way, so the curator's step follows the update.
-  SecureRandom random = SecureRandom::FromKey(SecureRandom::Key{});
+  SecureRandom random = SecureRandom::Derived("wae-round", "coins", 0);
   const torch::Tensor delta = update->contiguous();
   const absl::Span<const float> values(delta.data_ptr<float>(), delta.numel());
   const int64_t k = SignDsTopK(delta.numel(), 0.05);

@@ -13,12 +13,6 @@
 namespace vfsynth {
 namespace {
 
-SecureRandom TestStream(unsigned char seed) {
-  SecureRandom::Key key{};
-  key[0] = seed;
-  return SecureRandom::FromKey(key);
-}
-
 // Pr[(j, s) | update]: the coin s, then p/k inside the top-k set of s, (1 − p)/(d − k) outside.
 double ReportProbability(const std::vector<float>& update, int64_t k, double epsilon, int64_t j, bool positive) {
   const int64_t d = static_cast<int64_t>(update.size());
@@ -61,7 +55,7 @@ TEST(SignDsTest, ReportsFollowTheExactDistribution) {
   constexpr int64_t kTop = 2;
   constexpr double kEpsilon = 1.0;
   constexpr int kDraws = 200000;
-  SecureRandom random = TestStream(1);
+  SecureRandom random = SecureRandom::Derived("sign-ds", "coins", 1);
   std::map<std::pair<int64_t, bool>, int> counts;
   for (int i = 0; i < kDraws; ++i) {
     auto report = SignDs(update, kTop, kEpsilon, random);
@@ -99,7 +93,7 @@ TEST(SignDsTest, NoTwoUpdatesAreMoreThanEpsilonApart) {
   // Sampled: index 0 under s = +1 is e^ε times likelier for `update` than for `opposite`.
   constexpr double kEpsilon = 1.0;
   constexpr int kDraws = 200000;
-  SecureRandom random = TestStream(2);
+  SecureRandom random = SecureRandom::Derived("sign-ds", "coins", 2);
   int for_update = 0, for_opposite = 0;
   for (int i = 0; i < kDraws; ++i) {
     const SignDsReport a = *SignDs(update, 2, kEpsilon, random);
@@ -111,7 +105,7 @@ TEST(SignDsTest, NoTwoUpdatesAreMoreThanEpsilonApart) {
 }
 
 TEST(SignDsTest, BadInputIsRefused) {
-  SecureRandom random = TestStream(3);
+  SecureRandom random = SecureRandom::Derived("sign-ds", "coins", 3);
   const std::vector<float> update = {1.0f, 2.0f, 3.0f};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
