@@ -37,9 +37,12 @@ double LogSumExp(const std::vector<double>& terms) {
   return hi + std::log1p(rest);
 }
 
-double LogBinomial(int n, int k) {
-  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
+double LogGamma(double x) {
+  int sign = 0;
+  return lgamma_r(x, &sign);
 }
+
+double LogBinomial(int n, int k) { return LogGamma(n + 1.0) - LogGamma(k + 1.0) - LogGamma(n - k + 1.0); }
 
 double LogExpm1(double x) {
   // For x > 40, e^x - 1 == e^x to double precision.

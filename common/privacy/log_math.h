@@ -18,6 +18,10 @@ double LogSub(double a, double b);
 // log(sum_i e^{x_i}); -inf for an empty input.
 double LogSumExp(const std::vector<double>& terms);
 
+// log|Gamma(x)|. std::lgamma writes the global signgam, a data race when the
+// curator's and the parties' accountants run in one process; this does not.
+double LogGamma(double x);
+
 // log C(n, k) for integers 0 <= k <= n.
 double LogBinomial(int n, int k);
 

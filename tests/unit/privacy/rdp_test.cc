@@ -33,6 +33,9 @@ TEST(LogMathTest, LogAddSubAndSumExp) {
   EXPECT_EQ(LogSub(1.0, 1.0), -kInf);
   EXPECT_NEAR(LogSumExp({1000.0, 1000.0}), 1000.0 + std::log(2.0), 1e-12);
   EXPECT_NEAR(LogBinomial(10, 3), std::log(120.0), 1e-12);
+  EXPECT_NEAR(LogGamma(0.5), 0.5 * std::log(M_PI), 1e-14);
+  EXPECT_NEAR(LogGamma(-0.5), std::log(2.0 * std::sqrt(M_PI)), 1e-14);  // Gamma(-1/2) = -2 sqrt(pi)
+  EXPECT_NEAR(LogGamma(171.0), std::log(std::tgamma(171.0)), 1e-10);
   EXPECT_NEAR(LogExpm1(1e-10), std::log(1e-10), 1e-9);
   EXPECT_NEAR(LogExpm1(1000.0), 1000.0, 1e-12);
 }
