@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "client/core/horizontal_party_core.h"
 #include "client/core/party_core.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
@@ -59,7 +60,12 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto core = vfsynth::PartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
+  absl::StatusOr<std::unique_ptr<vfsynth::PartyProtocol>> core;
+  if (config->topology() == vfsynth::v1::Topology::horizontal) {
+    core = vfsynth::HorizontalPartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
+  } else {
+    core = vfsynth::PartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
+  }
   if (!core.ok()) {
     spdlog::error("{}", core.status().ToString());
     return 2;

@@ -8,6 +8,7 @@
 #                       [--host IP] [--launcher CMD] [--prepare-only]
 #                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
 #                       [--schema S.json] [--label-column C] [--output-json JSON]
+#                       [--topology vertical|horizontal] [--parties-count N] [--horizontal JSON]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
@@ -28,6 +29,11 @@
 # released in label pairs (training.label_column) unless --training sets one
 # (docs/configuration.md);
 # --output-json: members added to the output object, e.g. '"label_temperature": 1'.
+# --topology horizontal (docs/horizontal.md): the table's rows are cut over --parties-count
+# parties (default 3, party-1, ...; every party every column), privacy signds (the default
+# there) with --epsilon per user; --horizontal: members added to the curator's horizontal
+# object, e.g. '"users_per_round": 20'. --batch, --model and --label-column are refused
+# there, and so are the GAN's --training members.
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
@@ -36,6 +42,7 @@ OUT="" DATASET=adult ROUNDS="" ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
 LABEL_COLUMN=default OUTPUT_JSON="" CSV_OVERRIDE="" LAYOUT_OVERRIDE=""
+TOPOLOGY=vertical PARTIES_COUNT=3 HORIZONTAL_JSON="" PRIVACY_SET=0 BATCH_SET=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -44,10 +51,10 @@ while [ $# -gt 0 ]; do
     --parties) LAYOUT_OVERRIDE="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --rows) ROWS="$2"; shift 2 ;;
-    --batch) BATCH="$2"; shift 2 ;;
+    --batch) BATCH="$2"; BATCH_SET=1; shift 2 ;;
     --port) PORT="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
-    --privacy) PRIVACY="$2"; shift 2 ;;
+    --privacy) PRIVACY="$2"; PRIVACY_SET=1; shift 2 ;;
     --epsilon) EPSILON="$2"; shift 2 ;;
     --delta) DELTA="$2"; shift 2 ;;
     --host) HOST="$2"; shift 2 ;;
@@ -61,10 +68,24 @@ while [ $# -gt 0 ]; do
     --schema) SCHEMA_OVERRIDE="$2"; shift 2 ;;
     --label-column) LABEL_COLUMN="$2"; shift 2 ;;
     --output-json) OUTPUT_JSON="$2"; shift 2 ;;
+    --topology) TOPOLOGY="$2"; shift 2 ;;
+    --parties-count) PARTIES_COUNT="$2"; shift 2 ;;
+    --horizontal) HORIZONTAL_JSON="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
+case "$TOPOLOGY" in
+  vertical) ;;
+  horizontal)
+    [ "$PRIVACY_SET" = 1 ] || PRIVACY=signds
+    [ "$PRIVACY" = signds ] || { echo "--topology horizontal runs --privacy signds" >&2; exit 2; }
+    [[ "$PARTIES_COUNT" =~ ^[1-9][0-9]*$ ]] || { echo "--parties-count must be a positive integer" >&2; exit 2; }
+    [ -z "$MODEL_JSON" ] && [ "$BATCH_SET" = 0 ] && [ "$LABEL_COLUMN" = default ] \
+      || { echo "--model, --batch and --label-column do not apply to --topology horizontal (see --horizontal)" >&2; exit 2; }
+    LABEL_COLUMN="" ;;
+  *) echo "--topology must be vertical or horizontal" >&2; exit 2 ;;
+esac
 if [ -n "$CSV_OVERRIDE" ]; then
   [ -n "$SCHEMA_OVERRIDE" ] && [ -n "$LAYOUT_OVERRIDE" ] \
     || { echo "--csv needs --schema and --parties (vfsynth schema draft writes a starting pair)" >&2; exit 2; }
@@ -77,6 +98,18 @@ else case "$DATASET" in
 esac; fi
 [ -z "$LAYOUT_OVERRIDE" ] || LAYOUT="$LAYOUT_OVERRIDE"
 [ "$LABEL_COLUMN" != default ] || LABEL_COLUMN="$LABEL"
+if [ "$TOPOLOGY" = horizontal ]; then
+  mkdir -p "$OUT"
+  LAYOUT="$OUT/parties-by-rows.json"
+  # One party a line: the roster is read back from the layout line by line.
+  {
+    echo '{"by_rows": true, "parties": ['
+    for k in $(seq "$PARTIES_COUNT"); do
+      printf '  {"name": "party-%d"}%s\n' "$k" "$([ "$k" -lt "$PARTIES_COUNT" ] && echo ,)"
+    done
+    echo ']}'
+  } > "$LAYOUT"
+fi
 TRAINING_LABEL=""
 case "$PRIVACY" in dpsgd|strict) [[ "$TRAINING_JSON" == *'"label_column"'* ]] || TRAINING_LABEL="$LABEL_COLUMN" ;; esac
 [ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
@@ -109,7 +142,39 @@ fi
 
 roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
 if [ "$PRIVACY" != none ] && [ -z "$EPSILON" ]; then echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; fi
-privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}${PRIVACY_JSON:+, $PRIVACY_JSON}}"
+if [ "$TOPOLOGY" = horizontal ]; then
+  # signds is pure epsilon-LDP: no delta.
+  privacy="{\"mode\": \"$PRIVACY\", \"epsilon\": $EPSILON${PRIVACY_JSON:+, $PRIVACY_JSON}}"
+  cat > "$OUT/curator.json" <<JSON
+{
+  "run_id": "local-$DATASET-horizontal",
+  "topology": "horizontal",
+  "listen": "$HOST:$PORT",
+  "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
+  "parties": $roster,
+  "horizontal": {${HORIZONTAL_JSON}},
+  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
+  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${OUTPUT_JSON:+, $OUTPUT_JSON}},
+  "privacy": $privacy,
+  "round_timeout_seconds": 120,
+  "join_timeout_seconds": 120
+}
+JSON
+  for party in $PARTIES; do
+    cat > "$OUT/$party.json" <<JSON
+{
+  "name": "$party",
+  "topology": "horizontal",
+  "curator": "$HOST:$PORT",
+  "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
+  "data": "parties/$party.csv",
+  "schema": "parties/$party.schema.json",
+  "privacy": ${privacy%\}}, "ledger": "$party.ledger"},
+  "threads": 1
+}
+JSON
+  done
+else
 cat > "$OUT/curator.json" <<JSON
 {
   "run_id": "local-$DATASET",
@@ -138,6 +203,7 @@ for party in $PARTIES; do
 }
 JSON
 done
+fi
 if [ "$PREPARE_ONLY" = 1 ]; then
   echo "configs in $OUT: curator.json $(printf '%s.json ' $PARTIES)(port $PORT)"
   exit 0

@@ -91,6 +91,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   *request.mutable_schema() = data_.encoder.schema();
   request.mutable_schema()->clear_id_column();  // the curator has no use for it
   request.set_rows(data_.encoded.rows);
+  request.set_topology(v1::Topology::vertical);
   const v1::PrivacyConfig& privacy = config_.privacy();
   v1::PrivacyDeclaration* declared = request.mutable_privacy();
   declared->set_mode(privacy.mode());
@@ -104,12 +105,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
 }
 
 absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
-  if (response.protocol_version() != kProtocolVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "curator speaks protocol version ", response.protocol_version(), ", this party ",
-        kProtocolVersion));
-  }
-  if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
+  RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::vertical));
   v1::ModelConfig model = response.model();
   v1::TrainingConfig training = response.training();
   absl::Status status = ResolveModelConfig(&model);

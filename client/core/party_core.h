@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/core/party_protocol.h"
+#include "common/base/background_task.h"
+#include "common/base/step_profile.h"
 #include "common/data/party_data.h"
 #include "common/data/psi.h"
 #include "common/privacy/run_accounting.h"
-#include "common/base/background_task.h"
-#include "common/base/step_profile.h"
 #include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -51,56 +52,57 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 // answered again with identical bytes; a critic update
 // already committed is not applied twice. So a party never releases two different
 // answers for one step, and never rolls back past something it released.
-class PartyCore {
+class PartyCore : public PartyProtocol {
  public:
   // Loads the party's data (config must be resolved). With `resume`, the party
   // continues from its checkpoint once aligned; without, an existing checkpoint is
   // an error (starting over would overwrite it).
   static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config,
                                                            bool resume = false);
-  ~PartyCore();
+  ~PartyCore() override;
 
-  v1::RegisterRequest MakeRegisterRequest() const;
+  v1::RegisterRequest MakeRegisterRequest() const override;
   // Again after a reconnect: the run and its settings must be the same.
-  absl::Status AcceptRegistration(const v1::RegisterResponse& response);
+  absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
   // The first Align call: this party's own blinded list (hop 0). It derives from the
   // party secret, loaded (resuming) or drawn here, so a resumed party sends the same list.
-  absl::StatusOr<v1::AlignRequest> MakeAlignRequest();
+  absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
   // The curator's answer to an Align call: the next call (the list it handed out,
   // blinded), or nullopt once the answer's aligned positions are accepted.
-  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response);
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) override;
   // The rows at the aligned positions, in the canonical order (by alignment token):
   // reorders the rows, builds the local critic and opens (or, resuming, restores) its
   // checkpoint. Again after a reconnect: the records must be the same.
   absl::Status AcceptAlignment(const v1::AlignedPositions& aligned);
   // After alignment: this party's privacy plan, to attest against the curator's.
-  v1::AttestPlanRequest MakeAttestPlanRequest() const;
+  v1::AttestPlanRequest MakeAttestPlanRequest() const override;
   // Instead of a plan: this party will not take part, for `reason`.
-  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const;
+  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const override;
   // Refuses a curator plan that differs from this party's (naming the setting); the
   // first match charges the marginal release. Nothing leaves the party before this.
-  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response);
+  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) override;
   // Before MakeAlignRequest: the secret this party's networks initialise from, instead of one
   // drawn from the OS (a run reproducing the reference trainer's start: tests, and the
   // audit's shadow models, whose starts are functions of their seeds).
   void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
-  v1::PartyMessage MakeHello() const;
+  v1::PartyMessage MakeHello() const override;
 
   // Label pairs (training.label_column), after alignment: true if the run has them.
-  bool releases_label_pairs() const { return !training_.label_column().empty(); }
+  bool releases_label_pairs() const override { return !training_.label_column().empty(); }
   // The ShareLabels request: the noised labels if this party holds the label, else empty.
-  absl::StatusOr<v1::ShareLabelsRequest> MakeShareLabelsRequest();
+  absl::StatusOr<v1::ShareLabelsRequest> MakeShareLabelsRequest() override;
   // A party without the label: its label-pair tables against the labels the curator
   // returned; nullopt for the holder.
-  absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(const v1::ShareLabelsResponse& labels);
+  absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(
+      const v1::ShareLabelsResponse& labels) override;
 
   // One curator message in, the replies out. An error means the curator sent
   // something this party must not act on; the party then stops.
-  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
+  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) override;
   // Once Handle's replies have left, before waiting for the next message: the work of
   // the next message that does not depend on it (PartyModel::PrepareAhead). Nothing
   // leaves and nothing is committed; skipping it changes no result.
-  absl::Status PrepareAhead();
+  absl::Status PrepareAhead() override;
 
   // Joint epsilon spent so far and planned for the whole run (0 where the run makes
   // no DP claim: none, vflgan).
@@ -109,14 +111,14 @@ class PartyCore {
   const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
   // The curator's Finished message: whether it published, and its words.
-  bool finished() const { return finished_; }
-  bool finish_succeeded() const { return finish_succeeded_; }
-  const std::string& finish_message() const { return finish_message_; }
+  bool finished() const override { return finished_; }
+  bool finish_succeeded() const override { return finish_succeeded_; }
+  const std::string& finish_message() const override { return finish_message_; }
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
   int64_t committed_step() const { return committed_step_; }
   // Per-message wall-clock breakdown (docs/performance.md).
-  const StepProfile& profile() const { return profile_; }
+  const StepProfile& profile() const override { return profile_; }
 
  private:
   PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);

@@ -7,7 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/core/curator_link.h"
-#include "client/core/party_core.h"
+#include "client/core/party_protocol.h"
 
 namespace vfsynth {
 
@@ -19,7 +19,7 @@ namespace vfsynth {
 // its round.
 class PartySession {
  public:
-  PartySession(v1::PartyConfig config, PartyCore* core, std::unique_ptr<CuratorLink> link)
+  PartySession(v1::PartyConfig config, PartyProtocol* core, std::unique_ptr<CuratorLink> link)
       : config_(std::move(config)), core_(core), link_(std::move(link)) {}
 
   // Runs the whole session; returns when training finished or failed.
@@ -45,7 +45,7 @@ class PartySession {
   absl::Duration connect_timeout() const { return absl::Seconds(config_.connect_timeout_seconds()); }
 
   v1::PartyConfig config_;
-  PartyCore* core_;
+  PartyProtocol* core_;
   std::unique_ptr<CuratorLink> link_;
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

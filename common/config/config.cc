@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/base/address.h"
 #include "common/base/party_name.h"
 #include "common/base/proto_json.h"
@@ -13,6 +15,8 @@
 #include "common/base/status_macros.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 
 namespace vfsynth {
 namespace {
@@ -89,6 +93,20 @@ absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
     return absl::InvalidArgumentError(absl::StrCat("training.batch_size ", t.batch_size(),
                                                    " is not a multiple of model.experimental.pack ",
                                                    m.experimental().pack()));
+  }
+  return absl::OkStatus();
+}
+
+// A setting that does not apply is an error, not silently ignored: every field set in
+// `message` other than `allowed` is refused, named as prefix.field, with `why`.
+absl::Status OnlyApplicableSettings(const google::protobuf::Message& message, const std::string& prefix,
+                                    const absl::flat_hash_set<std::string>& allowed, absl::string_view why) {
+  std::vector<const google::protobuf::FieldDescriptor*> set;
+  message.GetReflection()->ListFields(message, &set);
+  for (const google::protobuf::FieldDescriptor* field : set) {
+    if (!allowed.contains(field->name())) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, field->name(), " does not apply: ", why));
+    }
   }
   return absl::OkStatus();
 }
@@ -215,6 +233,9 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!experimental->has_conversion()) experimental->set_conversion("improved");
   const v1::PrivacyConfig::Mode mode = p->mode();
+  if (mode == v1::PrivacyConfig::signds) {
+    return absl::InvalidArgumentError("privacy.mode 'signds' needs topology 'horizontal'");
+  }
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
   if (mode != v1::PrivacyConfig::none && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
@@ -450,6 +471,76 @@ absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingC
   return absl::OkStatus();
 }
 
+absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h) {
+  // DP-FED-WAE's settings (Jiang et al. 2022, Adult): n = 10 users a round, E = 10 local
+  // epochs of Adam at 1e-3, alpha = 0.05, each user once, gamma = 1, 64 hidden, 16 latent.
+  if (!h->has_users_per_round()) h->set_users_per_round(10);
+  if (!h->has_local_epochs()) h->set_local_epochs(10);
+  if (!h->has_local_learning_rate()) h->set_local_learning_rate(1e-3);
+  if (!h->has_local_batch_size()) h->set_local_batch_size(32);
+  if (!h->has_top_k_ratio()) h->set_top_k_ratio(0.05);
+  if (!h->has_participation_cap()) h->set_participation_cap(1);
+  if (!h->has_gamma()) h->set_gamma(1.0);
+  if (!h->has_hidden()) h->set_hidden(64);
+  if (!h->has_latent()) h->set_latent(16);
+  RETURN_IF_ERROR(Positive("horizontal.users_per_round", h->users_per_round()));
+  RETURN_IF_ERROR(Positive("horizontal.local_epochs", h->local_epochs()));
+  RETURN_IF_ERROR(Positive("horizontal.local_learning_rate", h->local_learning_rate()));
+  RETURN_IF_ERROR(Positive("horizontal.participation_cap", h->participation_cap()));
+  RETURN_IF_ERROR(Positive("horizontal.gamma", h->gamma()));
+  RETURN_IF_ERROR(Width("horizontal.hidden", h->hidden()));
+  RETURN_IF_ERROR(Width("horizontal.latent", h->latent()));
+  // The MMD term compares pairs of codes within a batch.
+  if (h->local_batch_size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "horizontal.local_batch_size must be >= 2 (the MMD term needs pairs), got ", h->local_batch_size()));
+  }
+  if (!(h->top_k_ratio() > 0 && h->top_k_ratio() < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("horizontal.top_k_ratio must be in (0, 1), got ", h->top_k_ratio()));
+  }
+  if (!std::isfinite(h->gamma()) || !std::isfinite(h->local_learning_rate())) {
+    return absl::InvalidArgumentError("horizontal.gamma and horizontal.local_learning_rate must be finite");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
+  if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::signds);
+  if (p->mode() != v1::PrivacyConfig::signds) {
+    return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()),
+                                                   "' is a vertical mode; topology 'horizontal' runs 'signds'"));
+  }
+  RETURN_IF_ERROR(
+      OnlyApplicableSettings(*p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
+                             "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
+  if (!p->has_epsilon()) {
+    return absl::InvalidArgumentError("privacy.mode 'signds' needs privacy.epsilon (each user's budget)");
+  }
+  if (!(p->epsilon() > 0 && std::isfinite(p->epsilon()))) {
+    return absl::InvalidArgumentError("privacy.epsilon must be finite and > 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
+  RETURN_IF_ERROR(
+      OnlyApplicableSettings(c->model(), "model.", {}, "the horizontal autoencoder's settings are in 'horizontal'"));
+  RETURN_IF_ERROR(OnlyApplicableSettings(c->training(), "training.", {"rounds", "seed", "threads", "log_every"},
+                                         "the vertical GAN's; the horizontal run's are in 'horizontal'"));
+  RETURN_IF_ERROR(OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows"},
+                                         "the horizontal topology publishes its decoder's rows as drawn"));
+  v1::TrainingConfig* const t = c->mutable_training();
+  if (!t->has_seed()) t->set_seed(1);
+  if (!t->has_threads()) t->set_threads(2);
+  if (!t->has_log_every()) t->set_log_every(50);
+  // Unset rounds: as many as the users' participation caps allow (ResolveHorizontalPlan).
+  if (t->has_rounds()) RETURN_IF_ERROR(Positive("training.rounds", t->rounds()));
+  RETURN_IF_ERROR(Positive("training.threads", t->threads()));
+  RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
+  RETURN_IF_ERROR(ResolveHorizontalPrivacy(c->mutable_privacy()));
+  return ResolveHorizontalConfig(c->mutable_horizontal());
+}
+
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
   if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
   if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
@@ -478,6 +569,12 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (!c->has_topology()) c->set_topology(v1::Topology::vertical);
+  if (c->topology() == v1::Topology::horizontal) {
+    RETURN_IF_ERROR(ResolveHorizontalRun(c));
+    return ResolveOutputConfig(base_dir, c->training(), c->mutable_output());
+  }
+  if (c->has_horizontal()) return absl::InvalidArgumentError("'horizontal' needs topology 'horizontal'");
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
@@ -518,9 +615,14 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   RETURN_IF_ERROR(ValidatePartyName(c->name(), "name"));
   if (c->curator().empty()) return absl::InvalidArgumentError("curator address is required");
   RETURN_IF_ERROR(ParseHostPort(c->curator(), "curator", /*min_port=*/1).status());
-  if (c->data().empty() || c->schema().empty() || c->secrets().empty()) {
-    return absl::InvalidArgumentError("data, schema and secrets are required");
+  if (!c->has_topology()) c->set_topology(v1::Topology::vertical);
+  const bool horizontal = c->topology() == v1::Topology::horizontal;
+  if (c->data().empty() || c->schema().empty()) return absl::InvalidArgumentError("data and schema are required");
+  // Horizontal parties share no records, hence no sampling or alignment secrets.
+  if (horizontal && !c->secrets().empty()) {
+    return absl::InvalidArgumentError("secrets does not apply to topology 'horizontal' (the parties share no records)");
   }
+  if (!horizontal && c->secrets().empty()) return absl::InvalidArgumentError("secrets is required");
   if (!c->has_plaintext()) c->set_plaintext(false);
   if (!c->has_threads()) c->set_threads(1);
   if (!c->has_skip_bad_rows()) c->set_skip_bad_rows(false);
@@ -540,7 +642,8 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   ResolveTls(base_dir, c->mutable_tls());
-  RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
+  RETURN_IF_ERROR(horizontal ? ResolveHorizontalPrivacy(c->mutable_privacy())
+                             : ResolvePrivacyConfig(c->mutable_privacy()));
   if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
   c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
   return CheckTls(c->plaintext(), c->tls());

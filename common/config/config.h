@@ -73,7 +73,15 @@ void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 // INVALID_ARGUMENT for a preset the mode has no use for.
 absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
 
-// Daemon configs: defaults, validation, paths relative to the config file.
+// The horizontal topology (docs/horizontal.md): the autoencoder's and the rounds'
+// defaults (DP-FED-WAE's) and validation; privacy mode signds (its default), the one
+// whose guarantee is epsilon per user against everyone, with epsilon required and no
+// setting of the vertical modes.
+absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* horizontal);
+absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* privacy);
+
+// Daemon configs: defaults, validation, paths relative to the config file. Settings of
+// the other topology are refused.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* config);

@@ -10,8 +10,8 @@
 
 namespace vfsynth {
 
-absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
-                                        const std::string& schema_path, bool skip_bad_rows) {
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path, bool skip_bad_rows,
+                                        int64_t grid_records) {
   ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
@@ -20,11 +20,16 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
   CsvReadOptions read_options;
   read_options.skip_bad_rows = skip_bad_rows;
   ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
-  ResolveNumericGrids(static_cast<int64_t>(table.rows.size()), &schema);
+  ResolveNumericGrids(grid_records >= 0 ? grid_records : static_cast<int64_t>(table.rows.size()), &schema);
   const int id_index = table.ColumnIndex(schema.id_column());
   if (id_index < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(csv_path, ": id column '", schema.id_column(), "' is not in the header"));
+  }
+  const int user_index = schema.user_column().empty() ? -1 : table.ColumnIndex(schema.user_column());
+  if (!schema.user_column().empty() && user_index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(csv_path, ": user column '", schema.user_column(), "' is not in the header"));
   }
   PartyData data;
   ASSIGN_OR_RETURN(data.encoder, TableEncoder::Create(schema));
@@ -39,6 +44,13 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path,
           absl::StrCat(csv_path, ":", table.line_numbers[row], ": id ", QuotedValue(id), " is empty or not unique"));
     }
     data.ids.push_back(id);
+    if (user_index < 0) continue;
+    const std::string& user = table.rows[row][user_index];
+    if (user.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(csv_path, ":", table.line_numbers[row], ": user column '", schema.user_column(), "' is empty"));
+    }
+    data.users.push_back(user);
   }
   data.encoded = std::move(result.table);
   data.skipped_rows = table.skipped_rows + result.skipped_rows;
@@ -52,11 +64,14 @@ void ReorderRows(const std::vector<int64_t>& order, PartyData* data) {
   values.reserve(order.size() * width);
   std::vector<std::string> ids;
   ids.reserve(order.size());
+  std::vector<std::string> users;
   for (int64_t row : order) {
     const float* begin = data->encoded.values.data() + row * width;
     values.insert(values.end(), begin, begin + width);
     ids.push_back(data->ids[row]);
+    if (!data->users.empty()) users.push_back(data->users[row]);
   }
+  data->users = std::move(users);
   data->encoded.values = std::move(values);
   data->encoded.rows = static_cast<int64_t>(order.size());
   data->ids = std::move(ids);

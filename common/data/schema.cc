@@ -70,6 +70,9 @@ absl::Status ValidateSchema(const v1::Schema& schema) {
     if (column.name() == schema.id_column()) {
       return ColumnError(column, "is the id column; it must not be listed as a data column");
     }
+    if (column.name() == schema.user_column()) {
+      return ColumnError(column, "is the user column; it must not be listed as a data column");
+    }
     auto kind = ParseColumnKind(column.type());
     if (!kind.ok()) return ColumnError(column, kind.status().message());
     if (*kind == ColumnKind::kCategorical) {

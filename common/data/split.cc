@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,12 +44,70 @@ absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
   return ids;
 }
 
+// A party's table of `columns` (indices into the schema, ascending) over the rows `keep`
+// says it holds, with the id first.
+PartyTable CutParty(const CsvTable& joint, const v1::Schema& schema, const std::string& name,
+                    const std::string& id_column, const std::vector<std::string>& ids, const std::vector<int>& columns,
+                    const std::function<bool(size_t)>& keep) {
+  PartyTable party;
+  party.name = name;
+  party.schema.set_name(absl::StrCat(schema.name(), schema.name().empty() ? "" : ".", name));
+  party.schema.set_id_column(id_column);
+  if (schema.has_missing_token()) party.schema.set_missing_token(schema.missing_token());
+  party.table.header.push_back(id_column);
+  std::vector<int> positions;
+  for (int index : columns) {
+    *party.schema.add_columns() = schema.columns(index);
+    party.table.header.push_back(schema.columns(index).name());
+    positions.push_back(joint.ColumnIndex(schema.columns(index).name()));
+  }
+  for (size_t r = 0; r < joint.rows.size(); ++r) {
+    if (!keep(r)) continue;
+    std::vector<std::string> row{ids[r]};
+    for (int position : positions) row.push_back(joint.rows[r][position]);
+    party.table.rows.push_back(std::move(row));
+    if (r < joint.line_numbers.size()) party.table.line_numbers.push_back(joint.line_numbers[r]);
+  }
+  return party;
+}
+
+absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& schema, const v1::PartiesFile& parties) {
+  const std::string id_column = parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
+  std::vector<int> columns;
+  for (int i = 0; i < schema.columns_size(); ++i) {
+    if (joint.ColumnIndex(schema.columns(i).name()) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schema column '", schema.columns(i).name(), "' is not in the input"));
+    }
+    columns.push_back(i);
+  }
+  const size_t count = static_cast<size_t>(parties.parties_size());
+  if (joint.rows.size() < count) {
+    return absl::InvalidArgumentError(absl::StrCat(joint.rows.size(), " rows cannot be cut over ", count, " parties"));
+  }
+  ASSIGN_OR_RETURN(const std::vector<std::string> ids, RowIds(joint, schema));
+  absl::flat_hash_set<std::string> names;
+  SplitResult result;
+  for (size_t k = 0; k < count; ++k) {
+    const v1::PartySpec& spec = parties.parties(static_cast<int>(k));
+    RETURN_IF_ERROR(AddUniquePartyName(spec.name(), "parties file: party", &names));
+    if (spec.columns_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party '", spec.name(), "' lists columns, but a cut by rows gives every party every column"));
+    }
+    result.parties.push_back(
+        CutParty(joint, schema, spec.name(), id_column, ids, columns, [&](size_t r) { return r % count == k; }));
+  }
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
                                        const v1::PartiesFile& parties) {
   RETURN_IF_ERROR(ValidateSchema(schema));
   if (parties.parties_size() == 0) return absl::InvalidArgumentError("parties file lists no parties");
+  if (parties.by_rows()) return SplitRows(joint, schema, parties);
   const std::string id_column =
       parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
   absl::flat_hash_map<std::string, int> schema_index;
@@ -88,26 +147,8 @@ absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& 
       indices.push_back(it->second);
     }
     std::sort(indices.begin(), indices.end());
-    PartyTable party;
-    party.name = spec.name();
-    party.schema.set_name(absl::StrCat(schema.name(), schema.name().empty() ? "" : ".", spec.name()));
-    party.schema.set_id_column(id_column);
-    if (schema.has_missing_token()) party.schema.set_missing_token(schema.missing_token());
-    party.table.header.push_back(id_column);
-    std::vector<int> positions;
-    for (int index : indices) {
-      *party.schema.add_columns() = schema.columns(index);
-      party.table.header.push_back(schema.columns(index).name());
-      positions.push_back(joint.ColumnIndex(schema.columns(index).name()));
-    }
-    party.table.rows.reserve(joint.rows.size());
-    for (size_t r = 0; r < joint.rows.size(); ++r) {
-      std::vector<std::string> row{ids[r]};
-      for (int position : positions) row.push_back(joint.rows[r][position]);
-      party.table.rows.push_back(std::move(row));
-    }
-    party.table.line_numbers = joint.line_numbers;
-    result.parties.push_back(std::move(party));
+    result.parties.push_back(
+        CutParty(joint, schema, spec.name(), id_column, ids, indices, [](size_t) { return true; }));
   }
   for (const v1::Column& column : schema.columns()) {
     if (!owner.contains(column.name())) result.unassigned_columns.push_back(column.name());

@@ -25,10 +25,12 @@ struct SplitResult {
   std::vector<std::string> unassigned_columns;  // schema columns no party holds
 };
 
-// Cuts a joint table into per-party tables. The id column is kept when the joint
+// Cuts a joint table into per-party tables: by columns, or with parties.by_rows every
+// column and the rows r with r mod K = k to party k. The id column is kept when the joint
 // schema names one that the table has (ids must be unique and non-empty); otherwise
 // the 0-based row number is added as the id. Errors for unknown columns, columns held
-// by two parties, parties without columns, or duplicate party names.
+// by two parties, parties without columns (with columns, cut by rows), or duplicate
+// party names.
 absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
                                        const v1::PartiesFile& parties);
 

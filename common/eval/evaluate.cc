@@ -83,6 +83,7 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
   result.quality = ComputeQuality(result.real, result.synthetic, options.bins);
   result.avd2 = KWayAvd(result.real, result.synthetic, 2, options.avd_sets, options.seed, options.bins);
   result.avd3 = KWayAvd(result.real, result.synthetic, 3, options.avd_sets, options.seed, options.bins);
+  result.avd4 = KWayAvd(result.real, result.synthetic, 4, options.avd_sets, options.seed, options.bins);
   ASSIGN_OR_RETURN(result.frechet_distance,
                    EncodedFrechetDistance(real_rows, synthetic_rows, schema));
   const std::vector<Binning> binnings = RealBinnings(result.real, options.bins);
@@ -157,7 +158,7 @@ std::string MetricsJson(const EvalResult& r) {
   json.Field("quality_score", r.quality.overall);
   json.Field("column_shapes", r.quality.column_shapes_score);
   json.Field("column_pair_trends", r.quality.pair_trends_score);
-  json.Field("avd_2way", r.avd2).Field("avd_3way", r.avd3);
+  json.Field("avd_2way", r.avd2).Field("avd_3way", r.avd3).Field("avd_4way", r.avd4);
   json.Field("frechet_distance", r.frechet_distance);
   json.Key("columns").BeginArray();
   for (const ColumnShape& shape : r.quality.column_shapes) {

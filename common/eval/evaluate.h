@@ -37,6 +37,7 @@ struct EvalResult {
   QualityScores quality;
   double avd2 = 0;
   double avd3 = 0;
+  double avd4 = 0;  // DP-FED-WAE's measure (m = 4)
   double frechet_distance = 0;
   std::optional<UtilityResult> utility;
   std::optional<UtilityResult> cross_party_utility;  // see EvalOptions::target_party_columns

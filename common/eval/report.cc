@@ -16,6 +16,20 @@ namespace {
 // What the ε above covers and what it does not, and what each party's ledger records.
 std::string PrivacyScope(const v1::PrivacyPlan& plan) {
   std::string html;
+  if (plan.privacy().mode() == v1::PrivacyConfig::signds) {
+    absl::StrAppendFormat(&html,
+                          "<p id=\"ledger\">Each party's participation ledger: a user answers at most %d "
+                          "round(s) of the %d, each answer &epsilon; = %.4g local DP, %.4g per user in all.</p>",
+                          plan.horizontal().participation_cap(), plan.rounds(), EpsilonPerAnswer(plan),
+                          plan.privacy().epsilon());
+    html +=
+        "<p id=\"scope\"><b>Protected</b>, up to &epsilon; against everyone, the curator included: "
+        "everything about any one user's rows (replacing them changes the odds of anything anyone sees, "
+        "this table included, by at most e<sup>&epsilon;</sup>). <b>Not protected</b>: patterns of the "
+        "population, which the table is meant to show; the schema (public metadata); how many rows and "
+        "users each party holds, and which party a report came from.</p>\n";
+    return html;
+  }
   const absl::StatusOr<std::optional<double>> own = OwnReleasesEpsilonAfter(plan, plan.rounds());
   if (own.ok() && own->has_value()) {
     absl::StrAppendFormat(&html,
@@ -188,6 +202,7 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
       {"Column pair trends (correlation / contingency similarity)", r.quality.pair_trends_score},
       {"2-way marginal AVD (lower is better)", r.avd2},
       {"3-way marginal AVD (lower is better)", r.avd3},
+      {"4-way marginal AVD (lower is better)", r.avd4},
       {"Fréchet distance on encoded data (lower is better)", r.frechet_distance}};
   for (const auto& [name, value] : scores) {
     absl::StrAppend(&html, "<tr><td style=\"text-align:left\">", name, "</td><td>", Fmt(value), "</td></tr>");

@@ -10,20 +10,25 @@
 
 namespace vfsynth {
 
-torch::Generator HorizontalParty::MakeGenerator(uint64_t seed) {
-  return at::make_generator<at::CPUGeneratorImpl>(seed);
-}
-
 absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round, const torch::Tensor& global,
                                                                   int64_t count,
                                                                   const HorizontalRoundOptions& options) {
   if (count < 0) return absl::InvalidArgumentError(absl::StrCat("asked for ", count, " users"));
+  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
   std::vector<int64_t> eligible;
   for (int64_t u = 0; u < users(); ++u) {
-    if (ledger_->CanTake(keys_[u])) eligible.push_back(u);
+    // Rounds run forwards: a user whose latest answer is to a later round sits out a
+    // round asked again after a curator went back to its checkpoint.
+    const int64_t last = ledger_->last_round(keys_[u]);
+    if (last == round || (last < round && ledger_->CanTake(keys_[u]))) eligible.push_back(u);
   }
+  const uint64_t counter = static_cast<uint64_t>(round);
+  SecureRandom selection = SecureRandom::Derived(secret_, "horizontal-selection", counter);
+  SecureRandom coins = SecureRandom::Derived(secret_, "horizontal-signds", counter);
+  torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
+      SecureRandom::Derived(secret_, "horizontal-training", counter).NextUint64());
   const int64_t held = static_cast<int64_t>(eligible.size());
-  const torch::Tensor drawn = SampleWithoutReplacement(held, std::min(count, held), streams_.selection);
+  const torch::Tensor drawn = SampleWithoutReplacement(held, std::min(count, held), selection);
   const int64_t d = global.numel();
   const int64_t k = SignDsTopK(d, options.top_k_ratio);
   std::vector<SignDsReport> reports;
@@ -31,10 +36,10 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
     const int64_t user = eligible[drawn[i].item<int64_t>()];
     RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
     ASSIGN_OR_RETURN(const torch::Tensor update,
-                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator_));
+                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
     const torch::Tensor values = update.contiguous();
-    ASSIGN_OR_RETURN(SignDsReport report, SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d), k,
-                                                 options.epsilon_per_round, streams_.mechanism));
+    ASSIGN_OR_RETURN(SignDsReport report,
+                     SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d), k, options.epsilon_per_round, coins));
     reports.push_back(report);
   }
   return reports;

@@ -24,39 +24,31 @@ struct HorizontalRoundOptions {
 };
 
 // A party of the horizontal mode: its users (one tensor of encoded rows each, with a key
-// for the ledger) and the private randomness of its answers.
+// for the ledger) and the secret its answers' randomness derives from.
 class HorizontalParty {
  public:
-  struct Streams {
-    SecureRandom selection;  // which users answer (the curator never learns who)
-    SecureRandom mechanism;  // SignDS's coins
-    uint64_t training_seed;  // the users' local training (batches, prior samples)
-  };
-
+  // `secret` never leaves the party: which users answer a round (the curator never learns
+  // who), their local training's batches and prior samples, and SignDS's coins are streams
+  // of (secret, purpose, round).
   HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
-                  privacy::ParticipationLedger* ledger, Streams streams)
-      : users_(std::move(users)),
-        keys_(std::move(user_keys)),
-        ledger_(ledger),
-        streams_(std::move(streams)),
-        generator_(MakeGenerator(streams_.training_seed)) {}
+                  privacy::ParticipationLedger* ledger, std::string secret)
+      : users_(std::move(users)), keys_(std::move(user_keys)), ledger_(ledger), secret_(std::move(secret)) {}
 
   // Round `round`'s answer to the broadcast model `global`: `count` users drawn uniformly
   // from those under their cap (fewer if fewer remain), each charged in the ledger before
-  // its update is trained, then one SignDS report per user.
+  // its update is trained, then one SignDS report per user. A round asked again (after a
+  // restart or a reconnect) with the same model gets the same answer: the users it drew
+  // then count as under their cap for it, and every stream restarts with the round.
   absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global, int64_t count,
                                                    const HorizontalRoundOptions& options);
 
   int64_t users() const { return static_cast<int64_t>(users_.size()); }
 
  private:
-  static torch::Generator MakeGenerator(uint64_t seed);
-
   std::vector<torch::Tensor> users_;
   std::vector<std::string> keys_;
   privacy::ParticipationLedger* ledger_;
-  Streams streams_;
-  torch::Generator generator_;
+  const std::string secret_;
 };
 
 // Users party `party` of `parties` is asked for in `round`: n split evenly, the

@@ -8,18 +8,18 @@ namespace vfsynth {
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
                                              const torch::Tensor& rows, const LocalUpdateOptions& options,
                                              torch::Generator& generator) {
-  if (rows.dim() != 2 || rows.size(0) < 2 || rows.size(1) != architecture.input_dim) {
+  if (rows.dim() != 2 || rows.size(0) < 1 || rows.size(1) != architecture.input_dim) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a local update needs at least 2 rows of ", architecture.input_dim, " encoded columns"));
+        absl::StrCat("a local update needs rows of ", architecture.input_dim, " encoded columns"));
   }
   Wae local(architecture);
   RETURN_IF_ERROR(AssignFlatParameters(*local, global));
   torch::optim::Adam adam(local->parameters(), torch::optim::AdamOptions(options.learning_rate));
   const int64_t n = rows.size(0);
-  const int64_t batch = std::max<int64_t>(2, std::min(options.batch_size, n));
+  const int64_t batch = std::min(options.batch_size, n);
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
     const torch::Tensor order = torch::randperm(n, generator, torch::kLong);
-    // Full batches only, so that every MMD estimate has at least two codes.
+    // Full batches only: every step's MMD estimate has as many codes as the last.
     for (int64_t start = 0; start + batch <= n; start += batch) {
       const torch::Tensor x = rows.index_select(0, order.slice(0, start, start + batch));
       adam.zero_grad();

@@ -20,7 +20,7 @@ struct LocalUpdateOptions {
 };
 
 // One user's local update: `global` (the broadcast model's flat parameters) trained on the
-// user's encoded rows (n × D, n >= 2 for the MMD), minus `global`. Batches and prior
+// user's encoded rows (n × D, n >= 1), minus `global`. Batches and prior
 // samples come from `generator`.
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
                                              const torch::Tensor& rows, const LocalUpdateOptions& options,

@@ -20,14 +20,19 @@ torch::Tensor WaeImpl::Encode(const torch::Tensor& x) { return encoder_->forward
 torch::Tensor WaeImpl::DecodeLogits(const torch::Tensor& z) { return decoder_->forward(z); }
 
 torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa) {
-  const int64_t n = q.size(0);
   auto kernel = [kappa](const torch::Tensor& a, const torch::Tensor& b) {
     // ||a_i − b_j||² without cdist's square root (whose gradient is undefined at 0).
     const torch::Tensor squared = (a.unsqueeze(1) - b.unsqueeze(0)).pow(2).sum(-1);
     return kappa / (kappa + squared);
   };
-  auto off_diagonal_mean = [n](const torch::Tensor& k) { return (k.sum() - k.diagonal().sum()) / (n * (n - 1)); };
-  return off_diagonal_mean(kernel(p, p)) + off_diagonal_mean(kernel(q, q)) - 2.0 * kernel(p, q).sum() / (n * n);
+  // One sample has no pairs: its within term is 0 (a one-row user's update is then
+  // reconstruction plus the pull of its code towards the prior sample).
+  auto off_diagonal_mean = [](const torch::Tensor& k) {
+    const int64_t n = k.size(0);
+    return n < 2 ? torch::zeros({}, k.options()) : (k.sum() - k.diagonal().sum()) / (n * (n - 1));
+  };
+  return off_diagonal_mean(kernel(p, p)) + off_diagonal_mean(kernel(q, q)) -
+         2.0 * kernel(p, q).sum() / (q.size(0) * p.size(0));
 }
 
 torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior, double lambda) {

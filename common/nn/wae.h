@@ -32,8 +32,9 @@ class WaeImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Wae);
 
-// The unbiased estimate of MMD² between codes `q` and prior samples `p` (n × d_z each,
-// n >= 2) under the inverse multiquadratic kernel k(x, y) = κ / (κ + ||x − y||²).
+// The unbiased estimate of MMD² between codes `q` and prior samples `p` (n × d_z and
+// m × d_z) under the inverse multiquadratic kernel k(x, y) = κ / (κ + ||x − y||²); a side
+// of one sample contributes no within term.
 torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa);
 
 // WAE loss on a batch of encoded rows `x` (values in [0, 1]): mean binary cross-entropy of

@@ -123,6 +123,12 @@ int64_t ParticipationLedger::participations(const std::string& user) const {
   return it == users_.end() ? 0 : it->second.participations;
 }
 
+int64_t ParticipationLedger::last_round(const std::string& user) const {
+  absl::MutexLock lock(&mu_);
+  auto it = users_.find(user);
+  return it == users_.end() ? -1 : it->second.last_round;
+}
+
 double ParticipationLedger::epsilon_spent(const std::string& user) const {
   return static_cast<double>(participations(user)) * config_.epsilon_per_participation;
 }

@@ -46,6 +46,8 @@ class ParticipationLedger {
   // Rounds `user` has answered (0 for a user never taken).
   int64_t participations(const std::string& user) const;
   bool CanTake(const std::string& user) const { return participations(user) < config_.cap; }
+  // The round of `user`'s latest answer (-1 for a user never taken).
+  int64_t last_round(const std::string& user) const;
   // ε spent on `user`, and on the user with the most answers.
   double epsilon_spent(const std::string& user) const;
   double max_epsilon_spent() const;

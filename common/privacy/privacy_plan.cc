@@ -73,7 +73,18 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
 // and with them the label pairs (the accountant's marginal mechanism carries both).
 bool HasOneOffReleases(const v1::PrivacyPlan& plan) { return plan.marginal_noise_multiplier() > 0; }
 
+bool IsHorizontal(const v1::PrivacyPlan& plan) { return plan.privacy().mode() == v1::PrivacyConfig::signds; }
+
+// signds: a user answers at most participation_cap rounds, each pure ε_r-LDP (the answer
+// is a function of nothing but the user's rows, the broadcast model and the party's coins),
+// so after `rounds` rounds the worst-off user has spent min(rounds, cap) · ε_r against
+// everyone: sequential composition, no amplification claimed.
+double HorizontalEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
+  return static_cast<double>(std::min<int64_t>(rounds, plan.horizontal().participation_cap())) * EpsilonPerAnswer(plan);
+}
+
 absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
+  if (IsHorizontal(plan)) return HorizontalEpsilonAfter(plan, rounds);
   const ObserverView view = ViewOf(plan.privacy().mode(), observer);
   if (view.protection == Protection::kNotDp) return std::nullopt;
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
@@ -250,17 +261,58 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   return plan;
 }
 
+absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
+                                                      const v1::HorizontalConfig& horizontal,
+                                                      const v1::TrainingConfig& training, int parties, int64_t users) {
+  if (privacy.mode() != v1::PrivacyConfig::signds || !(privacy.epsilon() > 0)) {
+    return absl::InvalidArgumentError("a horizontal plan needs privacy mode 'signds' and an epsilon");
+  }
+  const int64_t n = horizontal.users_per_round();
+  const int64_t cap = horizontal.participation_cap();
+  if (parties < 1 || n < 1 || cap < 1 || users < 1) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot plan a horizontal run of ", parties, " parties, ", users,
+                                                      " users and ", n, " users per round"));
+  }
+  const int64_t answers = users * cap;  // what the caps allow over the whole run
+  const int64_t rounds = training.rounds() > 0 ? training.rounds() : answers / n;
+  if (rounds < 1 || rounds * n > answers) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the run asks for ", rounds, " rounds of ", n, " users, but the parties' ", users,
+                     " users answer at most ", cap, " round(s) each (", answers,
+                     " answers in all): lower training.rounds or horizontal.users_per_round, or raise "
+                     "horizontal.participation_cap"));
+  }
+  v1::PrivacyPlan plan;
+  *plan.mutable_privacy() = privacy;
+  plan.mutable_privacy()->clear_ledger();
+  plan.set_parties(parties);
+  plan.set_records(users);
+  plan.set_batch_size(n);
+  plan.set_rounds(rounds);
+  *plan.mutable_horizontal() = horizontal;
+  for (Observer observer : kObservers) {
+    v1::ObserverGuarantee* guarantee = plan.add_guarantees();
+    guarantee->set_observer(ObserverName(observer));
+    guarantee->set_epsilon_planned(HorizontalEpsilonAfter(plan, rounds));
+  }
+  return plan;
+}
+
+double EpsilonPerAnswer(const v1::PrivacyPlan& plan) {
+  return plan.privacy().epsilon() / static_cast<double>(std::max(1, plan.horizontal().participation_cap()));
+}
+
 const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer observer) {
   return plan.guarantees(static_cast<int>(observer));
 }
 
 absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
-  RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
+  if (!IsHorizontal(plan)) RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
   return ViewEpsilon(plan, observer, rounds);
 }
 
 absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan) {
-  if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+  if (IsHorizontal(plan) || !Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   privacy::RunShape shape = PlanShape(plan);
   EpsilonBreakdown breakdown;
   if (HasOneOffReleases(plan)) {
@@ -283,6 +335,7 @@ std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
 
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+  if (IsHorizontal(plan)) return HorizontalEpsilonAfter(plan, rounds);
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(const double epsilon, PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
   return epsilon;

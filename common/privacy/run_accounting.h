@@ -19,7 +19,8 @@ using Mode = v1::PrivacyConfig::Mode;
 // The mode spelled `name` as in JSON settings and flags; an error names the valid ones.
 absl::StatusOr<Mode> ParseMode(const std::string& name);
 const std::string& ModeName(Mode mode);
-// An error unless `mode` is one of the six (a settings or plan file may leave it unset).
+// An error unless `mode` is one of the six of the vertical topology (a settings or plan
+// file may leave it unset; signds is the horizontal topology's).
 absl::Status ValidateMode(Mode mode);
 // gswgan and pate: shard-critic ensembles (ensemble_accounting.h).
 bool IsEnsembleMode(Mode mode);

@@ -12,24 +12,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/data/schema.h"
-#include "common/config/config.h"
-#include "common/gan/curator_model.h"
-#include "common/gan/model_factory.h"
-#include "common/checkpoint/model_state.h"
-#include "common/privacy/privacy_plan.h"
-#include "common/nn/wire_tensor.h"
-#include "common/protocol/tensor_codec.h"
-#include "common/privacy/dp_sgd.h"
-#include "common/privacy/noise_figure.h"
-#include "common/privacy/run_accounting.h"
-#include "common/privacy/secure_random.h"
-#include "common/checkpoint/checkpoint_file.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/checkpoint/model_state.h"
+#include "common/config/config.h"
+#include "common/data/schema.h"
+#include "common/gan/curator_model.h"
+#include "common/gan/model_factory.h"
+#include "common/nn/wire_tensor.h"
+#include "common/privacy/dp_sgd.h"
+#include "common/privacy/noise_figure.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/privacy/run_accounting.h"
+#include "common/privacy/secure_random.h"
+#include "common/protocol/tensor_codec.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/generator_artefact.h"
+#include "server/core/horizontal_model.h"
 
 namespace vfsynth {
 namespace {
@@ -53,6 +54,8 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
   registrations_.resize(roster_.size());
   encoders_.resize(roster_.size());
   attested_.assign(roster_.size(), false);
+  joined_.assign(roster_.size(), false);
+  asked_.assign(roster_.size(), 0);
   status_.set_run_id(config_.run_id());
   status_.set_privacy_mode(config_.privacy().mode());
   status_.set_delta(config_.privacy().delta());
@@ -70,6 +73,11 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
     return absl::FailedPreconditionError(absl::StrCat("party speaks protocol version ",
                                                       request.protocol_version(),
                                                       ", this curator speaks ", kProtocolVersion));
+  }
+  if (request.topology() != config_.topology()) {
+    return absl::FailedPreconditionError(absl::StrCat("party '", party, "' is configured for topology '",
+                                                      v1::Topology_Name(request.topology()), "' but this run is '",
+                                                      v1::Topology_Name(config_.topology()), "'"));
   }
   if (request.privacy().mode() != config_.privacy().mode()) {
     return absl::FailedPreconditionError(
@@ -89,6 +97,13 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
   }
   absl::MutexLock lock(&mu_);
   if (!cancelled_.ok()) return cancelled_;
+  if (horizontal()) {
+    if (request.users() < 1 || request.users() > request.rows()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party '", party, "' registers ", request.users(), " users over ", request.rows(), " rows"));
+    }
+    RETURN_IF_ERROR(CheckSameSchema(index, request.schema()));
+  }
   auto& existing = registrations_[index];
   if (existing.has_value()) {
     if (existing->schema().SerializeAsString() != request.schema().SerializeAsString()) {
@@ -107,6 +122,8 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
   *response.mutable_model() = config_.model();
   *response.mutable_training() = config_.training();
   for (const std::string& name : roster_) response.add_parties(name);
+  response.set_topology(config_.topology());
+  if (horizontal()) *response.mutable_horizontal() = config_.horizontal();
   return response;
 }
 
@@ -119,13 +136,18 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
     if (!registrations_[index].has_value()) {
       return absl::FailedPreconditionError(absl::StrCat("party '", party, "' must Register before Align"));
     }
-    if (request.hop() == 0 && request.elements_size() != registrations_[index]->rows()) {
+    if (horizontal() && (request.hop() != 0 || request.elements_size() > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party '", party, "' sent alignment elements to a horizontal run"));
+    }
+    if (!horizontal() && request.hop() == 0 && request.elements_size() != registrations_[index]->rows()) {
       return absl::InvalidArgumentError(absl::StrCat("party '", party, "' registered ",
                                                      registrations_[index]->rows(), " records but its alignment list has ",
                                                      request.elements_size()));
     }
     if (status_.state() == "waiting") status_.set_state("aligning");  // not when a party rejoins
   }
+  if (horizontal()) return JoinHorizontal(index);
   ASSIGN_OR_RETURN(v1::AlignResponse response, psi_.Submit(index, request, join_deadline_));
   if (!response.has_aligned()) return response;
   absl::MutexLock lock(&mu_);
@@ -196,8 +218,15 @@ absl::Status CuratorCore::WaitForParties() {
     mu_.AwaitWithDeadline(absl::Condition(&ready), join_deadline_);
     if (!cancelled_.ok()) return cancelled_;
     if (!intersection_size_.has_value()) {
-      return absl::DeadlineExceededError(absl::StrCat("join timeout: parties that did not register and align: ",
-                                                      absl::StrJoin(psi_.Waiting(), ", ")));
+      std::vector<std::string> waiting = psi_.Waiting();
+      if (horizontal()) {
+        waiting.clear();
+        for (size_t k = 0; k < roster_.size(); ++k) {
+          if (!joined_[k]) waiting.push_back(roster_[k]);
+        }
+      }
+      return absl::DeadlineExceededError(
+          absl::StrCat("join timeout: parties that did not register and align: ", absl::StrJoin(waiting, ", ")));
     }
     if (!intersection_size_->ok()) return intersection_size_->status();
     if (label_exchange_.has_value() && !label_exchange_->ok()) return label_exchange_->status();
@@ -215,11 +244,16 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   const v1::PrivacyConfig& p = config_.privacy();
   const privacy::Mode mode = p.mode();
   publishes_critic_loss_ = privacy::SharedCriticSeesOnlyReleases(mode);
-  // Settings the registered schemas cannot serve (a label column no party holds as a
-  // category) fail here, before the plan is attested and so before any release.
-  const absl::Status fits = CheckOutputFitsSchemas();
-  absl::StatusOr<v1::PrivacyPlan> plan =
-      fits.ok() ? ResolvePrivacyPlan(p, config_.training(), static_cast<int>(roster_.size()), records) : fits;
+  const int parties = static_cast<int>(roster_.size());
+  absl::StatusOr<v1::PrivacyPlan> plan;
+  if (horizontal()) {
+    plan = ResolveHorizontalPlan(p, config_.horizontal(), config_.training(), parties, records);
+  } else {
+    // Settings the registered schemas cannot serve (a label column no party holds as a
+    // category) fail here, before the plan is attested and so before any release.
+    const absl::Status fits = CheckOutputFitsSchemas();
+    plan = fits.ok() ? ResolvePrivacyPlan(p, config_.training(), parties, records) : fits;
+  }
   if (plan.ok()) {
     if (absl::Status budgets = CheckPlanBudgets(*plan); !budgets.ok()) plan = budgets;
   }
@@ -232,7 +266,12 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   const v1::ObserverGuarantee& published = Guarantee(*plan, Observer::kPublished);
   if (published.has_epsilon_planned()) status_.set_epsilon_planned(published.epsilon_planned());
   UpdateEpsilonSpent(0);
-  if (mode != v1::PrivacyConfig::none) {
+  status_.set_total_rounds(plan->rounds());
+  if (horizontal()) {
+    spdlog::info("privacy signds: epsilon {} per user over at most {} answer(s), {} rounds of {} users, plan {}",
+                 p.epsilon(), config_.horizontal().participation_cap(), plan->rounds(),
+                 config_.horizontal().users_per_round(), status_.plan_digest().substr(0, 16));
+  } else if (mode != v1::PrivacyConfig::none) {
     spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", privacy::ModeName(mode), plan->noise_multiplier(),
                  privacy::DescribeReleaseNoise(mode, plan->noise_multiplier(), PlanShape(*plan)),
                  status_.plan_digest().substr(0, 16));
@@ -355,6 +394,8 @@ int64_t CuratorCore::ReplyOrdinal(const v1::PartyMessage& message) const {
       return base + n;
     case v1::PartyMessage::kSliceGradient:
       return base + n + 1;
+    case v1::PartyMessage::kSignDsReports:
+      return message.round();
     default:
       return -1;
   }
@@ -404,6 +445,8 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
       if (problem.ok()) problem = CheckTensor(message.features().h_fake(), d_h, "features.h_fake");
     } else if (expected == v1::PartyMessage::kGeneratorFeatures) {
       problem = CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
+    } else if (expected == v1::PartyMessage::kSignDsReports) {
+      problem = CheckSignDsReports(message.sign_ds_reports(), asked_[party], horizontal_parameters_);
     } else if (expected == v1::PartyMessage::kSliceGradient) {
       absl::MutexLock lock(&mu_);
       problem = CheckTensor(message.slice_gradient().grad(), encoders_[party]->width(),
@@ -534,7 +577,21 @@ absl::Status CuratorCore::GeneratorStep(int64_t round) {
   return Timed(profile_, StepPhase::kCompute, [&] { return model->GeneratorStep(round, slice_grads); });
 }
 
+int64_t CuratorCore::TotalRounds() const { return horizontal() ? privacy_plan_.rounds() : config_.training().rounds(); }
+
+bool CuratorCore::RecordProgress(int64_t done, int64_t first_round, double elapsed_seconds) {
+  const int64_t total = TotalRounds();
+  const double rate = (done - first_round) / std::max(elapsed_seconds, 1e-9);
+  status_.set_round(done);
+  status_.set_rounds_per_second(rate);
+  status_.set_eta_seconds((total - done) / std::max(rate, 1e-9));
+  const bool log = done % config_.training().log_every() == 0 || done == total;
+  if (log) UpdateEpsilonSpent(done);
+  return log;
+}
+
 absl::Status CuratorCore::Train() {
+  if (horizontal()) return TrainHorizontal();
   const v1::TrainingConfig& t = config_.training();
   // Lock order: model_mu_ is taken before mu_, never inside it.
   const std::vector<const TableEncoder*> encoders = Encoders();
@@ -579,16 +636,9 @@ absl::Status CuratorCore::Train() {
     }
     RETURN_IF_ERROR(GeneratorStep(round));
     RETURN_IF_ERROR(AfterRound(round + 1));
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double rate = (round + 1 - first_round) / std::max(elapsed, 1e-9);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     absl::MutexLock lock(&mu_);
-    status_.set_round(round + 1);
-    status_.set_rounds_per_second(rate);
-    status_.set_eta_seconds((t.rounds() - round - 1) / std::max(rate, 1e-9));
-    const bool log = (round + 1) % t.log_every() == 0 || round + 1 == t.rounds();
-    if (log) {
-      UpdateEpsilonSpent(round + 1);
+    if (RecordProgress(round + 1, first_round, elapsed)) {
       int64_t sent = 0, received = 0;
       for (size_t k = 0; k < roster_.size(); ++k) {
         sent += hub_.bytes_sent(static_cast<int>(k));
@@ -597,7 +647,7 @@ absl::Status CuratorCore::Train() {
       spdlog::info("round {}/{} critic_loss={:.4f}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB", round + 1,
                    t.rounds(), last_critic_loss_,
                    status_.has_epsilon_spent() ? absl::StrFormat(" epsilon=%.3f", status_.epsilon_spent()) : "",
-                   rate, status_.eta_seconds(), (sent + received) / 1048576.0);
+                   status_.rounds_per_second(), status_.eta_seconds(), (sent + received) / 1048576.0);
     }
   }
   return checkpointer_.Await();  // the last round's checkpoint is on disk before the run ends
@@ -616,28 +666,33 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
     data_digest_ = CuratorDataDigest(**intersection_size_, schemas);
-    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
+    if (!horizontal()) generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
   }
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     if (!noise_key_.empty()) RETURN_IF_ERROR(WritePrivateFile(NoiseKeyPath(config_), noise_key_));
     absl::MutexLock model_lock(&model_mu_);
-    ASSIGN_OR_RETURN(const SavedState state, SaveState(*model_));
+    SavedState state;
+    if (horizontal()) {
+      state.checkpoint = horizontal_model_->Save();
+    } else {
+      ASSIGN_OR_RETURN(state, SaveState(*model_));
+    }
     RETURN_IF_ERROR(WriteCheckpointState(0, state));
     return 0;
   }
   ASSIGN_OR_RETURN(const Checkpoint checkpoint, ReadCheckpoint(path));
   RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config_, data_digest_, path));
   const int64_t round = checkpoint.header.round();
-  if (round < 0 || round > config_.training().rounds()) {
-    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, " is at round ", round,
-                                                      ", outside this run's ", config_.training().rounds(),
-                                                      " rounds"));
+  if (round < 0 || round > TotalRounds()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", path, " is at round ", round, ", outside this run's ", TotalRounds(), " rounds"));
   }
   {
     absl::MutexLock model_lock(&model_mu_);
-    RETURN_IF_ERROR(RestoreCuratorState(checkpoint.payload, *model_));
+    RETURN_IF_ERROR(horizontal() ? horizontal_model_->Restore(checkpoint.payload)
+                                 : RestoreCuratorState(checkpoint.payload, *model_));
   }
   durable_round_ = round;
   spdlog::info("resumed run '{}' at round {} from {}", config_.run_id(), round, path);
@@ -645,7 +700,12 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
 }
 
 int64_t CuratorCore::PublishedRows() const {
-  return config_.output().rows() > 0 ? config_.output().rows() : privacy_plan_.records();
+  if (config_.output().rows() > 0) return config_.output().rows();
+  if (!horizontal()) return privacy_plan_.records();
+  absl::MutexLock lock(&mu_);
+  int64_t rows = 0;  // as many as the parties hold
+  for (const auto& registration : registrations_) rows += registration->rows();
+  return rows;
 }
 
 absl::StatusOr<CuratorCore::SavedState> CuratorCore::SaveState(CuratorModel& model) {
@@ -659,9 +719,11 @@ absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const SavedSt
   const absl::Time start = absl::Now();
   RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
                                   CuratorCheckpointHeader(config_, data_digest_, next_round), state.checkpoint));
-  GeneratorArtefact artefact{generator_header_, state.generator};
-  artefact.header.set_round(next_round);
-  RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
+  if (!horizontal()) {
+    GeneratorArtefact artefact{generator_header_, state.generator};
+    artefact.header.set_round(next_round);
+    RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
+  }
   spdlog::debug("checkpoint of round {}: {} bytes and the generator's {} in {:.1f} ms", next_round,
                 state.checkpoint.size(), state.generator.size(), absl::ToDoubleMilliseconds(absl::Now() - start));
   // Only now may parties forget their replies for the rounds before it.
@@ -721,7 +783,7 @@ absl::Status CuratorCore::Run() {
   }
   // A cancelled run has ended the streams already (the parties redial and can join a resumed run).
   for (size_t k = 0; k < roster_.size() && !hub_.cancelled(); ++k) {
-    v1::CuratorMessage message = Envelope(config_.training().rounds(), -1);
+    v1::CuratorMessage message = Envelope(TotalRounds(), -1);
     message.mutable_finished()->set_message(status.ok() ? "training finished" : status.ToString());
     message.mutable_finished()->set_succeeded(status.ok());
     hub_.Send(static_cast<int>(k), std::move(message));
@@ -766,7 +828,7 @@ v1::StatusResponse CuratorCore::Status() const {
     v1::PartyStatus* party = status.add_parties();
     party->set_name(roster_[k]);
     party->set_registered(registrations_[k].has_value());
-    party->set_aligned(psi_.Done(static_cast<int>(k)));
+    party->set_aligned(horizontal() ? static_cast<bool>(joined_[k]) : psi_.Done(static_cast<int>(k)));
     party->set_connected(hub_.connected(static_cast<int>(k)));
     party->set_peer(hub_.peer(static_cast<int>(k)));
     const absl::Time last = hub_.last_message(static_cast<int>(k));
@@ -785,9 +847,11 @@ absl::StatusOr<CsvTable> CuratorCore::Synthesize(int64_t rows) {
   }
   const std::vector<const TableEncoder*> encoders = Encoders();
   absl::MutexLock model_lock(&model_mu_);
-  if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
+  if (model_ == nullptr && horizontal_model_ == nullptr)
+    return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Synthesize call runs on a gRPC thread: the configured count
   try {
+    if (horizontal()) return horizontal_model_->Sample(*encoders[0], rows, config_.training().seed());
     return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.training().seed(), rows,
                                        publication_temperature_),
                        encoders);

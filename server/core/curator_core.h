@@ -30,11 +30,14 @@ class Tensor;
 namespace vfsynth {
 
 class CuratorModel;
-
+class HorizontalModel;
 
 // The curator's logic with no gRPC types (the service in curator_service.h is a thin
 // adapter): registration, alignment, the round orchestrator (docs/architecture.md, "One round") over a
 // SessionHub, status and publication. Callers pass the already-authenticated party.
+// In the horizontal topology (docs/horizontal.md) the same daemon runs another round
+// protocol (curator_horizontal.cc): Align is a join without elements, and each round
+// broadcasts the global autoencoder and applies the parties' SignDS reports.
 class CuratorCore {
  public:
   // `config` must be resolved (common/config/config.h). With `resume`, training
@@ -83,6 +86,9 @@ class CuratorCore {
 
   // The model after Run() returned (nullptr before training started).
   CuratorModel* model_for_testing() ABSL_NO_THREAD_SAFETY_ANALYSIS { return model_.get(); }
+  const HorizontalModel* horizontal_model_for_testing() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return horizontal_model_.get();
+  }
 
  private:
   // The label-pair exchange once alignment is done; FAILED_PRECONDITION if the run has
@@ -94,9 +100,27 @@ class CuratorCore {
   // The roster index of a calling party, if it is in the roster and names this run
   // (Align and the label-pair calls).
   absl::StatusOr<int> RosterIndex(const std::string& party, const std::string& run_id) const;
+  bool horizontal() const { return config_.topology() == v1::Topology::horizontal; }
+  // The rounds the run trains (the plan's in the horizontal topology, where they follow
+  // the users' caps).
+  int64_t TotalRounds() const;
+  // Horizontal Align: marks the party joined and answers, once every party has joined,
+  // with the users of all parties.
+  absl::StatusOr<v1::AlignResponse> JoinHorizontal(int index);
+  // Horizontal Register: the party's schema must equal every other registered one.
+  absl::Status CheckSameSchema(int index, const v1::Schema& schema) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Orchestration steps; each returns the first error (timeouts name the party).
   absl::Status WaitForParties();
   absl::Status Train();
+  absl::Status TrainHorizontal();
+  // One horizontal round: the model and each party's number of users out, every party's
+  // reports in, the step.
+  absl::Status HorizontalRound(int64_t round);
+  // After a horizontal round: the model's checkpoint when due (synchronously: it is small).
+  absl::Status AfterHorizontalRound(int64_t next_round);
+  // After round `done` - 1 of a run that started at `first_round`: status_'s round, rate and
+  // ETA; true when a progress line is due.
+  bool RecordProgress(int64_t done, int64_t first_round, double elapsed_seconds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
   // The rows the curator publishes: output.rows, or one per aligned record.
@@ -167,6 +191,9 @@ class CuratorCore {
   // The public settings of the generator artefact (its round set at each write).
   v1::GeneratorHeader generator_header_;
   std::vector<int64_t> consumed_;      // per party: ordinal of the last reply used
+  // Horizontal: per party, the users asked of it this round, and the model's size.
+  std::vector<int64_t> asked_;
+  int64_t horizontal_parameters_ = 0;
 
   mutable absl::Mutex mu_;
   std::vector<std::optional<v1::RegisterRequest>> registrations_ ABSL_GUARDED_BY(mu_);
@@ -177,6 +204,7 @@ class CuratorCore {
   // Set by PlanPrivacy: the plan, or why the curator could not plan.
   std::optional<absl::StatusOr<v1::PrivacyPlan>> plan_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> attested_ ABSL_GUARDED_BY(mu_);  // per party: its plan matched
+  std::vector<bool> joined_ ABSL_GUARDED_BY(mu_);    // horizontal, per party: past the join
   // Set with the intersection when training.label_column is: the exchange, or why the
   // roster cannot release label pairs.
   std::optional<absl::StatusOr<std::unique_ptr<LabelPairExchange>>> label_exchange_ ABSL_GUARDED_BY(mu_);
@@ -194,6 +222,7 @@ class CuratorCore {
 
   absl::Mutex model_mu_;  // the orchestrator and Synthesize share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);
+  std::unique_ptr<HorizontalModel> horizontal_model_ ABSL_GUARDED_BY(model_mu_);  // horizontal only
   // output.label_temperature by G's block offset (PublicationTemperatures).
   std::map<int, double> publication_temperature_ ABSL_GUARDED_BY(model_mu_);
   BackgroundTask slicer_;  // the next critic step's slices, computed while D_s updates

@@ -683,6 +683,7 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   v1::RegisterRequest request;
   request.set_party("hospital");
   request.set_protocol_version(kProtocolVersion);
+  request.set_topology(v1::Topology::vertical);
   request.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
   v1::RegisterResponse response;
   const grpc::Status status = stub->Register(&context, request, &response);

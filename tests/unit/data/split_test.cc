@@ -95,6 +95,33 @@ TEST(SplitTest, RejectsBadPartiesFiles) {
   }
 }
 
+TEST(SplitTest, ByRowsGivesEveryPartyEveryColumnAndRowsInTurn) {
+  CsvTable table = JointTable();
+  table.rows.push_back({"x", "3", "0.75"});
+  table.line_numbers.push_back(4);
+  auto result = SplitTable(table, JointSchema(), Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"}]})"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->parties.size(), 2u);
+  const PartyTable& p = result->parties[0];
+  EXPECT_THAT(p.table.header, ElementsAre("id", "a", "b", "c"));
+  ASSERT_EQ(p.table.rows.size(), 2u);
+  EXPECT_THAT(p.table.rows[1], ElementsAre("2", "x", "3", "0.75"));
+  EXPECT_THAT(p.table.line_numbers, ElementsAre(2, 4));
+  EXPECT_EQ(p.schema.columns_size(), 3);
+  EXPECT_THAT(result->parties[1].table.rows, ElementsAre(ElementsAre("1", "y", "2", "0.25")));
+  EXPECT_EQ(result->parties[1].schema.SerializeAsString().size(), p.schema.SerializeAsString().size());
+
+  const auto columns =
+      SplitTable(table, JointSchema(), Parties(R"({"by_rows":true,"parties":[{"name":"p","columns":["a"]}]})"));
+  ASSERT_FALSE(columns.ok());
+  EXPECT_THAT(columns.status().message(), HasSubstr("every party every column"));
+  const auto too_many =
+      SplitTable(table, JointSchema(),
+                 Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"},{"name":"r"},{"name":"s"}]})"));
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_THAT(too_many.status().message(), HasSubstr("3 rows cannot be cut over 4 parties"));
+}
+
 TEST(SplitTest, SplitsShippedAdultIntoLoadableFiles) {
   const std::string out = ::testing::TempDir() + "/split_adult";
   auto result = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",

@@ -51,10 +51,7 @@ class HorizontalPartyTest : public ::testing::Test {
     EXPECT_TRUE(ledger.ok()) << ledger.status();
     return ledger.ok() ? *std::move(ledger) : nullptr;
   }
-  HorizontalParty::Streams Streams(unsigned char seed) {
-    return {SecureRandom::Derived("horizontal", "selection", seed), SecureRandom::Derived("horizontal", "coins", seed),
-            seed};
-  }
+  static std::string Secret(int seed) { return absl::StrCat("party-secret-", seed); }
 
   // The reference over two parties of 150 users each, at ε_r = epsilon.
   torch::Tensor Reference(double epsilon, unsigned char seed, int rounds) {
@@ -63,8 +60,8 @@ class HorizontalPartyTest : public ::testing::Test {
     const int run = runs_++;
     auto hospital_ledger = Ledger(absl::StrCat("hospital", run), 1);
     auto clinic_ledger = Ledger(absl::StrCat("clinic", run), 1);
-    HorizontalParty hospital(Users(150, 1), Keys("h", 150), hospital_ledger.get(), Streams(seed));
-    HorizontalParty clinic(Users(150, 2), Keys("c", 150), clinic_ledger.get(), Streams(seed + 1));
+    HorizontalParty hospital(Users(150, 1), Keys("h", 150), hospital_ledger.get(), Secret(seed));
+    HorizontalParty clinic(Users(150, 2), Keys("c", 150), clinic_ledger.get(), Secret(seed + 1));
     auto flat = TrainHorizontalReference(options_, rounds, /*users_per_round=*/10, /*gamma=*/1.0, /*seed=*/9,
                                          {&hospital, &clinic});
     EXPECT_TRUE(flat.ok()) << flat.status();
@@ -92,7 +89,7 @@ TEST(UsersAskedOfTest, SplitsEvenlyWithTheRemainderInTurn) {
 
 TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
   auto ledger = Ledger("hospital", /*cap=*/1);
-  HorizontalParty party(Users(5, 3), Keys("h", 5), ledger.get(), Streams(1));
+  HorizontalParty party(Users(5, 3), Keys("h", 5), ledger.get(), Secret(1));
   const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
   for (auto [round, asked, answered] : {std::tuple<int64_t, int64_t, size_t>{0, 3, 3}, {1, 3, 2}, {2, 3, 0}}) {
     auto reports = party.Answer(round, global, asked, options_);
@@ -106,6 +103,30 @@ TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
   EXPECT_EQ(ledger->users(), 5);
   EXPECT_DOUBLE_EQ(ledger->max_epsilon_spent(), options_.epsilon_per_round);
   EXPECT_EQ(party.Answer(3, global, -1, options_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(HorizontalPartyTest, ARoundAskedAgainGetsTheSameAnswerAndChargesNothingMore) {
+  auto ledger = Ledger("hospital", /*cap=*/1);
+  HorizontalParty party(Users(6, 3), Keys("h", 6), ledger.get(), Secret(1));
+  const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
+  auto first = party.Answer(0, global, 3, options_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(ledger->users(), 3);
+  // A restarted party (a new object over the same ledger and secret) asked round 0 again.
+  HorizontalParty restarted(Users(6, 3), Keys("h", 6), ledger.get(), Secret(1));
+  auto again = restarted.Answer(0, global, 3, options_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->size(), first->size());
+  for (size_t i = 0; i < first->size(); ++i) {
+    EXPECT_EQ((*again)[i].index, (*first)[i].index);
+    EXPECT_EQ((*again)[i].positive, (*first)[i].positive);
+  }
+  EXPECT_EQ(ledger->users(), 3);
+  // The next round draws among the other three only.
+  auto next = restarted.Answer(1, global, 5, options_);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->size(), 3u);
+  EXPECT_EQ(ledger->users(), 6);
 }
 
 TEST_F(HorizontalPartyTest, TheReferenceIsAFunctionOfItsStreamsAndLearnsAtALargeEpsilon) {

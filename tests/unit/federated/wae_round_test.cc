@@ -43,10 +43,28 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
   }
 }
 
+TEST(WaeRoundTest, AOneRowUserLearnsItsRowToo) {
+  torch::manual_seed(4);
+  Wae global(kArchitecture);
+  const torch::Tensor flat = FlatParameters(*global);
+  const torch::Tensor row = UserRows().slice(0, 0, 1);
+  auto reconstruction = [&](Wae& model) {
+    return torch::binary_cross_entropy_with_logits(model->DecodeLogits(model->Encode(row)), row).item<double>();
+  };
+  const double before = reconstruction(global);
+  torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(7);
+  auto update = LocalWaeUpdate(kArchitecture, flat, row, LocalUpdateOptions{/*epochs=*/30, 1e-2, 32}, generator);
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_TRUE(torch::isfinite(*update).all().item<bool>());
+  Wae trained(kArchitecture);
+  ASSERT_TRUE(AssignFlatParameters(*trained, flat + *update).ok());
+  EXPECT_LT(reconstruction(trained), 0.8 * before);
+}
+
 TEST(WaeRoundTest, RowsThatDoNotFitAreRefused) {
   const torch::Tensor flat = FlatParameters(*Wae(kArchitecture));
   torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(6);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({1, 8}), {}, generator).status().code(),
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({0, 8}), {}, generator).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}, generator).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -113,6 +113,7 @@ v1::RegisterRequest Registration(const std::string& party, const v1::Schema& sch
   request.set_protocol_version(kProtocolVersion);
   *request.mutable_schema() = schema;
   request.set_rows(rows);
+  request.set_topology(v1::Topology::vertical);
   DeclarePrivacyMode(&request);
   return request;
 }

@@ -72,6 +72,7 @@ v1::RegisterResponse Registration() {
   v1::RegisterResponse response;
   response.set_run_id(kRunId);
   response.set_protocol_version(kProtocolVersion);
+  response.set_topology(v1::Topology::vertical);
   response.add_parties("alpha");
   response.add_parties("beta");
   v1::ModelConfig* model = response.mutable_model();
@@ -255,6 +256,10 @@ TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   response = Registration();
   response.clear_run_id();
   EXPECT_EQ((*core)->AcceptRegistration(response).code(), absl::StatusCode::kInvalidArgument);
+  response = Registration();
+  response.set_topology(v1::Topology::horizontal);
+  EXPECT_THAT((*core)->AcceptRegistration(response).message(),
+              HasSubstr("the curator runs topology 'horizontal' but this party is configured for 'vertical'"));
   response = Registration();
   response.mutable_training()->set_batch_size(0);
   const absl::Status status = (*core)->AcceptRegistration(response);

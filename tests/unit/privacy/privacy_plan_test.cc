@@ -221,3 +221,66 @@ TEST(PrivacyPlanTest, TooFewRecordsForTheBatchCannotBePlanned) {
 
 }  // namespace
 }  // namespace vfsynth
+
+namespace vfsynth {
+namespace {
+
+v1::PrivacyConfig SignDsSettings(double epsilon) {
+  v1::PrivacyConfig privacy;
+  privacy.set_epsilon(epsilon);
+  privacy.set_ledger("party-local.ledger");
+  EXPECT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
+  return privacy;
+}
+
+v1::HorizontalConfig HorizontalSettings(int cap) {
+  v1::HorizontalConfig horizontal;
+  horizontal.set_participation_cap(cap);
+  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal).ok());
+  return horizontal;
+}
+
+TEST(HorizontalPlanTest, EveryObserverGetsTheUsersEpsilonAndRoundsFollowTheCaps) {
+  // Adult as DP-FED-WAE runs it: one row a user, each user once, 10 users a round.
+  auto plan = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), v1::TrainingConfig(), 3, 32561);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->rounds(), 3256);
+  EXPECT_EQ(plan->records(), 32561);
+  EXPECT_EQ(plan->batch_size(), 10);
+  EXPECT_TRUE(plan->privacy().ledger().empty());
+  ASSERT_EQ(plan->guarantees_size(), 4);
+  for (const v1::ObserverGuarantee& guarantee : plan->guarantees()) {
+    EXPECT_DOUBLE_EQ(guarantee.epsilon_planned(), 8.0) << guarantee.observer();
+  }
+  EXPECT_DOUBLE_EQ(EpsilonPerAnswer(*plan), 8.0);
+  EXPECT_TRUE(CheckPlanBudgets(*plan).ok());
+
+  // Ten answers a user at 0.8 each: the worst-off user's epsilon grows with the rounds
+  // until its cap, then stays.
+  auto capped = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(10), v1::TrainingConfig(), 3, 1000);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->rounds(), 1000);
+  EXPECT_DOUBLE_EQ(EpsilonPerAnswer(*capped), 0.8);
+  EXPECT_DOUBLE_EQ(**EpsilonAfter(*capped, Observer::kCurator, 3), 2.4);
+  EXPECT_DOUBLE_EQ(**EpsilonAfter(*capped, Observer::kOtherParty, 500), 8.0);
+  EXPECT_DOUBLE_EQ(**OwnReleasesEpsilonAfter(*capped, 0), 0.0);
+  EXPECT_FALSE(PublishedEpsilonBreakdown(*capped)->has_value());
+}
+
+TEST(HorizontalPlanTest, MoreRoundsThanTheCapsAllowAreRefused) {
+  v1::TrainingConfig training;
+  training.set_rounds(101);
+  const auto plan = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(plan.status().message(), HasSubstr("1000 users answer at most 1 round(s) each"));
+  training.set_rounds(100);
+  EXPECT_TRUE(ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000).ok());
+  // A party that holds another epsilon plans another plan, refused naming it.
+  auto ours = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
+  auto theirs = ResolveHorizontalPlan(SignDsSettings(4), HorizontalSettings(1), training, 2, 1000);
+  EXPECT_THAT(CheckSamePlan(*ours, "the curator", *theirs, "party 'b'").message(), HasSubstr("privacy.epsilon"));
+}
+
+}  // namespace
+}  // namespace vfsynth

@@ -1,0 +1,254 @@
+#include "client/core/horizontal_party_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/data/alignment.h"
+#include "common/federated/wae_table.h"
+#include "common/nn/wire_tensor.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/privacy/secure_random.h"
+#include "common/protocol/protocol_version.h"
+#include "common/protocol/tensor_codec.h"
+
+namespace vfsynth {
+namespace {
+
+std::string SecretPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> HorizontalPartyCore::Create(const v1::PartyConfig& config,
+                                                                                 bool resume) {
+  if (config.topology() != v1::Topology::horizontal) {
+    return absl::InvalidArgumentError("a horizontal party needs topology 'horizontal'");
+  }
+  if (!resume && std::filesystem::exists(SecretPath(config))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a run's state already exists at ", SecretPath(config), ": pass --resume to continue that run, ",
+                     "or remove ", config.checkpoint_dir(), " (or set checkpoint_dir) to start over"));
+  }
+  // One grid for every party (from the schema's bounds alone): their encodings must agree.
+  ASSIGN_OR_RETURN(PartyData data,
+                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows(), /*grid_records=*/0));
+  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
+  if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  if (data.encoded.rows == 0) return absl::InvalidArgumentError(absl::StrCat(config.data(), " has no rows"));
+  std::unique_ptr<HorizontalPartyCore> core(new HorizontalPartyCore(config, std::move(data), resume));
+  return core;
+}
+
+HorizontalPartyCore::HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume)
+    : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
+  users_ = GroupByUser(WaeInputs(data_.encoded, data_.encoder.blocks()), data_.users, data_.ids);
+}
+
+v1::RegisterRequest HorizontalPartyCore::MakeRegisterRequest() const {
+  v1::RegisterRequest request;
+  request.set_party(config_.name());
+  request.set_protocol_version(kProtocolVersion);
+  request.set_topology(v1::Topology::horizontal);
+  *request.mutable_schema() = data_.encoder.schema();
+  request.mutable_schema()->clear_id_column();
+  request.mutable_schema()->clear_user_column();
+  request.set_rows(data_.encoded.rows);
+  request.set_users(users());
+  request.mutable_privacy()->set_mode(config_.privacy().mode());
+  request.mutable_privacy()->set_epsilon_budget(config_.privacy().epsilon());
+  return request;
+}
+
+absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+  RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::horizontal));
+  v1::HorizontalConfig horizontal = response.horizontal();
+  if (const absl::Status status = ResolveHorizontalConfig(&horizontal); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  }
+  Sha256Builder settings;
+  settings.Add(horizontal.SerializeAsString()).Add(response.training().SerializeAsString());
+  for (const std::string& party : response.parties()) settings.Add(party);
+  const std::string digest = settings.Hex();
+  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
+    if (response.run_id() != run_id_ || digest != settings_digest_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("after reconnecting, the curator runs '", response.run_id(), "' with ",
+                       response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
+                       "' this party is in"));
+    }
+    return absl::OkStatus();
+  }
+  run_id_ = response.run_id();
+  settings_digest_ = digest;
+  parties_ = response.parties_size();
+  horizontal_ = horizontal;
+  training_ = response.training();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::AlignRequest> HorizontalPartyCore::MakeAlignRequest() {
+  if (run_id_.empty()) return absl::FailedPreconditionError("Align before Register");
+  v1::AlignRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  return request;
+}
+
+absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
+  if (!response.has_aligned() || response.aligned().positions_size() > 0) {
+    return absl::InvalidArgumentError("the curator answered the horizontal join with a PSI hop");
+  }
+  const int64_t users = response.aligned().records();
+  if (planned_) {  // a reconnect: the run's users are the same
+    if (users != plan_.records()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("after reconnecting, the run has ", users, " users instead of ", plan_.records()));
+    }
+    return std::nullopt;
+  }
+  RETURN_IF_ERROR(PlanPrivacy(users));
+  return std::nullopt;
+}
+
+absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
+  if (users < this->users()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the curator counts ", users, " users in the run, fewer than this party's ", this->users()));
+  }
+  ASSIGN_OR_RETURN(plan_, ResolveHorizontalPlan(config_.privacy(), horizontal_, training_, parties_, users));
+  RETURN_IF_ERROR(CheckPlanBudgets(plan_));
+  options_.architecture = WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
+  options_.local =
+      LocalUpdateOptions{horizontal_.local_epochs(), horizontal_.local_learning_rate(), horizontal_.local_batch_size()};
+  options_.top_k_ratio = horizontal_.top_k_ratio();
+  options_.epsilon_per_round = EpsilonPerAnswer(plan_);
+  torch::NoGradGuard no_grad;
+  parameters_ = FlatParameters(*Wae(options_.architecture)).numel();
+  planned_ = true;
+  spdlog::info("privacy signds: epsilon {} per user ({} answer(s) at most, {:.4g} each) against everyone; {} rounds",
+               plan_.privacy().epsilon(), horizontal_.participation_cap(), options_.epsilon_per_round, plan_.rounds());
+  return absl::OkStatus();
+}
+
+v1::AttestPlanRequest HorizontalPartyCore::MakeAttestPlanRequest() const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  *request.mutable_plan() = plan_;
+  return request;
+}
+
+v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reason) const {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
+  return request;
+}
+
+absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+  if (!planned_) return absl::FailedPreconditionError("privacy plan before the join");
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
+  if (plan_attested_) return absl::OkStatus();
+  if (party_secret_.empty()) {
+    ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, SecretPath(config_),
+                                                         "it holds the secret this party's answers derive from"));
+  }
+  if (!resume_) {
+    RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    RETURN_IF_ERROR(WritePrivateFile(SecretPath(config_), party_secret_));
+  }
+  ASSIGN_OR_RETURN(
+      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
+                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  // The ledger holds keyed digests of the users, never their names.
+  std::vector<std::string> keys;
+  for (const std::string& name : users_.names) keys.push_back(AlignmentToken(party_secret_, name));
+  party_ = std::make_unique<HorizontalParty>(users_.rows, std::move(keys), ledger_.get(), party_secret_);
+  plan_attested_ = true;
+  started_ = absl::Now();
+  spdlog::info(
+      "the curator's privacy plan matches this party's ({}); {} users over {} rows, {} of them answered before",
+      PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows, ledger_->users());
+  return absl::OkStatus();
+}
+
+v1::PartyMessage HorizontalPartyCore::MakeHello() const {
+  v1::PartyMessage hello;
+  hello.set_run_id(run_id_);
+  hello.mutable_hello()->set_party(config_.name());
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_committed_step(-1);
+  return hello;
+}
+
+absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Handle(const v1::CuratorMessage& message) {
+  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
+  if (message.run_id() != run_id_) {
+    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
+  }
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kHorizontalTask:
+      try {
+        return Answer(message);
+      } catch (const c10::Error& e) {
+        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+      }
+    case v1::CuratorMessage::kFinished:
+      finished_ = true;
+      finish_succeeded_ = message.finished().succeeded();
+      finish_message_ = message.finished().message();
+      spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user", ledger_->users(),
+                   ledger_->max_epsilon_spent());
+      return std::vector<v1::PartyMessage>();
+    case v1::CuratorMessage::kError:
+      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ", message.error().message()));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected curator message payload ", message.payload_case(), " in a horizontal run"));
+  }
+}
+
+absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Answer(const v1::CuratorMessage& message) {
+  const int64_t round = message.round();
+  const v1::HorizontalTask& task = message.horizontal_task();
+  if (round < 0 || round >= plan_.rounds()) {
+    return absl::InvalidArgumentError(absl::StrCat("round ", round, " is outside the run's ", plan_.rounds()));
+  }
+  if (task.users() < 0 || task.users() > horizontal_.users_per_round()) {
+    return absl::InvalidArgumentError(absl::StrCat("the curator asks for ", task.users(), " users, outside [0, ",
+                                                   horizontal_.users_per_round(), "]"));
+  }
+  RETURN_IF_ERROR(ValidateTensor(task.model(), {parameters_}, "horizontal_task.model", config_.max_message_bytes()));
+  const torch::Tensor global = FromWire(task.model());
+  if (!torch::isfinite(global).all().item<bool>()) {
+    return absl::InvalidArgumentError("the broadcast model has a value that is not finite");
+  }
+  ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports, party_->Answer(round, global, task.users(), options_));
+  v1::PartyMessage reply;
+  reply.set_run_id(run_id_);
+  reply.set_round(round);
+  reply.set_step(-1);
+  v1::SignDsReports* out = reply.mutable_sign_ds_reports();
+  for (const SignDsReport& report : reports) {
+    out->add_indices(report.index);
+    out->add_positive(report.positive);
+  }
+  answered_ += static_cast<int64_t>(reports.size());
+  if ((round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds()) {
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
+    spdlog::info("round {}/{}: {} users answered here ({:.2f} users/s), {} of {} have spent epsilon, at most {:.4g}",
+                 round + 1, plan_.rounds(), answered_, answered_ / std::max(seconds, 1e-9), ledger_->users(), users(),
+                 ledger_->max_epsilon_spent());
+  }
+  return std::vector<v1::PartyMessage>{std::move(reply)};
+}
+
+}  // namespace vfsynth

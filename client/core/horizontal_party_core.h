@@ -1,0 +1,96 @@
+#ifndef VFSYNTH_CLIENT_CORE_HORIZONTAL_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_CORE_HORIZONTAL_PARTY_CORE_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/core/party_protocol.h"
+#include "common/base/step_profile.h"
+#include "common/data/party_data.h"
+#include "common/federated/horizontal_party.h"
+#include "common/federated/wae_table.h"
+#include "common/privacy/participation_ledger.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
+
+namespace vfsynth {
+
+// A party of the horizontal topology (docs/horizontal.md), with no gRPC types: its rows
+// grouped into users, its participation ledger, and its answers to the curator's rounds.
+// Only SignDS reports leave it: per drawn user one coordinate index and one sign, after
+// the user's participation is on the ledger.
+//
+// Restarts: a round's answer is a function of the broadcast model, the ledger and the
+// party secret (HorizontalParty::Answer), so a round asked again after a crash, a
+// reconnect or a resumed curator is answered with the same reports and charges nothing
+// twice. The secret is kept in checkpoint_dir (0600); --resume reads it back.
+class HorizontalPartyCore : public PartyProtocol {
+ public:
+  // Loads the party's data (config must be resolved, topology horizontal).
+  static absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> Create(const v1::PartyConfig& config,
+                                                                     bool resume = false);
+
+  v1::RegisterRequest MakeRegisterRequest() const override;
+  absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
+  // One Align call without elements: its answer, once every party registered, carries the
+  // users of all parties (the run's plan needs them).
+  absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) override;
+  v1::AttestPlanRequest MakeAttestPlanRequest() const override;
+  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const override;
+  // Once the plans match: keeps the secret and opens the participation ledger.
+  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) override;
+  v1::PartyMessage MakeHello() const override;
+  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) override;
+  bool finished() const override { return finished_; }
+  bool finish_succeeded() const override { return finish_succeeded_; }
+  const std::string& finish_message() const override { return finish_message_; }
+  const StepProfile& profile() const override { return profile_; }
+
+  // Before registering: the secret this party's draws derive from, instead of one drawn
+  // from the OS (a run reproducing TrainHorizontalReference: tests).
+  void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
+  int64_t users() const { return static_cast<int64_t>(users_.rows.size()); }
+  const privacy::ParticipationLedger* ledger() const { return ledger_.get(); }
+
+ private:
+  HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume);
+  absl::StatusOr<std::vector<v1::PartyMessage>> Answer(const v1::CuratorMessage& message);
+  // The plan once the run's users are known; an error if it cannot be made.
+  absl::Status PlanPrivacy(int64_t users);
+
+  const v1::PartyConfig config_;
+  const bool resume_;
+  PartyData data_;
+  UserRows users_;
+  std::string party_secret_;
+  // From the curator's registration answer.
+  std::string run_id_;
+  std::string settings_digest_;
+  int parties_ = 0;
+  v1::HorizontalConfig horizontal_;
+  v1::TrainingConfig training_;
+  // Set once alignment told the run's users.
+  v1::PrivacyPlan plan_;
+  bool planned_ = false;
+  bool plan_attested_ = false;
+  HorizontalRoundOptions options_;
+  int64_t parameters_ = 0;
+  std::unique_ptr<privacy::ParticipationLedger> ledger_;
+  std::unique_ptr<HorizontalParty> party_;
+  int64_t answered_ = 0;  // users this process answered for (progress)
+  absl::Time started_ = absl::InfinitePast();
+  bool finished_ = false;
+  bool finish_succeeded_ = false;
+  std::string finish_message_;
+  StepProfile profile_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CORE_HORIZONTAL_PARTY_CORE_H_

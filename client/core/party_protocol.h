@@ -1,0 +1,68 @@
+#ifndef VFSYNTH_CLIENT_CORE_PARTY_PROTOCOL_H_
+#define VFSYNTH_CLIENT_CORE_PARTY_PROTOCOL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/base/step_profile.h"
+#include "vfsynth/v1/curator.pb.h"
+
+namespace vfsynth {
+
+// What a party's session (PartySession) drives, whatever the topology: its registration,
+// alignment and privacy plan, and its answers on the Train stream. PartyCore is the
+// vertical topology's, HorizontalPartyCore the horizontal one's.
+class PartyProtocol {
+ public:
+  virtual ~PartyProtocol() = default;
+
+  virtual v1::RegisterRequest MakeRegisterRequest() const = 0;
+  // Again after a reconnect: the run and its settings must be the same.
+  virtual absl::Status AcceptRegistration(const v1::RegisterResponse& response) = 0;
+  // The first Align call, then the curator's answer to each: the next call, or nullopt
+  // once this party knows the run's records.
+  virtual absl::StatusOr<v1::AlignRequest> MakeAlignRequest() = 0;
+  virtual absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) = 0;
+  // This party's privacy plan, to attest against the curator's; or, instead, that it will
+  // not take part, for `reason`.
+  virtual v1::AttestPlanRequest MakeAttestPlanRequest() const = 0;
+  virtual v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const = 0;
+  // Refuses a curator plan that differs from this party's; nothing leaves before it matched.
+  virtual absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) = 0;
+
+  // Label pairs, between the plan and Train: only a protocol that has them overrides these.
+  virtual bool releases_label_pairs() const { return false; }
+  virtual absl::StatusOr<v1::ShareLabelsRequest> MakeShareLabelsRequest() {
+    return absl::FailedPreconditionError("this run has no label pairs");
+  }
+  virtual absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(
+      const v1::ShareLabelsResponse& /*labels*/) {
+    return absl::FailedPreconditionError("this run has no label pairs");
+  }
+
+  virtual v1::PartyMessage MakeHello() const = 0;
+  // One curator message in, the replies out. An error means the curator sent something
+  // this party must not act on; the party then stops.
+  virtual absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) = 0;
+  // Once Handle's replies have left: work of the next message that does not depend on it.
+  // Nothing leaves and nothing is committed; skipping it changes no result.
+  virtual absl::Status PrepareAhead() { return absl::OkStatus(); }
+
+  // The curator's Finished message: whether it published, and its words.
+  virtual bool finished() const = 0;
+  virtual bool finish_succeeded() const = 0;
+  virtual const std::string& finish_message() const = 0;
+  // Per-message wall-clock breakdown (docs/performance.md).
+  virtual const StepProfile& profile() const = 0;
+};
+
+// The checks every party makes of the curator's answer to Register: the protocol version,
+// a run id, and the topology this party is configured for.
+absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CORE_PARTY_PROTOCOL_H_

@@ -1,0 +1,67 @@
+#include "common/federated/wae_table.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace vfsynth {
+namespace {
+
+// Columns of the scalar (kTanh) blocks.
+std::vector<int64_t> ScalarColumns(const std::vector<OutputBlock>& blocks) {
+  std::vector<int64_t> columns;
+  for (const OutputBlock& block : blocks) {
+    if (block.kind == BlockKind::kTanh) columns.push_back(block.offset);
+  }
+  return columns;
+}
+
+}  // namespace
+
+torch::Tensor WaeInputs(const EncodedTable& table, const std::vector<OutputBlock>& blocks) {
+  torch::Tensor inputs =
+      torch::from_blob(const_cast<float*>(table.values.data()), {table.rows, table.width}, torch::kFloat32).clone();
+  for (int64_t column : ScalarColumns(blocks)) {
+    inputs.select(1, column).add_(1.0).mul_(0.5);
+  }
+  return inputs;
+}
+
+UserRows GroupByUser(const torch::Tensor& inputs, const std::vector<std::string>& user_of_row,
+                     const std::vector<std::string>& row_names) {
+  UserRows users;
+  if (user_of_row.empty()) {
+    for (int64_t row = 0; row < inputs.size(0); ++row) {
+      users.rows.push_back(inputs.slice(0, row, row + 1));
+      users.names.push_back(row_names[row]);
+    }
+    return users;
+  }
+  absl::flat_hash_map<std::string, size_t> index;
+  std::vector<std::vector<int64_t>> members;
+  for (int64_t row = 0; row < static_cast<int64_t>(user_of_row.size()); ++row) {
+    auto [it, added] = index.try_emplace(user_of_row[row], members.size());
+    if (added) {
+      members.emplace_back();
+      users.names.push_back(user_of_row[row]);
+    }
+    members[it->second].push_back(row);
+  }
+  for (const std::vector<int64_t>& rows : members) {
+    users.rows.push_back(inputs.index_select(0, torch::tensor(rows, torch::kLong)));
+  }
+  return users;
+}
+
+CsvTable SampleWaeTable(Wae& model, const TableEncoder& encoder, int64_t rows, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const torch::Tensor z = torch::randn({rows, model->latent()}, generator);
+  torch::Tensor values = torch::sigmoid(model->DecodeLogits(z)).contiguous();
+  for (int64_t column : ScalarColumns(encoder.blocks())) {
+    values.select(1, column).mul_(2.0).sub_(1.0);
+  }
+  return encoder.Decode(values.data_ptr<float>(), rows);
+}
+
+}  // namespace vfsynth

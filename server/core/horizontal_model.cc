@@ -1,0 +1,68 @@
+#include "server/core/horizontal_model.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/federated/wae_round.h"
+#include "common/federated/wae_table.h"
+#include "common/nn/wire_tensor.h"
+#include "common/protocol/tensor_codec.h"
+
+namespace vfsynth {
+
+HorizontalModel::HorizontalModel(const WaeOptions& architecture, double gamma, uint64_t seed)
+    : architecture_(architecture), gamma_(gamma) {
+  torch::manual_seed(seed);
+  Wae model(architecture_);
+  flat_ = FlatParameters(*model);
+}
+
+void HorizontalModel::ToWire(v1::Tensor* out) const { vfsynth::ToWire(flat_, out); }
+
+void HorizontalModel::Step(const std::vector<v1::SignDsReports>& answers) {
+  std::vector<SignDsReport> reports;
+  for (const v1::SignDsReports& answer : answers) {
+    for (int i = 0; i < answer.indices_size(); ++i) reports.push_back({answer.indices(i), answer.positive(i)});
+  }
+  // The answers passed CheckSignDsReports: every index is inside the model.
+  ApplySignDsReports(reports, gamma_, flat_).IgnoreError();
+}
+
+std::string HorizontalModel::Save() const {
+  v1::Tensor tensor;
+  ToWire(&tensor);
+  return tensor.SerializeAsString();
+}
+
+absl::Status HorizontalModel::Restore(const std::string& bytes) {
+  v1::Tensor tensor;
+  if (!tensor.ParseFromString(bytes)) return absl::DataLossError("the horizontal model's bytes do not parse");
+  RETURN_IF_ERROR(ValidateTensor(tensor, {parameters()}, "horizontal model", static_cast<int64_t>(bytes.size())));
+  flat_ = FromWire(tensor);
+  return absl::OkStatus();
+}
+
+CsvTable HorizontalModel::Sample(const TableEncoder& encoder, int64_t rows, uint64_t seed) const {
+  Wae model(architecture_);
+  AssignFlatParameters(*model, flat_).IgnoreError();  // flat_ always has the model's size
+  return SampleWaeTable(model, encoder, rows, seed);
+}
+
+absl::Status CheckSignDsReports(const v1::SignDsReports& reports, int64_t asked, int64_t parameters) {
+  if (reports.indices_size() != reports.positive_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("sign_ds_reports has ", reports.indices_size(), " indices but ",
+                                                   reports.positive_size(), " signs"));
+  }
+  if (reports.indices_size() > asked) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sign_ds_reports has ", reports.indices_size(), " reports for ", asked, " users asked"));
+  }
+  for (int64_t index : reports.indices()) {
+    if (index < 0 || index >= parameters) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sign_ds_reports names coordinate ", index, " of a model of ", parameters));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,367 @@
+// The horizontal topology over loopback mTLS: three parties holding rows of one schema, a
+// run equal to the in-process reference of the same math, what crosses the wire, and the
+// curator's refusals of bad input (another schema, a report outside the model).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "client/core/horizontal_party_core.h"
+#include "client/core/party_session.h"
+#include "client/grpc/grpc_curator_link.h"
+#include "common/base/file_io.h"
+#include "common/config/config.h"
+#include "common/data/alignment.h"
+#include "common/data/csv.h"
+#include "common/data/party_data.h"
+#include "common/federated/horizontal_party.h"
+#include "common/federated/wae_table.h"
+#include "common/net/tls.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/protocol/protocol_version.h"
+#include "server/core/horizontal_model.h"
+#include "server/grpc/curator_server.h"
+#include "vfsynth/v1/curator.grpc.pb.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kSource = VFSYNTH_SOURCE_DIR;
+const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
+constexpr int kRowsPerParty = 300;
+constexpr int kRounds = 5;
+constexpr double kEpsilon = 8.0;
+
+std::string Secret(size_t party) { return absl::StrCat("horizontal-test-secret-", party); }
+
+class HorizontalTest : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/horizontal_test_", ::getpid()));
+    std::filesystem::create_directories(*dir_ + "/parties");
+    // Adult's first rows, cut by rows: every party the same columns, an id and a user
+    // column (two rows a user, as in DP-FED-WAE's experiments).
+    auto adult = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
+    ASSERT_TRUE(adult.ok()) << adult.status();
+    auto schema = ReadFile(kSource + "/deploy/schemas/adult.schema.json");
+    ASSERT_TRUE(schema.ok());
+    std::string party_schema = *schema;
+    party_schema.replace(party_schema.find('{'), 1, "{\n  \"id_column\": \"id\",\n  \"user_column\": \"user\",");
+    for (size_t k = 0; k < kParties.size(); ++k) {
+      std::ofstream csv(*dir_ + "/parties/" + kParties[k] + ".csv");
+      csv << "id,user," << absl::StrJoin(adult->header, ",") << "\n";
+      for (int r = 0; r < kRowsPerParty; ++r) {
+        const int row = static_cast<int>(k) * kRowsPerParty + r;
+        csv << kParties[k] << "-" << r << "," << kParties[k] << "-user-" << r / 2 << ","
+            << absl::StrJoin(adult->rows[row], ",") << "\n";
+      }
+      ASSERT_TRUE(WriteFileAtomically(*dir_ + "/parties/" + kParties[k] + ".schema.json", party_schema).ok());
+    }
+    const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
+    ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank > /dev/null").c_str()), 0);
+  }
+
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+ protected:
+  static std::string TestDir() {
+    return *dir_ + "/runs/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  static v1::TlsConfig Tls(const std::string& name) {
+    v1::TlsConfig tls;
+    tls.set_ca(*dir_ + "/certs/ca.crt");
+    tls.set_cert(*dir_ + "/certs/" + name + ".crt");
+    tls.set_key(*dir_ + "/certs/" + name + ".key");
+    return tls;
+  }
+
+  static v1::HorizontalConfig Horizontal() {
+    v1::HorizontalConfig h;
+    h.set_users_per_round(6);
+    h.set_local_epochs(2);
+    h.set_hidden(16);
+    h.set_latent(4);
+    return h;
+  }
+
+  static std::unique_ptr<CuratorServer> StartCurator() {
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+    v1::CuratorConfig config;
+    config.set_run_id("it-horizontal");
+    config.set_topology(v1::Topology::horizontal);
+    config.set_listen("127.0.0.1:0");
+    config.set_checkpoint_dir(TestDir() + "/curator");
+    *config.mutable_tls() = Tls("curator");
+    for (const auto& p : kParties) config.add_parties(p);
+    config.mutable_privacy()->set_epsilon(kEpsilon);
+    *config.mutable_horizontal() = Horizontal();
+    config.mutable_training()->set_rounds(kRounds);
+    config.mutable_training()->set_seed(11);
+    config.mutable_training()->set_threads(1);
+    config.mutable_training()->set_log_every(1);
+    config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");
+    config.mutable_output()->set_rows(200);
+    config.set_join_timeout_seconds(120);
+    config.set_round_timeout_seconds(60);
+    const absl::Status resolved = ResolveCuratorConfig("", &config);
+    EXPECT_TRUE(resolved.ok()) << resolved;
+    auto server = CuratorServer::BuildAndStart({config});
+    EXPECT_TRUE(server.ok()) << server.status();
+    return std::move(*server);
+  }
+
+  static v1::PartyConfig PartyConfigFor(const std::string& name, int port) {
+    v1::PartyConfig config;
+    config.set_name(name);
+    config.set_topology(v1::Topology::horizontal);
+    config.set_curator(absl::StrCat("127.0.0.1:", port));
+    *config.mutable_tls() = Tls(name);
+    config.set_data(*dir_ + "/parties/" + name + ".csv");
+    config.set_schema(*dir_ + "/parties/" + name + ".schema.json");
+    config.set_checkpoint_dir(TestDir() + "/" + name);
+    config.mutable_privacy()->set_epsilon(kEpsilon);
+    config.mutable_privacy()->set_ledger(TestDir() + "/" + name + ".ledger");
+    config.set_connect_timeout_seconds(20);
+    const absl::Status resolved = ResolvePartyConfig("", &config);
+    EXPECT_TRUE(resolved.ok()) << resolved;
+    return config;
+  }
+
+  static std::unique_ptr<HorizontalPartyCore> Party(size_t k, int port) {
+    auto core = HorizontalPartyCore::Create(PartyConfigFor(kParties[k], port));
+    EXPECT_TRUE(core.ok()) << core.status();
+    if (!core.ok()) return nullptr;
+    (*core)->set_party_secret(Secret(k));
+    return std::move(*core);
+  }
+
+  static std::string* dir_;
+};
+
+std::string* HorizontalTest::dir_ = nullptr;
+
+TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
+  auto curator = StartCurator();
+  const int port = curator->port();
+  std::vector<v1::PartyMessage> inbound;
+  absl::Mutex inbound_mu;
+  curator->core().hub().SetInboundObserver([&](int, const v1::PartyMessage& m) {
+    absl::MutexLock lock(&inbound_mu);
+    inbound.push_back(m);
+  });
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < kParties.size(); ++k) cores.push_back(Party(k, port));
+  std::vector<absl::Status> results(kParties.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
+      results[k] = session.Run();
+    });
+  }
+  for (auto& t : threads) t.join();
+  run.join();
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+
+  // The same math in one process: each party's users and secret, its own fresh ledger.
+  const std::string reference_dir = TestDir() + "/reference";
+  std::filesystem::create_directories(reference_dir);
+  HorizontalRoundOptions options;
+  std::vector<std::unique_ptr<privacy::ParticipationLedger>> ledgers;
+  std::vector<std::unique_ptr<HorizontalParty>> parties;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    auto data = LoadPartyData(*dir_ + "/parties/" + kParties[k] + ".csv",
+                              *dir_ + "/parties/" + kParties[k] + ".schema.json", false, 0);
+    ASSERT_TRUE(data.ok()) << data.status();
+    const UserRows users = GroupByUser(WaeInputs(data->encoded, data->encoder.blocks()), data->users, data->ids);
+    EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsPerParty / 2));
+    std::vector<std::string> keys;
+    for (const std::string& name : users.names) keys.push_back(AlignmentToken(Secret(k), name));
+    auto ledger = privacy::ParticipationLedger::Open(reference_dir + "/" + kParties[k] + ".ledger",
+                                                     {"it-horizontal", 1, kEpsilon});
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ledgers.push_back(std::move(*ledger));
+    parties.push_back(std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
+    options.architecture = WaeOptions{data->encoder.width(), 16, 4};
+  }
+  options.local = LocalUpdateOptions{2, 1e-3, 32};
+  options.top_k_ratio = 0.05;
+  options.epsilon_per_round = kEpsilon;
+  auto reference =
+      TrainHorizontalReference(options, kRounds, 6, 1.0, 11, {parties[0].get(), parties[1].get(), parties[2].get()});
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const HorizontalModel* model = curator->core().horizontal_model_for_testing();
+  ASSERT_NE(model, nullptr);
+  EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+
+  // Only SignDS reports crossed the wire, at most the users asked; every report charged.
+  int64_t reports = 0;
+  for (const v1::PartyMessage& m : inbound) {
+    if (m.has_hello()) continue;
+    ASSERT_TRUE(m.has_sign_ds_reports()) << m.payload_case();
+    reports += m.sign_ds_reports().indices_size();
+  }
+  EXPECT_EQ(reports, kRounds * 6);
+  int64_t charged = 0;
+  for (const auto& core : cores) {
+    charged += core->ledger()->users();
+    EXPECT_DOUBLE_EQ(core->ledger()->max_epsilon_spent(), kEpsilon);
+  }
+  EXPECT_EQ(charged, reports);
+
+  const v1::StatusResponse status = curator->core().Status();
+  EXPECT_EQ(status.state(), "finished");
+  EXPECT_EQ(status.round(), kRounds);
+  EXPECT_DOUBLE_EQ(status.epsilon_spent(), kEpsilon);
+  EXPECT_EQ(status.aligned_records(), 3 * kRowsPerParty / 2);
+  auto published = ReadCsv(TestDir() + "/synthetic.csv");
+  ASSERT_TRUE(published.ok()) << published.status();
+  EXPECT_EQ(published->rows.size(), 200u);
+  EXPECT_EQ(published->header.front(), "age");
+  EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.privacy.json"));
+}
+
+TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
+  auto curator = StartCurator();
+  const int port = curator->port();
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
+  for (size_t k = 0; k < 2; ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
+      EXPECT_TRUE(session.Run().ok()) << kParties[k];
+    });
+  }
+  // The bank speaks the protocol by hand: its messages from its core, one answer forged.
+  std::unique_ptr<HorizontalPartyCore> bank = Party(2, port);
+  auto credentials = MakeChannelCredentials(Tls("bank"), false);
+  ASSERT_TRUE(credentials.ok());
+  auto stub = v1::Curator::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
+  auto call = [&](auto method, const auto& request, auto* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    const grpc::Status status = ((*stub).*method)(&context, request, response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  };
+  v1::RegisterResponse registered;
+  call(&v1::Curator::Stub::Register, bank->MakeRegisterRequest(), &registered);
+  ASSERT_TRUE(bank->AcceptRegistration(registered).ok());
+  v1::AlignResponse joined;
+  call(&v1::Curator::Stub::Align, *bank->MakeAlignRequest(), &joined);
+  ASSERT_TRUE(bank->AnswerAlign(joined).ok());
+  v1::AttestPlanResponse plan;
+  call(&v1::Curator::Stub::AttestPlan, bank->MakeAttestPlanRequest(), &plan);
+  ASSERT_TRUE(bank->AcceptCuratorPlan(plan).ok());
+
+  grpc::ClientContext context;
+  auto stream = stub->Train(&context);
+  ASSERT_TRUE(stream->Write(bank->MakeHello()));
+  int forged = 0;
+  v1::CuratorMessage message;
+  while (stream->Read(&message)) {
+    ASSERT_FALSE(message.has_chunk()) << "a task this small comes whole";
+    if (message.has_error()) {
+      // The curator refused the forged answer, named why, and waits for a valid one.
+      EXPECT_THAT(message.error().message(), HasSubstr("coordinate"));
+      continue;
+    }
+    auto replies = bank->Handle(message);
+    ASSERT_TRUE(replies.ok()) << replies.status();
+    if (bank->finished()) break;
+    ASSERT_EQ(replies->size(), 1u);
+    if (message.round() == 1 && forged == 0) {
+      v1::PartyMessage bad = (*replies)[0];
+      bad.mutable_sign_ds_reports()->clear_indices();
+      bad.mutable_sign_ds_reports()->clear_positive();
+      bad.mutable_sign_ds_reports()->add_indices(1 << 30);
+      bad.mutable_sign_ds_reports()->add_positive(true);
+      ASSERT_TRUE(stream->Write(bad));
+      ++forged;
+      // The refusal comes before the next task: answer this round properly once it did.
+      ASSERT_TRUE(stream->Read(&message));
+      ASSERT_TRUE(message.has_error());
+      EXPECT_THAT(message.error().message(), HasSubstr("names coordinate 1073741824"));
+    }
+    ASSERT_TRUE(stream->Write((*replies)[0]));
+  }
+  stream->WritesDone();
+  for (auto& t : threads) t.join();
+  run.join();
+  EXPECT_EQ(forged, 1);
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  EXPECT_TRUE(bank->finished() && bank->finish_succeeded());
+}
+
+TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
+  auto curator = StartCurator();
+  const int port = curator->port();
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  auto credentials = MakeChannelCredentials(Tls("hospital"), false);
+  ASSERT_TRUE(credentials.ok());
+  auto hospital_stub = v1::Curator::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
+  std::unique_ptr<HorizontalPartyCore> hospital = Party(0, port);
+  v1::RegisterResponse response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(hospital_stub->Register(&context, hospital->MakeRegisterRequest(), &response).ok());
+  }
+  // The insurer declares one column differently.
+  std::unique_ptr<HorizontalPartyCore> insurer = Party(1, port);
+  v1::RegisterRequest other = insurer->MakeRegisterRequest();
+  other.mutable_schema()->mutable_columns(0)->set_max(95);
+  auto insurer_credentials = MakeChannelCredentials(Tls("insurer"), false);
+  ASSERT_TRUE(insurer_credentials.ok());
+  auto insurer_stub = v1::Curator::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *insurer_credentials, MakeChannelArguments(1 << 24)));
+  auto register_as_insurer = [&](const v1::RegisterRequest& request) {
+    grpc::ClientContext context;
+    return insurer_stub->Register(&context, request, &response);
+  };
+  const grpc::Status refused = register_as_insurer(other);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(refused.error_message(), HasSubstr("column 1 ('age'"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("same columns"));
+  // A vertical party, and more users than rows, are refused too.
+  v1::RegisterRequest vertical = insurer->MakeRegisterRequest();
+  vertical.set_topology(v1::Topology::vertical);
+  const grpc::Status wrong_topology = register_as_insurer(vertical);
+  EXPECT_EQ(wrong_topology.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(wrong_topology.error_message(), HasSubstr("configured for topology 'vertical' but this run is"));
+  v1::RegisterRequest crowded = insurer->MakeRegisterRequest();
+  crowded.set_users(crowded.rows() + 1);
+  EXPECT_EQ(register_as_insurer(crowded).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(register_as_insurer(insurer->MakeRegisterRequest()).ok());
+  curator->core().Cancel(absl::CancelledError("test over"));
+  run.join();
+  EXPECT_FALSE(run_status.ok());
+}
+
+}  // namespace
+}  // namespace vfsynth
