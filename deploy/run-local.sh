@@ -143,47 +143,29 @@ fi
 roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
 if [ "$PRIVACY" != none ] && [ -z "$EPSILON" ]; then echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; fi
 if [ "$TOPOLOGY" = horizontal ]; then
-  # signds is pure epsilon-LDP: no delta.
+  # signds is pure epsilon-LDP: no delta. The parties share no records, hence no secrets.
   privacy="{\"mode\": \"$PRIVACY\", \"epsilon\": $EPSILON${PRIVACY_JSON:+, $PRIVACY_JSON}}"
-  cat > "$OUT/curator.json" <<JSON
-{
-  "run_id": "local-$DATASET-horizontal",
-  "topology": "horizontal",
-  "listen": "$HOST:$PORT",
-  "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
-  "parties": $roster,
-  "horizontal": {${HORIZONTAL_JSON}},
-  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"threads": 1, "log_every": 25, "seed": $SEED${TRAINING_JSON:+, $TRAINING_JSON}},
-  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${OUTPUT_JSON:+, $OUTPUT_JSON}},
-  "privacy": $privacy,
-  "round_timeout_seconds": 120,
-  "join_timeout_seconds": 120
-}
-JSON
-  for party in $PARTIES; do
-    cat > "$OUT/$party.json" <<JSON
-{
-  "name": "$party",
-  "topology": "horizontal",
-  "curator": "$HOST:$PORT",
-  "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
-  "data": "parties/$party.csv",
-  "schema": "parties/$party.schema.json",
-  "privacy": ${privacy%\}}, "ledger": "$party.ledger"},
-  "threads": 1
-}
-JSON
-  done
+  run_id="local-$DATASET-horizontal" topology='"topology": "horizontal",' secrets=""
+  run_settings="\"horizontal\": {${HORIZONTAL_JSON}}"
+  training="{${ROUNDS:+\"rounds\": $ROUNDS, }\"threads\": 1, \"log_every\": 25, \"seed\": $SEED${TRAINING_JSON:+, $TRAINING_JSON}}"
+  output="{\"synthetic_csv\": \"synthetic.csv\", \"rows\": $ROWS${OUTPUT_JSON:+, $OUTPUT_JSON}}"
 else
+  privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}${PRIVACY_JSON:+, $PRIVACY_JSON}}"
+  run_id="local-$DATASET" topology="" secrets='"secrets": "party-secrets.txt",'
+  run_settings="\"model\": {${MODEL_JSON}}"
+  training="{${ROUNDS:+\"rounds\": $ROUNDS, }\"batch_size\": $BATCH, \"threads\": 1, \"log_every\": 25, \"seed\": $SEED${TRAINING_LABEL:+, \"label_column\": \"$TRAINING_LABEL\"}${TRAINING_JSON:+, $TRAINING_JSON}}"
+  output="{\"synthetic_csv\": \"synthetic.csv\", \"rows\": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}}"
+fi
 cat > "$OUT/curator.json" <<JSON
 {
-  "run_id": "local-$DATASET",
+  "run_id": "$run_id",${topology:+
+  $topology}
   "listen": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/curator.crt", "key": "certs/curator.key"},
   "parties": $roster,
-  "model": {${MODEL_JSON}},
-  "training": {${ROUNDS:+\"rounds\": $ROUNDS, }"batch_size": $BATCH, "threads": 1, "log_every": 25, "seed": $SEED${TRAINING_LABEL:+, \"label_column\": \"$TRAINING_LABEL\"}${TRAINING_JSON:+, $TRAINING_JSON}},
-  "output": {"synthetic_csv": "synthetic.csv", "rows": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}},
+  $run_settings,
+  "training": $training,
+  "output": $output,
   "privacy": $privacy,
   "round_timeout_seconds": 120,
   "join_timeout_seconds": 120
@@ -192,18 +174,18 @@ JSON
 for party in $PARTIES; do
   cat > "$OUT/$party.json" <<JSON
 {
-  "name": "$party",
+  "name": "$party",${topology:+
+  $topology}
   "curator": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
   "data": "parties/$party.csv",
-  "schema": "parties/$party.schema.json",
-  "secrets": "party-secrets.txt",
+  "schema": "parties/$party.schema.json",${secrets:+
+  $secrets}
   "privacy": ${privacy%\}}, "ledger": "$party.ledger"},
   "threads": 1
 }
 JSON
 done
-fi
 if [ "$PREPARE_ONLY" = 1 ]; then
   echo "configs in $OUT: curator.json $(printf '%s.json ' $PARTIES)(port $PORT)"
   exit 0

@@ -43,10 +43,10 @@ JointCounts CountTuples(const std::vector<const std::vector<int>*>& columns) {
   if (columns.empty()) return counts;
   const size_t rows = columns[0]->size();
   for (size_t r = 0; r < rows; ++r) {
-    int64_t key = 0;
-    // Codes are >= kBelowRange (-2) and small; 2^16 per code leaves room for k <= 3.
-    for (const std::vector<int>* column : columns) key = (key << 16) | ((*column)[r] + 2);
-    counts[key] += 1;
+    uint64_t key = 0;
+    // Codes are >= kBelowRange (-2) and below 2^16 - 2: 16 bits each, k <= 4.
+    for (const std::vector<int>* column : columns) key = (key << 16) | static_cast<uint64_t>((*column)[r] + 2);
+    counts[static_cast<int64_t>(key)] += 1;
   }
   return counts;
 }
@@ -259,7 +259,7 @@ std::vector<double> AssociationMatrix(const EvalTable& table, const std::vector<
 double KWayAvd(const EvalTable& real, const EvalTable& synthetic, int k, int sets, uint64_t seed,
                int bins) {
   const int n = static_cast<int>(real.columns.size());
-  if (k < 1 || k > n || k > 3 || sets <= 0 || real.rows == 0 || synthetic.rows == 0) return kNaN;
+  if (k < 1 || k > n || k > 4 || sets <= 0 || real.rows == 0 || synthetic.rows == 0) return kNaN;
   const std::vector<Binning> binnings = RealBinnings(real, bins);
   const auto real_codes = DiscreteCodes(real, binnings);
   const auto syn_codes = DiscreteCodes(synthetic, binnings);

@@ -82,7 +82,7 @@ QualityScores ComputeQuality(const EvalTable& real, const EvalTable& synthetic, 
 // Cramér's V (discretised as above) otherwise; 1 on the diagonal; row-major.
 std::vector<double> AssociationMatrix(const EvalTable& table, const std::vector<Binning>& binnings);
 
-// k-way marginal AVD (VDGAN eq. 5.1): mean over `sets` random k-column sets of the
+// k-way marginal AVD (VDGAN eq. 5.1), k <= 4: mean over `sets` random k-column sets of the
 // TVD between the real and synthetic k-way marginals (numerics binned). Lower is
 // better; the column sets depend only on (column count, k, sets, seed).
 double KWayAvd(const EvalTable& real, const EvalTable& synthetic, int k, int sets, uint64_t seed,

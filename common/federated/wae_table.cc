@@ -58,8 +58,17 @@ CsvTable SampleWaeTable(Wae& model, const TableEncoder& encoder, int64_t rows, u
   torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   const torch::Tensor z = torch::randn({rows, model->latent()}, generator);
   torch::Tensor values = torch::sigmoid(model->DecodeLogits(z)).contiguous();
-  for (int64_t column : ScalarColumns(encoder.blocks())) {
-    values.select(1, column).mul_(2.0).sub_(1.0);
+  for (const OutputBlock& block : encoder.blocks()) {
+    torch::Tensor span = values.narrow(1, block.offset, block.width);
+    if (block.kind == BlockKind::kTanh) {
+      span.mul_(2.0).sub_(1.0);
+      continue;
+    }
+    // The block's category drawn in proportion to the decoder's probabilities, not its
+    // argmax, which gives every row of a region of z the same value and so sharpens the
+    // table's marginals towards their modes.
+    const torch::Tensor drawn = torch::multinomial(span + 1e-12, 1, /*replacement=*/false, generator);
+    span.zero_().scatter_(1, drawn, 1.0);
   }
   return encoder.Decode(values.data_ptr<float>(), rows);
 }

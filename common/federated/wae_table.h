@@ -29,7 +29,8 @@ UserRows GroupByUser(const torch::Tensor& inputs, const std::vector<std::string>
                      const std::vector<std::string>& row_names);
 
 // `rows` rows from the decoder: z ~ N(0, I) drawn from `seed`, the logits' sigmoid with
-// scalar blocks mapped back to [-1, 1], decoded by `encoder` (argmax in one-hot blocks).
+// scalar blocks mapped back to [-1, 1] and each one-hot block's category drawn in
+// proportion to its probabilities (from the same seed), decoded by `encoder`.
 CsvTable SampleWaeTable(Wae& model, const TableEncoder& encoder, int64_t rows, uint64_t seed);
 
 }  // namespace vfsynth

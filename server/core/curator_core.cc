@@ -218,13 +218,7 @@ absl::Status CuratorCore::WaitForParties() {
     mu_.AwaitWithDeadline(absl::Condition(&ready), join_deadline_);
     if (!cancelled_.ok()) return cancelled_;
     if (!intersection_size_.has_value()) {
-      std::vector<std::string> waiting = psi_.Waiting();
-      if (horizontal()) {
-        waiting.clear();
-        for (size_t k = 0; k < roster_.size(); ++k) {
-          if (!joined_[k]) waiting.push_back(roster_[k]);
-        }
-      }
+      const std::vector<std::string> waiting = horizontal() ? NotJoined() : psi_.Waiting();
       return absl::DeadlineExceededError(
           absl::StrCat("join timeout: parties that did not register and align: ", absl::StrJoin(waiting, ", ")));
     }

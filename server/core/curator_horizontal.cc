@@ -43,6 +43,14 @@ absl::Status CuratorCore::CheckSameSchema(int index, const v1::Schema& schema) c
   return absl::OkStatus();
 }
 
+std::vector<std::string> CuratorCore::NotJoined() const {
+  std::vector<std::string> waiting;
+  for (size_t k = 0; k < roster_.size(); ++k) {
+    if (!joined_[k]) waiting.push_back(roster_[k]);
+  }
+  return waiting;
+}
+
 absl::StatusOr<v1::AlignResponse> CuratorCore::JoinHorizontal(int index) {
   absl::MutexLock lock(&mu_);
   if (!joined_[index]) spdlog::info("party {} joined", roster_[index]);

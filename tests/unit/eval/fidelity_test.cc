@@ -126,6 +126,18 @@ TEST(KWayAvdTest, HandComputedTwoWayMarginal) {
   EXPECT_NEAR(KWayAvd(real, syn, 1, 2000, 1), 0.25, 0.03);
 }
 
+TEST(KWayAvdTest, FourWayMarginalsKeepEveryCodeApart) {
+  // Four binary columns: the synthetic rows flip the last column of every real row, so
+  // no 4-way cell matches (TVD 1), while every 3-set without d matches exactly.
+  const EvalTable real = Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
+                                Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {0, 1, 1, 0})});
+  const EvalTable syn = Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
+                               Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {1, 0, 0, 1})});
+  EXPECT_NEAR(KWayAvd(real, syn, 4, 10, 1), 1.0, 1e-12);
+  EXPECT_NEAR(KWayAvd(real, real, 4, 10, 1), 0.0, 1e-12);
+  EXPECT_TRUE(std::isnan(KWayAvd(real, syn, 5, 10, 1)));
+}
+
 TEST(AssociationMatrixTest, DiagonalOneAndSymmetric) {
   const EvalTable t = Table({Numeric("x", {1, 2, 3, 4}), Numeric("y", {2, 4, 6, 8}),
                              Categorical("c", 2, {0, 0, 1, 1})});
