@@ -157,6 +157,19 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   if (!planned_) return absl::FailedPreconditionError("privacy plan before the join");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
   if (plan_attested_) return absl::OkStatus();
+  ASSIGN_OR_RETURN(
+      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
+                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  // The ledger knows users by a digest keyed with the secret: under a new secret the same
+  // users would look new to it and answer past their caps.
+  if (!resume_ && ledger_->users() > 0) {
+    const int64_t charged = ledger_->users();
+    ledger_.reset();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "participation ledger ", config_.privacy().ledger(), " already holds answers of ", charged, " users of run '",
+        run_id_,
+        "': pass --resume with the run's checkpoint_dir (its secret names those users), or start another run"));
+  }
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, SecretPath(config_),
                                                          "it holds the secret this party's answers derive from"));
@@ -165,9 +178,6 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(WritePrivateFile(SecretPath(config_), party_secret_));
   }
-  ASSIGN_OR_RETURN(
-      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
-                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
   // The ledger holds keyed digests of the users, never their names.
   std::vector<std::string> keys;
   for (const std::string& name : users_.names) keys.push_back(AlignmentToken(party_secret_, name));

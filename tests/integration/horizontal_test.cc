@@ -317,6 +317,39 @@ TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
   EXPECT_TRUE(bank->finished() && bank->finish_succeeded());
 }
 
+TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
+  std::filesystem::remove_all(TestDir());
+  std::filesystem::create_directories(TestDir());
+  const v1::PartyConfig config = PartyConfigFor("hospital", 1);
+  // An earlier start of the run charged one user, then lost its checkpoint directory.
+  {
+    auto ledger = privacy::ParticipationLedger::Open(config.privacy().ledger(), {"it-horizontal", 1, kEpsilon});
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_TRUE((*ledger)->Take(0, "someone").ok());
+  }
+  auto core = HorizontalPartyCore::Create(config);
+  ASSERT_TRUE(core.ok()) << core.status();
+  // The curator's answers, as a curator of this run would give them.
+  v1::RegisterResponse registered;
+  registered.set_run_id("it-horizontal");
+  registered.set_protocol_version(kProtocolVersion);
+  registered.set_topology(v1::Topology::horizontal);
+  *registered.mutable_horizontal() = Horizontal();
+  registered.mutable_training()->set_rounds(kRounds);
+  registered.mutable_training()->set_log_every(1);
+  for (const auto& p : kParties) registered.add_parties(p);
+  ASSERT_TRUE((*core)->AcceptRegistration(registered).ok());
+  v1::AlignResponse joined;
+  joined.mutable_aligned()->set_records(3 * kRowsPerParty / 2);
+  ASSERT_TRUE((*core)->AnswerAlign(joined).ok());
+  v1::AttestPlanResponse plan;
+  *plan.mutable_plan() = (*core)->MakeAttestPlanRequest().plan();
+  const absl::Status refused = (*core)->AcceptCuratorPlan(plan);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("already holds answers of 1 users"));
+  EXPECT_FALSE(std::filesystem::exists(TestDir() + "/hospital/party.secret"));
+}
+
 TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
   auto curator = StartCurator();
   const int port = curator->port();
