@@ -33,6 +33,7 @@
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
 #include "server/grpc/curator_server.h"
+#include "tests/integration/party_sessions.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
@@ -211,8 +212,6 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   }
 
   std::vector<std::unique_ptr<PartyCore>> cores;
-  std::vector<std::thread> threads;
-  std::vector<absl::Status> results(kParties.size());
   for (size_t k = 0; k < kParties.size(); ++k) {
     auto core = PartyCore::Create(PartyConfigFor(kParties[k], port));
     ASSERT_TRUE(core.ok()) << core.status();
@@ -220,14 +219,8 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     (*core)->set_party_secret(ReferencePartySecret(Training().seed(), kParties[k]));
     cores.push_back(std::move(*core));
   }
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    threads.emplace_back([&, k] {
-      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
-      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
-      results[k] = session.Run();
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<absl::Status> results =
+      RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
   run.join();
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];

@@ -28,6 +28,7 @@
 #include "common/protocol/protocol_version.h"
 #include "server/core/horizontal_model.h"
 #include "server/grpc/curator_server.h"
+#include "tests/integration/party_sessions.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
@@ -169,16 +170,8 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   std::thread run([&] { run_status = curator->Run(); });
   std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
   for (size_t k = 0; k < kParties.size(); ++k) cores.push_back(Party(k, port));
-  std::vector<absl::Status> results(kParties.size());
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    threads.emplace_back([&, k] {
-      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
-      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
-      results[k] = session.Run();
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<absl::Status> results =
+      RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
   run.join();
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];

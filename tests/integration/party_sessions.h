@@ -1,0 +1,36 @@
+#ifndef VFSYNTH_TESTS_INTEGRATION_PARTY_SESSIONS_H_
+#define VFSYNTH_TESTS_INTEGRATION_PARTY_SESSIONS_H_
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/core/party_protocol.h"
+#include "client/core/party_session.h"
+#include "client/grpc/grpc_curator_link.h"
+
+namespace vfsynth {
+
+// Runs a PartySession over gRPC for each core, each in a thread of its own, with the
+// config `config_of(k)`; returns every session's outcome once all have ended.
+template <typename Core>
+std::vector<absl::Status> RunPartySessions(const std::vector<std::unique_ptr<Core>>& cores,
+                                           const std::function<v1::PartyConfig(size_t)>& config_of) {
+  std::vector<absl::Status> results(cores.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < cores.size(); ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = config_of(k);
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
+      results[k] = session.Run();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return results;
+}
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_TESTS_INTEGRATION_PARTY_SESSIONS_H_
