@@ -181,13 +181,7 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::
 TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   auto curator = StartCurator(300);
   const int port = curator->port();
-  // Record everything parties send on their Train streams.
-  std::vector<v1::PartyMessage> inbound;
-  absl::Mutex inbound_mu;
-  curator->core().hub().SetInboundObserver([&](int, const v1::PartyMessage& m) {
-    absl::MutexLock lock(&inbound_mu);
-    inbound.push_back(m);
-  });
+  InboundRecorder recorder(curator->core().hub());
   absl::Status run_status;
   std::thread run([&] { run_status = curator->Run(); });
 
@@ -258,7 +252,7 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   const auto& t = Training();
   const int64_t steps = static_cast<int64_t>(t.rounds()) * (t.n_critic() + 2);
   EXPECT_EQ(curator->core().Status().state(), "finished");
-  absl::MutexLock lock(&inbound_mu);
+  const std::vector<v1::PartyMessage> inbound = recorder.messages();
   EXPECT_EQ(static_cast<int64_t>(inbound.size()), static_cast<int64_t>(kParties.size()) * steps);
   std::set<int> payloads;
   for (const v1::PartyMessage& m : inbound) {

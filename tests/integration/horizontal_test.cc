@@ -160,12 +160,7 @@ std::string* HorizontalTest::dir_ = nullptr;
 TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   auto curator = StartCurator();
   const int port = curator->port();
-  std::vector<v1::PartyMessage> inbound;
-  absl::Mutex inbound_mu;
-  curator->core().hub().SetInboundObserver([&](int, const v1::PartyMessage& m) {
-    absl::MutexLock lock(&inbound_mu);
-    inbound.push_back(m);
-  });
+  InboundRecorder recorder(curator->core().hub());
   absl::Status run_status;
   std::thread run([&] { run_status = curator->Run(); });
   std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
@@ -209,7 +204,7 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
 
   // Only SignDS reports crossed the wire, at most the users asked; every report charged.
   int64_t reports = 0;
-  for (const v1::PartyMessage& m : inbound) {
+  for (const v1::PartyMessage& m : recorder.messages()) {
     if (m.has_hello()) continue;
     ASSERT_TRUE(m.has_sign_ds_reports()) << m.payload_case();
     reports += m.sign_ds_reports().indices_size();

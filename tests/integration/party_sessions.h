@@ -7,11 +7,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "client/core/party_protocol.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
+#include "server/core/session_hub.h"
 
 namespace vfsynth {
+
+// Helpers of the tests that run a curator and its parties in one process over loopback mTLS.
 
 // Runs a PartySession over gRPC for each core, each in a thread of its own, with the
 // config `config_of(k)`; returns every session's outcome once all have ended.
@@ -30,6 +34,25 @@ std::vector<absl::Status> RunPartySessions(const std::vector<std::unique_ptr<Cor
   for (std::thread& thread : threads) thread.join();
   return results;
 }
+
+// Everything the parties send on their Train streams, as the curator's hub delivers it.
+class InboundRecorder {
+ public:
+  explicit InboundRecorder(SessionHub& hub) {
+    hub.SetInboundObserver([this](int, const v1::PartyMessage& message) {
+      absl::MutexLock lock(&mu_);
+      messages_.push_back(message);
+    });
+  }
+  std::vector<v1::PartyMessage> messages() const {
+    absl::MutexLock lock(&mu_);
+    return messages_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<v1::PartyMessage> messages_ ABSL_GUARDED_BY(mu_);
+};
 
 }  // namespace vfsynth
 
