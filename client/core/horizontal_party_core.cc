@@ -138,19 +138,11 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeAttestPlanRequest() const {
-  v1::AttestPlanRequest request;
-  request.set_run_id(run_id_);
-  request.set_party(config_.name());
-  *request.mutable_plan() = plan_;
-  return request;
+  return AttestPlanRequestOf(run_id_, config_.name(), plan_);
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reason) const {
-  v1::AttestPlanRequest request;
-  request.set_run_id(run_id_);
-  request.set_party(config_.name());
-  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
-  return request;
+  return RefusalOf(run_id_, config_.name(), reason);
 }
 
 absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {

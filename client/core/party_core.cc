@@ -234,27 +234,12 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   return OpenCheckpoint();
 }
 
-namespace {
-
-v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party) {
-  v1::AttestPlanRequest request;
-  request.set_run_id(run_id);
-  request.set_party(party);
-  return request;
-}
-
-}  // namespace
-
 v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
-  v1::AttestPlanRequest request = AttestPlanRequestOf(run_id_, config_.name());
-  *request.mutable_plan() = plan_;
-  return request;
+  return AttestPlanRequestOf(run_id_, config_.name(), plan_);
 }
 
 v1::AttestPlanRequest PartyCore::MakeRefusal(const absl::Status& reason) const {
-  v1::AttestPlanRequest request = AttestPlanRequestOf(run_id_, config_.name());
-  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
-  return request;
+  return RefusalOf(run_id_, config_.name(), reason);
 }
 
 absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {

@@ -5,6 +5,23 @@
 
 namespace vfsynth {
 
+v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
+                                          const v1::PrivacyPlan& plan) {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id);
+  request.set_party(party);
+  *request.mutable_plan() = plan;
+  return request;
+}
+
+v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party, const absl::Status& reason) {
+  v1::AttestPlanRequest request;
+  request.set_run_id(run_id);
+  request.set_party(party);
+  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
+  return request;
+}
+
 absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology) {
   if (response.protocol_version() != kProtocolVersion) {
     return absl::FailedPreconditionError(absl::StrCat("curator speaks protocol version ", response.protocol_version(),

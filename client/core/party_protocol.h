@@ -59,6 +59,11 @@ class PartyProtocol {
   virtual const StepProfile& profile() const = 0;
 };
 
+// Party `party`'s AttestPlan request in run `run_id`: its plan, or a refusal for `reason`.
+v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
+                                          const v1::PrivacyPlan& plan);
+v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party, const absl::Status& reason);
+
 // The checks every party makes of the curator's answer to Register: the protocol version,
 // a run id, and the topology this party is configured for.
 absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology);
