@@ -790,6 +790,9 @@ absl::Status CuratorCore::Run() {
   }
   if (!config_.output().synthetic_csv().empty()) {
     const int64_t rows = PublishedRows();
+    // One intra-op thread, as `vfsynth synthesize` redraws it from the artefact: a
+    // reduction split over threads changes last bits, and with them a rounded value.
+    at::set_num_threads(1);
     auto table = Synthesize(rows);
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
     if (status.ok()) status = WritePrivacyStatement(config_.output().synthetic_csv(), privacy_plan_);

@@ -1,14 +1,16 @@
 #include "server/core/generator_synthesis.h"
 
+#include <ATen/Parallel.h>
+
 #include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/data/encoder.h"
-#include "common/config/config.h"
-#include "common/gan/model_factory.h"
-#include "common/checkpoint/model_state.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/model_state.h"
+#include "common/config/config.h"
+#include "common/data/encoder.h"
+#include "common/gan/model_factory.h"
 
 namespace vfsynth {
 
@@ -16,6 +18,9 @@ absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefa
   if (output.rows() <= 0 || output.rows() > kMaxSynthesisRows) {
     return absl::InvalidArgumentError(absl::StrCat("rows must be in [1, ", kMaxSynthesisRows, "]"));
   }
+  // One intra-op thread, as the curator draws the table it publishes (CuratorCore::Run):
+  // the redraw is then the same bytes whatever the thread settings.
+  at::set_num_threads(1);
   const v1::GeneratorHeader& header = artefact.header;
   if (header.parties().empty()) return absl::InvalidArgumentError("the generator artefact names no party");
   std::vector<TableEncoder> owned;
