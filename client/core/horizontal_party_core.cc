@@ -11,6 +11,7 @@
 #include "common/config/config.h"
 #include "common/data/alignment.h"
 #include "common/federated/wae_table.h"
+#include "common/nn/wae.h"
 #include "common/nn/wire_tensor.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/secure_random.h"
@@ -129,8 +130,7 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
       LocalUpdateOptions{horizontal_.local_epochs(), horizontal_.local_learning_rate(), horizontal_.local_batch_size()};
   options_.top_k_ratio = horizontal_.top_k_ratio();
   options_.epsilon_per_round = EpsilonPerAnswer(plan_);
-  torch::NoGradGuard no_grad;
-  parameters_ = FlatParameters(*Wae(options_.architecture)).numel();
+  parameters_ = WaeParameterCount(options_.architecture);
   planned_ = true;
   spdlog::info("privacy signds: epsilon {} per user ({} answer(s) at most, {:.4g} each) against everyone; {} rounds",
                plan_.privacy().epsilon(), horizontal_.participation_cap(), options_.epsilon_per_round, plan_.rounds());

@@ -41,6 +41,12 @@ torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& p
   return reconstruction + lambda * ImqMmd(codes, prior, 2.0 * static_cast<double>(model->latent()));
 }
 
+int64_t WaeParameterCount(const WaeOptions& options) {
+  const int64_t d = options.input_dim, h = options.hidden, z = options.latent;
+  // Two linear layers each way, every one with its bias.
+  return (d * h + h) + (h * z + z) + (z * h + h) + (h * d + d);
+}
+
 torch::Tensor FlatParameters(torch::nn::Module& module) {
   std::vector<torch::Tensor> pieces;
   for (const torch::Tensor& parameter : module.parameters()) pieces.push_back(parameter.detach().reshape({-1}));

@@ -18,6 +18,9 @@ struct WaeOptions {
   int64_t latent = 16;
 };
 
+// The number of parameters of a Wae of `options`: the length of its FlatParameters.
+int64_t WaeParameterCount(const WaeOptions& options);
+
 class WaeImpl : public torch::nn::Module {
  public:
   explicit WaeImpl(const WaeOptions& options);

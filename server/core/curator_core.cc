@@ -219,8 +219,9 @@ absl::Status CuratorCore::WaitForParties() {
     if (!cancelled_.ok()) return cancelled_;
     if (!intersection_size_.has_value()) {
       const std::vector<std::string> waiting = horizontal() ? NotJoined() : psi_.Waiting();
-      return absl::DeadlineExceededError(
-          absl::StrCat("join timeout: parties that did not register and align: ", absl::StrJoin(waiting, ", ")));
+      return absl::DeadlineExceededError(absl::StrCat("join timeout: parties that did not register and ",
+                                                      horizontal() ? "join" : "align", ": ",
+                                                      absl::StrJoin(waiting, ", ")));
     }
     if (!intersection_size_->ok()) return intersection_size_->status();
     if (label_exchange_.has_value() && !label_exchange_->ok()) return label_exchange_->status();

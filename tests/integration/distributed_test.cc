@@ -148,14 +148,6 @@ class DistributedTest : public ::testing::Test {
     return config;
   }
 
-  // A raw stub with the given TLS identity (for the security tests).
-  static std::unique_ptr<v1::Curator::Stub> Stub(int port, const v1::TlsConfig& tls) {
-    auto credentials = MakeChannelCredentials(tls, false);
-    EXPECT_TRUE(credentials.ok());
-    return v1::Curator::NewStub(grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
-                                                          *credentials, MakeChannelArguments(1 << 24)));
-  }
-
   static grpc::Status TryRegister(v1::Curator::Stub& stub, const std::string& claimed) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -187,7 +179,7 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
 
   // Intruders, while the curator waits for its parties; none may disturb the run.
   {
-    auto status = TryRegister(*Stub(port, Tls("other-ca", "hospital")), "hospital");
+    auto status = TryRegister(*CuratorStub(port, Tls("other-ca", "hospital")), "hospital");
     EXPECT_FALSE(status.ok()) << "certificate from another CA accepted";
     v1::TlsConfig no_cert;  // trusts the CA but presents no client certificate
     no_cert.set_ca(*dir_ + "/certs/ca.crt");
@@ -197,10 +189,10 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
         absl::StrCat("127.0.0.1:", port), grpc::SslCredentials(options)));
     status = TryRegister(*anonymous, "hospital");
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
-    status = TryRegister(*Stub(port, Tls("certs", "mallory")), "mallory");
+    status = TryRegister(*CuratorStub(port, Tls("certs", "mallory")), "mallory");
     EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
     EXPECT_THAT(status.error_message(), HasSubstr("no party of the roster"));
-    status = TryRegister(*Stub(port, Tls("certs", "hospital")), "bank");
+    status = TryRegister(*CuratorStub(port, Tls("certs", "hospital")), "bank");
     EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
     EXPECT_THAT(status.error_message(), HasSubstr("claims to be 'bank'"));
   }
@@ -665,7 +657,7 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   strict.set_mode(v1::PrivacyConfig::strict);
   strict.set_epsilon(5);
   auto curator = StartCurator(5, strict);
-  auto stub = Stub(curator->port(), Tls("certs", "hospital"));
+  auto stub = CuratorStub(curator->port(), Tls("certs", "hospital"));
   grpc::ClientContext context;
   v1::RegisterRequest request;
   request.set_party("hospital");

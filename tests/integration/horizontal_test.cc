@@ -17,6 +17,8 @@
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "common/base/file_io.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
 #include "common/data/alignment.h"
 #include "common/data/csv.h"
@@ -42,7 +44,8 @@ constexpr int kRowsPerParty = 300;
 constexpr int kRounds = 5;
 constexpr double kEpsilon = 8.0;
 
-std::string Secret(size_t party) { return absl::StrCat("horizontal-test-secret-", party); }
+// A party's secret as a party draws it (64 hex digits), fixed for the reference.
+std::string Secret(size_t party) { return Sha256Builder().Add(absl::StrCat("horizontal-test-secret-", party)).Hex(); }
 
 class HorizontalTest : public ::testing::Test {
  public:
@@ -100,13 +103,17 @@ class HorizontalTest : public ::testing::Test {
     return h;
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator() {
-    std::filesystem::remove_all(TestDir());
-    std::filesystem::create_directories(TestDir());
+  // A curator of the test's run on `port` (0: any); a fresh one clears the test's directory,
+  // a resumed one continues from the checkpoint in it.
+  static std::unique_ptr<CuratorServer> StartCurator(bool resume = false, int port = 0) {
+    if (!resume) {
+      std::filesystem::remove_all(TestDir());
+      std::filesystem::create_directories(TestDir());
+    }
     v1::CuratorConfig config;
     config.set_run_id("it-horizontal");
     config.set_topology(v1::Topology::horizontal);
-    config.set_listen("127.0.0.1:0");
+    config.set_listen(absl::StrCat("127.0.0.1:", port));
     config.set_checkpoint_dir(TestDir() + "/curator");
     *config.mutable_tls() = Tls("curator");
     for (const auto& p : kParties) config.add_parties(p);
@@ -122,7 +129,7 @@ class HorizontalTest : public ::testing::Test {
     config.set_round_timeout_seconds(60);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
     EXPECT_TRUE(resolved.ok()) << resolved;
-    auto server = CuratorServer::BuildAndStart({config});
+    auto server = CuratorServer::BuildAndStart({config, resume});
     EXPECT_TRUE(server.ok()) << server.status();
     return std::move(*server);
   }
@@ -152,6 +159,54 @@ class HorizontalTest : public ::testing::Test {
     return std::move(*core);
   }
 
+  // The run's model as the same math computes it in one process: each party's users and
+  // secret, a fresh ledger of its own.
+  static absl::StatusOr<torch::Tensor> Reference() {
+    const std::string reference_dir = TestDir() + "/reference";
+    std::filesystem::create_directories(reference_dir);
+    HorizontalRoundOptions options;
+    std::vector<std::unique_ptr<privacy::ParticipationLedger>> ledgers;
+    std::vector<std::unique_ptr<HorizontalParty>> parties;
+    for (size_t k = 0; k < kParties.size(); ++k) {
+      ASSIGN_OR_RETURN(const PartyData data,
+                       LoadPartyData(*dir_ + "/parties/" + kParties[k] + ".csv",
+                                     *dir_ + "/parties/" + kParties[k] + ".schema.json", false, 0));
+      const UserRows users = GroupByUser(WaeInputs(data.encoded, data.encoder.blocks()), data.users, data.ids);
+      EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsPerParty / 2));
+      std::vector<std::string> keys;
+      for (const std::string& name : users.names) keys.push_back(AlignmentToken(Secret(k), name));
+      ASSIGN_OR_RETURN(auto ledger, privacy::ParticipationLedger::Open(reference_dir + "/" + kParties[k] + ".ledger",
+                                                                       {"it-horizontal", 1, kEpsilon}));
+      ledgers.push_back(std::move(ledger));
+      parties.push_back(std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
+      options.architecture = WaeOptions{data.encoder.width(), 16, 4};
+    }
+    options.local = LocalUpdateOptions{2, 1e-3, 32};
+    options.top_k_ratio = 0.05;
+    options.epsilon_per_round = kEpsilon;
+    return TrainHorizontalReference(options, kRounds, 6, 1.0, 11,
+                                    {parties[0].get(), parties[1].get(), parties[2].get()});
+  }
+
+  // Registers, joins and attests `core` through `stub` by hand, as a PartySession would.
+  static void JoinByHand(HorizontalPartyCore& core, v1::Curator::Stub& stub) {
+    auto call = [&](auto method, const auto& request, auto* response) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+      const grpc::Status status = (stub.*method)(&context, request, response);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    };
+    v1::RegisterResponse registered;
+    call(&v1::Curator::Stub::Register, core.MakeRegisterRequest(), &registered);
+    ASSERT_TRUE(core.AcceptRegistration(registered).ok());
+    v1::AlignResponse joined;
+    call(&v1::Curator::Stub::Align, *core.MakeAlignRequest(), &joined);
+    ASSERT_TRUE(core.AnswerAlign(joined).ok());
+    v1::AttestPlanResponse plan;
+    call(&v1::Curator::Stub::AttestPlan, core.MakeAttestPlanRequest(), &plan);
+    ASSERT_TRUE(core.AcceptCuratorPlan(plan).ok());
+  }
+
   static std::string* dir_;
 };
 
@@ -171,32 +226,7 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
 
-  // The same math in one process: each party's users and secret, its own fresh ledger.
-  const std::string reference_dir = TestDir() + "/reference";
-  std::filesystem::create_directories(reference_dir);
-  HorizontalRoundOptions options;
-  std::vector<std::unique_ptr<privacy::ParticipationLedger>> ledgers;
-  std::vector<std::unique_ptr<HorizontalParty>> parties;
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    auto data = LoadPartyData(*dir_ + "/parties/" + kParties[k] + ".csv",
-                              *dir_ + "/parties/" + kParties[k] + ".schema.json", false, 0);
-    ASSERT_TRUE(data.ok()) << data.status();
-    const UserRows users = GroupByUser(WaeInputs(data->encoded, data->encoder.blocks()), data->users, data->ids);
-    EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsPerParty / 2));
-    std::vector<std::string> keys;
-    for (const std::string& name : users.names) keys.push_back(AlignmentToken(Secret(k), name));
-    auto ledger = privacy::ParticipationLedger::Open(reference_dir + "/" + kParties[k] + ".ledger",
-                                                     {"it-horizontal", 1, kEpsilon});
-    ASSERT_TRUE(ledger.ok()) << ledger.status();
-    ledgers.push_back(std::move(*ledger));
-    parties.push_back(std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
-    options.architecture = WaeOptions{data->encoder.width(), 16, 4};
-  }
-  options.local = LocalUpdateOptions{2, 1e-3, 32};
-  options.top_k_ratio = 0.05;
-  options.epsilon_per_round = kEpsilon;
-  auto reference =
-      TrainHorizontalReference(options, kRounds, 6, 1.0, 11, {parties[0].get(), parties[1].get(), parties[2].get()});
+  auto reference = Reference();
   ASSERT_TRUE(reference.ok()) << reference.status();
   const HorizontalModel* model = curator->core().horizontal_model_for_testing();
   ASSERT_NE(model, nullptr);
@@ -246,25 +276,10 @@ TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
   }
   // The bank speaks the protocol by hand: its messages from its core, one answer forged.
   std::unique_ptr<HorizontalPartyCore> bank = Party(2, port);
-  auto credentials = MakeChannelCredentials(Tls("bank"), false);
-  ASSERT_TRUE(credentials.ok());
-  auto stub = v1::Curator::NewStub(
-      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
-  auto call = [&](auto method, const auto& request, auto* response) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    const grpc::Status status = ((*stub).*method)(&context, request, response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-  };
-  v1::RegisterResponse registered;
-  call(&v1::Curator::Stub::Register, bank->MakeRegisterRequest(), &registered);
-  ASSERT_TRUE(bank->AcceptRegistration(registered).ok());
-  v1::AlignResponse joined;
-  call(&v1::Curator::Stub::Align, *bank->MakeAlignRequest(), &joined);
-  ASSERT_TRUE(bank->AnswerAlign(joined).ok());
-  v1::AttestPlanResponse plan;
-  call(&v1::Curator::Stub::AttestPlan, bank->MakeAttestPlanRequest(), &plan);
-  ASSERT_TRUE(bank->AcceptCuratorPlan(plan).ok());
+  auto stub = CuratorStub(port, Tls("bank"));
+  ASSERT_NE(stub, nullptr);
+  JoinByHand(*bank, *stub);
+  ASSERT_FALSE(HasFatalFailure());
 
   grpc::ClientContext context;
   auto stream = stub->Train(&context);
@@ -305,6 +320,87 @@ TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
   EXPECT_TRUE(bank->finished() && bank->finish_succeeded());
 }
 
+TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice) {
+  constexpr int64_t kStopRound = 3;
+  auto curator = StartCurator();
+  const int port = curator->port();
+  absl::Status first_status;
+  std::thread first_run([&] { first_status = curator->Run(); });
+  // The hospital and the insurer keep one session each throughout: they redial the curator
+  // once it is back, and answer the round it asks again.
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
+  std::vector<absl::Status> results(cores.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < cores.size(); ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
+      results[k] = session.Run();
+    });
+  }
+  // The bank answers the first rounds by hand, then stops at round 3's task, unanswered,
+  // and the curator stops with it.
+  {
+    std::unique_ptr<HorizontalPartyCore> bank = Party(2, port);
+    auto stub = CuratorStub(port, Tls("bank"));
+    ASSERT_NE(stub, nullptr);
+    JoinByHand(*bank, *stub);
+    ASSERT_FALSE(HasFatalFailure());
+    grpc::ClientContext context;
+    auto stream = stub->Train(&context);
+    ASSERT_TRUE(stream->Write(bank->MakeHello()));
+    v1::CuratorMessage message;
+    while (stream->Read(&message) && message.round() < kStopRound) {
+      auto replies = bank->Handle(message);
+      ASSERT_TRUE(replies.ok()) << replies.status();
+      ASSERT_EQ(replies->size(), 1u);
+      ASSERT_TRUE(stream->Write((*replies)[0]));
+    }
+    ASSERT_EQ(message.round(), kStopRound);
+    ASSERT_EQ(bank->ledger()->users(), 2 * kStopRound);
+    curator->core().Cancel(absl::UnavailableError("the curator stopped"));
+    first_run.join();
+    context.TryCancel();
+  }
+  EXPECT_FALSE(first_status.ok());
+  curator.reset();
+
+  // The curator restarts from its checkpoint on the same address; the bank restarts with
+  // --resume, its secret and ledger read back from its checkpoint_dir.
+  curator = StartCurator(/*resume=*/true, port);
+  ASSERT_NE(curator, nullptr);
+  absl::Status resumed_status;
+  std::thread resumed_run([&] { resumed_status = curator->Run(); });
+  const v1::PartyConfig bank_config = PartyConfigFor("bank", port);
+  auto bank = HorizontalPartyCore::Create(bank_config, /*resume=*/true);
+  ASSERT_TRUE(bank.ok()) << bank.status();
+  const absl::Status bank_result =
+      PartySession(bank_config, bank->get(), std::make_unique<GrpcCuratorLink>(bank_config)).Run();
+  EXPECT_TRUE(bank_result.ok()) << bank_result;
+  if (!bank_result.ok()) curator->core().Cancel(absl::AbortedError("the bank failed"));
+  for (auto& t : threads) t.join();
+  resumed_run.join();
+  ASSERT_TRUE(resumed_status.ok()) << resumed_status;
+  for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+
+  auto reference = Reference();
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const HorizontalModel* model = curator->core().horizontal_model_for_testing();
+  ASSERT_NE(model, nullptr);
+  EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+  // Every user asked was charged once, at the cap: the round asked again charged no one twice.
+  const std::vector<const privacy::ParticipationLedger*> ledgers = {cores[0]->ledger(), cores[1]->ledger(),
+                                                                    (*bank)->ledger()};
+  int64_t charged = 0;
+  for (const privacy::ParticipationLedger* ledger : ledgers) {
+    charged += ledger->users();
+    EXPECT_DOUBLE_EQ(ledger->max_epsilon_spent(), kEpsilon);
+  }
+  EXPECT_EQ(charged, kRounds * 6);
+  EXPECT_EQ(curator->core().Status().round(), kRounds);
+}
+
 TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
   std::filesystem::remove_all(TestDir());
   std::filesystem::create_directories(TestDir());
@@ -343,10 +439,8 @@ TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
   const int port = curator->port();
   absl::Status run_status;
   std::thread run([&] { run_status = curator->Run(); });
-  auto credentials = MakeChannelCredentials(Tls("hospital"), false);
-  ASSERT_TRUE(credentials.ok());
-  auto hospital_stub = v1::Curator::NewStub(
-      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
+  auto hospital_stub = CuratorStub(port, Tls("hospital"));
+  ASSERT_NE(hospital_stub, nullptr);
   std::unique_ptr<HorizontalPartyCore> hospital = Party(0, port);
   v1::RegisterResponse response;
   {
@@ -357,10 +451,8 @@ TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
   std::unique_ptr<HorizontalPartyCore> insurer = Party(1, port);
   v1::RegisterRequest other = insurer->MakeRegisterRequest();
   other.mutable_schema()->mutable_columns(0)->set_max(95);
-  auto insurer_credentials = MakeChannelCredentials(Tls("insurer"), false);
-  ASSERT_TRUE(insurer_credentials.ok());
-  auto insurer_stub = v1::Curator::NewStub(
-      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *insurer_credentials, MakeChannelArguments(1 << 24)));
+  auto insurer_stub = CuratorStub(port, Tls("insurer"));
+  ASSERT_NE(insurer_stub, nullptr);
   auto register_as_insurer = [&](const v1::RegisterRequest& request) {
     grpc::ClientContext context;
     return insurer_stub->Register(&context, request, &response);

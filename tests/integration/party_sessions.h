@@ -1,21 +1,36 @@
 #ifndef VFSYNTH_TESTS_INTEGRATION_PARTY_SESSIONS_H_
 #define VFSYNTH_TESTS_INTEGRATION_PARTY_SESSIONS_H_
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "client/core/party_protocol.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
+#include "common/net/tls.h"
 #include "server/core/session_hub.h"
+#include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
 
 // Helpers of the tests that run a curator and its parties in one process over loopback mTLS.
+
+// A raw stub to the curator on loopback `port` with the TLS identity `tls`: for tests that
+// speak the protocol by hand.
+inline std::unique_ptr<v1::Curator::Stub> CuratorStub(int port, const v1::TlsConfig& tls) {
+  auto credentials = MakeChannelCredentials(tls, false);
+  EXPECT_TRUE(credentials.ok()) << credentials.status();
+  if (!credentials.ok()) return nullptr;
+  return v1::Curator::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
+}
 
 // Runs a PartySession over gRPC for each core, each in a thread of its own, with the
 // config `config_of(k)`; returns every session's outcome once all have ended.

@@ -57,6 +57,8 @@ TEST(WaeTest, FlatParametersRoundTripInRegistrationOrder) {
   const torch::Tensor flat = FlatParameters(*model);
   // (10·8 + 8) + (8·3 + 3) + (3·8 + 8) + (8·10 + 10)
   ASSERT_EQ(flat.numel(), 88 + 27 + 32 + 90);
+  EXPECT_EQ(WaeParameterCount(WaeOptions{10, 8, 3}), flat.numel());
+  EXPECT_EQ(WaeParameterCount(WaeOptions{7, 5, 2}), FlatParameters(*Wae(WaeOptions{7, 5, 2})).numel());
   // The first coordinates are the encoder's first weight row.
   EXPECT_TRUE(torch::equal(flat.slice(0, 0, 10), model->parameters()[0][0]));
   const torch::Tensor changed = flat + 1.0;
