@@ -45,12 +45,17 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
   return reports;
 }
 
-int64_t UsersAskedOf(int64_t users_per_round, int64_t parties, int64_t party, int64_t round) {
-  const int64_t base = users_per_round / parties;
-  const int64_t extra = users_per_round % parties;
-  // Parties (round + 0), (round + 1), ... (mod parties) get the remainder's extra users.
-  const int64_t turn = ((party - round) % parties + parties) % parties;
-  return base + (turn < extra ? 1 : 0);
+int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round) {
+  int64_t all = 0;
+  int64_t before = 0;  // users of the parties before `party`
+  for (size_t k = 0; k < populations.size(); ++k) {
+    if (k < party) before += populations[k];
+    all += populations[k];
+  }
+  if (all <= 0 || party >= populations.size()) return 0;
+  const int64_t offset = (round % all) * (users_per_round % all) % all;
+  auto below = [&](int64_t users) { return (users_per_round * users + offset) / all; };
+  return below(before + populations[party]) - below(before);
 }
 
 absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
@@ -60,12 +65,13 @@ absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOpti
   torch::manual_seed(seed);
   Wae model(options.architecture);
   torch::Tensor flat = FlatParameters(*model);
-  const int64_t count = static_cast<int64_t>(parties.size());
+  std::vector<int64_t> populations;
+  for (const HorizontalParty* party : parties) populations.push_back(party->users());
   for (int64_t round = 0; round < rounds; ++round) {
     std::vector<SignDsReport> reports;
-    for (int64_t p = 0; p < count; ++p) {
+    for (size_t p = 0; p < parties.size(); ++p) {
       ASSIGN_OR_RETURN(std::vector<SignDsReport> answer,
-                       parties[p]->Answer(round, flat, UsersAskedOf(users_per_round, count, p, round), options));
+                       parties[p]->Answer(round, flat, UsersAskedOf(users_per_round, populations, p, round), options));
       reports.insert(reports.end(), answer.begin(), answer.end());
     }
     RETURN_IF_ERROR(ApplySignDsReports(reports, gamma, flat));

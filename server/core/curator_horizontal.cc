@@ -117,9 +117,14 @@ absl::Status CuratorCore::HorizontalRound(int64_t round) {
     absl::MutexLock model_lock(&model_mu_);
     horizontal_model_->ToWire(task.mutable_horizontal_task()->mutable_model());
   }
+  std::vector<int64_t> populations;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& registration : registrations_) populations.push_back(registration->users());
+  }
   const int64_t parties = static_cast<int64_t>(roster_.size());
   for (int64_t k = 0; k < parties; ++k) {
-    asked_[k] = UsersAskedOf(config_.horizontal().users_per_round(), parties, k, round);
+    asked_[k] = UsersAskedOf(config_.horizontal().users_per_round(), populations, static_cast<size_t>(k), round);
     v1::CuratorMessage message = task;
     message.mutable_horizontal_task()->set_users(asked_[k]);
     hub_.Send(static_cast<int>(k), std::move(message));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -40,7 +41,9 @@ using ::testing::HasSubstr;
 
 const std::string kSource = VFSYNTH_SOURCE_DIR;
 const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
-constexpr int kRowsPerParty = 300;
+// Parties of unequal sizes (150, 100 and 50 users): a round's 6 users split 3, 2 and 1.
+const std::vector<int> kRowsOf = {300, 200, 100};
+constexpr int kUsers = (300 + 200 + 100) / 2;
 constexpr int kRounds = 5;
 constexpr double kEpsilon = 8.0;
 
@@ -63,8 +66,9 @@ class HorizontalTest : public ::testing::Test {
     for (size_t k = 0; k < kParties.size(); ++k) {
       std::ofstream csv(*dir_ + "/parties/" + kParties[k] + ".csv");
       csv << "id,user," << absl::StrJoin(adult->header, ",") << "\n";
-      for (int r = 0; r < kRowsPerParty; ++r) {
-        const int row = static_cast<int>(k) * kRowsPerParty + r;
+      const int first = std::accumulate(kRowsOf.begin(), kRowsOf.begin() + k, 0);
+      for (int r = 0; r < kRowsOf[k]; ++r) {
+        const int row = first + r;
         csv << kParties[k] << "-" << r << "," << kParties[k] << "-user-" << r / 2 << ","
             << absl::StrJoin(adult->rows[row], ",") << "\n";
       }
@@ -172,7 +176,7 @@ class HorizontalTest : public ::testing::Test {
                        LoadPartyData(*dir_ + "/parties/" + kParties[k] + ".csv",
                                      *dir_ + "/parties/" + kParties[k] + ".schema.json", false, 0));
       const UserRows users = GroupByUser(WaeInputs(data.encoded, data.encoder.blocks()), data.users, data.ids);
-      EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsPerParty / 2));
+      EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsOf[k] / 2));
       std::vector<std::string> keys;
       for (const std::string& name : users.names) keys.push_back(AlignmentToken(Secret(k), name));
       ASSIGN_OR_RETURN(auto ledger, privacy::ParticipationLedger::Open(reference_dir + "/" + kParties[k] + ".ledger",
@@ -240,10 +244,12 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
     reports += m.sign_ds_reports().indices_size();
   }
   EXPECT_EQ(reports, kRounds * 6);
+  // Each party answered its share, in proportion to its users.
   int64_t charged = 0;
-  for (const auto& core : cores) {
-    charged += core->ledger()->users();
-    EXPECT_DOUBLE_EQ(core->ledger()->max_epsilon_spent(), kEpsilon);
+  for (size_t k = 0; k < cores.size(); ++k) {
+    EXPECT_EQ(cores[k]->ledger()->users(), kRounds * (3 - static_cast<int64_t>(k))) << kParties[k];
+    charged += cores[k]->ledger()->users();
+    EXPECT_DOUBLE_EQ(cores[k]->ledger()->max_epsilon_spent(), kEpsilon);
   }
   EXPECT_EQ(charged, reports);
 
@@ -251,7 +257,7 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   EXPECT_EQ(status.state(), "finished");
   EXPECT_EQ(status.round(), kRounds);
   EXPECT_DOUBLE_EQ(status.epsilon_spent(), kEpsilon);
-  EXPECT_EQ(status.aligned_records(), 3 * kRowsPerParty / 2);
+  EXPECT_EQ(status.aligned_records(), kUsers);
   auto published = ReadCsv(TestDir() + "/synthetic.csv");
   ASSERT_TRUE(published.ok()) << published.status();
   EXPECT_EQ(published->rows.size(), 200u);
@@ -358,7 +364,7 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
       ASSERT_TRUE(stream->Write((*replies)[0]));
     }
     ASSERT_EQ(message.round(), kStopRound);
-    ASSERT_EQ(bank->ledger()->users(), 2 * kStopRound);
+    ASSERT_EQ(bank->ledger()->users(), 1 * kStopRound);  // its share: 1 user a round
     curator->core().Cancel(absl::UnavailableError("the curator stopped"));
     first_run.join();
     context.TryCancel();
@@ -424,7 +430,7 @@ TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
   for (const auto& p : kParties) registered.add_parties(p);
   ASSERT_TRUE((*core)->AcceptRegistration(registered).ok());
   v1::AlignResponse joined;
-  joined.mutable_aligned()->set_records(3 * kRowsPerParty / 2);
+  joined.mutable_aligned()->set_records(kUsers);
   ASSERT_TRUE((*core)->AnswerAlign(joined).ok());
   v1::AttestPlanResponse plan;
   *plan.mutable_plan() = (*core)->MakeAttestPlanRequest().plan();

@@ -73,18 +73,38 @@ class HorizontalPartyTest : public ::testing::Test {
   HorizontalRoundOptions options_{kArchitecture, LocalUpdateOptions{/*epochs=*/10, 1e-2, 2}, 0.05, 8.0};
 };
 
-TEST(UsersAskedOfTest, SplitsEvenlyWithTheRemainderInTurn) {
+TEST(UsersAskedOfTest, SplitsEachRoundInProportionToThePopulations) {
+  // Equal populations: 10 users as 3, 3 and 4, the extra one going round the parties.
+  const std::vector<int64_t> equal = {100, 100, 100};
   for (int64_t round = 0; round < 6; ++round) {
     int64_t total = 0;
-    for (int64_t party = 0; party < 3; ++party) {
-      const int64_t asked = UsersAskedOf(10, 3, party, round);
+    for (size_t party = 0; party < 3; ++party) {
+      const int64_t asked = UsersAskedOf(10, equal, party, round);
       EXPECT_TRUE(asked == 3 || asked == 4) << asked;
       total += asked;
     }
     EXPECT_EQ(total, 10);
-    EXPECT_EQ(UsersAskedOf(10, 3, round % 3, round), 4);  // the extra user goes round the parties
   }
-  EXPECT_EQ(UsersAskedOf(2, 3, 2, 0), 0);
+  // Unequal populations: every round asks for exactly n, and over the rounds that cycle
+  // the offset once each party is asked for n * population / U users a round.
+  const std::vector<int64_t> populations = {700, 200, 100};
+  const int64_t users = 1000, n = 10, rounds = users / n;
+  std::vector<int64_t> asked(populations.size(), 0);
+  for (int64_t round = 0; round < rounds; ++round) {
+    int64_t total = 0;
+    for (size_t party = 0; party < populations.size(); ++party) {
+      const int64_t share = UsersAskedOf(n, populations, party, round);
+      asked[party] += share;
+      total += share;
+    }
+    ASSERT_EQ(total, n) << "round " << round;
+  }
+  for (size_t party = 0; party < populations.size(); ++party) EXPECT_EQ(asked[party], populations[party]) << party;
+  // A party of a few users is asked for one now and then, never more than it holds on average.
+  int64_t small = 0;
+  for (int64_t round = 0; round < 997; ++round) small += UsersAskedOf(10, {990, 7}, 1, round);
+  EXPECT_EQ(small, 70);
+  EXPECT_EQ(UsersAskedOf(10, {}, 0, 0), 0);
 }
 
 TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
