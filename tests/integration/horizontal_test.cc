@@ -192,6 +192,15 @@ class HorizontalTest : public ::testing::Test {
                                     {parties[0].get(), parties[1].get(), parties[2].get()});
   }
 
+  // The curator's model is Reference()'s, bit for bit.
+  static void ExpectTheReferenceModel(CuratorServer& curator) {
+    auto reference = Reference();
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    const HorizontalModel* model = curator.core().horizontal_model_for_testing();
+    ASSERT_NE(model, nullptr);
+    EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+  }
+
   // Registers, joins and attests `core` through `stub` by hand, as a PartySession would.
   static void JoinByHand(HorizontalPartyCore& core, v1::Curator::Stub& stub) {
     auto call = [&](auto method, const auto& request, auto* response) {
@@ -230,11 +239,8 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
 
-  auto reference = Reference();
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const HorizontalModel* model = curator->core().horizontal_model_for_testing();
-  ASSERT_NE(model, nullptr);
-  EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+  ExpectTheReferenceModel(*curator);
+  ASSERT_FALSE(HasFatalFailure());
 
   // Only SignDS reports crossed the wire, at most the users asked; every report charged.
   int64_t reports = 0;
@@ -390,11 +396,8 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
   ASSERT_TRUE(resumed_status.ok()) << resumed_status;
   for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
 
-  auto reference = Reference();
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const HorizontalModel* model = curator->core().horizontal_model_for_testing();
-  ASSERT_NE(model, nullptr);
-  EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+  ExpectTheReferenceModel(*curator);
+  ASSERT_FALSE(HasFatalFailure());
   // Every user asked was charged once, at the cap: the round asked again charged no one twice.
   const std::vector<const privacy::ParticipationLedger*> ledgers = {cores[0]->ledger(), cores[1]->ledger(),
                                                                     (*bank)->ledger()};
