@@ -54,7 +54,7 @@ class HorizontalParty {
 // Users party `party` is asked for in `round`, of a run whose parties hold `populations`
 // users: the round's n split in proportion to the populations, so that a user is as likely
 // to be asked as any other whichever party holds it. Party k gets
-// floor((n C_k+1 + o) / U) - floor((n C_k + o) / U), C_k the users of the parties before k,
+// floor((n C_(k+1) + o) / U) - floor((n C_k + o) / U), C_k the users of the parties before k,
 // U all users and o = round * n mod U: the shares sum to n in every round and, as o runs
 // over [0, U), average n * populations[k] / U.
 int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round);
