@@ -21,6 +21,7 @@
 #include "common/data/schema.h"
 #include "common/gan/curator_model.h"
 #include "common/gan/model_factory.h"
+#include "common/nn/intra_op_threads.h"
 #include "common/nn/wire_tensor.h"
 #include "common/privacy/dp_sgd.h"
 #include "common/privacy/noise_figure.h"
@@ -793,8 +794,10 @@ absl::Status CuratorCore::Run() {
     const int64_t rows = PublishedRows();
     // One intra-op thread, as `vfsynth synthesize` redraws it from the artefact: a
     // reduction split over threads changes last bits, and with them a rounded value.
-    at::set_num_threads(1);
-    auto table = Synthesize(rows);
+    absl::StatusOr<CsvTable> table = [&] {
+      ScopedIntraOpThreads one_thread(1);
+      return Synthesize(rows);
+    }();
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
     if (status.ok()) status = WritePrivacyStatement(config_.output().synthetic_csv(), privacy_plan_);
     if (!status.ok()) {

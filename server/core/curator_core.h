@@ -114,9 +114,9 @@ class CuratorCore {
   absl::Status WaitForParties();
   absl::Status Train();
   absl::Status TrainHorizontal();
-  // One horizontal round: the model and each party's number of users out, every party's
-  // reports in, the step.
-  absl::Status HorizontalRound(int64_t round);
+  // One horizontal round: the model and each party's number of users out (its share of the
+  // round's users, by the parties' `populations`), every party's reports in, the step.
+  absl::Status HorizontalRound(int64_t round, const std::vector<int64_t>& populations);
   // After a horizontal round: the model's checkpoint when due (synchronously: it is small).
   absl::Status AfterHorizontalRound(int64_t next_round);
   // After round `done` - 1 of a run that started at `first_round`: status_'s round, rate and

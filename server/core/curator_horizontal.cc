@@ -91,11 +91,17 @@ absl::Status CuratorCore::TrainHorizontal() {
     status_.set_state("training");
     status_.set_round(first_round);
   }
+  // Every party has joined: the populations the rounds' users are split over are fixed.
+  std::vector<int64_t> populations;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& registration : registrations_) populations.push_back(registration->users());
+  }
   spdlog::info("training {} rounds: {} users a round over {} parties, a model of {} parameters", rounds,
                h.users_per_round(), roster_.size(), horizontal_parameters_);
   const auto start = std::chrono::steady_clock::now();
   for (int64_t round = first_round; round < rounds; ++round) {
-    RETURN_IF_ERROR(HorizontalRound(round));
+    RETURN_IF_ERROR(HorizontalRound(round, populations));
     RETURN_IF_ERROR(AfterHorizontalRound(round + 1));
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     absl::MutexLock lock(&mu_);
@@ -110,17 +116,12 @@ absl::Status CuratorCore::TrainHorizontal() {
   return absl::OkStatus();
 }
 
-absl::Status CuratorCore::HorizontalRound(int64_t round) {
+absl::Status CuratorCore::HorizontalRound(int64_t round, const std::vector<int64_t>& populations) {
   hub_.BeginRound();
   v1::CuratorMessage task = Envelope(round, -1);
   {
     absl::MutexLock model_lock(&model_mu_);
     horizontal_model_->ToWire(task.mutable_horizontal_task()->mutable_model());
-  }
-  std::vector<int64_t> populations;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& registration : registrations_) populations.push_back(registration->users());
   }
   const int64_t parties = static_cast<int64_t>(roster_.size());
   for (int64_t k = 0; k < parties; ++k) {

@@ -1,7 +1,5 @@
 #include "server/core/generator_synthesis.h"
 
-#include <ATen/Parallel.h>
-
 #include <map>
 #include <vector>
 
@@ -11,6 +9,7 @@
 #include "common/config/config.h"
 #include "common/data/encoder.h"
 #include "common/gan/model_factory.h"
+#include "common/nn/intra_op_threads.h"
 
 namespace vfsynth {
 
@@ -20,7 +19,7 @@ absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefa
   }
   // One intra-op thread, as the curator draws the table it publishes (CuratorCore::Run):
   // the redraw is then the same bytes whatever the thread settings.
-  at::set_num_threads(1);
+  ScopedIntraOpThreads one_thread(1);
   const v1::GeneratorHeader& header = artefact.header;
   if (header.parties().empty()) return absl::InvalidArgumentError("the generator artefact names no party");
   std::vector<TableEncoder> owned;

@@ -220,6 +220,25 @@ class HorizontalTest : public ::testing::Test {
     ASSERT_TRUE(core.AcceptCuratorPlan(plan).ok());
   }
 
+  // A party that speaks the protocol by hand: its messages from its core, on its own Train stream.
+  struct PartyByHand {
+    std::unique_ptr<HorizontalPartyCore> core;
+    std::unique_ptr<v1::Curator::Stub> stub;
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::PartyMessage, v1::CuratorMessage>> stream;
+  };
+
+  // Party k joined by hand, its Train stream open and its Hello sent.
+  static void OpenByHand(size_t k, int port, PartyByHand& party) {
+    party.core = Party(k, port);
+    party.stub = CuratorStub(port, Tls(kParties[k]));
+    ASSERT_NE(party.stub, nullptr);
+    JoinByHand(*party.core, *party.stub);
+    ASSERT_FALSE(HasFatalFailure());
+    party.stream = party.stub->Train(&party.context);
+    ASSERT_TRUE(party.stream->Write(party.core->MakeHello()));
+  }
+
   static std::string* dir_;
 };
 
@@ -287,15 +306,11 @@ TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
     });
   }
   // The bank speaks the protocol by hand: its messages from its core, one answer forged.
-  std::unique_ptr<HorizontalPartyCore> bank = Party(2, port);
-  auto stub = CuratorStub(port, Tls("bank"));
-  ASSERT_NE(stub, nullptr);
-  JoinByHand(*bank, *stub);
+  PartyByHand by_hand;
+  OpenByHand(2, port, by_hand);
   ASSERT_FALSE(HasFatalFailure());
-
-  grpc::ClientContext context;
-  auto stream = stub->Train(&context);
-  ASSERT_TRUE(stream->Write(bank->MakeHello()));
+  HorizontalPartyCore* bank = by_hand.core.get();
+  auto& stream = by_hand.stream;
   int forged = 0;
   v1::CuratorMessage message;
   while (stream->Read(&message)) {
@@ -354,14 +369,11 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
   // The bank answers the first rounds by hand, then stops at round 3's task, unanswered,
   // and the curator stops with it.
   {
-    std::unique_ptr<HorizontalPartyCore> bank = Party(2, port);
-    auto stub = CuratorStub(port, Tls("bank"));
-    ASSERT_NE(stub, nullptr);
-    JoinByHand(*bank, *stub);
+    PartyByHand by_hand;
+    OpenByHand(2, port, by_hand);
     ASSERT_FALSE(HasFatalFailure());
-    grpc::ClientContext context;
-    auto stream = stub->Train(&context);
-    ASSERT_TRUE(stream->Write(bank->MakeHello()));
+    HorizontalPartyCore* bank = by_hand.core.get();
+    auto& stream = by_hand.stream;
     v1::CuratorMessage message;
     while (stream->Read(&message) && message.round() < kStopRound) {
       auto replies = bank->Handle(message);
@@ -373,7 +385,7 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
     ASSERT_EQ(bank->ledger()->users(), 1 * kStopRound);  // its share: 1 user a round
     curator->core().Cancel(absl::UnavailableError("the curator stopped"));
     first_run.join();
-    context.TryCancel();
+    by_hand.context.TryCancel();
   }
   EXPECT_FALSE(first_status.ok());
   curator.reset();

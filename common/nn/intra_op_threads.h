@@ -1,0 +1,24 @@
+#ifndef VFSYNTH_COMMON_NN_INTRA_OP_THREADS_H_
+#define VFSYNTH_COMMON_NN_INTRA_OP_THREADS_H_
+
+#include <ATen/Parallel.h>
+
+namespace vfsynth {
+
+// LibTorch's intra-op thread count is process-wide: this sets it for one scope and puts
+// the previous count back when the scope ends, so that other work sharing the process
+// (parties and curators of one test, a daemon's later calls) keeps its own setting.
+class ScopedIntraOpThreads {
+ public:
+  explicit ScopedIntraOpThreads(int threads) : previous_(at::get_num_threads()) { at::set_num_threads(threads); }
+  ~ScopedIntraOpThreads() { at::set_num_threads(previous_); }
+  ScopedIntraOpThreads(const ScopedIntraOpThreads&) = delete;
+  ScopedIntraOpThreads& operator=(const ScopedIntraOpThreads&) = delete;
+
+ private:
+  const int previous_;
+};
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_COMMON_NN_INTRA_OP_THREADS_H_
