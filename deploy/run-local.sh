@@ -31,7 +31,7 @@
 # --output-json: members added to the output object, e.g. '"label_temperature": 1'.
 # --topology horizontal (docs/horizontal.md): the table's rows are cut over --parties-count
 # parties (default 3, party-1, ...; every party every column), privacy signds (the default
-# there) with --epsilon per user; --horizontal: members added to the curator's horizontal
+# there) or dpfedavg with --epsilon per user; --horizontal: members added to the curator's horizontal
 # object, e.g. '"users_per_round": 20'. --batch, --model and --label-column are refused
 # there, and so are the GAN's --training members.
 # After a crash, restart a daemon with the same command plus --resume
@@ -79,7 +79,8 @@ case "$TOPOLOGY" in
   vertical) ;;
   horizontal)
     [ "$PRIVACY_SET" = 1 ] || PRIVACY=signds
-    [ "$PRIVACY" = signds ] || { echo "--topology horizontal runs --privacy signds" >&2; exit 2; }
+    [ "$PRIVACY" = signds ] || [ "$PRIVACY" = dpfedavg ] \
+      || { echo "--topology horizontal runs --privacy signds or dpfedavg" >&2; exit 2; }
     [[ "$PARTIES_COUNT" =~ ^[1-9][0-9]*$ ]] || { echo "--parties-count must be a positive integer" >&2; exit 2; }
     [ -z "$MODEL_JSON" ] && [ "$BATCH_SET" = 0 ] && [ "$LABEL_COLUMN" = default ] \
       || { echo "--model, --batch and --label-column do not apply to --topology horizontal (see --horizontal)" >&2; exit 2; }
@@ -143,8 +144,10 @@ fi
 roster=$(printf '"%s",' $PARTIES); roster="[${roster%,}]"
 if [ "$PRIVACY" != none ] && [ -z "$EPSILON" ]; then echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; fi
 if [ "$TOPOLOGY" = horizontal ]; then
-  # signds is pure epsilon-LDP: no delta. The parties share no records, hence no secrets.
-  privacy="{\"mode\": \"$PRIVACY\", \"epsilon\": $EPSILON${PRIVACY_JSON:+, $PRIVACY_JSON}}"
+  # signds is pure epsilon-LDP: no delta; dpfedavg takes --delta. The parties share no
+  # records, hence no secrets.
+  delta=""; [ "$PRIVACY" = dpfedavg ] && delta=", \"delta\": $DELTA"
+  privacy="{\"mode\": \"$PRIVACY\", \"epsilon\": $EPSILON$delta${PRIVACY_JSON:+, $PRIVACY_JSON}}"
   run_id="local-$DATASET-horizontal" topology='"topology": "horizontal",' secrets=""
   run_settings="\"horizontal\": {${HORIZONTAL_JSON}}"
   training="{${ROUNDS:+\"rounds\": $ROUNDS, }\"threads\": 1, \"log_every\": 25, \"seed\": $SEED${TRAINING_JSON:+, $TRAINING_JSON}}"

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "client/core/party_ledger.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
@@ -70,7 +71,7 @@ v1::RegisterRequest HorizontalPartyCore::MakeRegisterRequest() const {
 absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
   RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::horizontal));
   v1::HorizontalConfig horizontal = response.horizontal();
-  if (const absl::Status status = ResolveHorizontalConfig(&horizontal); !status.ok()) {
+  if (const absl::Status status = ResolveHorizontalConfig(&horizontal, config_.privacy().mode()); !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
   }
   Sha256Builder settings;
@@ -128,10 +129,20 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
   options_.architecture = WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
   options_.local =
       LocalUpdateOptions{horizontal_.local_epochs(), horizontal_.local_learning_rate(), horizontal_.local_batch_size()};
-  options_.top_k_ratio = horizontal_.top_k_ratio();
-  options_.epsilon_per_round = EpsilonPerAnswer(plan_);
   parameters_ = WaeParameterCount(options_.architecture);
   planned_ = true;
+  if (plan_.privacy().mode() == v1::PrivacyConfig::dpfedavg) {
+    options_.dp_fedavg =
+        DpFedAvgOptions{DpFedAvgMechanism(plan_).sample_rate, plan_.privacy().clip_norm(), plan_.noise_multiplier()};
+    spdlog::info(
+        "privacy dpfedavg: epsilon {:.4g} at delta {} per user against everyone; {} rounds, each user drawn at rate "
+        "{:.4g}, its update clipped to {}, this party's sum noised at multiplier {:.4f}",
+        Guarantee(plan_, Observer::kPublished).epsilon_planned(), plan_.privacy().delta(), plan_.rounds(),
+        options_.dp_fedavg->sample_rate, options_.dp_fedavg->clip_norm, options_.dp_fedavg->noise_multiplier);
+    return absl::OkStatus();
+  }
+  options_.top_k_ratio = horizontal_.top_k_ratio();
+  options_.epsilon_per_round = EpsilonPerAnswer(plan_);
   spdlog::info("privacy signds: epsilon {} per user ({} answer(s) at most, {:.4g} each) against everyone; {} rounds",
                plan_.privacy().epsilon(), horizontal_.participation_cap(), options_.epsilon_per_round, plan_.rounds());
   return absl::OkStatus();
@@ -149,19 +160,7 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   if (!planned_) return absl::FailedPreconditionError("privacy plan before the join");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
   if (plan_attested_) return absl::OkStatus();
-  ASSIGN_OR_RETURN(
-      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
-                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
-  // The ledger knows users by a digest keyed with the secret: under a new secret the same
-  // users would look new to it and answer past their caps.
-  if (!resume_ && ledger_->users() > 0) {
-    const int64_t charged = ledger_->users();
-    ledger_.reset();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "participation ledger ", config_.privacy().ledger(), " already holds answers of ", charged, " users of run '",
-        run_id_,
-        "': pass --resume with the run's checkpoint_dir (its secret names those users), or start another run"));
-  }
+  RETURN_IF_ERROR(OpenLedger());
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, SecretPath(config_),
                                                          "it holds the secret this party's answers derive from"));
@@ -176,9 +175,32 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   party_ = std::make_unique<HorizontalParty>(users_.rows, std::move(keys), ledger_.get(), party_secret_);
   plan_attested_ = true;
   started_ = absl::Now();
-  spdlog::info(
-      "the curator's privacy plan matches this party's ({}); {} users over {} rows, {} of them answered before",
-      PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows, ledger_->users());
+  spdlog::info("the curator's privacy plan matches this party's ({}); {} users over {} rows, {} before",
+               PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows,
+               dp_fedavg() ? absl::StrCat(privacy_ledger_->charges(), " rounds charged")
+                           : absl::StrCat(ledger_->users(), " of them answered"));
+  return absl::OkStatus();
+}
+
+absl::Status HorizontalPartyCore::OpenLedger() {
+  if (dp_fedavg()) {
+    ASSIGN_OR_RETURN(privacy_ledger_, OpenPartyLedger(config_.privacy(), run_id_, privacy::Sampler::kPoisson,
+                                                      privacy::Conversion::kImproved, resume_));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(
+      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
+                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  // The ledger knows users by a digest keyed with the secret: under a new secret the same
+  // users would look new to it and answer past their caps.
+  if (!resume_ && ledger_->users() > 0) {
+    const int64_t charged = ledger_->users();
+    ledger_.reset();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "participation ledger ", config_.privacy().ledger(), " already holds answers of ", charged, " users of run '",
+        run_id_,
+        "': pass --resume with the run's checkpoint_dir (its secret names those users), or start another run"));
+  }
   return absl::OkStatus();
 }
 
@@ -207,8 +229,13 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Handle(const 
       finished_ = true;
       finish_succeeded_ = message.finished().succeeded();
       finish_message_ = message.finished().message();
-      spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user", ledger_->users(),
-                   ledger_->max_epsilon_spent());
+      if (dp_fedavg()) {
+        spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}",
+                     privacy_ledger_->charges(), privacy_ledger_->Spent().epsilon, plan_.privacy().delta());
+      } else {
+        spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user",
+                     ledger_->users(), ledger_->max_epsilon_spent());
+      }
       return std::vector<v1::PartyMessage>();
     case v1::CuratorMessage::kError:
       return absl::AbortedError(absl::StrCat("curator rejected this party's message: ", message.error().message()));
@@ -233,24 +260,44 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Answer(const 
   if (!torch::isfinite(global).all().item<bool>()) {
     return absl::InvalidArgumentError("the broadcast model has a value that is not finite");
   }
-  ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports, party_->Answer(round, global, task.users(), options_));
   v1::PartyMessage reply;
   reply.set_run_id(run_id_);
   reply.set_round(round);
   reply.set_step(-1);
+  const bool log = (round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
+  if (dp_fedavg()) {
+    RETURN_IF_ERROR(AnswerWithSum(round, global, &reply));
+    if (log) {
+      spdlog::info("round {}/{}: {:.2f} rounds/s here, epsilon {:.4g} per user spent", round + 1, plan_.rounds(),
+                   privacy_ledger_->charges() / std::max(seconds, 1e-9), privacy_ledger_->Spent().epsilon);
+    }
+    return std::vector<v1::PartyMessage>{std::move(reply)};
+  }
+  ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports, party_->Answer(round, global, task.users(), options_));
   v1::SignDsReports* out = reply.mutable_sign_ds_reports();
   for (const SignDsReport& report : reports) {
     out->add_indices(report.index);
     out->add_positive(report.positive);
   }
   answered_ += static_cast<int64_t>(reports.size());
-  if ((round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds()) {
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
+  if (log) {
     spdlog::info("round {}/{}: {} users answered here ({:.2f} users/s), {} of {} have spent epsilon, at most {:.4g}",
                  round + 1, plan_.rounds(), answered_, answered_ / std::max(seconds, 1e-9), ledger_->users(), users(),
                  ledger_->max_epsilon_spent());
   }
   return std::vector<v1::PartyMessage>{std::move(reply)};
+}
+
+absl::Status HorizontalPartyCore::AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply) {
+  // Charged before anything computed from the round's draw exists: a crash after the
+  // charge over-counts, never under-counts, and the round asked again charges nothing.
+  RETURN_IF_ERROR(privacy_ledger_->Charge(round, DpFedAvgMechanism(plan_)));
+  ASSIGN_OR_RETURN(const torch::Tensor sum, party_->AnswerSum(round, global, options_));
+  ToWire(sum, reply->mutable_update_sum()->mutable_sum());
+  // The charge covers this sum only: a different one for the round is refused.
+  return privacy_ledger_->RecordRelease(round, absl::StrCat("update_sum_", round),
+                                        Sha256Hex(reply->update_sum().sum().SerializeAsString()));
 }
 
 }  // namespace vfsynth

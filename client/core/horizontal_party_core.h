@@ -14,6 +14,7 @@
 #include "common/data/party_data.h"
 #include "common/federated/horizontal_party.h"
 #include "common/federated/wae_table.h"
+#include "common/privacy/ledger.h"
 #include "common/privacy/participation_ledger.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
@@ -21,13 +22,14 @@
 namespace vfsynth {
 
 // A party of the horizontal topology (docs/horizontal.md), with no gRPC types: its rows
-// grouped into users, its participation ledger, and its answers to the curator's rounds.
-// Only SignDS reports leave it: per drawn user one coordinate index and one sign, after
-// the user's participation is on the ledger.
+// grouped into users, its ledger, and its answers to the curator's rounds. Under signds
+// only SignDS reports leave it: per drawn user one coordinate index and one sign, after
+// the user's participation is on its participation ledger. Under dpfedavg only one noised
+// sum a round leaves it, after the round is charged to its privacy ledger.
 //
 // Restarts: a round's answer is a function of the broadcast model, the ledger and the
-// party secret (HorizontalParty::Answer), so a round asked again after a crash, a
-// reconnect or a resumed curator is answered with the same reports and charges nothing
+// party secret (HorizontalParty::Answer, AnswerSum), so a round asked again after a crash,
+// a reconnect or a resumed curator is answered with the same release and charges nothing
 // twice. The secret is kept in checkpoint_dir (0600); --resume reads it back.
 class HorizontalPartyCore : public PartyProtocol {
  public:
@@ -56,11 +58,19 @@ class HorizontalPartyCore : public PartyProtocol {
   // from the OS (a run reproducing TrainHorizontalReference: tests).
   void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
   int64_t users() const { return static_cast<int64_t>(users_.rows.size()); }
+  // signds: the users' participation; dpfedavg: the rounds' charges (the other is null).
   const privacy::ParticipationLedger* ledger() const { return ledger_.get(); }
+  const privacy::PrivacyLedger* privacy_ledger() const { return privacy_ledger_.get(); }
 
  private:
   HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume);
   absl::StatusOr<std::vector<v1::PartyMessage>> Answer(const v1::CuratorMessage& message);
+  // dpfedavg: the round charged, then its noised sum (recorded against the charge).
+  absl::Status AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply);
+  // Once the plans match: the ledger of the plan's mode, refused when a fresh start finds
+  // it holding answers (a new secret would draw and release them again uncounted).
+  absl::Status OpenLedger();
+  bool dp_fedavg() const { return options_.dp_fedavg.has_value(); }
   // The plan once the run's users are known; an error if it cannot be made.
   absl::Status PlanPrivacy(int64_t users);
 
@@ -82,6 +92,7 @@ class HorizontalPartyCore : public PartyProtocol {
   HorizontalRoundOptions options_;
   int64_t parameters_ = 0;
   std::unique_ptr<privacy::ParticipationLedger> ledger_;
+  std::unique_ptr<privacy::PrivacyLedger> privacy_ledger_;
   std::unique_ptr<HorizontalParty> party_;
   int64_t answered_ = 0;  // users this process answered for (progress)
   absl::Time started_ = absl::InfinitePast();

@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
+#include "client/core/party_ledger.h"
 #include "client/core/reply_journal.h"
 #include "client/core/reply_keeper.h"
 #include "common/base/file_io.h"
@@ -423,40 +424,9 @@ absl::Status PartyCore::PlanPrivacy() {
 absl::Status PartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
-  privacy::LedgerConfig ledger_config;
-  ledger_config.run_id = run_id_;
-  ledger_config.delta = config.delta();
-  ledger_config.conversion = conversion;
-  ledger_config.epsilon_budget =
-      config.has_epsilon() ? config.epsilon() * (1 + 1e-6) : std::numeric_limits<double>::infinity();
-  // Resuming, the ledger the checkpoint's releases were charged to must be there: a new
-  // one would under-report them (OpenCheckpoint checks it is that ledger).
-  absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> ledger =
-      resume_ ? privacy::PrivacyLedger::OpenExisting(config.ledger(), ledger_config)
-              : privacy::PrivacyLedger::Open(config.ledger(), ledger_config);
-  if (absl::IsNotFound(ledger.status())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--resume: ", ledger.status().message(), ", but the run's checkpoint was charged to it: restore it, "
-        "or start a new run (another run_id) with a new ledger"));
-  }
-  if (!ledger.ok()) return ledger.status();
-  ledger_ = *std::move(ledger);
-  const privacy::PrivacySpent spent = ledger_->Spent();
-  if (spent.rounds > 0) {
-    // The charges are idempotent per key: a fresh start would draw and release again
-    // what they already cover (its checkpoint directory, with the kept releases, is
-    // gone) and charge nothing. Only a resume may reuse a charged ledger.
-    if (!resume_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "privacy ledger ", config.ledger(), " already holds ", spent.rounds, " charges (epsilon ",
-          absl::SixDigits(spent.epsilon), ") of run '", run_id_,
-          "' but this party starts afresh: releasing again under those charges would spend budget "
-          "the ledger does not count. Pass --resume with the run's checkpoint directory, or start "
-          "a new run (another run_id) with a new ledger"));
-    }
-    spdlog::info("ledger {}: {} steps already charged, epsilon {:.3f}", config.ledger(), spent.steps,
-                 spent.epsilon);
-  }
+  // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
+  ASSIGN_OR_RETURN(ledger_,
+                   OpenPartyLedger(config, run_id_, privacy::Sampler::kWithoutReplacement, conversion, resume_));
   return absl::OkStatus();
 }
 

@@ -233,8 +233,9 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!experimental->has_conversion()) experimental->set_conversion("improved");
   const v1::PrivacyConfig::Mode mode = p->mode();
-  if (mode == v1::PrivacyConfig::signds) {
-    return absl::InvalidArgumentError("privacy.mode 'signds' needs topology 'horizontal'");
+  if (privacy::IsHorizontalMode(mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.mode '", privacy::ModeName(mode), "' needs topology 'horizontal'"));
   }
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
   RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
@@ -471,22 +472,32 @@ absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingC
   return absl::OkStatus();
 }
 
-absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h) {
+absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig::Mode mode) {
+  const bool sign_ds = mode == v1::PrivacyConfig::signds;
+  if (!sign_ds) {
+    RETURN_IF_ERROR(OnlyApplicableSettings(
+        *h, "horizontal.",
+        {"users_per_round", "local_epochs", "local_learning_rate", "local_batch_size", "gamma", "hidden", "latent"},
+        "SignDS's; dpfedavg samples every user at rate users_per_round / users, with no cap"));
+  }
   // DP-FED-WAE's settings (Jiang et al. 2022, Adult): n = 10 users a round, E = 10 local
   // epochs of Adam at 1e-3, alpha = 0.05, each user once, gamma = 1, 64 hidden, 16 latent.
-  if (!h->has_users_per_round()) h->set_users_per_round(10);
+  // dpfedavg: the averaged step's noise has norm about z*C*sqrt(K*d)/n (K parties, d
+  // parameters) against at most C of signal, so with d in the tens of thousands n must be
+  // in the thousands (McMahan et al. draw hundreds to thousands of users a round).
+  if (!h->has_users_per_round()) h->set_users_per_round(sign_ds ? 10 : 1000);
   if (!h->has_local_epochs()) h->set_local_epochs(10);
   if (!h->has_local_learning_rate()) h->set_local_learning_rate(1e-3);
   if (!h->has_local_batch_size()) h->set_local_batch_size(32);
-  if (!h->has_top_k_ratio()) h->set_top_k_ratio(0.05);
-  if (!h->has_participation_cap()) h->set_participation_cap(1);
+  if (sign_ds && !h->has_top_k_ratio()) h->set_top_k_ratio(0.05);
+  if (sign_ds && !h->has_participation_cap()) h->set_participation_cap(1);
   if (!h->has_gamma()) h->set_gamma(1.0);
   if (!h->has_hidden()) h->set_hidden(64);
   if (!h->has_latent()) h->set_latent(16);
   RETURN_IF_ERROR(Positive("horizontal.users_per_round", h->users_per_round()));
   RETURN_IF_ERROR(Positive("horizontal.local_epochs", h->local_epochs()));
   RETURN_IF_ERROR(Positive("horizontal.local_learning_rate", h->local_learning_rate()));
-  RETURN_IF_ERROR(Positive("horizontal.participation_cap", h->participation_cap()));
+  if (sign_ds) RETURN_IF_ERROR(Positive("horizontal.participation_cap", h->participation_cap()));
   RETURN_IF_ERROR(Positive("horizontal.gamma", h->gamma()));
   RETURN_IF_ERROR(Width("horizontal.hidden", h->hidden()));
   RETURN_IF_ERROR(Width("horizontal.latent", h->latent()));
@@ -495,7 +506,7 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h) {
     return absl::InvalidArgumentError(absl::StrCat(
         "horizontal.local_batch_size must be >= 2 (the MMD term needs pairs), got ", h->local_batch_size()));
   }
-  if (!(h->top_k_ratio() > 0 && h->top_k_ratio() < 1)) {
+  if (sign_ds && !(h->top_k_ratio() > 0 && h->top_k_ratio() < 1)) {
     return absl::InvalidArgumentError(absl::StrCat("horizontal.top_k_ratio must be in (0, 1), got ", h->top_k_ratio()));
   }
   if (!std::isfinite(h->gamma()) || !std::isfinite(h->local_learning_rate())) {
@@ -506,15 +517,33 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h) {
 
 absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
   if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::signds);
-  if (p->mode() != v1::PrivacyConfig::signds) {
-    return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()),
-                                                   "' is a vertical mode; topology 'horizontal' runs 'signds'"));
+  if (!privacy::IsHorizontalMode(p->mode())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()),
+                     "' is a vertical mode; topology 'horizontal' runs 'signds' or 'dpfedavg'"));
   }
-  RETURN_IF_ERROR(
-      OnlyApplicableSettings(*p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
-                             "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
+  if (p->mode() == v1::PrivacyConfig::signds) {
+    RETURN_IF_ERROR(
+        OnlyApplicableSettings(*p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
+                               "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
+  } else {
+    RETURN_IF_ERROR(OnlyApplicableSettings(
+        *p, "privacy.",
+        {"mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"},
+        "dpfedavg clips each sampled user's update and noises each party's sum"));
+    if (!p->has_delta()) p->set_delta(1e-5);
+    if (!p->has_clip_norm()) p->set_clip_norm(1.0);
+    if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
+    if (!(p->clip_norm() > 0 && std::isfinite(p->clip_norm()))) {
+      return absl::InvalidArgumentError("privacy.clip_norm must be finite and > 0");
+    }
+    if (p->has_noise_multiplier() && !(p->noise_multiplier() > 0 && std::isfinite(p->noise_multiplier()))) {
+      return absl::InvalidArgumentError("privacy.noise_multiplier must be finite and > 0");
+    }
+  }
   if (!p->has_epsilon()) {
-    return absl::InvalidArgumentError("privacy.mode 'signds' needs privacy.epsilon (each user's budget)");
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()), "' needs privacy.epsilon (each user's budget)"));
   }
   if (!(p->epsilon() > 0 && std::isfinite(p->epsilon()))) {
     return absl::InvalidArgumentError("privacy.epsilon must be finite and > 0");
@@ -538,7 +567,7 @@ absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
   RETURN_IF_ERROR(Positive("training.threads", t->threads()));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   RETURN_IF_ERROR(ResolveHorizontalPrivacy(c->mutable_privacy()));
-  return ResolveHorizontalConfig(c->mutable_horizontal());
+  return ResolveHorizontalConfig(c->mutable_horizontal(), c->privacy().mode());
 }
 
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {

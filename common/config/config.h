@@ -74,10 +74,11 @@ void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
 
 // The horizontal topology (docs/horizontal.md): the autoencoder's and the rounds'
-// defaults (DP-FED-WAE's) and validation; privacy mode signds (its default), the one
-// whose guarantee is epsilon per user against everyone, with epsilon required and no
-// setting of the vertical modes.
-absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* horizontal);
+// defaults (DP-FED-WAE's) and validation for privacy mode `mode` (SignDS's top_k_ratio
+// and participation_cap apply to signds only); privacy mode signds (its default), epsilon
+// per user against everyone, or dpfedavg, (epsilon, delta) per user against everyone,
+// with epsilon required and no setting of the vertical modes.
+absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* horizontal, v1::PrivacyConfig::Mode mode);
 absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* privacy);
 
 // Daemon configs: defaults, validation, paths relative to the config file. Settings of

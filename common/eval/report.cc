@@ -30,6 +30,21 @@ std::string PrivacyScope(const v1::PrivacyPlan& plan) {
         "users each party holds, and which party a report came from.</p>\n";
     return html;
   }
+  if (plan.privacy().mode() == v1::PrivacyConfig::dpfedavg) {
+    absl::StrAppendFormat(&html,
+                          "<p id=\"ledger\">Each party's privacy ledger: %d rounds, each releasing the party's sum "
+                          "of its sampled users' updates (each user drawn with probability %.4g, clipped to %g) "
+                          "with Gaussian noise at multiplier %.4g: &epsilon; = %.4g at &delta; = %g per user.</p>",
+                          plan.rounds(), DpFedAvgMechanism(plan).sample_rate, plan.privacy().clip_norm(),
+                          plan.noise_multiplier(), Guarantee(plan, Observer::kPublished).epsilon_planned(),
+                          plan.privacy().delta());
+    html +=
+        "<p id=\"scope\"><b>Protected</b>, up to (&epsilon;, &delta;) against everyone, the curator included: "
+        "everything about any one user's rows. <b>Not protected</b>: patterns of the population, which the "
+        "table is meant to show; the schema (public metadata); how many rows and users each party holds. "
+        "The user's own party holds its rows and is not an observer this protects against.</p>\n";
+    return html;
+  }
   const absl::StatusOr<std::optional<double>> own = OwnReleasesEpsilonAfter(plan, plan.rounds());
   if (own.ok() && own->has_value()) {
     absl::StrAppendFormat(&html,

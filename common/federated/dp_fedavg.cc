@@ -29,7 +29,7 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
     ASSIGN_OR_RETURN(const ClippedSum clipped, ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
     sum = clipped.sum.front();
   }
-  if (noise_multiplier > 0) sum += GaussianTensor(noise, {dim}, noise_multiplier * 2 * clip_norm);
+  if (noise_multiplier > 0) sum += GaussianTensor(noise, {dim}, noise_multiplier * clip_norm);
   return sum.to(torch::kFloat32);
 }
 

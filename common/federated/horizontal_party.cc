@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/federated/dp_fedavg.h"
 #include "common/privacy/random_tensors.h"
 
 namespace vfsynth {
@@ -15,6 +16,7 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
                                                                   const HorizontalRoundOptions& options) {
   if (count < 0) return absl::InvalidArgumentError(absl::StrCat("asked for ", count, " users"));
   if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
+  if (ledger_ == nullptr) return absl::FailedPreconditionError("SignDS answers need a participation ledger");
   std::vector<int64_t> eligible;
   for (int64_t u = 0; u < users(); ++u) {
     // Rounds run forwards: a user whose latest answer is to a later round sits out a
@@ -45,6 +47,36 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
   return reports;
 }
 
+absl::StatusOr<torch::Tensor> HorizontalParty::AnswerSum(int64_t round, const torch::Tensor& global,
+                                                         const HorizontalRoundOptions& options) {
+  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
+  if (!options.dp_fedavg.has_value()) return absl::InvalidArgumentError("a dpfedavg answer needs its options");
+  const DpFedAvgOptions& dp = *options.dp_fedavg;
+  if (!(dp.sample_rate > 0 && dp.sample_rate <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("the sample rate must be in (0, 1], got ", dp.sample_rate));
+  }
+  const uint64_t counter = static_cast<uint64_t>(round);
+  SecureRandom noise = SecureRandom::Derived(secret_, "horizontal-noise", counter);
+  torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
+      SecureRandom::Derived(secret_, "horizontal-training", counter).NextUint64());
+  std::vector<torch::Tensor> updates;
+  for (const int64_t user : DrawnUsers(round, dp.sample_rate)) {
+    ASSIGN_OR_RETURN(torch::Tensor update,
+                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
+    updates.push_back(std::move(update));
+  }
+  return NoisedClippedSum(updates, global.numel(), dp.clip_norm, dp.noise_multiplier, noise);
+}
+
+std::vector<int64_t> HorizontalParty::DrawnUsers(int64_t round, double sample_rate) const {
+  SecureRandom coins = SecureRandom::Derived(secret_, "horizontal-poisson", static_cast<uint64_t>(round));
+  std::vector<int64_t> drawn;
+  for (int64_t u = 0; u < users(); ++u) {
+    if (coins.Uniform() < sample_rate) drawn.push_back(u);
+  }
+  return drawn;
+}
+
 int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round) {
   int64_t all = 0;
   int64_t before = 0;  // users of the parties before `party`
@@ -68,6 +100,16 @@ absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOpti
   std::vector<int64_t> populations;
   for (const HorizontalParty* party : parties) populations.push_back(party->users());
   for (int64_t round = 0; round < rounds; ++round) {
+    if (options.dp_fedavg.has_value()) {
+      std::vector<torch::Tensor> sums;
+      for (HorizontalParty* party : parties) {
+        ASSIGN_OR_RETURN(torch::Tensor sum, party->AnswerSum(round, flat, options));
+        sums.push_back(std::move(sum));
+      }
+      ASSIGN_OR_RETURN(const torch::Tensor step, FedAvgStep(sums, users_per_round, gamma));
+      flat += step;
+      continue;
+    }
     std::vector<SignDsReport> reports;
     for (size_t p = 0; p < parties.size(); ++p) {
       ASSIGN_OR_RETURN(std::vector<SignDsReport> answer,

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,22 @@
 
 namespace vfsynth {
 
+// dpfedavg's release of a round: each of a party's users drawn with probability
+// sample_rate, each drawn user's update clipped to clip_norm, the party's sum noised at
+// noise_multiplier · clip_norm (NoisedClippedSum).
+struct DpFedAvgOptions {
+  double sample_rate = 0;
+  double clip_norm = 1;
+  double noise_multiplier = 0;
+};
+
 // What a round of the horizontal mode asks of every party.
 struct HorizontalRoundOptions {
   WaeOptions architecture;
   LocalUpdateOptions local;
-  double top_k_ratio = 0.05;     // α = k/d
-  double epsilon_per_round = 0;  // ε_r of one user's answer
+  double top_k_ratio = 0.05;                 // signds: α = k/d
+  double epsilon_per_round = 0;              // signds: ε_r of one user's answer
+  std::optional<DpFedAvgOptions> dp_fedavg;  // set: mode dpfedavg, else signds
 };
 
 // A party of the horizontal mode: its users (one tensor of encoded rows each, with a key
@@ -28,8 +39,9 @@ struct HorizontalRoundOptions {
 class HorizontalParty {
  public:
   // `secret` never leaves the party: which users answer a round (the curator never learns
-  // who), their local training's batches and prior samples, and SignDS's coins are streams
-  // of (secret, purpose, round).
+  // who), their local training's batches and prior samples, SignDS's coins and dpfedavg's
+  // noise are streams of (secret, purpose, round). `ledger` (signds; null under dpfedavg,
+  // whose rounds the caller charges to its privacy ledger) caps each user's answers.
   HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
                   privacy::ParticipationLedger* ledger, std::string secret)
       : users_(std::move(users)), keys_(std::move(user_keys)), ledger_(ledger), secret_(std::move(secret)) {}
@@ -41,6 +53,17 @@ class HorizontalParty {
   // then count as under their cap for it, and every stream restarts with the round.
   absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global, int64_t count,
                                                    const HorizontalRoundOptions& options);
+
+  // dpfedavg: round `round`'s release for `global`: every user drawn independently with
+  // probability options.dp_fedavg->sample_rate, each drawn user's update trained as for
+  // Answer, and the noised sum of the clipped updates (NoisedClippedSum). A round asked
+  // again with the same model gets the same sum: the draws, the training and the noise
+  // restart with the round. The caller charges the round before the sum leaves.
+  absl::StatusOr<torch::Tensor> AnswerSum(int64_t round, const torch::Tensor& global,
+                                          const HorizontalRoundOptions& options);
+  // dpfedavg: the users round `round` draws, each independently with probability
+  // `sample_rate` (one coin per user, in order, from a stream of the secret and the round).
+  std::vector<int64_t> DrawnUsers(int64_t round, double sample_rate) const;
 
   int64_t users() const { return static_cast<int64_t>(users_.size()); }
 
@@ -60,7 +83,8 @@ class HorizontalParty {
 int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round);
 
 // The horizontal mode's math in one process, the reference a distributed run equals: the
-// model of `seed`, then per round every party's answer and the curator's step (γ).
+// model of `seed`, then per round every party's answer (SignDS reports, or under
+// options.dp_fedavg its noised sum) and the curator's step (γ).
 absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
                                                        int64_t users_per_round, double gamma, uint64_t seed,
                                                        std::vector<HorizontalParty*> parties);

@@ -6,11 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/config/config.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/privacy/accountant.h"
+#include "common/privacy/calibrator.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -73,18 +75,33 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
 // and with them the label pairs (the accountant's marginal mechanism carries both).
 bool HasOneOffReleases(const v1::PrivacyPlan& plan) { return plan.marginal_noise_multiplier() > 0; }
 
-bool IsHorizontal(const v1::PrivacyPlan& plan) { return plan.privacy().mode() == v1::PrivacyConfig::signds; }
+bool IsHorizontal(const v1::PrivacyPlan& plan) { return privacy::IsHorizontalMode(plan.privacy().mode()); }
 
 // signds: a user answers at most participation_cap rounds, each pure ε_r-LDP (the answer
 // is a function of nothing but the user's rows, the broadcast model and the party's coins),
 // so after `rounds` rounds the worst-off user has spent min(rounds, cap) · ε_r against
 // everyone: sequential composition, no amplification claimed.
-double HorizontalEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
-  return static_cast<double>(std::min<int64_t>(rounds, plan.horizontal().participation_cap())) * EpsilonPerAnswer(plan);
+// dpfedavg: every round releases, about a user, one Poisson-subsampled Gaussian: its
+// party's noised sum, in which the user is with probability q = users_per_round / users,
+// drawn from the party's secret. Nobody but that party learns who was drawn, so the
+// amplified ε holds against every observer, the curator and other parties included.
+absl::StatusOr<double> HorizontalEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
+  if (plan.privacy().mode() == v1::PrivacyConfig::signds) {
+    return static_cast<double>(std::min<int64_t>(rounds, plan.horizontal().participation_cap())) *
+           EpsilonPerAnswer(plan);
+  }
+  if (rounds == 0) return 0.0;
+  ASSIGN_OR_RETURN(
+      const privacy::EpsilonAndOrder epsilon,
+      privacy::ComputeEpsilon(DpFedAvgMechanism(plan), rounds, plan.privacy().delta(), privacy::Conversion::kImproved));
+  return epsilon.epsilon;
 }
 
 absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
-  if (IsHorizontal(plan)) return HorizontalEpsilonAfter(plan, rounds);
+  if (IsHorizontal(plan)) {
+    ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
+    return epsilon;
+  }
   const ObserverView view = ViewOf(plan.privacy().mode(), observer);
   if (view.protection == Protection::kNotDp) return std::nullopt;
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
@@ -264,18 +281,25 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
 absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
                                                       const v1::HorizontalConfig& horizontal,
                                                       const v1::TrainingConfig& training, int parties, int64_t users) {
-  if (privacy.mode() != v1::PrivacyConfig::signds || !(privacy.epsilon() > 0)) {
-    return absl::InvalidArgumentError("a horizontal plan needs privacy mode 'signds' and an epsilon");
+  if (!privacy::IsHorizontalMode(privacy.mode()) || !(privacy.epsilon() > 0)) {
+    return absl::InvalidArgumentError("a horizontal plan needs privacy mode 'signds' or 'dpfedavg' and an epsilon");
   }
+  const bool sign_ds = privacy.mode() == v1::PrivacyConfig::signds;
   const int64_t n = horizontal.users_per_round();
-  const int64_t cap = horizontal.participation_cap();
+  const int64_t cap = sign_ds ? horizontal.participation_cap() : 1;
   if (parties < 1 || n < 1 || cap < 1 || users < 1) {
     return absl::FailedPreconditionError(absl::StrCat("cannot plan a horizontal run of ", parties, " parties, ", users,
                                                       " users and ", n, " users per round"));
   }
-  const int64_t answers = users * cap;  // what the caps allow over the whole run
+  if (!sign_ds && n > users) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("horizontal.users_per_round ", n, " exceeds the run's ", users,
+                     " users: each user's sampling rate would be above 1; set it to at most ", users));
+  }
+  // signds: as many rounds as the caps allow; dpfedavg: each user drawn once on average.
+  const int64_t answers = users * cap;
   const int64_t rounds = training.rounds() > 0 ? training.rounds() : answers / n;
-  if (rounds < 1 || rounds * n > answers) {
+  if (rounds < 1 || (sign_ds && rounds * n > answers)) {
     return absl::FailedPreconditionError(
         absl::StrCat("the run asks for ", rounds, " rounds of ", n, " users, but the parties' ", users,
                      " users answer at most ", cap, " round(s) each (", answers,
@@ -290,12 +314,37 @@ absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& p
   plan.set_batch_size(n);
   plan.set_rounds(rounds);
   *plan.mutable_horizontal() = horizontal;
+  if (!sign_ds) {
+    if (privacy.has_noise_multiplier()) {
+      plan.set_noise_multiplier(privacy.noise_multiplier());
+    } else {
+      privacy::CalibrationTarget target;
+      target.epsilon = privacy.epsilon();
+      target.delta = privacy.delta();
+      target.sample_rate = DpFedAvgMechanism(plan).sample_rate;
+      target.steps = rounds;
+      target.conversion = privacy::Conversion::kImproved;
+      target.sampler = privacy::Sampler::kPoisson;
+      ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(target));
+      plan.set_noise_multiplier(z);
+    }
+  }
+  ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
   for (Observer observer : kObservers) {
     v1::ObserverGuarantee* guarantee = plan.add_guarantees();
     guarantee->set_observer(ObserverName(observer));
-    guarantee->set_epsilon_planned(HorizontalEpsilonAfter(plan, rounds));
+    guarantee->set_epsilon_planned(epsilon);
   }
   return plan;
+}
+
+privacy::StepMechanism DpFedAvgMechanism(const v1::PrivacyPlan& plan) {
+  privacy::StepMechanism mechanism;
+  mechanism.noise_multipliers = {plan.noise_multiplier()};
+  mechanism.sample_rate =
+      static_cast<double>(plan.batch_size()) / static_cast<double>(std::max<int64_t>(1, plan.records()));
+  mechanism.sampler = privacy::Sampler::kPoisson;
+  return mechanism;
 }
 
 double EpsilonPerAnswer(const v1::PrivacyPlan& plan) {
@@ -335,7 +384,10 @@ std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
 
 absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
-  if (IsHorizontal(plan)) return HorizontalEpsilonAfter(plan, rounds);
+  if (IsHorizontal(plan)) {
+    ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
+    return epsilon;
+  }
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(const double epsilon, PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
   return epsilon;
@@ -347,9 +399,10 @@ absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {
   // Relative slack: a calibrated z lands on the budget up to the calibrator's tolerance.
   constexpr double kSlack = 1 + 1e-6;
   if (p.has_epsilon() && published.has_epsilon_planned() && published.epsilon_planned() > p.epsilon() * kSlack) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the run would spend joint epsilon ", published.epsilon_planned(), " > privacy.epsilon ", p.epsilon(),
-        " (raise privacy.noise_multiplier, or lower rounds or batch_size)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the run would spend joint epsilon ", published.epsilon_planned(), " > privacy.epsilon ",
+                     p.epsilon(), " (raise privacy.noise_multiplier, or lower training.rounds or ",
+                     IsHorizontal(plan) ? "horizontal.users_per_round" : "training.batch_size", ")"));
   }
   if (!p.has_epsilon_budget_against_parties()) return absl::OkStatus();
   const v1::ObserverGuarantee& parties = Guarantee(plan, Observer::kOtherParty);

@@ -33,16 +33,23 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
                                                    const v1::TrainingConfig& training, int parties,
                                                    int64_t records);
 
-// The horizontal topology's plan (mode signds) for `parties` parties holding `users`
-// users: rounds training.rounds or, unset, as many as the users' caps allow
-// (users · participation_cap / users_per_round; more is refused), and against every
-// observer ε = privacy.epsilon: a user answers at most participation_cap rounds at
-// EpsilonPerAnswer each. records is the users, batch_size the users asked per round.
+// The horizontal topology's plan for `parties` parties holding `users` users; records is
+// the users, batch_size the users asked per round. signds: rounds training.rounds or,
+// unset, as many as the users' caps allow (users · participation_cap / users_per_round;
+// more is refused), and against every observer ε = privacy.epsilon: a user answers at
+// most participation_cap rounds at EpsilonPerAnswer each. dpfedavg: rounds
+// training.rounds or, unset, users / users_per_round (each user drawn once on average),
+// the noise multiplier given or calibrated so that the rounds spend privacy.epsilon at
+// privacy.delta, the same (ε, δ) against every observer (DpFedAvgMechanism).
 absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
                                                       const v1::HorizontalConfig& horizontal,
                                                       const v1::TrainingConfig& training, int parties, int64_t users);
 // ε_r of one SignDS answer of a horizontal plan: privacy.epsilon / participation_cap.
 double EpsilonPerAnswer(const v1::PrivacyPlan& plan);
+// What one round of a dpfedavg plan releases about a user: its party's sum noised at the
+// plan's noise multiplier, the user in it with probability users_per_round / users
+// (Poisson sampling, add/remove-one adjacency: sensitivity clip_norm).
+privacy::StepMechanism DpFedAvgMechanism(const v1::PrivacyPlan& plan);
 
 // The accountant's shape of a plan's run.
 privacy::RunShape PlanShape(const v1::PrivacyPlan& plan);

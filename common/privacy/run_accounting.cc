@@ -77,9 +77,12 @@ bool IsEnsembleMode(Mode mode) { return mode == v1::PrivacyConfig::gswgan || mod
 
 const std::string& ModeName(Mode mode) { return v1::PrivacyConfig::Mode_Name(mode); }
 
+bool IsHorizontalMode(Mode mode) { return mode == v1::PrivacyConfig::signds || mode == v1::PrivacyConfig::dpfedavg; }
+
 absl::Status ValidateMode(Mode mode) {
-  if (mode == v1::PrivacyConfig::signds) {
-    return absl::InvalidArgumentError("privacy mode 'signds' is the horizontal topology's, not one of the GAN's");
+  if (IsHorizontalMode(mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy mode '", ModeName(mode), "' is the horizontal topology's, not one of the GAN's"));
   }
   if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED || !v1::PrivacyConfig::Mode_IsValid(mode)) {
     return absl::InvalidArgumentError(absl::StrCat("privacy mode is not one of ", kModeNames));

@@ -20,8 +20,10 @@ using Mode = v1::PrivacyConfig::Mode;
 absl::StatusOr<Mode> ParseMode(const std::string& name);
 const std::string& ModeName(Mode mode);
 // An error unless `mode` is one of the six of the vertical topology (a settings or plan
-// file may leave it unset; signds is the horizontal topology's).
+// file may leave it unset; signds and dpfedavg are the horizontal topology's).
 absl::Status ValidateMode(Mode mode);
+// signds and dpfedavg: the horizontal topology's modes.
+bool IsHorizontalMode(Mode mode);
 // gswgan and pate: shard-critic ensembles (ensemble_accounting.h).
 bool IsEnsembleMode(Mode mode);
 // strict, gswgan, pate: the curator's shared critic sees only features the parties

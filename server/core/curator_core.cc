@@ -263,10 +263,14 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   if (published.has_epsilon_planned()) status_.set_epsilon_planned(published.epsilon_planned());
   UpdateEpsilonSpent(0);
   status_.set_total_rounds(plan->rounds());
-  if (horizontal()) {
+  if (mode == v1::PrivacyConfig::signds) {
     spdlog::info("privacy signds: epsilon {} per user over at most {} answer(s), {} rounds of {} users, plan {}",
                  p.epsilon(), config_.horizontal().participation_cap(), plan->rounds(),
                  config_.horizontal().users_per_round(), status_.plan_digest().substr(0, 16));
+  } else if (mode == v1::PrivacyConfig::dpfedavg) {
+    spdlog::info("privacy dpfedavg: {} rounds, each user drawn at rate {:.4g}, noise multiplier {:.4f}, plan {}",
+                 plan->rounds(), DpFedAvgMechanism(*plan).sample_rate, plan->noise_multiplier(),
+                 status_.plan_digest().substr(0, 16));
   } else if (mode != v1::PrivacyConfig::none) {
     spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", privacy::ModeName(mode), plan->noise_multiplier(),
                  privacy::DescribeReleaseNoise(mode, plan->noise_multiplier(), PlanShape(*plan)),
@@ -391,6 +395,7 @@ int64_t CuratorCore::ReplyOrdinal(const v1::PartyMessage& message) const {
     case v1::PartyMessage::kSliceGradient:
       return base + n + 1;
     case v1::PartyMessage::kSignDsReports:
+    case v1::PartyMessage::kUpdateSum:
       return message.round();
     default:
       return -1;
@@ -443,6 +448,9 @@ absl::StatusOr<v1::PartyMessage> CuratorCore::Expect(int party,
       problem = CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
     } else if (expected == v1::PartyMessage::kSignDsReports) {
       problem = CheckSignDsReports(message.sign_ds_reports(), asked_[party], horizontal_parameters_);
+    } else if (expected == v1::PartyMessage::kUpdateSum) {
+      problem = ValidateTensor(message.update_sum().sum(), {horizontal_parameters_}, "update_sum.sum",
+                               config_.max_message_bytes());
     } else if (expected == v1::PartyMessage::kSliceGradient) {
       absl::MutexLock lock(&mu_);
       problem = CheckTensor(message.slice_gradient().grad(), encoders_[party]->width(),

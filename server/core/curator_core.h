@@ -108,6 +108,8 @@ class CuratorCore {
   // with the users of all parties.
   absl::StatusOr<v1::AlignResponse> JoinHorizontal(int index);
   std::vector<std::string> NotJoined() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Each registered party's users, in roster order.
+  std::vector<int64_t> Populations() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Horizontal Register: the party's schema must equal every other registered one.
   absl::Status CheckSameSchema(int index, const v1::Schema& schema) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Orchestration steps; each returns the first error (timeouts name the party).

@@ -2,7 +2,9 @@
 // the identical schemas, and the rounds of the federated autoencoder.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -51,6 +53,12 @@ std::vector<std::string> CuratorCore::NotJoined() const {
   return waiting;
 }
 
+std::vector<int64_t> CuratorCore::Populations() const {
+  std::vector<int64_t> populations;
+  for (const auto& registration : registrations_) populations.push_back(registration->users());
+  return populations;
+}
+
 absl::StatusOr<v1::AlignResponse> CuratorCore::JoinHorizontal(int index) {
   absl::MutexLock lock(&mu_);
   if (!joined_[index]) spdlog::info("party {} joined", roster_[index]);
@@ -63,8 +71,8 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::JoinHorizontal(int index) {
     return absl::DeadlineExceededError("not every party joined before the join timeout");
   }
   if (!cancelled_.ok()) return cancelled_;
-  int64_t users = 0;
-  for (const auto& registration : registrations_) users += registration->users();
+  const std::vector<int64_t> populations = Populations();
+  const int64_t users = std::accumulate(populations.begin(), populations.end(), int64_t{0});
   if (!intersection_size_.has_value()) {
     intersection_size_ = users;
     status_.set_aligned_records(users);
@@ -92,11 +100,10 @@ absl::Status CuratorCore::TrainHorizontal() {
     status_.set_round(first_round);
   }
   // Every party has joined: the populations the rounds' users are split over are fixed.
-  std::vector<int64_t> populations;
-  {
+  const std::vector<int64_t> populations = [this] {
     absl::MutexLock lock(&mu_);
-    for (const auto& registration : registrations_) populations.push_back(registration->users());
-  }
+    return Populations();
+  }();
   spdlog::info("training {} rounds: {} users a round over {} parties, a model of {} parameters", rounds,
                h.users_per_round(), roster_.size(), horizontal_parameters_);
   const auto start = std::chrono::steady_clock::now();
@@ -124,19 +131,32 @@ absl::Status CuratorCore::HorizontalRound(int64_t round, const std::vector<int64
     horizontal_model_->ToWire(task.mutable_horizontal_task()->mutable_model());
   }
   const int64_t parties = static_cast<int64_t>(roster_.size());
+  const int64_t users_per_round = config_.horizontal().users_per_round();
+  // dpfedavg: every party samples its own users (the curator asks for none).
+  const bool sign_ds = config_.privacy().mode() == v1::PrivacyConfig::signds;
   for (int64_t k = 0; k < parties; ++k) {
-    asked_[k] = UsersAskedOf(config_.horizontal().users_per_round(), populations, static_cast<size_t>(k), round);
+    asked_[k] = sign_ds ? UsersAskedOf(users_per_round, populations, static_cast<size_t>(k), round) : 0;
     v1::CuratorMessage message = task;
     message.mutable_horizontal_task()->set_users(asked_[k]);
     hub_.Send(static_cast<int>(k), std::move(message));
   }
-  std::vector<v1::SignDsReports> answers;
+  const v1::PartyMessage::PayloadCase expected =
+      sign_ds ? v1::PartyMessage::kSignDsReports : v1::PartyMessage::kUpdateSum;
+  std::vector<v1::PartyMessage> replies;
   for (int64_t k = 0; k < parties; ++k) {
-    ASSIGN_OR_RETURN(v1::PartyMessage reply, Expect(static_cast<int>(k), v1::PartyMessage::kSignDsReports, round, -1));
-    answers.push_back(std::move(*reply.mutable_sign_ds_reports()));
+    ASSIGN_OR_RETURN(v1::PartyMessage reply, Expect(static_cast<int>(k), expected, round, -1));
+    replies.push_back(std::move(reply));
   }
   absl::MutexLock model_lock(&model_mu_);
-  horizontal_model_->Step(answers);
+  if (sign_ds) {
+    std::vector<v1::SignDsReports> reports;
+    for (v1::PartyMessage& reply : replies) reports.push_back(std::move(*reply.mutable_sign_ds_reports()));
+    horizontal_model_->Step(reports);
+  } else {
+    std::vector<v1::UpdateSum> sums;
+    for (v1::PartyMessage& reply : replies) sums.push_back(std::move(*reply.mutable_update_sum()));
+    horizontal_model_->StepSums(sums, users_per_round);
+  }
   return absl::OkStatus();
 }
 

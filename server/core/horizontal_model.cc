@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/federated/dp_fedavg.h"
 #include "common/federated/wae_round.h"
 #include "common/federated/wae_table.h"
 #include "common/nn/wire_tensor.h"
@@ -25,6 +26,14 @@ void HorizontalModel::Step(const std::vector<v1::SignDsReports>& answers) {
   }
   // The answers passed CheckSignDsReports: every index is inside the model.
   ApplySignDsReports(reports, gamma_, flat_).IgnoreError();
+}
+
+void HorizontalModel::StepSums(const std::vector<v1::UpdateSum>& answers, int64_t users_per_round) {
+  std::vector<torch::Tensor> sums;
+  for (const v1::UpdateSum& answer : answers) sums.push_back(FromWire(answer.sum()));
+  // Each sum passed ValidateTensor: one finite vector of the model's size.
+  const absl::StatusOr<torch::Tensor> step = FedAvgStep(sums, users_per_round, gamma_);
+  if (step.ok()) flat_ += *step;
 }
 
 std::string HorizontalModel::Save() const {

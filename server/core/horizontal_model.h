@@ -30,6 +30,10 @@ class HorizontalModel {
   // ±gamma/n, n the reports of the round (no step without any). Answers must have passed
   // CheckSignDsReports.
   void Step(const std::vector<v1::SignDsReports>& answers);
+  // A dpfedavg round's step: the parties' noised sums added up, times gamma /
+  // users_per_round (FedAvgStep). Each sum must have passed ValidateTensor (d finite
+  // values).
+  void StepSums(const std::vector<v1::UpdateSum>& answers, int64_t users_per_round);
   // The flat vector (a checkpoint's payload) and back; Restore refuses, changing nothing,
   // bytes that are not a vector of this model's size.
   std::string Save() const;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <thread>
 
@@ -86,6 +87,8 @@ class HorizontalTest : public ::testing::Test {
   }
 
  protected:
+  void SetUp() override { mode_ = v1::PrivacyConfig::signds; }
+
   static std::string TestDir() {
     return *dir_ + "/runs/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
@@ -121,6 +124,7 @@ class HorizontalTest : public ::testing::Test {
     config.set_checkpoint_dir(TestDir() + "/curator");
     *config.mutable_tls() = Tls("curator");
     for (const auto& p : kParties) config.add_parties(p);
+    config.mutable_privacy()->set_mode(mode_);
     config.mutable_privacy()->set_epsilon(kEpsilon);
     *config.mutable_horizontal() = Horizontal();
     config.mutable_training()->set_rounds(kRounds);
@@ -147,6 +151,7 @@ class HorizontalTest : public ::testing::Test {
     config.set_data(*dir_ + "/parties/" + name + ".csv");
     config.set_schema(*dir_ + "/parties/" + name + ".schema.json");
     config.set_checkpoint_dir(TestDir() + "/" + name);
+    config.mutable_privacy()->set_mode(mode_);
     config.mutable_privacy()->set_epsilon(kEpsilon);
     config.mutable_privacy()->set_ledger(TestDir() + "/" + name + ".ledger");
     config.set_connect_timeout_seconds(20);
@@ -188,6 +193,21 @@ class HorizontalTest : public ::testing::Test {
     options.local = LocalUpdateOptions{2, 1e-3, 32};
     options.top_k_ratio = 0.05;
     options.epsilon_per_round = kEpsilon;
+    if (mode_ == v1::PrivacyConfig::dpfedavg) {
+      // The plan every daemon resolves: its sample rate and calibrated noise multiplier.
+      v1::PrivacyConfig privacy;
+      privacy.set_mode(mode_);
+      privacy.set_epsilon(kEpsilon);
+      RETURN_IF_ERROR(ResolveHorizontalPrivacy(&privacy));
+      v1::HorizontalConfig horizontal = Horizontal();
+      RETURN_IF_ERROR(ResolveHorizontalConfig(&horizontal, mode_));
+      v1::TrainingConfig training;
+      training.set_rounds(kRounds);
+      ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
+                       ResolveHorizontalPlan(privacy, horizontal, training, static_cast<int>(kParties.size()), kUsers));
+      options.dp_fedavg =
+          DpFedAvgOptions{DpFedAvgMechanism(plan).sample_rate, privacy.clip_norm(), plan.noise_multiplier()};
+    }
     return TrainHorizontalReference(options, kRounds, 6, 1.0, 11,
                                     {parties[0].get(), parties[1].get(), parties[2].get()});
   }
@@ -239,10 +259,39 @@ class HorizontalTest : public ::testing::Test {
     ASSERT_TRUE(party.stream->Write(party.core->MakeHello()));
   }
 
+  // Answers every task on `party`'s stream from its core until the run ends; round 1's
+  // answer first goes out as `forge` changes it, and the curator's refusal of it must name
+  // `refusal`. Counts the forged answers in `forged`.
+  static void AnswerForgingRoundOne(PartyByHand& party, const std::function<void(v1::PartyMessage*)>& forge,
+                                    const std::string& refusal, int* forged) {
+    v1::CuratorMessage message;
+    while (party.stream->Read(&message)) {
+      ASSERT_FALSE(message.has_chunk()) << "a task this small comes whole";
+      auto replies = party.core->Handle(message);
+      ASSERT_TRUE(replies.ok()) << replies.status();
+      if (party.core->finished()) break;
+      ASSERT_EQ(replies->size(), 1u);
+      if (message.round() == 1 && *forged == 0) {
+        v1::PartyMessage bad = (*replies)[0];
+        forge(&bad);
+        ASSERT_TRUE(party.stream->Write(bad));
+        ++*forged;
+        // The refusal comes before the next task: answer this round properly once it did.
+        ASSERT_TRUE(party.stream->Read(&message));
+        ASSERT_TRUE(message.has_error());
+        EXPECT_THAT(message.error().message(), HasSubstr(refusal));
+      }
+      ASSERT_TRUE(party.stream->Write((*replies)[0]));
+    }
+    party.stream->WritesDone();
+  }
+
   static std::string* dir_;
+  static v1::PrivacyConfig::Mode mode_;  // the run's privacy mode: signds unless a test sets it
 };
 
 std::string* HorizontalTest::dir_ = nullptr;
+v1::PrivacyConfig::Mode HorizontalTest::mode_ = v1::PrivacyConfig::signds;
 
 TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   auto curator = StartCurator();
@@ -306,45 +355,87 @@ TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
     });
   }
   // The bank speaks the protocol by hand: its messages from its core, one answer forged.
-  PartyByHand by_hand;
-  OpenByHand(2, port, by_hand);
+  PartyByHand bank;
+  OpenByHand(2, port, bank);
   ASSERT_FALSE(HasFatalFailure());
-  HorizontalPartyCore* bank = by_hand.core.get();
-  auto& stream = by_hand.stream;
   int forged = 0;
-  v1::CuratorMessage message;
-  while (stream->Read(&message)) {
-    ASSERT_FALSE(message.has_chunk()) << "a task this small comes whole";
-    if (message.has_error()) {
-      // The curator refused the forged answer, named why, and waits for a valid one.
-      EXPECT_THAT(message.error().message(), HasSubstr("coordinate"));
-      continue;
-    }
-    auto replies = bank->Handle(message);
-    ASSERT_TRUE(replies.ok()) << replies.status();
-    if (bank->finished()) break;
-    ASSERT_EQ(replies->size(), 1u);
-    if (message.round() == 1 && forged == 0) {
-      v1::PartyMessage bad = (*replies)[0];
-      bad.mutable_sign_ds_reports()->clear_indices();
-      bad.mutable_sign_ds_reports()->clear_positive();
-      bad.mutable_sign_ds_reports()->add_indices(1 << 30);
-      bad.mutable_sign_ds_reports()->add_positive(true);
-      ASSERT_TRUE(stream->Write(bad));
-      ++forged;
-      // The refusal comes before the next task: answer this round properly once it did.
-      ASSERT_TRUE(stream->Read(&message));
-      ASSERT_TRUE(message.has_error());
-      EXPECT_THAT(message.error().message(), HasSubstr("names coordinate 1073741824"));
-    }
-    ASSERT_TRUE(stream->Write((*replies)[0]));
-  }
-  stream->WritesDone();
+  AnswerForgingRoundOne(
+      bank,
+      [](v1::PartyMessage* bad) {
+        bad->mutable_sign_ds_reports()->clear_indices();
+        bad->mutable_sign_ds_reports()->clear_positive();
+        bad->mutable_sign_ds_reports()->add_indices(1 << 30);
+        bad->mutable_sign_ds_reports()->add_positive(true);
+      },
+      "names coordinate 1073741824", &forged);
   for (auto& t : threads) t.join();
   run.join();
   EXPECT_EQ(forged, 1);
   ASSERT_TRUE(run_status.ok()) << run_status;
-  EXPECT_TRUE(bank->finished() && bank->finish_succeeded());
+  EXPECT_TRUE(bank.core->finished() && bank.core->finish_succeeded());
+}
+
+TEST_F(HorizontalTest, ADpFedAvgRunOverMtlsEqualsTheInProcessReferenceChargingEachRoundOnce) {
+  mode_ = v1::PrivacyConfig::dpfedavg;
+  auto curator = StartCurator();
+  const int port = curator->port();
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < kParties.size(); ++k) cores.push_back(Party(k, port));
+  const std::vector<absl::Status> results =
+      RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
+  run.join();
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+
+  ExpectTheReferenceModel(*curator);
+  ASSERT_FALSE(HasFatalFailure());
+  // Each party's privacy ledger holds every round once, at the plan's epsilon (within the budget).
+  const double planned = curator->core().Status().epsilon_planned();
+  EXPECT_GT(planned, 0);
+  EXPECT_LE(planned, kEpsilon);
+  for (const auto& core : cores) {
+    EXPECT_EQ(core->ledger(), nullptr);
+    ASSERT_NE(core->privacy_ledger(), nullptr);
+    EXPECT_EQ(core->privacy_ledger()->charges(), kRounds);
+    EXPECT_NEAR(core->privacy_ledger()->Spent().epsilon, planned, 1e-9);
+  }
+  EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.csv"));
+}
+
+TEST_F(HorizontalTest, ADpFedAvgSumOfAnotherSizeIsRefusedAndTheRunGoesOn) {
+  mode_ = v1::PrivacyConfig::dpfedavg;
+  auto curator = StartCurator();
+  const int port = curator->port();
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
+  std::vector<absl::Status> results;
+  std::thread others(
+      [&] { results = RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); }); });
+  // The bank answers by hand: round 1's sum first with one value too many.
+  PartyByHand bank;
+  OpenByHand(2, port, bank);
+  ASSERT_FALSE(HasFatalFailure());
+  int forged = 0;
+  AnswerForgingRoundOne(
+      bank,
+      [](v1::PartyMessage* bad) {
+        v1::Tensor* sum = bad->mutable_update_sum()->mutable_sum();
+        sum->set_shape(0, sum->shape(0) + 1);
+        sum->mutable_data()->append(sizeof(float), '\0');
+      },
+      "update_sum.sum", &forged);
+  others.join();
+  run.join();
+  EXPECT_EQ(forged, 1);
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  for (size_t k = 0; k < results.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  EXPECT_TRUE(bank.core->finished() && bank.core->finish_succeeded());
+  // The refused sum moved nothing: the model is the reference's.
+  ExpectTheReferenceModel(*curator);
 }
 
 TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice) {

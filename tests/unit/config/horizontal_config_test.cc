@@ -67,6 +67,12 @@ TEST(HorizontalConfigTest, SettingsOfTheOtherTopologyAreRefusedNamingThem) {
       {R"("topology":"horizontal","privacy":{"epsilon":8},"training":{"batch_size":8})", "training.batch_size"},
       {R"("topology":"horizontal","privacy":{"epsilon":8},"output":{"label_column":"x"})", "output.label_column"},
       {R"("privacy":{"mode":"signds","epsilon":8})", "needs topology 'horizontal'"},
+      {R"("privacy":{"mode":"dpfedavg","epsilon":8})", "needs topology 'horizontal'"},
+      {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8},"horizontal":{"participation_cap":2})",
+       "horizontal.participation_cap does not apply"},
+      {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8,"clip_norm":0})", "privacy.clip_norm"},
+      {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8,"feature_clip_norm":1})",
+       "privacy.feature_clip_norm does not apply"},
       {R"("privacy":{"epsilon":8},"horizontal":{"users_per_round":5})", "'horizontal' needs topology"},
       {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"top_k_ratio":1})", "top_k_ratio"},
       {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"local_batch_size":1})", "pairs"},
@@ -92,6 +98,25 @@ TEST(HorizontalConfigTest, AHorizontalPartyNeedsNoSharedSecretsAndRefusesThem) {
   const auto vertical = Party(R"("privacy":{"epsilon":4})");
   ASSERT_FALSE(vertical.ok());
   EXPECT_THAT(vertical.status().message(), HasSubstr("secrets is required"));
+}
+
+TEST(HorizontalConfigTest, DpFedAvgTakesItsClipAndDeltaDefaultsAndNoSignDsSetting) {
+  auto config = Curator(R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->privacy().mode(), v1::PrivacyConfig::dpfedavg);
+  EXPECT_DOUBLE_EQ(config->privacy().clip_norm(), 1.0);
+  EXPECT_DOUBLE_EQ(config->privacy().delta(), 1e-5);
+  EXPECT_FALSE(config->privacy().has_noise_multiplier());
+  EXPECT_FALSE(config->horizontal().has_participation_cap());
+  EXPECT_FALSE(config->horizontal().has_top_k_ratio());
+  EXPECT_EQ(config->horizontal().users_per_round(), 1000);
+  // The party resolves the settings it is sent again: that changes nothing.
+  v1::PrivacyConfig privacy = config->privacy();
+  v1::HorizontalConfig horizontal = config->horizontal();
+  ASSERT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
+  ASSERT_TRUE(ResolveHorizontalConfig(&horizontal, privacy.mode()).ok());
+  EXPECT_EQ(privacy.SerializeAsString(), config->privacy().SerializeAsString());
+  EXPECT_EQ(horizontal.SerializeAsString(), config->horizontal().SerializeAsString());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // DP-FedAvg's pieces: clipping, the party's noised clipped sum (its exact sum without
-// noise, its noise's standard deviation z·2C), and the curator's averaged step.
+// noise, its noise's standard deviation z·C), and the curator's averaged step.
 #include "common/federated/dp_fedavg.h"
 
 #include <gtest/gtest.h>
@@ -28,18 +28,22 @@ TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
   auto other = NoisedClippedSum({torch::tensor({-30.0f, -40.0f}), torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
   ASSERT_TRUE(other.ok());
   EXPECT_LE((*sum - *other).norm().item<double>(), 2.0 + 1e-6);
+  // One user removed (the accountant's adjacency under Poisson sampling) moves it by at most C.
+  auto without = NoisedClippedSum({torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
+  ASSERT_TRUE(without.ok());
+  EXPECT_LE((*sum - *without).norm().item<double>(), 1.0 + 1e-6);
 }
 
-TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesTwoC) {
+TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesC) {
   SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 2);
   constexpr int64_t kDim = 200000;
   auto sum = NoisedClippedSum({}, kDim, /*clip_norm=*/0.5, /*noise_multiplier=*/1.5, noise);
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_NEAR(sum->mean().item<double>(), 0.0, 0.01);
-  EXPECT_NEAR(sum->std().item<double>(), 1.5 * 2 * 0.5, 0.01);
+  EXPECT_NEAR(sum->std().item<double>(), 1.5 * 0.5, 0.01);
 }
 
-TEST(DpFedAvgTest, TheCuratorAveragesOverTheUsersAsked) {
+TEST(DpFedAvgTest, TheCuratorAveragesOverTheExpectedUsers) {
   auto step = FedAvgStep({torch::tensor({1.0f, 2.0f}), torch::tensor({3.0f, -2.0f})}, /*users_asked=*/4, 0.5);
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_TRUE(torch::allclose(*step, torch::tensor({0.5f, 0.0f})));

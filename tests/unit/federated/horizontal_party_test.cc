@@ -171,5 +171,45 @@ TEST_F(HorizontalPartyTest, TheReferenceIsAFunctionOfItsStreamsAndLearnsAtALarge
   EXPECT_LT(trained, uniform);
 }
 
+TEST_F(HorizontalPartyTest, DpFedAvgDrawsEachUserAtTheSampleRateFromTheSecret) {
+  HorizontalParty party(Users(400, 3), Keys("h", 400), /*ledger=*/nullptr, Secret(1));
+  int64_t drawn = 0;
+  for (int64_t round = 0; round < 10; ++round) drawn += static_cast<int64_t>(party.DrawnUsers(round, 0.25).size());
+  // 4000 coins at 1/4: mean 1000, standard deviation 27.4; five of them either side.
+  EXPECT_NEAR(drawn, 1000, 137);
+  EXPECT_EQ(party.DrawnUsers(3, 0.25), party.DrawnUsers(3, 0.25));
+  EXPECT_NE(party.DrawnUsers(3, 0.25), party.DrawnUsers(4, 0.25));
+  HorizontalParty other(Users(400, 3), Keys("h", 400), nullptr, Secret(2));
+  EXPECT_NE(party.DrawnUsers(3, 0.25), other.DrawnUsers(3, 0.25));
+  EXPECT_EQ(party.DrawnUsers(0, 1.0).size(), 400u);
+}
+
+TEST_F(HorizontalPartyTest, ADpFedAvgSumAskedAgainIsTheSameAndCarriesItsNoise) {
+  HorizontalRoundOptions options = options_;
+  options.dp_fedavg = DpFedAvgOptions{/*sample_rate=*/0.5, /*clip_norm=*/0.5, /*noise_multiplier=*/0};
+  const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
+  HorizontalParty party(Users(20, 3), Keys("h", 20), nullptr, Secret(1));
+  auto clean = party.AnswerSum(0, global, options);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  // A restarted party asked round 0 again answers the same sum.
+  HorizontalParty restarted(Users(20, 3), Keys("h", 20), nullptr, Secret(1));
+  auto again = restarted.AnswerSum(0, global, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(torch::equal(*clean, *again));
+  // Each drawn update is clipped to C: the sum's norm is at most drawn · C.
+  const double drawn = static_cast<double>(party.DrawnUsers(0, 0.5).size());
+  EXPECT_LE(clean->norm().item<double>(), drawn * 0.5 + 1e-4);
+  EXPECT_GT(clean->norm().item<double>(), 0.0);
+  // With noise at z = 2 the release moves by N(0, (z C)^2) per coordinate.
+  options.dp_fedavg->noise_multiplier = 2;
+  auto noised = party.AnswerSum(0, global, options);
+  ASSERT_TRUE(noised.ok()) << noised.status();
+  EXPECT_NEAR((*noised - *clean).std().item<double>(), 1.0, 0.15);
+  options.dp_fedavg->sample_rate = 0;
+  EXPECT_EQ(party.AnswerSum(0, global, options).status().code(), absl::StatusCode::kInvalidArgument);
+  // A SignDS answer needs the participation ledger this party was built without.
+  EXPECT_EQ(party.Answer(0, global, 1, options_).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace vfsynth

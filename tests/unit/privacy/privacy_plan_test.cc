@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config/config.h"
+#include "common/privacy/accountant.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -236,7 +237,7 @@ v1::PrivacyConfig SignDsSettings(double epsilon) {
 v1::HorizontalConfig HorizontalSettings(int cap) {
   v1::HorizontalConfig horizontal;
   horizontal.set_participation_cap(cap);
-  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal).ok());
+  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, v1::PrivacyConfig::signds).ok());
   return horizontal;
 }
 
@@ -280,6 +281,56 @@ TEST(HorizontalPlanTest, MoreRoundsThanTheCapsAllowAreRefused) {
   auto ours = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
   auto theirs = ResolveHorizontalPlan(SignDsSettings(4), HorizontalSettings(1), training, 2, 1000);
   EXPECT_THAT(CheckSamePlan(*ours, "the curator", *theirs, "party 'b'").message(), HasSubstr("privacy.epsilon"));
+}
+
+v1::PrivacyConfig DpFedAvgSettings(double epsilon) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::dpfedavg);
+  privacy.set_epsilon(epsilon);
+  EXPECT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
+  return privacy;
+}
+
+v1::HorizontalConfig DpFedAvgHorizontal(int users_per_round) {
+  v1::HorizontalConfig horizontal;
+  horizontal.set_users_per_round(users_per_round);
+  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, v1::PrivacyConfig::dpfedavg).ok());
+  return horizontal;
+}
+
+TEST(HorizontalPlanTest, DpFedAvgCalibratesItsNoiseToTheBudgetAgainstEveryObserver) {
+  // 1000 users a round of 32561, each drawn once on average: 32 rounds.
+  auto plan = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1000), v1::TrainingConfig(), 3, 32561);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->rounds(), 32);
+  EXPECT_GT(plan->noise_multiplier(), 0);
+  const privacy::StepMechanism mechanism = DpFedAvgMechanism(*plan);
+  EXPECT_EQ(mechanism.sampler, privacy::Sampler::kPoisson);
+  EXPECT_DOUBLE_EQ(mechanism.sample_rate, 1000.0 / 32561);
+  const auto spent = privacy::ComputeEpsilon(mechanism, 32, 1e-5, privacy::Conversion::kImproved);
+  ASSERT_TRUE(spent.ok()) << spent.status();
+  EXPECT_LE(spent->epsilon, 8.0);
+  EXPECT_GT(spent->epsilon, 8.0 * (1 - 1e-4));
+  ASSERT_EQ(plan->guarantees_size(), 4);
+  for (const v1::ObserverGuarantee& guarantee : plan->guarantees()) {
+    EXPECT_DOUBLE_EQ(guarantee.epsilon_planned(), spent->epsilon) << guarantee.observer();
+  }
+  EXPECT_TRUE(CheckPlanBudgets(*plan).ok());
+  EXPECT_LT(**EpsilonAfter(*plan, Observer::kCurator, 16), spent->epsilon);
+  EXPECT_DOUBLE_EQ(**EpsilonAfter(*plan, Observer::kCurator, 0), 0.0);
+  EXPECT_DOUBLE_EQ(**OwnReleasesEpsilonAfter(*plan, 32), spent->epsilon);
+}
+
+TEST(HorizontalPlanTest, DpFedAvgWithTooLittleNoiseOrMoreUsersARoundThanTheRunHoldsIsRefused) {
+  v1::PrivacyConfig privacy = DpFedAvgSettings(1);
+  privacy.set_noise_multiplier(0.3);
+  auto plan = ResolveHorizontalPlan(privacy, DpFedAvgHorizontal(100), v1::TrainingConfig(), 2, 1000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_DOUBLE_EQ(plan->noise_multiplier(), 0.3);
+  EXPECT_EQ(CheckPlanBudgets(*plan).code(), absl::StatusCode::kFailedPrecondition);
+  auto crowded = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1001), v1::TrainingConfig(), 2, 1000);
+  EXPECT_EQ(crowded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(crowded.status().message(), HasSubstr("sampling rate would be above 1"));
 }
 
 }  // namespace

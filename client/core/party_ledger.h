@@ -1,0 +1,27 @@
+#ifndef VFSYNTH_CLIENT_CORE_PARTY_LEDGER_H_
+#define VFSYNTH_CLIENT_CORE_PARTY_LEDGER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/privacy/conversion.h"
+#include "common/privacy/ledger.h"
+#include "common/privacy/rdp.h"
+#include "vfsynth/v1/config.pb.h"
+
+namespace vfsynth {
+
+// A party's privacy ledger (config.ledger) for run `run_id`, budget config.epsilon (none
+// without one), charged with `sampler`'s mechanisms. Resuming, the ledger must exist: the
+// run's checkpoint was charged to it. Starting afresh, it must hold no charges: the charges
+// are idempotent per round, so releasing those rounds again would spend budget the ledger
+// does not count. Either refusal is FAILED_PRECONDITION saying what to do.
+absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(const v1::PrivacyConfig& config,
+                                                                        const std::string& run_id,
+                                                                        privacy::Sampler sampler,
+                                                                        privacy::Conversion conversion, bool resume);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CORE_PARTY_LEDGER_H_
