@@ -1,35 +1,55 @@
 #!/usr/bin/env bash
 # The horizontal topology through the real daemons: deploy/run-local.sh --topology
-# horizontal cuts Adult by rows over three parties, runs signds, publishes a table that
-# vfsynth eval scores and whose statement names the per-user epsilon; bad flags are refused.
+# horizontal cuts Adult by rows over three parties, runs signds and dpfedavg, each
+# publishing a table that vfsynth eval scores and whose statement names the per-user
+# epsilon; bad flags are refused.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$SRC/deploy/run-local.sh" --out "$WORK/run" --topology horizontal --epsilon 8 --rounds 8 --rows 300 \
-  --holdout 0.2 --horizontal '"users_per_round": 6, "local_epochs": 2' --bin "$BIN" > "$WORK/run.out" 2>&1 \
-  || { cat "$WORK/run.out"; tail -n 20 "$WORK"/run/logs/*.log; fail "run-local --topology horizontal"; }
-[ "$(head -1 "$WORK/run/synthetic.csv")" = "$(head -1 "$SRC/data/adult.csv")" ] \
-  || fail "synthetic header: $(head -1 "$WORK/run/synthetic.csv")"
-[ "$(wc -l < "$WORK/run/synthetic.csv")" -eq 301 ] || fail "synthetic row count"
-grep -q '"topology": "horizontal"' "$WORK/run/party-2.json" || fail "party config topology"
+# run-local --topology horizontal into $WORK/$1 on 300 rows of Adult at epsilon 8.
+run() {
+  local out="$WORK/$1"; shift
+  "$SRC/deploy/run-local.sh" --out "$out" --topology horizontal --epsilon 8 --rows 300 --holdout 0.2 \
+    --bin "$BIN" "$@" > "$out.out" 2>&1 \
+    || { cat "$out.out"; tail -n 20 "$out"/logs/*.log; fail "run-local --topology horizontal $*"; }
+  [ "$(head -1 "$out/synthetic.csv")" = "$(head -1 "$SRC/data/adult.csv")" ] \
+    || fail "synthetic header: $(head -1 "$out/synthetic.csv")"
+  [ "$(wc -l < "$out/synthetic.csv")" -eq 301 ] || fail "synthetic row count"
+}
+# The statement of run $1 names mode $2; vfsynth eval scores the table and its report
+# carries the statement's ledger paragraph, containing $3.
+check_release() {
+  local out="$WORK/$1"
+  "$BIN/vfsynth" privacy statement "$out/synthetic.privacy.json" > "$out.statement" || fail "privacy statement"
+  grep -q "privacy $2" "$out.statement" && grep -q "against curator: epsilon 8" "$out.statement" \
+    || { cat "$out.statement"; fail "statement"; }
+  "$BIN/vfsynth" eval --real "$out/parties/holdout.csv" --synthetic "$out/synthetic.csv" \
+    --schema "$SRC/deploy/schemas/adult.schema.json" --target class --out "$out.eval" \
+    --privacy-statement "$out/synthetic.privacy.json" --eval-max-rows 2000 2> "$out.eval.log" \
+    || { tail "$out.eval.log"; fail "vfsynth eval"; }
+  grep -q '"summary_score"' "$out.eval/metrics.json" || fail "metrics.json"
+  grep -q "$3" "$out.eval/report.html" || fail "report's privacy scope"
+}
+
+run signds --rounds 8 --horizontal '"users_per_round": 6, "local_epochs": 2'
+grep -q '"topology": "horizontal"' "$WORK/signds/party-2.json" || fail "party config topology"
 # Every party holds a third of the training rows, every column.
-rows=$(( $(wc -l < "$WORK/run/parties/train.csv") - 1 ))
-[ $(( $(wc -l < "$WORK/run/parties/party-1.csv") - 1 )) -eq $(( (rows + 2) / 3 )) ] || fail "party-1's rows"
+rows=$(( $(wc -l < "$WORK/signds/parties/train.csv") - 1 ))
+[ $(( $(wc -l < "$WORK/signds/parties/party-1.csv") - 1 )) -eq $(( (rows + 2) / 3 )) ] || fail "party-1's rows"
 # 8 rounds of 6 users, each charged once on its party's ledger.
-takes=$(cat "$WORK"/run/party-*.ledger | grep -c "^take") || true
+takes=$(cat "$WORK"/signds/party-*.ledger | grep -c "^take") || true
 [ "$takes" -eq 48 ] || fail "ledger takes: $takes"
-"$BIN/vfsynth" privacy statement "$WORK/run/synthetic.privacy.json" > "$WORK/statement" \
-  || fail "privacy statement"
-grep -q "privacy signds" "$WORK/statement" && grep -q "against curator: epsilon 8" "$WORK/statement" \
-  || { cat "$WORK/statement"; fail "statement"; }
-"$BIN/vfsynth" eval --real "$WORK/run/parties/holdout.csv" --synthetic "$WORK/run/synthetic.csv" \
-  --schema "$SRC/deploy/schemas/adult.schema.json" --target class --out "$WORK/eval" \
-  --privacy-statement "$WORK/run/synthetic.privacy.json" --eval-max-rows 2000 2> "$WORK/eval.log" \
-  || { tail "$WORK/eval.log"; fail "vfsynth eval"; }
-grep -q '"summary_score"' "$WORK/eval/metrics.json" || fail "metrics.json"
-grep -q "participation ledger" "$WORK/eval/report.html" || fail "report's privacy scope"
+check_release signds signds "participation ledger"
+
+# dpfedavg: each of the 4 rounds charged once on every party's privacy ledger, and the
+# sum released under each charge recorded against it.
+run dpfedavg --privacy dpfedavg --rounds 4 --horizontal '"users_per_round": 30, "local_epochs": 2'
+charges=$(cat "$WORK"/dpfedavg/party-*.ledger | grep -c "^charge") || true
+releases=$(cat "$WORK"/dpfedavg/party-*.ledger | grep -c "^release.*name=update_sum_") || true
+[ "$charges" -eq 12 ] && [ "$releases" -eq 12 ] || fail "dpfedavg ledgers: $charges charges, $releases releases"
+check_release dpfedavg dpfedavg "privacy ledger: 4 rounds"
 
 for bad in "--privacy strict --epsilon 8" "--epsilon 8 --batch 64" "--epsilon 8 --parties-count 0"; do
   set +e
