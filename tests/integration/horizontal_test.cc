@@ -46,6 +46,19 @@ const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
 const std::vector<int> kRowsOf = {300, 200, 100};
 constexpr int kUsers = (300 + 200 + 100) / 2;
 constexpr int kRounds = 5;
+constexpr int64_t kStopRound = 3;  // where StopMidwayAndResume stops
+
+// What a party has charged so far: users answered (signds) or rounds (dpfedavg).
+int64_t Charged(const HorizontalPartyCore& core) {
+  return core.ledger() != nullptr ? core.ledger()->users() : core.privacy_ledger()->charges();
+}
+
+// A run resumed by StopMidwayAndResume.
+struct ResumedRun {
+  std::unique_ptr<CuratorServer> curator;
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;  // hospital, insurer, bank
+};
+
 constexpr double kEpsilon = 8.0;
 
 // A party's secret as a party draws it (64 hex digits), fixed for the reference.
@@ -286,6 +299,14 @@ class HorizontalTest : public ::testing::Test {
     party.stream->WritesDone();
   }
 
+  // A run stopped midway and resumed: the hospital and the insurer keep one session each
+  // throughout (they redial the curator once it is back and answer the round it asks
+  // again); the bank answers the first kStopRound rounds by hand, stops at round
+  // kStopRound's task, unanswered, and the curator stops with it; both restart, the curator
+  // from its checkpoint on the same address, the bank with --resume (its secret and ledger
+  // read back from its checkpoint_dir), and the run finishes at the reference's model.
+  void StopMidwayAndResume(ResumedRun* out);
+
   static std::string* dir_;
   static v1::PrivacyConfig::Mode mode_;  // the run's privacy mode: signds unless a test sets it
 };
@@ -438,15 +459,12 @@ TEST_F(HorizontalTest, ADpFedAvgSumOfAnotherSizeIsRefusedAndTheRunGoesOn) {
   ExpectTheReferenceModel(*curator);
 }
 
-TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice) {
-  constexpr int64_t kStopRound = 3;
+void HorizontalTest::StopMidwayAndResume(ResumedRun* out) {
   auto curator = StartCurator();
   const int port = curator->port();
   absl::Status first_status;
   std::thread first_run([&] { first_status = curator->Run(); });
-  // The hospital and the insurer keep one session each throughout: they redial the curator
-  // once it is back, and answer the round it asks again.
-  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  std::vector<std::unique_ptr<HorizontalPartyCore>>& cores = out->cores;
   for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
   std::vector<absl::Status> results(cores.size());
   std::vector<std::thread> threads;
@@ -457,8 +475,6 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
       results[k] = session.Run();
     });
   }
-  // The bank answers the first rounds by hand, then stops at round 3's task, unanswered,
-  // and the curator stops with it.
   {
     PartyByHand by_hand;
     OpenByHand(2, port, by_hand);
@@ -473,7 +489,8 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
       ASSERT_TRUE(stream->Write((*replies)[0]));
     }
     ASSERT_EQ(message.round(), kStopRound);
-    ASSERT_EQ(bank->ledger()->users(), 1 * kStopRound);  // its share: 1 user a round
+    // signds: its share is 1 user a round; dpfedavg: one charge a round.
+    ASSERT_EQ(Charged(*bank), kStopRound);
     curator->core().Cancel(absl::UnavailableError("the curator stopped"));
     first_run.join();
     by_hand.context.TryCancel();
@@ -481,8 +498,6 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
   EXPECT_FALSE(first_status.ok());
   curator.reset();
 
-  // The curator restarts from its checkpoint on the same address; the bank restarts with
-  // --resume, its secret and ledger read back from its checkpoint_dir.
   curator = StartCurator(/*resume=*/true, port);
   ASSERT_NE(curator, nullptr);
   absl::Status resumed_status;
@@ -498,19 +513,36 @@ TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice
   resumed_run.join();
   ASSERT_TRUE(resumed_status.ok()) << resumed_status;
   for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  cores.push_back(*std::move(bank));
+  out->curator = std::move(curator);
+  ExpectTheReferenceModel(*out->curator);
+  EXPECT_EQ(out->curator->core().Status().round(), kRounds);
+}
 
-  ExpectTheReferenceModel(*curator);
+TEST_F(HorizontalTest, ARunStoppedMidwayResumesToTheSameModelChargingNoUserTwice) {
+  ResumedRun run;
+  StopMidwayAndResume(&run);
   ASSERT_FALSE(HasFatalFailure());
   // Every user asked was charged once, at the cap: the round asked again charged no one twice.
-  const std::vector<const privacy::ParticipationLedger*> ledgers = {cores[0]->ledger(), cores[1]->ledger(),
-                                                                    (*bank)->ledger()};
   int64_t charged = 0;
-  for (const privacy::ParticipationLedger* ledger : ledgers) {
-    charged += ledger->users();
-    EXPECT_DOUBLE_EQ(ledger->max_epsilon_spent(), kEpsilon);
+  for (const auto& core : run.cores) {
+    charged += core->ledger()->users();
+    EXPECT_DOUBLE_EQ(core->ledger()->max_epsilon_spent(), kEpsilon);
   }
   EXPECT_EQ(charged, kRounds * 6);
-  EXPECT_EQ(curator->core().Status().round(), kRounds);
+}
+
+TEST_F(HorizontalTest, ADpFedAvgRunStoppedMidwayResumesToTheSameModelChargingEachRoundOnce) {
+  mode_ = v1::PrivacyConfig::dpfedavg;
+  ResumedRun run;
+  StopMidwayAndResume(&run);
+  ASSERT_FALSE(HasFatalFailure());
+  // The round asked again was answered with the sum its charge records, and charged once.
+  const double planned = run.curator->core().Status().epsilon_planned();
+  for (const auto& core : run.cores) {
+    EXPECT_EQ(core->privacy_ledger()->charges(), kRounds);
+    EXPECT_NEAR(core->privacy_ledger()->Spent().epsilon, planned, 1e-9);
+  }
 }
 
 TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
