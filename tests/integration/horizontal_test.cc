@@ -306,6 +306,14 @@ class HorizontalTest : public ::testing::Test {
   // from its checkpoint on the same address, the bank with --resume (its secret and ledger
   // read back from its checkpoint_dir), and the run finishes at the reference's model.
   void StopMidwayAndResume(ResumedRun* out);
+  // A run in which the hospital and the insurer answer through their sessions and the bank
+  // by hand, its round 1 answer first forged by `forge` (AnswerForgingRoundOne); the run
+  // must finish at the reference's model.
+  void RunWithTheBankForgingRoundOne(CuratorServer& curator, const std::function<void(v1::PartyMessage*)>& forge,
+                                     const std::string& refusal);
+  // The three parties' run over mTLS to its end (the curator started, not yet run); its
+  // model must be the reference's. *cores: hospital, insurer, bank.
+  void RunEveryParty(CuratorServer& curator, std::vector<std::unique_ptr<HorizontalPartyCore>>* cores);
 
   static std::string* dir_;
   static v1::PrivacyConfig::Mode mode_;  // the run's privacy mode: signds unless a test sets it
@@ -314,21 +322,24 @@ class HorizontalTest : public ::testing::Test {
 std::string* HorizontalTest::dir_ = nullptr;
 v1::PrivacyConfig::Mode HorizontalTest::mode_ = v1::PrivacyConfig::signds;
 
-TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
-  auto curator = StartCurator();
-  const int port = curator->port();
-  InboundRecorder recorder(curator->core().hub());
+void HorizontalTest::RunEveryParty(CuratorServer& curator, std::vector<std::unique_ptr<HorizontalPartyCore>>* cores) {
+  const int port = curator.port();
   absl::Status run_status;
-  std::thread run([&] { run_status = curator->Run(); });
-  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
-  for (size_t k = 0; k < kParties.size(); ++k) cores.push_back(Party(k, port));
+  std::thread run([&] { run_status = curator.Run(); });
+  for (size_t k = 0; k < kParties.size(); ++k) cores->push_back(Party(k, port));
   const std::vector<absl::Status> results =
-      RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
+      RunPartySessions(*cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
   run.join();
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  ExpectTheReferenceModel(curator);
+}
 
-  ExpectTheReferenceModel(*curator);
+TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
+  auto curator = StartCurator();
+  InboundRecorder recorder(curator->core().hub());
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  RunEveryParty(*curator, &cores);
   ASSERT_FALSE(HasFatalFailure());
 
   // Only SignDS reports crossed the wire, at most the users asked; every report charged.
@@ -362,55 +373,22 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
 
 TEST_F(HorizontalTest, ReportsOutsideTheModelAreRefusedAndTheRunGoesOn) {
   auto curator = StartCurator();
-  const int port = curator->port();
-  absl::Status run_status;
-  std::thread run([&] { run_status = curator->Run(); });
-  std::vector<std::thread> threads;
-  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
-  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
-  for (size_t k = 0; k < 2; ++k) {
-    threads.emplace_back([&, k] {
-      const v1::PartyConfig config = PartyConfigFor(kParties[k], port);
-      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
-      EXPECT_TRUE(session.Run().ok()) << kParties[k];
-    });
-  }
-  // The bank speaks the protocol by hand: its messages from its core, one answer forged.
-  PartyByHand bank;
-  OpenByHand(2, port, bank);
-  ASSERT_FALSE(HasFatalFailure());
-  int forged = 0;
-  AnswerForgingRoundOne(
-      bank,
+  RunWithTheBankForgingRoundOne(
+      *curator,
       [](v1::PartyMessage* bad) {
         bad->mutable_sign_ds_reports()->clear_indices();
         bad->mutable_sign_ds_reports()->clear_positive();
         bad->mutable_sign_ds_reports()->add_indices(1 << 30);
         bad->mutable_sign_ds_reports()->add_positive(true);
       },
-      "names coordinate 1073741824", &forged);
-  for (auto& t : threads) t.join();
-  run.join();
-  EXPECT_EQ(forged, 1);
-  ASSERT_TRUE(run_status.ok()) << run_status;
-  EXPECT_TRUE(bank.core->finished() && bank.core->finish_succeeded());
+      "names coordinate 1073741824");
 }
 
 TEST_F(HorizontalTest, ADpFedAvgRunOverMtlsEqualsTheInProcessReferenceChargingEachRoundOnce) {
   mode_ = v1::PrivacyConfig::dpfedavg;
   auto curator = StartCurator();
-  const int port = curator->port();
-  absl::Status run_status;
-  std::thread run([&] { run_status = curator->Run(); });
   std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
-  for (size_t k = 0; k < kParties.size(); ++k) cores.push_back(Party(k, port));
-  const std::vector<absl::Status> results =
-      RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
-  run.join();
-  ASSERT_TRUE(run_status.ok()) << run_status;
-  for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
-
-  ExpectTheReferenceModel(*curator);
+  RunEveryParty(*curator, &cores);
   ASSERT_FALSE(HasFatalFailure());
   // Each party's privacy ledger holds every round once, at the plan's epsilon (within the budget).
   const double planned = curator->core().Status().epsilon_planned();
@@ -428,35 +406,41 @@ TEST_F(HorizontalTest, ADpFedAvgRunOverMtlsEqualsTheInProcessReferenceChargingEa
 TEST_F(HorizontalTest, ADpFedAvgSumOfAnotherSizeIsRefusedAndTheRunGoesOn) {
   mode_ = v1::PrivacyConfig::dpfedavg;
   auto curator = StartCurator();
-  const int port = curator->port();
-  absl::Status run_status;
-  std::thread run([&] { run_status = curator->Run(); });
-  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
-  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
-  std::vector<absl::Status> results;
-  std::thread others(
-      [&] { results = RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); }); });
-  // The bank answers by hand: round 1's sum first with one value too many.
-  PartyByHand bank;
-  OpenByHand(2, port, bank);
-  ASSERT_FALSE(HasFatalFailure());
-  int forged = 0;
-  AnswerForgingRoundOne(
-      bank,
+  // Round 1's sum first with one value too many.
+  RunWithTheBankForgingRoundOne(
+      *curator,
       [](v1::PartyMessage* bad) {
         v1::Tensor* sum = bad->mutable_update_sum()->mutable_sum();
         sum->set_shape(0, sum->shape(0) + 1);
         sum->mutable_data()->append(sizeof(float), '\0');
       },
-      "update_sum.sum", &forged);
+      "update_sum.sum");
+}
+
+void HorizontalTest::RunWithTheBankForgingRoundOne(CuratorServer& curator,
+                                                   const std::function<void(v1::PartyMessage*)>& forge,
+                                                   const std::string& refusal) {
+  const int port = curator.port();
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator.Run(); });
+  std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
+  std::vector<absl::Status> results;
+  std::thread others(
+      [&] { results = RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); }); });
+  PartyByHand bank;
+  OpenByHand(2, port, bank);
+  ASSERT_FALSE(HasFatalFailure());
+  int forged = 0;
+  AnswerForgingRoundOne(bank, forge, refusal, &forged);
   others.join();
   run.join();
   EXPECT_EQ(forged, 1);
   ASSERT_TRUE(run_status.ok()) << run_status;
   for (size_t k = 0; k < results.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
   EXPECT_TRUE(bank.core->finished() && bank.core->finish_succeeded());
-  // The refused sum moved nothing: the model is the reference's.
-  ExpectTheReferenceModel(*curator);
+  // The refused answer moved nothing: the model is the reference's.
+  ExpectTheReferenceModel(curator);
 }
 
 void HorizontalTest::StopMidwayAndResume(ResumedRun* out) {

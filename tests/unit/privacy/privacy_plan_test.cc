@@ -226,19 +226,27 @@ TEST(PrivacyPlanTest, TooFewRecordsForTheBatchCannotBePlanned) {
 namespace vfsynth {
 namespace {
 
-v1::PrivacyConfig SignDsSettings(double epsilon) {
+// A party's privacy settings of horizontal mode `mode`, resolved.
+v1::PrivacyConfig HorizontalPrivacy(v1::PrivacyConfig::Mode mode, double epsilon) {
   v1::PrivacyConfig privacy;
+  privacy.set_mode(mode);
   privacy.set_epsilon(epsilon);
   privacy.set_ledger("party-local.ledger");
   EXPECT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
   return privacy;
 }
 
+v1::PrivacyConfig SignDsSettings(double epsilon) { return HorizontalPrivacy(v1::PrivacyConfig::signds, epsilon); }
+
+v1::HorizontalConfig Resolved(v1::HorizontalConfig horizontal, v1::PrivacyConfig::Mode mode) {
+  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, mode).ok());
+  return horizontal;
+}
+
 v1::HorizontalConfig HorizontalSettings(int cap) {
   v1::HorizontalConfig horizontal;
   horizontal.set_participation_cap(cap);
-  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, v1::PrivacyConfig::signds).ok());
-  return horizontal;
+  return Resolved(horizontal, v1::PrivacyConfig::signds);
 }
 
 TEST(HorizontalPlanTest, EveryObserverGetsTheUsersEpsilonAndRoundsFollowTheCaps) {
@@ -283,19 +291,12 @@ TEST(HorizontalPlanTest, MoreRoundsThanTheCapsAllowAreRefused) {
   EXPECT_THAT(CheckSamePlan(*ours, "the curator", *theirs, "party 'b'").message(), HasSubstr("privacy.epsilon"));
 }
 
-v1::PrivacyConfig DpFedAvgSettings(double epsilon) {
-  v1::PrivacyConfig privacy;
-  privacy.set_mode(v1::PrivacyConfig::dpfedavg);
-  privacy.set_epsilon(epsilon);
-  EXPECT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
-  return privacy;
-}
+v1::PrivacyConfig DpFedAvgSettings(double epsilon) { return HorizontalPrivacy(v1::PrivacyConfig::dpfedavg, epsilon); }
 
 v1::HorizontalConfig DpFedAvgHorizontal(int users_per_round) {
   v1::HorizontalConfig horizontal;
   horizontal.set_users_per_round(users_per_round);
-  EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, v1::PrivacyConfig::dpfedavg).ok());
-  return horizontal;
+  return Resolved(horizontal, v1::PrivacyConfig::dpfedavg);
 }
 
 TEST(HorizontalPlanTest, DpFedAvgCalibratesItsNoiseToTheBudgetAgainstEveryObserver) {
