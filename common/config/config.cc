@@ -222,14 +222,28 @@ namespace {
 // the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
 double DefaultLabelBudgetShare(v1::PrivacyConfig::Mode mode) { return mode == v1::PrivacyConfig::dpsgd ? 0.15 : 0.3; }
 
+// The Gaussian mechanism's settings, as the vertical modes and dpfedavg read them: delta
+// (1e-5) and clip_norm (1) defaulted, delta in (0, 1), clip_norm and any noise_multiplier
+// finite and > 0.
+absl::Status ResolveGaussianSettings(v1::PrivacyConfig* p) {
+  if (!p->has_delta()) p->set_delta(1e-5);
+  if (!p->has_clip_norm()) p->set_clip_norm(1.0);
+  if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
+  if (!(p->clip_norm() > 0 && std::isfinite(p->clip_norm()))) {
+    return absl::InvalidArgumentError("privacy.clip_norm must be finite and > 0");
+  }
+  if (p->has_noise_multiplier() && !(p->noise_multiplier() > 0 && std::isfinite(p->noise_multiplier()))) {
+    return absl::InvalidArgumentError("privacy.noise_multiplier must be finite and > 0");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   v1::ExperimentalPrivacyConfig* const experimental = p->mutable_experimental();
   // strict protects everything that leaves a party (docs/privacy.md); it is the default.
   if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::strict);
-  if (!p->has_delta()) p->set_delta(1e-5);
-  if (!p->has_clip_norm()) p->set_clip_norm(1.0);
   if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
   if (!experimental->has_conversion()) experimental->set_conversion("improved");
   const v1::PrivacyConfig::Mode mode = p->mode();
@@ -248,10 +262,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
     experimental->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
   }
   RETURN_IF_ERROR(OneOf("privacy.experimental.conversion", experimental->conversion(), "improved", "classic"));
-  if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
-  RETURN_IF_ERROR(Positive("privacy.clip_norm", p->clip_norm()));
+  RETURN_IF_ERROR(ResolveGaussianSettings(p));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
-  if (p->has_noise_multiplier()) RETURN_IF_ERROR(Positive("privacy.noise_multiplier", p->noise_multiplier()));
   if (mode != v1::PrivacyConfig::none && !p->has_epsilon() && !p->has_noise_multiplier()) {
     return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(mode),
                                                    "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
@@ -531,15 +543,7 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
         *p, "privacy.",
         {"mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"},
         "dpfedavg clips each sampled user's update and noises each party's sum"));
-    if (!p->has_delta()) p->set_delta(1e-5);
-    if (!p->has_clip_norm()) p->set_clip_norm(1.0);
-    if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
-    if (!(p->clip_norm() > 0 && std::isfinite(p->clip_norm()))) {
-      return absl::InvalidArgumentError("privacy.clip_norm must be finite and > 0");
-    }
-    if (p->has_noise_multiplier() && !(p->noise_multiplier() > 0 && std::isfinite(p->noise_multiplier()))) {
-      return absl::InvalidArgumentError("privacy.noise_multiplier must be finite and > 0");
-    }
+    RETURN_IF_ERROR(ResolveGaussianSettings(p));
   }
   if (!p->has_epsilon()) {
     return absl::InvalidArgumentError(
