@@ -670,7 +670,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
     data_digest_ = CuratorDataDigest(**intersection_size_, schemas);
-    if (!horizontal()) generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
+    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
   }
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {
@@ -679,7 +679,7 @@ absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
     absl::MutexLock model_lock(&model_mu_);
     SavedState state;
     if (horizontal()) {
-      state.checkpoint = horizontal_model_->Save();
+      state = SaveState(*horizontal_model_);
     } else {
       ASSIGN_OR_RETURN(state, SaveState(*model_));
     }
@@ -719,15 +719,17 @@ absl::StatusOr<CuratorCore::SavedState> CuratorCore::SaveState(CuratorModel& mod
   return state;
 }
 
+CuratorCore::SavedState CuratorCore::SaveState(const HorizontalModel& model) {
+  return SavedState{model.Save(), model.SavePublished()};
+}
+
 absl::Status CuratorCore::WriteCheckpointState(int64_t next_round, const SavedState& state) {
   const absl::Time start = absl::Now();
   RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
                                   CuratorCheckpointHeader(config_, data_digest_, next_round), state.checkpoint));
-  if (!horizontal()) {
-    GeneratorArtefact artefact{generator_header_, state.generator};
-    artefact.header.set_round(next_round);
-    RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
-  }
+  GeneratorArtefact artefact{generator_header_, state.generator};
+  artefact.header.set_round(next_round);
+  RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
   spdlog::debug("checkpoint of round {}: {} bytes and the generator's {} in {:.1f} ms", next_round,
                 state.checkpoint.size(), state.generator.size(), absl::ToDoubleMilliseconds(absl::Now() - start));
   // Only now may parties forget their replies for the rounds before it.

@@ -128,12 +128,14 @@ class CuratorCore {
   absl::StatusOr<int64_t> StartFromCheckpoint();
   // The rows the curator publishes: output.rows, or one per aligned record.
   int64_t PublishedRows() const;
-  // What one checkpoint write puts on disk: the private state and the publishable G.
+  // What one checkpoint write puts on disk: the private state and the publishable model
+  // (G, or the horizontal autoencoder).
   struct SavedState {
-    std::string checkpoint;  // SaveCuratorState
-    std::string generator;   // SavePublishedGenerator
+    std::string checkpoint;  // SaveCuratorState, HorizontalModel::Save
+    std::string generator;   // SavePublishedGenerator, HorizontalModel::SavePublished
   };
   static absl::StatusOr<SavedState> SaveState(CuratorModel& model);
+  static SavedState SaveState(const HorizontalModel& model);
   // dpsgd: the key of D_s's noise, read back from the checkpoint directory when
   // resuming, else drawn from the OS (written there, 0600, by StartFromCheckpoint).
   absl::Status LoadOrDrawNoiseKey();

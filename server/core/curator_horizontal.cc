@@ -162,12 +162,10 @@ absl::Status CuratorCore::HorizontalRound(int64_t round, const std::vector<int64
 
 absl::Status CuratorCore::AfterHorizontalRound(int64_t next_round) {
   if (next_round % config_.checkpoint_every() != 0 && next_round != TotalRounds()) return absl::OkStatus();
-  SavedState state;
   {
     absl::MutexLock model_lock(&model_mu_);
-    state.checkpoint = horizontal_model_->Save();
+    snapshot_ = std::make_shared<const SavedState>(SaveState(*horizontal_model_));
   }
-  snapshot_ = std::make_shared<const SavedState>(std::move(state));
   snapshot_round_ = next_round;
   return WriteCheckpointState(next_round, *snapshot_);
 }

@@ -37,8 +37,14 @@ v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const s
   v1::GeneratorHeader header;
   *header.mutable_privacy() = plan;
   header.set_run_id(config.run_id());
-  header.set_rounds(config.training().rounds());
-  *header.mutable_model() = config.model();
+  if (config.topology() == v1::Topology::horizontal) {
+    header.set_rounds(plan.rounds());  // the plan's: users / users_per_round unless set
+    header.set_topology(v1::Topology::horizontal);
+    *header.mutable_horizontal() = config.horizontal();
+  } else {
+    header.set_rounds(config.training().rounds());
+    *header.mutable_model() = config.model();
+  }
   header.set_seed(config.training().seed());
   for (size_t k = 0; k < schemas.size(); ++k) {
     v1::PartySchema* party = header.add_parties();

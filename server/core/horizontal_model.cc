@@ -36,13 +36,17 @@ void HorizontalModel::StepSums(const std::vector<v1::UpdateSum>& answers, int64_
   if (step.ok()) flat_ += *step;
 }
 
-std::string HorizontalModel::Save() const {
+std::string HorizontalModel::Save() const { return SavePublished(); }
+
+absl::Status HorizontalModel::Restore(const std::string& bytes) { return RestorePublished(bytes); }
+
+std::string HorizontalModel::SavePublished() const {
   v1::Tensor tensor;
   ToWire(&tensor);
   return tensor.SerializeAsString();
 }
 
-absl::Status HorizontalModel::Restore(const std::string& bytes) {
+absl::Status HorizontalModel::RestorePublished(const std::string& bytes) {
   v1::Tensor tensor;
   if (!tensor.ParseFromString(bytes)) return absl::DataLossError("the horizontal model's bytes do not parse");
   RETURN_IF_ERROR(ValidateTensor(tensor, {parameters()}, "horizontal model", static_cast<int64_t>(bytes.size())));

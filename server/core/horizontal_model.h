@@ -34,10 +34,13 @@ class HorizontalModel {
   // users_per_round (FedAvgStep). Each sum must have passed ValidateTensor (d finite
   // values).
   void StepSums(const std::vector<v1::UpdateSum>& answers, int64_t users_per_round);
-  // The flat vector (a checkpoint's payload) and back; Restore refuses, changing nothing,
-  // bytes that are not a vector of this model's size.
+  // The curator's state (a checkpoint's payload) and back; Restore refuses, changing
+  // nothing, bytes that are not this model's state.
   std::string Save() const;
   absl::Status Restore(const std::string& bytes);
+  // The publishable part, the flat vector alone (a generator artefact's payload), and back.
+  std::string SavePublished() const;
+  absl::Status RestorePublished(const std::string& bytes);
   // `rows` rows from the decoder (SampleWaeTable), decoded by `encoder`.
   CsvTable Sample(const TableEncoder& encoder, int64_t rows, uint64_t seed) const;
 

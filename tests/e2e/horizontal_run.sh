@@ -2,7 +2,8 @@
 # The horizontal topology through the real daemons: deploy/run-local.sh --topology
 # horizontal cuts Adult by rows over three parties, runs signds and dpfedavg, each
 # publishing a table that vfsynth eval scores and whose statement names the per-user
-# epsilon; bad flags are refused.
+# epsilon and which `vfsynth synthesize` redraws from the curator's artefact; bad flags
+# are refused.
 set -euo pipefail
 BIN="$1"; SRC="$2"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
@@ -31,6 +32,11 @@ check_release() {
     || { tail "$out.eval.log"; fail "vfsynth eval"; }
   grep -q '"summary_score"' "$out.eval/metrics.json" || fail "metrics.json"
   grep -q "$3" "$out.eval/report.html" || fail "report's privacy scope"
+  # The artefact beside the curator's checkpoint redraws the published table, statement included.
+  "$BIN/vfsynth" synthesize --generator "$out/checkpoint/generator.vfsg" --output "$out.again.csv" 2> "$out.synth.err" \
+    || { cat "$out.synth.err"; fail "vfsynth synthesize"; }
+  cmp -s "$out/synthetic.csv" "$out.again.csv" || fail "the redrawn table differs from the published one"
+  cmp -s "$out/synthetic.privacy.json" "$out.again.privacy.json" || fail "the redrawn table's statement differs"
 }
 
 run signds --rounds 8 --horizontal '"users_per_round": 6, "local_epochs": 2'

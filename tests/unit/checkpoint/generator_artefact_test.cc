@@ -11,10 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "common/config/config.h"
-#include "common/checkpoint/checkpoint_file.h"
 #include "common/base/file_io.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/config/config.h"
 #include "server/core/generator_synthesis.h"
+#include "server/core/horizontal_model.h"
 
 namespace vfsynth {
 namespace {
@@ -134,6 +135,62 @@ TEST(GeneratorArtefactTest, SynthesisRefusesAPayloadThatIsNotItsGenerator) {
   const absl::Status status = SynthesizeFromGenerator(*artefact, output).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("restoring the published generator"));
+}
+
+// A horizontal run's artefact holds the autoencoder, whose decoder redraws the table the
+// curator publishes from it (HorizontalModel::Sample, same rows and seed).
+TEST(GeneratorArtefactTest, HorizontalArtefactRedrawsTheAutoencodersTable) {
+  v1::CuratorConfig config;
+  config.set_run_id("rows-apart");
+  config.set_topology(v1::Topology::horizontal);
+  config.add_parties("alpha");
+  config.add_parties("beta");
+  config.mutable_horizontal()->set_hidden(8);
+  config.mutable_horizontal()->set_latent(3);
+  config.mutable_training()->set_seed(5);
+  v1::Schema schema;
+  v1::Column* category = schema.add_columns();
+  category->set_name("a");
+  category->set_type("categorical");
+  for (const char* value : {"x", "y", "z"}) category->add_categories(value);
+  v1::Column* number = schema.add_columns();
+  number->set_name("b");
+  number->set_type("continuous");
+  number->set_min(0);
+  number->set_max(10);
+  const absl::StatusOr<TableEncoder> encoder = TableEncoder::Create(schema);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  v1::PrivacyPlan plan;
+  plan.set_rounds(7);
+  // Trained weights, not the ones the header's seed would initialise.
+  const HorizontalModel trained(WaeOptions{encoder->width(), 8, 3}, /*gamma=*/1, /*seed=*/9);
+  const std::string path = Dir() + "/horizontal.vfsg";
+  ASSERT_TRUE(
+      WriteGeneratorArtefact(path, {MakeGeneratorHeader(config, {schema, schema}, 40, plan), trained.SavePublished()})
+          .ok());
+  absl::StatusOr<GeneratorArtefact> artefact = ReadGeneratorArtefact(path);
+  ASSERT_TRUE(artefact.ok()) << artefact.status();
+  EXPECT_EQ(artefact->header.topology(), v1::Topology::horizontal);
+  EXPECT_EQ(artefact->header.rounds(), 7);
+  EXPECT_FALSE(artefact->header.has_model());
+
+  const absl::StatusOr<CsvTable> redrawn = SynthesizeFromGenerator(*artefact, artefact->header.output());
+  ASSERT_TRUE(redrawn.ok()) << redrawn.status();
+  const CsvTable published = trained.Sample(*encoder, 40, 5);
+  EXPECT_EQ(redrawn->header, published.header);
+  EXPECT_EQ(redrawn->rows, published.rows);
+  const HorizontalModel untrained(WaeOptions{encoder->width(), 8, 3}, 1, 5);
+  EXPECT_NE(untrained.Sample(*encoder, 40, 5).rows, published.rows);
+
+  v1::OutputConfig labelled = artefact->header.output();
+  labelled.set_label_column("a");
+  absl::Status status = SynthesizeFromGenerator(*artefact, labelled).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("horizontal run's decoder"));
+  artefact->payload = HorizontalModel(WaeOptions{encoder->width(), 9, 3}, 1, 5).SavePublished();
+  status = SynthesizeFromGenerator(*artefact, artefact->header.output()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("restoring the published autoencoder"));
 }
 
 }  // namespace
