@@ -17,7 +17,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 3;
+inline constexpr uint32_t kCheckpointFormatVersion = 4;
 
 struct Checkpoint {
   v1::CheckpointHeader header;

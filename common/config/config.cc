@@ -496,14 +496,16 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig:
   // epochs of Adam at 1e-3, alpha = 0.05, each user once, gamma = 1, 64 hidden, 16 latent.
   // dpfedavg: the averaged step's noise has norm about z*C*sqrt(K*d)/n (K parties, d
   // parameters) against at most C of signal, so with d in the tens of thousands n must be
-  // in the thousands (McMahan et al. draw hundreds to thousands of users a round).
+  // in the thousands (McMahan et al. draw hundreds to thousands of users a round); one
+  // epoch of SGD at 0.1 locally and the curator's FedAdam at gamma = 3e-3 over its 300 rounds
+  // (docs/decisions/horizontal-optimisers.md).
   if (!h->has_users_per_round()) h->set_users_per_round(sign_ds ? 10 : 1000);
-  if (!h->has_local_epochs()) h->set_local_epochs(10);
-  if (!h->has_local_learning_rate()) h->set_local_learning_rate(1e-3);
+  if (!h->has_local_epochs()) h->set_local_epochs(sign_ds ? 10 : 1);
+  if (!h->has_local_learning_rate()) h->set_local_learning_rate(sign_ds ? 1e-3 : 0.1);
   if (!h->has_local_batch_size()) h->set_local_batch_size(32);
   if (sign_ds && !h->has_top_k_ratio()) h->set_top_k_ratio(0.05);
   if (sign_ds && !h->has_participation_cap()) h->set_participation_cap(1);
-  if (!h->has_gamma()) h->set_gamma(1.0);
+  if (!h->has_gamma()) h->set_gamma(sign_ds ? 1.0 : 3e-3);
   if (!h->has_hidden()) h->set_hidden(64);
   if (!h->has_latent()) h->set_latent(16);
   RETURN_IF_ERROR(Positive("horizontal.users_per_round", h->users_per_round()));
@@ -543,6 +545,10 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
         *p, "privacy.",
         {"mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"},
         "dpfedavg clips each sampled user's update and noises each party's sum"));
+    // Below the norm of one SGD step's update on every suite table (0.035-0.06 at the
+    // default local rate): each user's clipped update is its direction, and FedAdam's
+    // step does not depend on its scale.
+    if (!p->has_clip_norm()) p->set_clip_norm(0.01);
     RETURN_IF_ERROR(ResolveGaussianSettings(p));
   }
   if (!p->has_epsilon()) {

@@ -33,8 +33,7 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
   return sum.to(torch::kFloat32);
 }
 
-absl::StatusOr<torch::Tensor> FedAvgStep(const std::vector<torch::Tensor>& released_sums, int64_t users_asked,
-                                         double gamma) {
+absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums, int64_t users_asked) {
   if (released_sums.empty()) return absl::InvalidArgumentError("no party released a sum");
   if (users_asked < 1) return absl::InvalidArgumentError(absl::StrCat("a round asks for ", users_asked, " users"));
   torch::Tensor total = torch::zeros_like(released_sums.front());
@@ -44,7 +43,42 @@ absl::StatusOr<torch::Tensor> FedAvgStep(const std::vector<torch::Tensor>& relea
     }
     total += sum;
   }
-  return total * (gamma / static_cast<double>(users_asked));
+  return total / static_cast<double>(users_asked);
+}
+
+namespace {
+constexpr double kBeta1 = 0.9;
+constexpr double kBeta2 = 0.99;
+constexpr double kEpsilon = 1e-8;
+}  // namespace
+
+FedAdam::FedAdam(int64_t dim, double learning_rate)
+    : dim_(dim),
+      learning_rate_(learning_rate),
+      state_{torch::zeros({dim}, torch::kFloat32), torch::zeros({dim}, torch::kFloat32), 0} {}
+
+void FedAdam::Step(const torch::Tensor& average, torch::Tensor& flat) {
+  state_.steps += 1;
+  state_.first_moment.mul_(kBeta1).add_(average, 1 - kBeta1);
+  state_.second_moment.mul_(kBeta2).addcmul_(average, average, 1 - kBeta2);
+  const double first_correction = 1 - std::pow(kBeta1, static_cast<double>(state_.steps));
+  const double second_correction = 1 - std::pow(kBeta2, static_cast<double>(state_.steps));
+  const torch::Tensor denominator = (state_.second_moment / second_correction).sqrt_().add_(kEpsilon);
+  flat.addcdiv_(state_.first_moment, denominator, learning_rate_ / first_correction);
+}
+
+absl::Status FedAdam::Restore(State state) {
+  for (const torch::Tensor* moment : {&state.first_moment, &state.second_moment}) {
+    if (!moment->defined() || moment->dim() != 1 || moment->numel() != dim_ ||
+        moment->scalar_type() != torch::kFloat32 || !torch::isfinite(*moment).all().item<bool>()) {
+      return absl::InvalidArgumentError(absl::StrCat("an Adam moment must be ", dim_, " finite float32 values"));
+    }
+  }
+  if ((state.second_moment < 0).any().item<bool>() || state.steps < 0) {
+    return absl::InvalidArgumentError("an Adam state needs a non-negative second moment and step count");
+  }
+  state_ = std::move(state);
+  return absl::OkStatus();
 }
 
 }  // namespace vfsynth

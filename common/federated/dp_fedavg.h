@@ -27,10 +27,36 @@ namespace vfsynth {
 absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates, int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise);
 
-// The curator's step: the parties' released sums added up and divided by the round's
-// expected users (users_per_round, public; not the number drawn, which is private), times γ.
-absl::StatusOr<torch::Tensor> FedAvgStep(const std::vector<torch::Tensor>& released_sums, int64_t users_asked,
-                                         double gamma);
+// The round's average update: the parties' released sums added up and divided by the
+// round's expected users (users_per_round, public; not the number drawn, which is private).
+absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums, int64_t users_asked);
+
+// The curator's optimiser under dpfedavg: Adam with the rounds' averages as the descent
+// direction (FedAdam, Reddi et al., ICLR 2021), β1 = 0.9, β2 = 0.99, ε = 1e-8. Its
+// momentum averages the noise of successive rounds away, and its per-coordinate scale
+// makes the step independent of the clip norm's. A function of the released sums only,
+// so it costs no privacy.
+class FedAdam {
+ public:
+  struct State {
+    torch::Tensor first_moment;   // float32, the model's size
+    torch::Tensor second_moment;  // float32, the model's size
+    int64_t steps = 0;
+  };
+
+  FedAdam(int64_t dim, double learning_rate);
+  // flat += learning_rate · m̂ / (√v̂ + ε) after folding `average` into the moments.
+  void Step(const torch::Tensor& average, torch::Tensor& flat);
+  const State& state() const { return state_; }
+  // INVALID_ARGUMENT, changing nothing, unless both moments are finite vectors of the
+  // model's size, the second non-negative, and steps >= 0.
+  absl::Status Restore(State state);
+
+ private:
+  const int64_t dim_;
+  const double learning_rate_;
+  State state_;
+};
 
 }  // namespace vfsynth
 

@@ -99,6 +99,7 @@ absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOpti
   torch::Tensor flat = FlatParameters(*model);
   std::vector<int64_t> populations;
   for (const HorizontalParty* party : parties) populations.push_back(party->users());
+  FedAdam fed_adam(flat.numel(), gamma);
   for (int64_t round = 0; round < rounds; ++round) {
     if (options.dp_fedavg.has_value()) {
       std::vector<torch::Tensor> sums;
@@ -106,8 +107,8 @@ absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOpti
         ASSIGN_OR_RETURN(torch::Tensor sum, party->AnswerSum(round, flat, options));
         sums.push_back(std::move(sum));
       }
-      ASSIGN_OR_RETURN(const torch::Tensor step, FedAvgStep(sums, users_per_round, gamma));
-      flat += step;
+      ASSIGN_OR_RETURN(const torch::Tensor average, FedAvgAverage(sums, users_per_round));
+      fed_adam.Step(average, flat);
       continue;
     }
     std::vector<SignDsReport> reports;

@@ -84,7 +84,8 @@ int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& popula
 
 // The horizontal mode's math in one process, the reference a distributed run equals: the
 // model of `seed`, then per round every party's answer (SignDS reports, or under
-// options.dp_fedavg its noised sum) and the curator's step (γ).
+// options.dp_fedavg its noised sum) and the curator's step (signds: ±γ/n per report;
+// dpfedavg: FedAdam at learning rate γ on the average).
 absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
                                                        int64_t users_per_round, double gamma, uint64_t seed,
                                                        std::vector<HorizontalParty*> parties);

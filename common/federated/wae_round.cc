@@ -1,9 +1,16 @@
 #include "common/federated/wae_round.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth {
+
+LocalUpdateOptions::Optimizer LocalOptimizer(v1::PrivacyConfig::Mode mode) {
+  return mode == v1::PrivacyConfig::dpfedavg ? LocalUpdateOptions::Optimizer::kSgd
+                                             : LocalUpdateOptions::Optimizer::kAdam;
+}
 
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
                                              const torch::Tensor& rows, const LocalUpdateOptions& options,
@@ -14,7 +21,14 @@ absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, con
   }
   Wae local(architecture);
   RETURN_IF_ERROR(AssignFlatParameters(*local, global));
-  torch::optim::Adam adam(local->parameters(), torch::optim::AdamOptions(options.learning_rate));
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  if (options.optimizer == LocalUpdateOptions::Optimizer::kSgd) {
+    optimizer =
+        std::make_unique<torch::optim::SGD>(local->parameters(), torch::optim::SGDOptions(options.learning_rate));
+  } else {
+    optimizer =
+        std::make_unique<torch::optim::Adam>(local->parameters(), torch::optim::AdamOptions(options.learning_rate));
+  }
   const int64_t n = rows.size(0);
   const int64_t batch = std::min(options.batch_size, n);
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
@@ -22,9 +36,9 @@ absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, con
     // Full batches only: every step's MMD estimate has as many codes as the last.
     for (int64_t start = 0; start + batch <= n; start += batch) {
       const torch::Tensor x = rows.index_select(0, order.slice(0, start, start + batch));
-      adam.zero_grad();
+      optimizer->zero_grad();
       WaeLoss(local, x, torch::randn({batch, architecture.latent}, generator)).backward();
-      adam.step();
+      optimizer->step();
     }
   }
   return FlatParameters(*local) - global;

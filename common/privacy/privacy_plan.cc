@@ -296,9 +296,11 @@ absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& p
         absl::StrCat("horizontal.users_per_round ", n, " exceeds the run's ", users,
                      " users: each user's sampling rate would be above 1; set it to at most ", users));
   }
-  // signds: as many rounds as the caps allow; dpfedavg: each user drawn once on average.
+  // signds: as many rounds as the caps allow. dpfedavg: FedAdam's steps, each user drawn
+  // at rate n / users in every one (docs/decisions/horizontal-optimisers.md).
+  constexpr int64_t kDpFedAvgRounds = 300;
   const int64_t answers = users * cap;
-  const int64_t rounds = training.rounds() > 0 ? training.rounds() : answers / n;
+  const int64_t rounds = training.rounds() > 0 ? training.rounds() : sign_ds ? answers / n : kDpFedAvgRounds;
   if (rounds < 1 || (sign_ds && rounds * n > answers)) {
     return absl::FailedPreconditionError(
         absl::StrCat("the run asks for ", rounds, " rounds of ", n, " users, but the parties' ", users,

@@ -665,12 +665,13 @@ absl::Status CuratorCore::LoadOrDrawNoiseKey() {
 }
 
 absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
+  const int64_t published_rows = PublishedRows();
   {
     absl::MutexLock lock(&mu_);
     std::vector<v1::Schema> schemas;
     for (const auto& registration : registrations_) schemas.push_back(registration->schema());
     data_digest_ = CuratorDataDigest(**intersection_size_, schemas);
-    generator_header_ = MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_);
+    generator_header_ = MakeGeneratorHeader(config_, schemas, published_rows, privacy_plan_);
   }
   const std::string path = CuratorCheckpointPath(config_);
   if (!resume_) {

@@ -127,7 +127,7 @@ class CuratorCore {
   // Restores the checkpoint (resume) or writes round 0's; returns the first round to run.
   absl::StatusOr<int64_t> StartFromCheckpoint();
   // The rows the curator publishes: output.rows, or one per aligned record.
-  int64_t PublishedRows() const;
+  int64_t PublishedRows() const ABSL_LOCKS_EXCLUDED(mu_);
   // What one checkpoint write puts on disk: the private state and the publishable model
   // (G, or the horizontal autoencoder).
   struct SavedState {

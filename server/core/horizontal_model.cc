@@ -7,15 +7,25 @@
 #include "common/federated/wae_table.h"
 #include "common/nn/wire_tensor.h"
 #include "common/protocol/tensor_codec.h"
+#include "vfsynth/v1/checkpoint.pb.h"
 
 namespace vfsynth {
 
-HorizontalModel::HorizontalModel(const WaeOptions& architecture, double gamma, uint64_t seed)
-    : architecture_(architecture), gamma_(gamma) {
+namespace {
+
+torch::Tensor InitialParameters(const WaeOptions& architecture, uint64_t seed) {
   torch::manual_seed(seed);
-  Wae model(architecture_);
-  flat_ = FlatParameters(*model);
+  Wae model(architecture);
+  return FlatParameters(*model);
 }
+
+}  // namespace
+
+HorizontalModel::HorizontalModel(const WaeOptions& architecture, double gamma, uint64_t seed)
+    : architecture_(architecture),
+      gamma_(gamma),
+      flat_(InitialParameters(architecture, seed)),
+      fed_adam_(flat_.numel(), gamma) {}
 
 void HorizontalModel::ToWire(v1::Tensor* out) const { vfsynth::ToWire(flat_, out); }
 
@@ -32,13 +42,38 @@ void HorizontalModel::StepSums(const std::vector<v1::UpdateSum>& answers, int64_
   std::vector<torch::Tensor> sums;
   for (const v1::UpdateSum& answer : answers) sums.push_back(FromWire(answer.sum()));
   // Each sum passed ValidateTensor: one finite vector of the model's size.
-  const absl::StatusOr<torch::Tensor> step = FedAvgStep(sums, users_per_round, gamma_);
-  if (step.ok()) flat_ += *step;
+  const absl::StatusOr<torch::Tensor> average = FedAvgAverage(sums, users_per_round);
+  if (average.ok()) fed_adam_.Step(*average, flat_);
 }
 
-std::string HorizontalModel::Save() const { return SavePublished(); }
+std::string HorizontalModel::Save() const {
+  v1::HorizontalCuratorState state;
+  ToWire(state.mutable_model());
+  const FedAdam::State& adam = fed_adam_.state();
+  if (adam.steps > 0) {
+    vfsynth::ToWire(adam.first_moment, state.mutable_adam_first_moment());
+    vfsynth::ToWire(adam.second_moment, state.mutable_adam_second_moment());
+    state.set_adam_steps(adam.steps);
+  }
+  return state.SerializeAsString();
+}
 
-absl::Status HorizontalModel::Restore(const std::string& bytes) { return RestorePublished(bytes); }
+absl::Status HorizontalModel::Restore(const std::string& bytes) {
+  v1::HorizontalCuratorState state;
+  if (!state.ParseFromString(bytes)) return absl::DataLossError("the horizontal curator's state does not parse");
+  const int64_t limit = static_cast<int64_t>(bytes.size());
+  RETURN_IF_ERROR(ValidateTensor(state.model(), {parameters()}, "horizontal model", limit));
+  FedAdam::State adam{torch::zeros({parameters()}), torch::zeros({parameters()}), state.adam_steps()};
+  if (state.adam_steps() != 0) {
+    RETURN_IF_ERROR(ValidateTensor(state.adam_first_moment(), {parameters()}, "Adam's first moment", limit));
+    RETURN_IF_ERROR(ValidateTensor(state.adam_second_moment(), {parameters()}, "Adam's second moment", limit));
+    adam.first_moment = FromWire(state.adam_first_moment());
+    adam.second_moment = FromWire(state.adam_second_moment());
+  }
+  RETURN_IF_ERROR(fed_adam_.Restore(std::move(adam)));
+  flat_ = FromWire(state.model());
+  return absl::OkStatus();
+}
 
 std::string HorizontalModel::SavePublished() const {
   v1::Tensor tensor;

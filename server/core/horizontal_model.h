@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
+#include "common/federated/dp_fedavg.h"
 #include "common/nn/wae.h"
 #include "vfsynth/v1/curator.pb.h"
 
@@ -30,11 +31,12 @@ class HorizontalModel {
   // ±gamma/n, n the reports of the round (no step without any). Answers must have passed
   // CheckSignDsReports.
   void Step(const std::vector<v1::SignDsReports>& answers);
-  // A dpfedavg round's step: the parties' noised sums added up, times gamma /
-  // users_per_round (FedAvgStep). Each sum must have passed ValidateTensor (d finite
-  // values).
+  // A dpfedavg round's step: the parties' noised sums averaged over users_per_round
+  // (FedAvgAverage), then FedAdam at learning rate gamma. Each sum must have passed
+  // ValidateTensor (d finite values).
   void StepSums(const std::vector<v1::UpdateSum>& answers, int64_t users_per_round);
-  // The curator's state (a checkpoint's payload) and back; Restore refuses, changing
+  // The curator's state, the model and FedAdam's moments once it has stepped (a
+  // checkpoint's payload, HorizontalCuratorState), and back; Restore refuses, changing
   // nothing, bytes that are not this model's state.
   std::string Save() const;
   absl::Status Restore(const std::string& bytes);
@@ -48,6 +50,7 @@ class HorizontalModel {
   const WaeOptions architecture_;
   const double gamma_;
   torch::Tensor flat_;
+  FedAdam fed_adam_;
 };
 
 // INVALID_ARGUMENT naming the problem if a party's answer does not fit the round: more

@@ -144,8 +144,7 @@ class HorizontalTest : public ::testing::Test {
     config.mutable_training()->set_seed(11);
     config.mutable_training()->set_threads(1);
     config.mutable_training()->set_log_every(1);
-    config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");
-    config.mutable_output()->set_rows(200);
+    config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");  // rows unset: as many as the parties'
     config.set_join_timeout_seconds(120);
     config.set_round_timeout_seconds(60);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
@@ -203,7 +202,11 @@ class HorizontalTest : public ::testing::Test {
       parties.push_back(std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
       options.architecture = WaeOptions{data.encoder.width(), 16, 4};
     }
-    options.local = LocalUpdateOptions{2, 1e-3, 32};
+    // The mode's settings as every daemon resolves them.
+    v1::HorizontalConfig horizontal = Horizontal();
+    RETURN_IF_ERROR(ResolveHorizontalConfig(&horizontal, mode_));
+    options.local = LocalUpdateOptions{horizontal.local_epochs(), horizontal.local_learning_rate(),
+                                       horizontal.local_batch_size(), LocalOptimizer(mode_)};
     options.top_k_ratio = 0.05;
     options.epsilon_per_round = kEpsilon;
     if (mode_ == v1::PrivacyConfig::dpfedavg) {
@@ -212,8 +215,6 @@ class HorizontalTest : public ::testing::Test {
       privacy.set_mode(mode_);
       privacy.set_epsilon(kEpsilon);
       RETURN_IF_ERROR(ResolveHorizontalPrivacy(&privacy));
-      v1::HorizontalConfig horizontal = Horizontal();
-      RETURN_IF_ERROR(ResolveHorizontalConfig(&horizontal, mode_));
       v1::TrainingConfig training;
       training.set_rounds(kRounds);
       ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
@@ -221,7 +222,7 @@ class HorizontalTest : public ::testing::Test {
       options.dp_fedavg =
           DpFedAvgOptions{DpFedAvgMechanism(plan).sample_rate, privacy.clip_norm(), plan.noise_multiplier()};
     }
-    return TrainHorizontalReference(options, kRounds, 6, 1.0, 11,
+    return TrainHorizontalReference(options, kRounds, 6, horizontal.gamma(), 11,
                                     {parties[0].get(), parties[1].get(), parties[2].get()});
   }
 
@@ -366,7 +367,7 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   EXPECT_EQ(status.aligned_records(), kUsers);
   auto published = ReadCsv(TestDir() + "/synthetic.csv");
   ASSERT_TRUE(published.ok()) << published.status();
-  EXPECT_EQ(published->rows.size(), 200u);
+  EXPECT_EQ(published->rows.size(), static_cast<size_t>(std::accumulate(kRowsOf.begin(), kRowsOf.end(), 0)));
   EXPECT_EQ(published->header.front(), "age");
   EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.privacy.json"));
 }

@@ -100,11 +100,15 @@ TEST(HorizontalConfigTest, AHorizontalPartyNeedsNoSharedSecretsAndRefusesThem) {
   EXPECT_THAT(vertical.status().message(), HasSubstr("secrets is required"));
 }
 
-TEST(HorizontalConfigTest, DpFedAvgTakesItsClipAndDeltaDefaultsAndNoSignDsSetting) {
+TEST(HorizontalConfigTest, DpFedAvgTakesItsOwnDefaultsAndNoSignDsSetting) {
   auto config = Curator(R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8})");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->privacy().mode(), v1::PrivacyConfig::dpfedavg);
-  EXPECT_DOUBLE_EQ(config->privacy().clip_norm(), 1.0);
+  EXPECT_DOUBLE_EQ(config->privacy().clip_norm(), 0.01);
+  // One epoch of SGD at 0.1 locally, the curator's FedAdam at 3e-3.
+  EXPECT_EQ(config->horizontal().local_epochs(), 1);
+  EXPECT_DOUBLE_EQ(config->horizontal().local_learning_rate(), 0.1);
+  EXPECT_DOUBLE_EQ(config->horizontal().gamma(), 3e-3);
   EXPECT_DOUBLE_EQ(config->privacy().delta(), 1e-5);
   EXPECT_FALSE(config->privacy().has_noise_multiplier());
   EXPECT_FALSE(config->horizontal().has_participation_cap());

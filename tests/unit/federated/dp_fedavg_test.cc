@@ -1,10 +1,11 @@
 // DP-FedAvg's pieces: clipping, the party's noised clipped sum (its exact sum without
-// noise, its noise's standard deviation z·C), and the curator's averaged step.
+// noise, its noise's standard deviation z·C), the curator's average and its FedAdam step.
 #include "common/federated/dp_fedavg.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace vfsynth {
 namespace {
@@ -44,9 +45,64 @@ TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesC) {
 }
 
 TEST(DpFedAvgTest, TheCuratorAveragesOverTheExpectedUsers) {
-  auto step = FedAvgStep({torch::tensor({1.0f, 2.0f}), torch::tensor({3.0f, -2.0f})}, /*users_asked=*/4, 0.5);
-  ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_TRUE(torch::allclose(*step, torch::tensor({0.5f, 0.0f})));
+  auto average = FedAvgAverage({torch::tensor({1.0f, 2.0f}), torch::tensor({3.0f, -2.0f})}, /*users_asked=*/4);
+  ASSERT_TRUE(average.ok()) << average.status();
+  EXPECT_TRUE(torch::allclose(*average, torch::tensor({1.0f, 0.0f})));
+}
+
+// Adam's update written out for one coordinate, in double, over the averages `g`.
+double AdamByHand(const std::vector<double>& g, double learning_rate) {
+  double m = 0, v = 0, x = 0;
+  for (size_t t = 1; t <= g.size(); ++t) {
+    m = 0.9 * m + 0.1 * g[t - 1];
+    v = 0.99 * v + 0.01 * g[t - 1] * g[t - 1];
+    x += learning_rate * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.99, t))) + 1e-8);
+  }
+  return x;
+}
+
+TEST(DpFedAvgTest, FedAdamStepsAsAdamWithTheAverageAsDescentDirection) {
+  FedAdam adam(3, /*learning_rate=*/0.01);
+  torch::Tensor flat = torch::zeros({3});
+  // A first step moves every coordinate by the learning rate in its average's direction,
+  // whatever the average's scale; a coordinate no average moves stays.
+  adam.Step(torch::tensor({2e-3f, -300.0f, 0.0f}), flat);
+  EXPECT_NEAR(flat[0].item<double>(), 0.01, 1e-6);
+  EXPECT_NEAR(flat[1].item<double>(), -0.01, 1e-6);
+  EXPECT_EQ(flat[2].item<double>(), 0.0);
+  adam.Step(torch::tensor({-4e-3f, 100.0f, 1.0f}), flat);
+  adam.Step(torch::tensor({1e-3f, 200.0f, 0.5f}), flat);
+  EXPECT_NEAR(flat[0].item<double>(), AdamByHand({2e-3, -4e-3, 1e-3}, 0.01), 1e-6);
+  EXPECT_NEAR(flat[1].item<double>(), AdamByHand({-300, 100, 200}, 0.01), 1e-6);
+  EXPECT_NEAR(flat[2].item<double>(), AdamByHand({0, 1, 0.5}, 0.01), 1e-6);
+  EXPECT_EQ(adam.state().steps, 3);
+}
+
+TEST(DpFedAvgTest, FedAdamRestoredContinuesAsIfNeverStopped) {
+  FedAdam straight(2, 0.1), stopped(2, 0.1), resumed(2, 0.1);
+  torch::Tensor a = torch::zeros({2}), b = torch::zeros({2});
+  for (const auto& average : {torch::tensor({1.0f, -1.0f}), torch::tensor({0.5f, 2.0f})}) {
+    straight.Step(average, a);
+    stopped.Step(average, b);
+  }
+  ASSERT_TRUE(resumed.Restore(stopped.state()).ok());
+  straight.Step(torch::tensor({-1.0f, 0.25f}), a);
+  resumed.Step(torch::tensor({-1.0f, 0.25f}), b);
+  EXPECT_TRUE(torch::equal(a, b));
+
+  // A state that is not one of this model is refused and changes nothing.
+  const FedAdam::State kept = resumed.state();
+  for (const FedAdam::State& bad : std::vector<FedAdam::State>{
+           {torch::zeros({3}), torch::zeros({3}), 1},
+           {torch::zeros({2}), torch::tensor({1.0f, -1.0f}), 1},
+           {torch::tensor({NAN, 0.0f}), torch::zeros({2}), 1},
+           {torch::zeros({2}), torch::zeros({2}), -1},
+           {torch::zeros({2}, torch::kFloat64), torch::zeros({2}), 1},
+       }) {
+    EXPECT_EQ(resumed.Restore(bad).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(torch::equal(resumed.state().first_moment, kept.first_moment));
+    EXPECT_EQ(resumed.state().steps, kept.steps);
+  }
 }
 
 TEST(DpFedAvgTest, BadInputIsRefused) {
@@ -57,9 +113,9 @@ TEST(DpFedAvgTest, BadInputIsRefused) {
   EXPECT_EQ(NoisedClippedSum(one, 3, 1.0, 1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(NoisedClippedSum({torch::zeros({1, 2})}, 2, 1.0, 1.0, noise).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FedAvgStep({}, 1, 1.0).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FedAvgStep(one, 0, 1.0).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FedAvgStep({torch::zeros({2}), torch::zeros({3})}, 1, 1.0).status().code(),
+  EXPECT_EQ(FedAvgAverage({}, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FedAvgAverage(one, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FedAvgAverage({torch::zeros({2}), torch::zeros({3})}, 1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -1,9 +1,12 @@
-// The horizontal round's math: a user's local update moves the model towards its rows,
-// SignDS of that update points along it, and the curator's step is ±γ/n per report.
+// The horizontal round's math: a user's local update moves the model towards its rows
+// (dpfedavg's SGD epoch exactly along its gradient), SignDS of that update points along
+// it, and the curator's step is ±γ/n per report.
 #include "common/federated/wae_round.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace vfsynth {
 namespace {
@@ -41,6 +44,32 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
     ASSERT_TRUE(report.ok()) << report.status();
     EXPECT_GT(values[report->index] * (report->positive ? 1 : -1), 0) << report->index;
   }
+}
+
+// dpfedavg's local update: one epoch of SGD on a one-row user is minus the learning rate
+// times the gradient of the user's WAE loss at the broadcast model (the batch order and
+// the prior sample drawn from the same stream).
+TEST(WaeRoundTest, ALocalSgdEpochOnOneRowIsMinusTheRateTimesTheGradient) {
+  torch::manual_seed(6);
+  Wae global(kArchitecture);
+  const torch::Tensor flat = FlatParameters(*global);
+  const torch::Tensor row = UserRows().slice(0, 0, 1);
+  torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(9);
+  const LocalUpdateOptions sgd{/*epochs=*/1, /*learning_rate=*/0.5, /*batch_size=*/32,
+                               LocalOptimizer(v1::PrivacyConfig::dpfedavg)};
+  ASSERT_EQ(sgd.optimizer, LocalUpdateOptions::Optimizer::kSgd);
+  auto update = LocalWaeUpdate(kArchitecture, flat, row, sgd, generator);
+  ASSERT_TRUE(update.ok()) << update.status();
+
+  torch::Generator same = torch::make_generator<torch::CPUGeneratorImpl>(9);
+  torch::randperm(1, same, torch::kLong);
+  const torch::Tensor prior = torch::randn({1, kArchitecture.latent}, same);
+  global->zero_grad();
+  WaeLoss(global, row, prior).backward();
+  std::vector<torch::Tensor> gradients;
+  for (const torch::Tensor& parameter : global->parameters()) gradients.push_back(parameter.grad().reshape({-1}));
+  EXPECT_TRUE(torch::allclose(*update, -0.5 * torch::cat(gradients), /*rtol=*/1e-4, /*atol=*/1e-6));
+  EXPECT_EQ(LocalOptimizer(v1::PrivacyConfig::signds), LocalUpdateOptions::Optimizer::kAdam);
 }
 
 TEST(WaeRoundTest, AOneRowUserLearnsItsRowToo) {
