@@ -127,8 +127,7 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
   ASSIGN_OR_RETURN(plan_, ResolveHorizontalPlan(config_.privacy(), horizontal_, training_, parties_, users));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
   options_.architecture = WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
-  options_.local = LocalUpdateOptions{horizontal_.local_epochs(), horizontal_.local_learning_rate(),
-                                      horizontal_.local_batch_size(), LocalOptimizer(plan_.privacy().mode())};
+  options_.local = LocalUpdateOf(horizontal_, plan_.privacy().mode());
   parameters_ = WaeParameterCount(options_.architecture);
   planned_ = true;
   if (plan_.privacy().mode() == v1::PrivacyConfig::dpfedavg) {

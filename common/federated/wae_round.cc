@@ -12,6 +12,11 @@ LocalUpdateOptions::Optimizer LocalOptimizer(v1::PrivacyConfig::Mode mode) {
                                              : LocalUpdateOptions::Optimizer::kAdam;
 }
 
+LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal, v1::PrivacyConfig::Mode mode) {
+  return LocalUpdateOptions{horizontal.local_epochs(), horizontal.local_learning_rate(), horizontal.local_batch_size(),
+                            LocalOptimizer(mode)};
+}
+
 absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
                                              const torch::Tensor& rows, const LocalUpdateOptions& options,
                                              torch::Generator& generator) {

@@ -27,6 +27,8 @@ struct LocalUpdateOptions {
 
 // The local optimiser of privacy mode `mode` (signds or dpfedavg).
 LocalUpdateOptions::Optimizer LocalOptimizer(v1::PrivacyConfig::Mode mode);
+// The local update of resolved settings `horizontal` under `mode`, as every party runs it.
+LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal, v1::PrivacyConfig::Mode mode);
 
 // One user's local update: `global` (the broadcast model's flat parameters) trained on the
 // user's encoded rows (n × D, n >= 1), minus `global`. Batches and prior

@@ -62,7 +62,7 @@ absl::Status HorizontalModel::Restore(const std::string& bytes) {
   v1::HorizontalCuratorState state;
   if (!state.ParseFromString(bytes)) return absl::DataLossError("the horizontal curator's state does not parse");
   const int64_t limit = static_cast<int64_t>(bytes.size());
-  RETURN_IF_ERROR(ValidateTensor(state.model(), {parameters()}, "horizontal model", limit));
+  ASSIGN_OR_RETURN(torch::Tensor model, ModelFromWire(state.model(), limit));
   FedAdam::State adam{torch::zeros({parameters()}), torch::zeros({parameters()}), state.adam_steps()};
   if (state.adam_steps() != 0) {
     RETURN_IF_ERROR(ValidateTensor(state.adam_first_moment(), {parameters()}, "Adam's first moment", limit));
@@ -71,7 +71,7 @@ absl::Status HorizontalModel::Restore(const std::string& bytes) {
     adam.second_moment = FromWire(state.adam_second_moment());
   }
   RETURN_IF_ERROR(fed_adam_.Restore(std::move(adam)));
-  flat_ = FromWire(state.model());
+  flat_ = std::move(model);
   return absl::OkStatus();
 }
 
@@ -84,9 +84,13 @@ std::string HorizontalModel::SavePublished() const {
 absl::Status HorizontalModel::RestorePublished(const std::string& bytes) {
   v1::Tensor tensor;
   if (!tensor.ParseFromString(bytes)) return absl::DataLossError("the horizontal model's bytes do not parse");
-  RETURN_IF_ERROR(ValidateTensor(tensor, {parameters()}, "horizontal model", static_cast<int64_t>(bytes.size())));
-  flat_ = FromWire(tensor);
+  ASSIGN_OR_RETURN(flat_, ModelFromWire(tensor, static_cast<int64_t>(bytes.size())));
   return absl::OkStatus();
+}
+
+absl::StatusOr<torch::Tensor> HorizontalModel::ModelFromWire(const v1::Tensor& tensor, int64_t bytes) const {
+  RETURN_IF_ERROR(ValidateTensor(tensor, {parameters()}, "horizontal model", bytes));
+  return FromWire(tensor);
 }
 
 CsvTable HorizontalModel::Sample(const TableEncoder& encoder, int64_t rows, uint64_t seed) const {

@@ -47,6 +47,10 @@ class HorizontalModel {
   CsvTable Sample(const TableEncoder& encoder, int64_t rows, uint64_t seed) const;
 
  private:
+  // `tensor` as this model's flat parameters, if it is `parameters()` finite values (within
+  // a message of `bytes`).
+  absl::StatusOr<torch::Tensor> ModelFromWire(const v1::Tensor& tensor, int64_t bytes) const;
+
   const WaeOptions architecture_;
   const double gamma_;
   torch::Tensor flat_;

@@ -205,8 +205,7 @@ class HorizontalTest : public ::testing::Test {
     // The mode's settings as every daemon resolves them.
     v1::HorizontalConfig horizontal = Horizontal();
     RETURN_IF_ERROR(ResolveHorizontalConfig(&horizontal, mode_));
-    options.local = LocalUpdateOptions{horizontal.local_epochs(), horizontal.local_learning_rate(),
-                                       horizontal.local_batch_size(), LocalOptimizer(mode_)};
+    options.local = LocalUpdateOf(horizontal, mode_);
     options.top_k_ratio = 0.05;
     options.epsilon_per_round = kEpsilon;
     if (mode_ == v1::PrivacyConfig::dpfedavg) {
