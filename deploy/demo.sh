@@ -74,6 +74,12 @@ echo "pair trends:      $(score column_pair_trends)"
 echo "summary score:    $(score summary_score)"
 echo "each party alone: hospital $(score summary_score "$OUT/eval-hospital"), insurer $(score summary_score \
   "$OUT/eval-insurer"), bank $(score summary_score "$OUT/eval-bank") (summary score on its own rows and columns)"
+# The curator's score against what the run released under DP (no further ε; none in mode none).
+if [ -f "$OUT/synthetic.released.json" ]; then
+  released() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "$OUT/synthetic.released.json" | head -1; }
+  echo "released stats:   $(released score) against the run's released histograms; the real table would score about" \
+    "$(awk -v floor="$(released noise_floor)" 'BEGIN { printf "%.3f", 1 - floor }') ($OUT/synthetic.released.json)"
+fi
 echo "predicting class: $(utility random_forest) (random forest trained on real / on synthetic rows, tested on real)"
 echo "synthetic table:  $(pwd)/$OUT/synthetic.csv"
 echo "report:           $(pwd)/$OUT/report.html"

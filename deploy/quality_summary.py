@@ -6,7 +6,9 @@ evaluations of the same table in RUN/eval-*/metrics.json (deploy/quality.sh
 --eval-repeats); cross-party pair trends are the mean pair-trend score over column
 pairs held by two different parties (the party layout JSON names who holds what).
 Each party's own score of the table (RUN/party-*/metrics.json, vfsynth eval
---party-config) gives the federated summary score, their mean. Prints JSON with a
+--party-config) gives the federated summary score, their mean; the curator's score of it
+against the statistics the run released (RUN/synthetic.released.json) the released-fidelity
+score. Prints JSON with a
 markdown table row, whose last cell is the total difference averaged over each table's
 evaluations.
 """
@@ -51,6 +53,15 @@ def federated_summary_score(run):
     return statistics.fmean(scores) if scores else float("nan")
 
 
+def released_fidelity_score(run):
+    """The curator's score against the run's released statistics; NaN where it released none."""
+    path = os.path.join(run, "synthetic.released.json")
+    if not os.path.exists(path):
+        return float("nan")
+    with open(path) as f:
+        return json.load(f).get("score", 0.0)
+
+
 def run_metrics(run, owner):
     with open(os.path.join(run, "metrics.json")) as f:
         m = json.load(f)
@@ -75,6 +86,8 @@ def run_metrics(run, owner):
         "summary_score": m["summary_score"],
         # What the parties can compute without the joint table (vfsynth eval --party-config).
         "federated_summary_score": federated_summary_score(run),
+        # What the curator computes from the released statistics alone (no ε beyond the run's).
+        "released_fidelity_score": released_fidelity_score(run),
         "cross_party_pair_trends": cross_party_pair_trends(m, owner),
         "avd_2way": m["fidelity"]["avd_2way"],
         "dcr_share_closer_to_train": m["privacy"]["dcr"]["share_closer_to_train"],

@@ -173,6 +173,11 @@ absl::StatusOr<v1::LabelPairsResponse> InProcessCuratorLink::ReleaseLabelPairs(c
   return Call("ReleaseLabelPairs", request, &CuratorCore::ReleaseLabelPairs);
 }
 
+absl::StatusOr<v1::MarginalsResponse> InProcessCuratorLink::ReleaseMarginals(const v1::MarginalsRequest& request,
+                                                                             absl::Duration) {
+  return Call("ReleaseMarginals", request, &CuratorCore::ReleaseMarginals);
+}
+
 absl::StatusOr<std::unique_ptr<TrainStream>> InProcessCuratorLink::OpenTrain() {
   auto connection = std::make_shared<Connection>();
   {

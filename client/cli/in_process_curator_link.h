@@ -27,6 +27,8 @@ class InProcessCuratorLink final : public CuratorLink {
                                                       absl::Duration timeout) override;
   absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const v1::LabelPairsRequest& request,
                                                            absl::Duration timeout) override;
+  absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const v1::MarginalsRequest& request,
+                                                         absl::Duration timeout) override;
   absl::StatusOr<std::unique_ptr<TrainStream>> OpenTrain() override;
   void Cancel() override;
 

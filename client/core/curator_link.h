@@ -45,6 +45,8 @@ class CuratorLink {
                                                               absl::Duration timeout) = 0;
   virtual absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const v1::LabelPairsRequest& request,
                                                                    absl::Duration timeout) = 0;
+  virtual absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const v1::MarginalsRequest& request,
+                                                                 absl::Duration timeout) = 0;
   // The round protocol's stream; CANCELLED if the link is cancelled.
   virtual absl::StatusOr<std::unique_ptr<TrainStream>> OpenTrain() = 0;
 

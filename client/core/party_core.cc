@@ -508,6 +508,16 @@ absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRe
   });
 }
 
+absl::StatusOr<std::optional<v1::MarginalsRequest>> PartyCore::MakeMarginalsRequest() {
+  if (training_.marginal_weight() <= 0) return std::nullopt;
+  if (!plan_attested_) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
+  v1::MarginalsRequest request;
+  request.set_run_id(run_id_);
+  request.set_party(config_.name());
+  ToWire(model_->marginal_target()->probabilities(), request.mutable_probabilities());
+  return request;
+}
+
 absl::Status PartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   const privacy::LedgerCharge charge =

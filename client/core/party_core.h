@@ -95,6 +95,9 @@ class PartyCore : public PartyProtocol {
   // returned; nullopt for the holder.
   absl::StatusOr<std::optional<v1::LabelPairsRequest>> MakeLabelPairsRequest(
       const v1::ShareLabelsResponse& labels) override;
+  // With training.marginal_weight > 0: the marginal draw the ledger's key-0 charge covers
+  // (the checkpoint's, resuming).
+  absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() override;
 
   // One curator message in, the replies out. An error means the curator sent
   // something this party must not act on; the party then stops.

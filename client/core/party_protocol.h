@@ -42,6 +42,8 @@ class PartyProtocol {
       const v1::ShareLabelsResponse& /*labels*/) {
     return absl::FailedPreconditionError("this run has no label pairs");
   }
+  // The marginal release, after the label pairs: the kept draw, or none.
+  virtual absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() { return std::nullopt; }
 
   virtual v1::PartyMessage MakeHello() const = 0;
   // One curator message in, the replies out. An error means the curator sent something

@@ -64,6 +64,8 @@ absl::Status PartySession::Session(bool* streamed) {
   ASSIGN_OR_RETURN(const v1::AttestPlanResponse plan, link_->AttestPlan(core_->MakeAttestPlanRequest(), kAlignTimeout));
   RETURN_IF_ERROR(core_->AcceptCuratorPlan(plan));
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs());
+  ASSIGN_OR_RETURN(const std::optional<v1::MarginalsRequest> marginals, core_->MakeMarginalsRequest());
+  if (marginals.has_value()) RETURN_IF_ERROR(link_->ReleaseMarginals(*marginals, connect_timeout()).status());
   return Serve(streamed);
 }
 

@@ -129,6 +129,13 @@ absl::StatusOr<v1::LabelPairsResponse> GrpcCuratorLink::ReleaseLabelPairs(const 
   });
 }
 
+absl::StatusOr<v1::MarginalsResponse> GrpcCuratorLink::ReleaseMarginals(const v1::MarginalsRequest& request,
+                                                                        absl::Duration timeout) {
+  return Call<v1::MarginalsResponse>("ReleaseMarginals", timeout, [&](grpc::ClientContext* context, auto* response) {
+    return stub_->ReleaseMarginals(context, request, response);
+  });
+}
+
 absl::StatusOr<std::unique_ptr<TrainStream>> GrpcCuratorLink::OpenTrain() {
   if (stub_ == nullptr) return absl::FailedPreconditionError("Train before Connect");
   auto stream = std::make_unique<Stream>(this);

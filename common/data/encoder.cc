@@ -228,6 +228,16 @@ absl::StatusOr<OutputBlock> TableEncoder::CategoricalBlock(const std::string& co
   return absl::NotFoundError(absl::StrCat("the schema has no column '", column, "'"));
 }
 
+std::string TableEncoder::BlockName(const OutputBlock& block) const {
+  for (const ColumnCodec& codec : codecs_) {
+    const std::string& name = ColumnOf(codec).name();
+    if (block.offset == codec.missing_offset) return absl::StrCat(name, " (missing)");
+    if (block.offset == codec.within_offset) return absl::StrCat(name, " (position)");
+    if (block.offset == codec.value_offset) return name;
+  }
+  return absl::StrCat("block at ", block.offset);
+}
+
 CsvTable TableEncoder::Decode(const float* values, int64_t rows) const {
   CsvTable table;
   for (const ColumnCodec& codec : codecs_) table.header.push_back(ColumnOf(codec).name());

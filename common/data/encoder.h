@@ -72,6 +72,10 @@ class TableEncoder {
   // no such column, INVALID_ARGUMENT if it is not categorical.
   absl::StatusOr<OutputBlock> CategoricalBlock(const std::string& column) const;
 
+  // The column a block of blocks() encodes, for reports: its name, "<name> (missing)" for
+  // a scalar column's present/missing block, "<name> (position)" for a within-bin position.
+  std::string BlockName(const OutputBlock& block) const;
+
   // Decodes `rows` x width() values: argmax inside one-hot blocks, inverse scaling
   // for numerics (integers rounded, bins to their midpoint). Header = schema columns.
   CsvTable Decode(const float* values, int64_t rows) const;

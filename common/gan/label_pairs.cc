@@ -74,6 +74,17 @@ absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int c
   return counts;
 }
 
+absl::StatusOr<torch::Tensor> LabelUnconfusion(double keep, int categories) {
+  const int k = categories;
+  if (k < 2) return absl::InvalidArgumentError("randomized response needs at least 2 categories");
+  const double other = (1.0 - keep) / (k - 1);
+  const double a = keep - other;
+  if (!(a > 1e-9)) {
+    return absl::InvalidArgumentError(absl::StrCat("keep probability ", keep, " leaves no information"));
+  }
+  return (torch::eye(k, torch::kDouble) - other / (a + k * other) * torch::ones({k, k}, torch::kDouble)) / a;
+}
+
 absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEncoder*>& encoders, int holder,
                                                const OutputBlock& label,
                                                const std::vector<torch::Tensor>& counts,
@@ -83,17 +94,13 @@ absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEnco
     return absl::InvalidArgumentError("label pairs need the holder, one release per party and records");
   }
   const int k = label.width;
-  // Observed tables are the true ones with each row's label confused by M = a·I + q·J
-  // (keep = a + q); M⁻¹ = (I − q/(a + k·q)·J)/a.
-  const double keep = LabelKeepProbability(label_epsilon, k);
-  const double other = (1.0 - keep) / (k - 1);
-  const double a = keep - other;
-  if (!(a > 1e-9)) {
+  // Observed tables are the true ones with each row's label confused by randomized response.
+  absl::StatusOr<torch::Tensor> unconfusion = LabelUnconfusion(LabelKeepProbability(label_epsilon, k), k);
+  if (!unconfusion.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("label epsilon ", label_epsilon,
                                                    " leaves no information in the labels"));
   }
-  const torch::Tensor unconfuse =
-      (torch::eye(k, torch::kDouble) - other / (a + k * other) * torch::ones({k, k}, torch::kDouble)) / a;
+  const torch::Tensor unconfuse = *std::move(unconfusion);
   std::vector<int> offsets;
   int offset = 0;
   for (const TableEncoder* encoder : encoders) {

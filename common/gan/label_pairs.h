@@ -39,6 +39,11 @@ torch::Tensor RandomizedLabels(const torch::Tensor& one_hot, double epsilon, Sec
 // P(RandomizedLabels keeps a row's label) for k categories: e^ε / (e^ε + k − 1).
 double LabelKeepProbability(double epsilon, int categories);
 
+// The inverse of randomized response's confusion of k categories, M = a·I + q·J with
+// a + q = keep and q = (1 − keep)/(k − 1): M⁻¹ = (I − q/(a + k·q)·J)/a (float64, k x k);
+// it keeps totals. An error when keep leaves no information (a <= 0).
+absl::StatusOr<torch::Tensor> LabelUnconfusion(double keep, int categories);
+
 // A non-holder's release: per one-hot block b (in order), the k x width(b) counts of
 // (noised label, b's cell) over the table's rows, row-major, concatenated, float64. With
 // `noise` (not null), every count gets N(0, (z·√(2m))²) for m blocks: for fixed labels, replacing a

@@ -1,5 +1,6 @@
 #include "common/gan/marginal_target.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,10 @@ MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair
       pairs_(std::move(pairs)),
       position_bins_(position_bins),
       probabilities_(std::move(probabilities)) {}
+
+MarginalTarget MarginalTarget::ShapeOf(const std::vector<OutputBlock>& one_hot, const MarginalOptions& options) {
+  return MarginalTarget(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins, torch::Tensor());
+}
 
 int64_t MarginalTarget::Cells(const OutputBlock& block) const {
   if (position_bins_ <= 1 || block.position_offset < 0) return block.width;
@@ -144,8 +149,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
     return absl::InvalidArgumentError(
         absl::StrCat("marginal noise multiplier must be finite and > 0, got ", noise_multiplier));
   }
-  const MarginalTarget shape(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins,
-                             torch::Tensor());
+  const MarginalTarget shape = ShapeOf(one_hot, options);
   std::vector<torch::Tensor> histograms = shape.Histograms(table, /*hard=*/true);
   const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
   const double rows = static_cast<double>(table.size(0));
@@ -157,6 +161,33 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
   }
   return MarginalTarget(shape.blocks_, shape.pairs_, options.position_bins,
                         histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
+}
+
+absl::StatusOr<MarginalTarget> MarginalTarget::FromRelease(const std::vector<OutputBlock>& blocks,
+                                                           const MarginalOptions& options,
+                                                           const torch::Tensor& probabilities) {
+  if (options.position_bins < 1 || options.pair_cells < 0) {
+    return absl::InvalidArgumentError("position_bins must be >= 1 and pair_cells >= 0");
+  }
+  const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
+  const MarginalTarget shape = ShapeOf(one_hot, options);
+  return shape.WithProbabilities(probabilities);
+}
+
+int64_t MarginalTarget::ReleaseCells(const std::vector<OutputBlock>& blocks, const MarginalOptions& options) {
+  if (options.position_bins < 1 || options.pair_cells < 0) return 0;
+  const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
+  const MarginalTarget shape = ShapeOf(one_hot, options);
+  int64_t cells = 0;
+  for (const int64_t size : shape.HistogramSizes()) cells += size;
+  return cells;
+}
+
+torch::Tensor MarginalTarget::TableProbabilities(const torch::Tensor& table) const {
+  std::vector<torch::Tensor> histograms = Histograms(table, /*hard=*/true);
+  if (histograms.empty()) return torch::zeros({0}, torch::kDouble);
+  const double rows = static_cast<double>(std::max<int64_t>(table.size(0), 1));
+  return torch::cat(histograms) / rows;
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(std::vector<OutputBlock> blocks,

@@ -53,6 +53,17 @@ class MarginalTarget {
   // built for the same blocks): each block's part must be a probability vector.
   absl::StatusOr<MarginalTarget> WithProbabilities(const torch::Tensor& probabilities) const;
 
+  // The target FromTable builds for `blocks` and `options`, with the probabilities of a
+  // release received from its party (checked as by WithProbabilities).
+  static absl::StatusOr<MarginalTarget> FromRelease(const std::vector<OutputBlock>& blocks,
+                                                    const MarginalOptions& options, const torch::Tensor& probabilities);
+  // The values such a release holds (0 for options FromTable refuses).
+  static int64_t ReleaseCells(const std::vector<OutputBlock>& blocks, const MarginalOptions& options);
+
+  // The exact histograms of `table` (rows in the blocks' encoding), normalised, in
+  // probabilities()' order: what an exact release of that table would hold.
+  torch::Tensor TableProbabilities(const torch::Tensor& table) const;
+
   // Σ over histograms of KL(target || batch) + reverse_weight · KL(batch' || target'),
   // where batch is the histogram over the batch (the batch mean of the relaxed one-hot
   // rows, of their outer products for a pair, with the position spread over its parts by
@@ -71,18 +82,24 @@ class MarginalTarget {
   const torch::Tensor& probabilities() const { return probabilities_; }
   int blocks() const { return static_cast<int>(blocks_.size()); }
   int pairs() const { return static_cast<int>(pairs_.size()); }
+  using Pair = std::pair<int, int>;  // indices into the blocks
+  const std::vector<OutputBlock>& one_hot_blocks() const { return blocks_; }
+  const std::vector<Pair>& pair_blocks() const { return pairs_; }
+  // False for a target of pairs only (FromPairProbabilities).
+  bool has_one_way() const { return one_way_; }
+  // Cells of every histogram, in probabilities()' order.
+  std::vector<int64_t> HistogramSizes() const;
 
  private:
-  using Pair = std::pair<int, int>;  // indices into blocks_
   MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs, int position_bins,
                  torch::Tensor probabilities);
+  // The histograms (no probabilities) a release for these one-hot blocks holds.
+  static MarginalTarget ShapeOf(const std::vector<OutputBlock>& one_hot, const MarginalOptions& options);
   // Cells of a block's histogram.
   int64_t Cells(const OutputBlock& block) const;
   // Per row, the block's cell (hard: real rows) or cell probabilities (soft: G's rows).
   torch::Tensor HardCells(const torch::Tensor& table, const OutputBlock& block) const;
   torch::Tensor SoftCells(const torch::Tensor& slice, const OutputBlock& block) const;
-  // Cells of every histogram, in probabilities_' order.
-  std::vector<int64_t> HistogramSizes() const;
   // Every histogram's counts (hard) or batch mean (soft), in probabilities_' order.
   std::vector<torch::Tensor> Histograms(const torch::Tensor& rows, bool hard) const;
 

@@ -9,8 +9,9 @@ at least 75 % of TRTR's ("F1"), the same from the other parties' columns only ("
 pair trends within 0.03 of none's ("pairs"), total difference at most 2.5 times none's
 ("total"). F1 is binary for a two-class label, macro otherwise. Below the table: the
 Spearman rank correlation, over every run of the suite, between the joint summary score
-and the federated one (the mean of the parties' scores of the table on their own data):
-whether the parties alone rank runs as the joint table does.
+and the federated one (the mean of the parties' scores of the table on their own data),
+and between the joint one and the curator's score against the released statistics (runs
+that released none are left out): whether each ranks runs as the joint table does.
 
   deploy/suite/suite_table.py DIR
 """
@@ -81,7 +82,7 @@ def main():
     rows = ["| table (rows × columns, parties, label) | mode | seeds | RF total difference | TSTR / TRTR F1 "
             "| other parties' columns: TSTR / TRTR F1 | column shapes | pair trends | targets |",
             "|---|---|---|---|---|---|---|---|---|"]
-    joint, federated = [], []
+    scores = {"federated_summary_score": ([], []), "released_fidelity_score": ([], [])}
     with open(os.path.join(SUITE, "tables.tsv")) as f:
         suite = [line.split() for line in f if line.strip() and not line.startswith("#")]
     for name, _, _, label in suite:
@@ -100,10 +101,11 @@ def main():
             summary = load(os.path.join(table_dir, mode, "summary.json"))
             m = summary["mean"]
             for run in summary["runs"]:
-                score = run.get("federated_summary_score")
-                if score is not None and not math.isnan(score):
-                    joint.append(run["summary_score"])
-                    federated.append(score)
+                for key, (joint, other) in scores.items():
+                    score = run.get(key)
+                    if score is not None and not math.isnan(score):
+                        joint.append(run["summary_score"])
+                        other.append(score)
             rows.append(
                 f"| {title} | {mode.replace('-', ' ε=')} | {summary['seeds']} | {m['total_difference']:.3f} "
                 f"| {m['tstr_f1']:.3f} / {m['trtr_f1']:.3f} "
@@ -119,8 +121,12 @@ def main():
                         f"| {b['tstr_f1']:.3f} | {b['cross_party_tstr_f1']:.3f} "
                         f"| {b['column_shapes']:.3f} | {b['pair_trends']:.3f} | - |")
     print("\n".join(rows))
-    print(f"\nSpearman ρ between the joint and the federated summary score over {len(joint)} runs: "
-          f"{spearman(joint, federated):.3f}")
+    print()
+    for key, name in (("federated_summary_score", "the federated summary score"),
+                      ("released_fidelity_score", "the released-statistics score")):
+        joint, other = scores[key]
+        print(f"Spearman ρ between the joint summary score and {name} over {len(joint)} runs: "
+              f"{spearman(joint, other):.3f}")
 
 
 if __name__ == "__main__":

@@ -48,9 +48,10 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, bool resume)
       roster_(Roster(config_)),
       hub_(roster_),
       psi_(roster_),
+      released_(roster_, MarginalOptionsFor(config_.training())),
       // Resuming, the parties only have to come back, not to be started.
-      join_deadline_(absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
-                                                        : config_.join_timeout_seconds())) {
+      join_deadline_(absl::Now() +
+                     absl::Seconds(resume ? config_.reconnect_timeout_seconds() : config_.join_timeout_seconds())) {
   consumed_.assign(roster_.size(), -1);
   registrations_.resize(roster_.size());
   encoders_.resize(roster_.size());
@@ -208,6 +209,20 @@ absl::StatusOr<v1::LabelPairsResponse> CuratorCore::ReleaseLabelPairs(const std:
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
   RETURN_IF_ERROR(exchange->ReleasePairs(index, request));
   return v1::LabelPairsResponse();
+}
+
+absl::StatusOr<v1::MarginalsResponse> CuratorCore::ReleaseMarginals(const std::string& party,
+                                                                    const v1::MarginalsRequest& request) {
+  ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
+  if (horizontal() || config_.training().marginal_weight() <= 0) {
+    return absl::FailedPreconditionError("this run has no marginal release (training.marginal_weight is 0)");
+  }
+  const TableEncoder* const encoder = Encoders()[index];
+  if (encoder == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("'", party, "' released marginals before it registered"));
+  }
+  RETURN_IF_ERROR(released_.AddMarginals(index, *encoder, request));
+  return v1::MarginalsResponse();
 }
 
 absl::Status CuratorCore::WaitForParties() {
@@ -621,6 +636,7 @@ absl::Status CuratorCore::Train() {
     ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(join_deadline_));
     spdlog::info("label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
                  t.label_column(), target.pairs(), t.experimental().label_pair_weight());
+    released_.SetLabelPairs(target, exchange->holder(), t.label_column());
     absl::MutexLock model_lock(&model_mu_);
     model_->SetLabelPairTarget(std::move(target), t.experimental().label_pair_weight());
   }
@@ -811,6 +827,7 @@ absl::Status CuratorCore::Run() {
     }();
     status = table.ok() ? WriteCsv(config_.output().synthetic_csv(), *table) : table.status();
     if (status.ok()) status = WritePrivacyStatement(config_.output().synthetic_csv(), privacy_plan_);
+    if (status.ok()) status = WriteReleasedFidelity(*table);
     if (!status.ok()) {
       Fail(status);
       return status;
@@ -820,6 +837,20 @@ absl::Status CuratorCore::Run() {
   }
   absl::MutexLock lock(&mu_);
   status_.set_state("finished");
+  return absl::OkStatus();
+}
+
+absl::Status CuratorCore::WriteReleasedFidelity(const CsvTable& published) const {
+  ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
+                   released_.Report(published, Encoders(), privacy_plan_));
+  if (!report.has_value()) return absl::OkStatus();
+  const std::string path = ReleasedFidelityPath(config_.output().synthetic_csv());
+  ASSIGN_OR_RETURN(const std::string json, ToJson(*report, /*include_defaults=*/true));
+  RETURN_IF_ERROR(WriteFileAtomically(path, json));
+  spdlog::info(
+      "released statistics: the published table scores {:.3f} against {} released histograms; the true "
+      "table would score about {:.3f} from their noise ({})",
+      report->score(), report->histograms_size(), 1.0 - report->noise_floor(), path);
   return absl::OkStatus();
 }
 

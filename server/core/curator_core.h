@@ -11,13 +11,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/base/background_task.h"
+#include "common/base/step_profile.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
 #include "common/protocol/protocol_version.h"
-#include "common/base/background_task.h"
-#include "common/base/step_profile.h"
 #include "server/core/label_pair_exchange.h"
 #include "server/core/psi_exchange.h"
+#include "server/core/released_statistics.h"
 #include "server/core/session_hub.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -73,6 +74,9 @@ class CuratorCore {
                                                       const v1::ShareLabelsRequest& request);
   absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const std::string& party,
                                                            const v1::LabelPairsRequest& request);
+  // A party's marginal release (training.marginal_weight > 0), kept for the report on
+  // the published table (ReleasedStatistics).
+  absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const std::string& party, const v1::MarginalsRequest& request);
 
   // Runs the whole job: waits for every party, trains, sends Finished, writes the
   // synthetic CSV (if configured). Returns the run's outcome.
@@ -101,6 +105,8 @@ class CuratorCore {
   // (Align and the label-pair calls).
   absl::StatusOr<int> RosterIndex(const std::string& party, const std::string& run_id) const;
   bool horizontal() const { return config_.topology() == v1::Topology::horizontal; }
+  // The report on the published table against the run's released statistics, beside it.
+  absl::Status WriteReleasedFidelity(const CsvTable& published) const;
   // The rounds the run trains (the plan's in the horizontal topology, where they follow
   // the users' caps).
   int64_t TotalRounds() const;
@@ -181,6 +187,7 @@ class CuratorCore {
   const std::vector<std::string> roster_;
   SessionHub hub_;
   PsiExchange psi_;
+  ReleasedStatistics released_;
   StepProfile profile_;
   const absl::Time join_deadline_;
   // Orchestrator thread only.

@@ -63,6 +63,11 @@ grpc::Status CuratorService::ReleaseLabelPairs(grpc::ServerContext* context, con
   return Answer(*context, *request, response, &CuratorCore::ReleaseLabelPairs);
 }
 
+grpc::Status CuratorService::ReleaseMarginals(grpc::ServerContext* context, const v1::MarginalsRequest* request,
+                                              v1::MarginalsResponse* response) {
+  return Answer(*context, *request, response, &CuratorCore::ReleaseMarginals);
+}
+
 grpc::Status CuratorService::Train(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) {

@@ -25,6 +25,8 @@ class CuratorService final : public v1::Curator::Service {
                            v1::ShareLabelsResponse* response) override;
   grpc::Status ReleaseLabelPairs(grpc::ServerContext* context, const v1::LabelPairsRequest* request,
                                  v1::LabelPairsResponse* response) override;
+  grpc::Status ReleaseMarginals(grpc::ServerContext* context, const v1::MarginalsRequest* request,
+                                v1::MarginalsResponse* response) override;
   grpc::Status Train(grpc::ServerContext* context,
                      grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) override;
   grpc::Status GetStatus(grpc::ServerContext* context, const v1::StatusRequest* request,

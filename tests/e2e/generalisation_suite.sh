@@ -21,15 +21,19 @@ header = open(sys.argv[1]).readline().strip().split(",")
 assert header == [c["name"] for c in json.load(open(sys.argv[2]))["columns"]], header
 PY
   for mode in none dpsgd-10; do
-    python3 - "$WORK/s/$name/$mode/summary.json" <<'PY' || fail "$name $mode: summary"
-import json, sys
+    python3 - "$WORK/s/$name/$mode/summary.json" "$mode" <<'PY' || fail "$name $mode: summary"
+import json, math, sys
 mean = json.load(open(sys.argv[1]))["mean"]
 for key in ("tstr_f1", "trtr_f1", "cross_party_tstr_f1", "cross_party_trtr_f1"):
     assert 0 <= mean[key] <= 1, (key, mean)
 assert mean["cross_party_trtr_f1"] > 0, mean  # the other parties' columns carry some of the label
 # Every party scored the table on its own data (vfsynth eval --party-config).
+# dpsgd's marginal release gives the curator's score against the released statistics;
+# none releases nothing to score against.
 for run in json.load(open(sys.argv[1]))["runs"]:
     assert 0 <= run["federated_summary_score"] <= 1, run
+    released = run["released_fidelity_score"]
+    assert (0 <= released <= 1) if sys.argv[2] != "none" else math.isnan(released), run
 PY
   done
   [ "$(grep -c "^| $name (" "$WORK/s/suite.md")" -eq 3 ] || fail "$name: rows in suite.md: $(cat "$WORK/s/suite.md")"
@@ -38,10 +42,12 @@ PY
   grep "^| $name (" "$WORK/s/suite.md" | grep -q "| independent marginals |" || fail "$name: baseline row"
 done
 
-# The parties' own scores rank the suite's runs against the joint scores (no value
-# asserted: at 2 rounds the ranking says little).
-grep -Eq "^Spearman ρ between the joint and the federated summary score over ([0-9]+) runs: -?[01]\.[0-9]{3}$" \
-  "$WORK/s/suite.md" || fail "Spearman line: $(tail -n 2 "$WORK/s/suite.md")"
+# The parties' own scores and the curator's released-statistics score rank the suite's
+# runs against the joint scores (no value asserted: at 2 rounds the ranking says little).
+for score in "the federated summary score" "the released-statistics score"; do
+  grep -Eq "^Spearman ρ between the joint summary score and $score over ([0-9]+) runs: -?[01]\.[0-9]{3}$" \
+    "$WORK/s/suite.md" || fail "Spearman line: $(tail -n 3 "$WORK/s/suite.md")"
+done
 
 # A second call keeps finished runs; bad input is refused before anything runs.
 "$SRC/deploy/quality.sh" --suite --out "$WORK/s" --tables pima --modes "none dpsgd:10" --rounds 2 --batch 64 \

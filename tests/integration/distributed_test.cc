@@ -21,6 +21,7 @@
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
 #include "common/base/file_io.h"
+#include "common/base/proto_json.h"
 #include "common/config/config.h"
 #include "common/data/psi.h"
 #include "common/data/schema.h"
@@ -32,6 +33,7 @@
 #include "common/net/tls.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
+#include "server/core/released_statistics.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
@@ -392,6 +394,8 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
 // party's marginals, the two other parties' tables and the labels), the curator's G gets
 // the target, and the run still spends exactly its budget. A second session of a party
 // sends the kept release again, byte for byte.
+// The same run's published table is scored against the released statistics (every
+// party's marginals, the label pairs) with no charge beyond the key-0 one.
 TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   v1::PrivacyConfig privacy;
   privacy.set_mode(v1::PrivacyConfig::strict);
@@ -399,10 +403,14 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);
   training.set_label_column("class");
+  v1::OutputConfig output;
+  const std::string table = (std::filesystem::path(CheckpointDir("curator")).parent_path() / "synthetic.csv").string();
+  output.set_synthetic_csv(table);
+  output.set_rows(300);
   std::vector<std::string> kept(kParties.size());
   bool has_target = false;
   auto outcome = RunAll(
-      StartCurator(300, privacy, "", training),
+      StartCurator(300, privacy, "", training, output),
       [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
       [&](CuratorServer& curator) { has_target = curator.core().model_for_testing()->has_label_pair_target(); });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
@@ -430,6 +438,27 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
     ASSERT_TRUE(ResolvePrivacyConfig(&resolved).ok());
     EXPECT_NEAR(rr, LabelEpsilon(resolved, training), 1e-12) << charges[0];
   }
+
+  v1::ReleasedFidelity report;
+  ASSERT_TRUE(LoadJsonFile(ReleasedFidelityPath(table), &report).ok());
+  EXPECT_EQ(report.records(), outcome.status.aligned_records());
+  std::map<std::string, std::set<std::string>> kinds;  // per kind: the parties that released one
+  for (const auto& histogram : report.histograms()) {
+    kinds[histogram.kind()].insert(histogram.party());
+    EXPECT_GE(histogram.distance(), 0.0);
+    EXPECT_LE(histogram.distance(), 1.0);
+    EXPECT_GT(histogram.noise_distance(), 0.0) << histogram.histogram();
+    if (histogram.kind() == "label_pair") {
+      EXPECT_TRUE(absl::StartsWith(histogram.histogram(), "class x ")) << histogram.histogram();
+    }
+  }
+  EXPECT_EQ(kinds["marginal"], std::set<std::string>(kParties.begin(), kParties.end()));
+  EXPECT_EQ(kinds["label_pair"], (std::set<std::string>{"hospital", "insurer"}));
+  EXPECT_EQ(report.label_dependence_size(), std::count_if(report.histograms().begin(), report.histograms().end(),
+                                                          [](const auto& h) { return h.kind() == "label_pair"; }));
+  EXPECT_GT(report.score(), 0.0);
+  EXPECT_LE(report.score(), 1.0);
+  EXPECT_GT(report.noise_floor(), 0.0);
 }
 
 // Every record of a saved module (nested archives joined with '.') and its element count.

@@ -8,25 +8,15 @@
 #include <cmath>
 
 #include "common/privacy/secure_random.h"
+#include "tests/unit/gan/small_encoded_table.h"
 
 namespace vfsynth {
 namespace {
 
 constexpr double kForwardOnly = 0.0;  // Loss's reverse_weight: KL(target || batch) alone
 
-// Columns: a 3-way one-hot block, a tanh scalar, a 2-way one-hot block.
-std::vector<OutputBlock> Blocks() {
-  return {{BlockKind::kSoftmax, 0, 3}, {BlockKind::kTanh, 3, 1}, {BlockKind::kSoftmax, 4, 2}};
-}
-
-torch::Tensor Table() {
-  // Block 1: categories 0,0,1,2 -> 1/2, 1/4, 1/4; block 2: 1,1,1,0 -> 1/4, 3/4.
-  return torch::tensor({{1.0, 0.0, 0.0, 0.5, 0.0, 1.0},
-                        {1.0, 0.0, 0.0, -0.5, 0.0, 1.0},
-                        {0.0, 1.0, 0.0, 0.1, 0.0, 1.0},
-                        {0.0, 0.0, 1.0, 0.9, 1.0, 0.0}},
-                       torch::kFloat32);
-}
+std::vector<OutputBlock> Blocks() { return SmallTableBlocks(); }
+torch::Tensor Table() { return SmallTable(); }
 
 TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
   auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
