@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -97,7 +98,9 @@ class EchoIdentityService final : public v1::Curator::Service {
 class AuthenticatedPartyTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir() + "/peer_identity_test_certs");
+    // One directory per process: ctest runs this suite's tests in parallel processes,
+    // and one's gen-certs.sh would rewrite the files another is reading.
+    dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/peer_identity_test_certs_", getpid()));
     const std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ", *dir_,
                                              " hospital mallory > /dev/null");
     ASSERT_EQ(std::system(command.c_str()), 0);
