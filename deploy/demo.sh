@@ -77,8 +77,9 @@ echo "each party alone: hospital $(score summary_score "$OUT/eval-hospital"), in
 # The curator's score against what the run released under DP (no further ε; none in mode none).
 if [ -f "$OUT/synthetic.released.json" ]; then
   released() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" "$OUT/synthetic.released.json" | head -1; }
-  echo "released stats:   $(released score) against the run's released histograms; the real table would score about" \
-    "$(awk -v floor="$(released noise_floor)" 'BEGIN { printf "%.3f", 1 - floor }') ($OUT/synthetic.released.json)"
+  echo "released stats:   $(awk -v score="$(released score)" -v floor="$(released noise_floor)" \
+    'BEGIN { printf "%.3f against the run'"'"'s released histograms (the real table: about %.3f)", score, 1 - floor }')" \
+    "($OUT/synthetic.released.json)"
 fi
 echo "predicting class: $(utility random_forest) (random forest trained on real / on synthetic rows, tested on real)"
 echo "synthetic table:  $(pwd)/$OUT/synthetic.csv"
