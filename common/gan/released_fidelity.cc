@@ -58,6 +58,26 @@ torch::Tensor SimulatedLabelRelease(const torch::Tensor& truth, int k, double ke
   return ProjectToTotal(debiased, records) / records;
 }
 
+// The mean TVD from `released` of `draws` simulated releases of it: a label-pair table of
+// `categories` labels (0: a marginal) under randomized response keeping `keep`, and each
+// count's Gaussian of std `noise`. 0 for an exact marginal.
+absl::StatusOr<double> NoiseDistance(const torch::Tensor& released, int categories, double keep, double noise,
+                                     double records, int draws, std::mt19937_64& rng) {
+  if (categories == 0 && noise == 0) return 0.0;
+  torch::Tensor unconfuse;
+  if (categories > 0) {
+    ASSIGN_OR_RETURN(unconfuse, LabelUnconfusion(keep, categories));
+  }
+  double total = 0;
+  for (int d = 0; d < draws; ++d) {
+    const torch::Tensor draw = categories > 0
+                                   ? SimulatedLabelRelease(released, categories, keep, unconfuse, records, noise, rng)
+                                   : SimulatedRelease(released, records, noise, rng);
+    total += TotalVariation(draw, released);
+  }
+  return total / draws;
+}
+
 absl::Status CheckRelease(const ReleasedHistograms& release, const torch::Tensor& published) {
   const size_t blocks = static_cast<size_t>(release.target.blocks());
   if (release.block_names.size() != blocks || release.block_parties.size() != blocks ||
@@ -129,26 +149,17 @@ absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(const std::vector<Rele
       score->set_kind(release.label_pairs ? "label_pair" : is_pair ? "pair" : "marginal");
       score->set_cells(sizes[h]);
       score->set_distance(TotalVariation(published_h, released_h));
-      const double noise = release.block_noise[owner];
-      double noise_distance = 0;
+      const int categories = release.label_pairs ? target.one_hot_blocks()[first].width : 0;
+      ASSIGN_OR_RETURN(const double noise_distance, NoiseDistance(released_h, categories, release.label_keep,
+                                                                  release.block_noise[owner], n, draws, rng));
       if (release.label_pairs) {
-        const int k = target.one_hot_blocks()[first].width;
-        ASSIGN_OR_RETURN(const torch::Tensor unconfuse, LabelUnconfusion(release.label_keep, k));
-        for (int d = 0; d < draws; ++d) {
-          noise_distance += TotalVariation(
-              SimulatedLabelRelease(released_h, k, release.label_keep, unconfuse, n, noise, rng), released_h);
-        }
         v1::LabelDependence* dependence = report.add_label_dependence();
         dependence->set_party(score->party());
         dependence->set_histogram(score->histogram());
-        dependence->set_released(DependenceOf(released_h.reshape({k, -1})));
-        dependence->set_published(DependenceOf(published_h.reshape({k, -1})));
-      } else if (noise > 0) {
-        for (int d = 0; d < draws; ++d) {
-          noise_distance += TotalVariation(SimulatedRelease(released_h, n, noise, rng), released_h);
-        }
+        dependence->set_released(DependenceOf(released_h.reshape({categories, -1})));
+        dependence->set_published(DependenceOf(published_h.reshape({categories, -1})));
       }
-      score->set_noise_distance(noise_distance / draws);
+      score->set_noise_distance(noise_distance);
       distances += score->distance();
       noise_distances += score->noise_distance();
     }
