@@ -68,7 +68,7 @@ absl::StatusOr<torch::Tensor> LabelPairCounts(const torch::Tensor& labels, int c
       return absl::InvalidArgumentError(absl::StrCat("label-pair noise multiplier must be finite and > 0, got ",
                                                      noise_multiplier));
     }
-    const double sensitivity = std::sqrt(2.0 * static_cast<double>(one_hot_blocks.size()));
+    const double sensitivity = HistogramReleaseSensitivity(static_cast<int64_t>(one_hot_blocks.size()));
     counts = counts + GaussianTensor(*noise, counts.sizes(), noise_multiplier * sensitivity);
   }
   return counts;

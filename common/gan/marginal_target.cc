@@ -19,6 +19,8 @@ torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total) {
   return (counts - shifts[kept]).clamp_min(0);
 }
 
+double HistogramReleaseSensitivity(int64_t histograms) { return std::sqrt(2.0 * static_cast<double>(histograms)); }
+
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks) {
   std::vector<OutputBlock> one_hot;
   for (const OutputBlock& block : blocks) {
@@ -151,7 +153,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
   }
   const MarginalTarget shape = ShapeOf(one_hot, options);
   std::vector<torch::Tensor> histograms = shape.Histograms(table, /*hard=*/true);
-  const double sensitivity = std::sqrt(2.0 * static_cast<double>(histograms.size()));
+  const double sensitivity = HistogramReleaseSensitivity(static_cast<int64_t>(histograms.size()));
   const double rows = static_cast<double>(table.size(0));
   for (torch::Tensor& counts : histograms) {
     if (noise != nullptr) {

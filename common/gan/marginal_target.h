@@ -117,6 +117,11 @@ class MarginalTarget {
 // left as they are. total > 0; float64.
 torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total);
 
+// The L2 sensitivity of a release of `histograms` count histograms under replace-one: a
+// record moves one count down and one up in each, √(2m). Its Gaussian's std per count is
+// the noise multiplier times this.
+double HistogramReleaseSensitivity(int64_t histograms);
+
 // The one-hot blocks of an encoding, in order.
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks);
 

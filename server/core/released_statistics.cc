@@ -21,10 +21,10 @@ absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, const TableEnco
   return torch::from_blob(result.table.values.data(), {result.table.rows, result.table.width}, torch::kFloat32).clone();
 }
 
-// The Gaussian's std per count of a release of `histograms` histograms (sensitivity √(2m)).
+// The Gaussian's std per count of a release of `histograms` histograms.
 double CountNoise(const v1::PrivacyPlan& plan, int histograms) {
   if (plan.privacy().mode() == v1::PrivacyConfig::none) return 0;
-  return plan.marginal_noise_multiplier() * std::sqrt(2.0 * histograms);
+  return plan.marginal_noise_multiplier() * HistogramReleaseSensitivity(histograms);
 }
 
 }  // namespace
