@@ -34,7 +34,7 @@ deploy/run-local.sh --out "$OUT" --dataset adult --rounds "$ROUNDS" "${privacy_a
 elapsed=$(( $(date +%s) - start ))
 
 echo "evaluating the synthetic table against the real one (vfsynth eval)..."
-build/bin/vfsynth eval --real data/adult.csv --synthetic "$OUT/synthetic.csv" \
+build/bin/vfsynth eval --real deploy/datasets/adult.csv --synthetic "$OUT/synthetic.csv" \
   --schema deploy/schemas/adult.schema.json --target class --out "$OUT" \
   --privacy-statement "$OUT/synthetic.privacy.json" --eval-max-rows 10000 2> "$OUT/logs/eval.log"
 

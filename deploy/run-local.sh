@@ -93,8 +93,8 @@ if [ -n "$CSV_OVERRIDE" ]; then
   CSV="$CSV_OVERRIDE"; LAYOUT="$LAYOUT_OVERRIDE"; LABEL=""
   DATASET=$(basename "$CSV" .csv | tr -c 'A-Za-z0-9_\n-' '_')
 else case "$DATASET" in
-  adult) CSV="$ROOT/data/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json"; LABEL=class ;;
-  wine-red|wine-white) CSV="$ROOT/data/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json"; LABEL=quality ;;
+  adult) CSV="$ROOT/deploy/datasets/adult.csv"; SCHEMA="$ROOT/deploy/schemas/adult.schema.json"; LAYOUT="$ROOT/deploy/parties/adult-3.json"; LABEL=class ;;
+  wine-red|wine-white) CSV="$ROOT/deploy/datasets/winequality-${DATASET#wine-}.csv"; SCHEMA="$ROOT/deploy/schemas/wine.schema.json"; LAYOUT="$ROOT/deploy/parties/wine-2.json"; LABEL=quality ;;
   *) echo "unknown dataset $DATASET" >&2; exit 2 ;;
 esac; fi
 [ -z "$LAYOUT_OVERRIDE" ] || LAYOUT="$LAYOUT_OVERRIDE"

@@ -9,7 +9,7 @@ set -euo pipefail
 PARTIES="${VFSYNTH_PARTIES:?set VFSYNTH_PARTIES to the roster}"
 OWNER="${VFSYNTH_UID:-10001}"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-DATASET="${DATASET:-$ROOT/data/adult.csv}"
+DATASET="${DATASET:-$ROOT/deploy/datasets/adult.csv}"
 SCHEMA="${SCHEMA:-$ROOT/deploy/schemas/adult.schema.json}"
 LAYOUT="${LAYOUT:-$ROOT/deploy/parties/adult-3.json}"
 split_dir=$(mktemp -d)

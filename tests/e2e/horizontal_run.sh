@@ -15,7 +15,7 @@ run() {
   "$SRC/deploy/run-local.sh" --out "$out" --topology horizontal --epsilon 8 --rows 300 --holdout 0.2 \
     --bin "$BIN" "$@" > "$out.out" 2>&1 \
     || { cat "$out.out"; tail -n 20 "$out"/logs/*.log; fail "run-local --topology horizontal $*"; }
-  [ "$(head -1 "$out/synthetic.csv")" = "$(head -1 "$SRC/data/adult.csv")" ] \
+  [ "$(head -1 "$out/synthetic.csv")" = "$(head -1 "$SRC/deploy/datasets/adult.csv")" ] \
     || fail "synthetic header: $(head -1 "$out/synthetic.csv")"
   [ "$(wc -l < "$out/synthetic.csv")" -eq 301 ] || fail "synthetic row count"
 }
