@@ -16,7 +16,7 @@
 
 namespace vfsynth {
 
-// A party's side of the gswgan and pate modes (docs/privacy.md, "Ensemble modes").
+// A party's side of the gswgan and pate modes (docs/ensemble-modes.md).
 // Its rows are split into E disjoint shards, each with its own ShardCritics critic
 // trained without noise on that shard only; nothing computed from real rows leaves
 // except through one of two Gaussian releases the ledger charges:

@@ -1,10 +1,10 @@
 #ifndef VFSYNTH_COMMON_PRIVACY_ENSEMBLE_ACCOUNTING_H_
 #define VFSYNTH_COMMON_PRIVACY_ENSEMBLE_ACCOUNTING_H_
 
-// Accounting of the ensemble-critic modes (gswgan, pate; docs/privacy.md, "Ensemble
-// modes"). A party splits its rows into E disjoint shards, one critic each; a record
-// lives in exactly one shard, so under replace-one adjacency it moves exactly one
-// shard critic. Each synthetic row's slice gradient is one release:
+// Accounting of the ensemble-critic modes (gswgan, pate; docs/ensemble-modes.md). A
+// party splits its rows into E disjoint shards, one critic each; a record lives in
+// exactly one shard, so under replace-one adjacency it moves exactly one shard critic.
+// Each synthetic row's slice gradient is one release:
 //   gswgan: the gradient of ONE shard critic, drawn uniformly and independently per
 //           row from the party's secure generator, clipped to C, plus N(0, (z·2C)²):
 //           a Gaussian with multiplier z subsampled without replacement at q = 1/E

@@ -1,7 +1,7 @@
 #ifndef VFSYNTH_COMMON_PRIVACY_PATE_VOTE_H_
 #define VFSYNTH_COMMON_PRIVACY_PATE_VOTE_H_
 
-// Teacher voting of the `pate` mode (docs/privacy.md, "Ensemble modes"): every shard
+// Teacher voting of the `pate` mode (docs/ensemble-modes.md): every shard
 // critic votes per synthetic row, the party aggregates the votes with Gaussian noise.
 // The noise is the only thing that makes a vote private: it comes from a cryptographic
 // stream and is drawn and added in double precision.
