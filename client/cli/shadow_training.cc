@@ -19,6 +19,7 @@
 #include "common/privacy/run_accounting.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_core.h"
+#include "server/core/vertical_rounds.h"
 
 namespace vfsynth {
 namespace {
@@ -89,7 +90,7 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
                                                               "\nalignment_key=", secrets.alignment_key, "\n")));
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
-  CuratorCore curator(std::move(curator_config));
+  CuratorCore curator(curator_config, std::make_unique<VerticalRounds>(curator_config));
   std::vector<std::unique_ptr<PartyCore>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {

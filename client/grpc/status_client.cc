@@ -41,9 +41,9 @@ absl::StatusOr<v1::StatusResponse> FetchCuratorStatus(const std::string& address
 }
 
 std::string FormatStatusReport(const v1::StatusResponse& status) {
-  std::string out = absl::StrFormat("run %s: %s, round %d/%d", status.run_id(), status.state(),
+  std::string out = absl::StrFormat("run %s: %s, round %d/%d", status.run_id(), v1::RunPhase_Name(status.state()),
                                     status.round(), status.total_rounds());
-  if (status.state() == "training") {
+  if (status.state() == v1::training) {
     absl::StrAppendFormat(&out, ", %.2f rounds/s, ETA %s", status.rounds_per_second(),
                           Seconds(status.eta_seconds()));
   }

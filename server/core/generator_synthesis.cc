@@ -58,11 +58,16 @@ absl::StatusOr<CsvTable> SynthesizeFromAutoencoder(const GeneratorArtefact& arte
 
 }  // namespace
 
-absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefact, const v1::OutputConfig& output) {
-  if (output.rows() <= 0 || output.rows() > kMaxSynthesisRows) {
+absl::Status CheckSynthesisRows(int64_t rows) {
+  if (rows <= 0 || rows > kMaxSynthesisRows) {
     return absl::InvalidArgumentError(absl::StrCat("rows must be in [1, ", kMaxSynthesisRows, "]"));
   }
-  // One intra-op thread, as the curator draws the table it publishes (CuratorCore::Run):
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefact, const v1::OutputConfig& output) {
+  RETURN_IF_ERROR(CheckSynthesisRows(output.rows()));
+  // One intra-op thread, as the curator draws the table it publishes (CuratorCore's publication):
   // the redraw is then the same bytes whatever the thread settings.
   ScopedIntraOpThreads one_thread(1);
   if (artefact.header.parties().empty()) return absl::InvalidArgumentError("the generator artefact names no party");

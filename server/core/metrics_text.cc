@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/descriptor.h"
 
 namespace vfsynth {
 namespace {
@@ -77,8 +78,11 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
       .Sample("run_id", status.run_id(), 1);
   {
     Family state(&out, "vfsynth_run_state", "gauge", "1 for the run's current state, else 0.");
-    for (const char* name : {"waiting", "aligning", "training", "finished", "failed"}) {
-      state.Sample("state", name, status.state() == name ? 1 : 0);
+    const google::protobuf::EnumDescriptor* phases = v1::RunPhase_descriptor();
+    for (int i = 0; i < phases->value_count(); ++i) {
+      const google::protobuf::EnumValueDescriptor* phase = phases->value(i);
+      if (phase->number() == v1::unspecified) continue;
+      state.Sample("state", phase->name(), status.state() == phase->number() ? 1 : 0);
     }
   }
   Family(&out, "vfsynth_round", "gauge", "Generator rounds completed.").Sample(status.round());

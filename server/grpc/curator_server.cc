@@ -7,6 +7,8 @@
 #include "common/net/tls.h"
 #include "common/base/status_macros.h"
 #include "server/core/curator_checkpoint.h"
+#include "server/core/horizontal_rounds.h"
+#include "server/core/vertical_rounds.h"
 #include "server/core/metrics_text.h"
 
 namespace vfsynth {
@@ -19,7 +21,14 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   }
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());
-  server->core_ = std::make_unique<CuratorCore>(options.config, options.resume);
+  // The one place the topology picks the protocol the run's lifecycle drives.
+  std::unique_ptr<CuratorProtocol> protocol;
+  if (options.config.topology() == v1::Topology::horizontal) {
+    protocol = std::make_unique<HorizontalRounds>(options.config);
+  } else {
+    protocol = std::make_unique<VerticalRounds>(options.config);
+  }
+  server->core_ = std::make_unique<CuratorCore>(options.config, std::move(protocol), options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;

@@ -20,6 +20,7 @@
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
+#include "common/protocol/protocol_version.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/config/config.h"
@@ -34,6 +35,7 @@
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
 #include "server/core/released_statistics.h"
+#include "server/core/vertical_rounds.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
@@ -44,6 +46,11 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+// The vertical run's generator and critic (the model its protocol trains).
+CuratorModel* CuratorModelOf(CuratorCore& core) {
+  return static_cast<VerticalRounds&>(core.protocol()).model_for_testing();
+}
 
 const std::string kSource = VFSYNTH_SOURCE_DIR;
 const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
@@ -229,7 +236,7 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   ASSERT_TRUE(reference.ok()) << reference.status();
   ASSERT_TRUE((*reference)->Train().ok());
 
-  CuratorModel* model = curator->core().model_for_testing();
+  CuratorModel* model = CuratorModelOf(curator->core());
   ASSERT_NE(model, nullptr);
   EXPECT_LE(MaxAbsDiff(model->generator()->parameters(), (*reference)->generator()->parameters()), 1e-5);
   EXPECT_LE(MaxAbsDiff(model->shared_critic()->parameters(),
@@ -245,7 +252,7 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
   // expected shapes (never a d_k-wide real row, never an id).
   const auto& t = Training();
   const int64_t steps = static_cast<int64_t>(t.rounds()) * (t.n_critic() + 2);
-  EXPECT_EQ(curator->core().Status().state(), "finished");
+  EXPECT_EQ(curator->core().Status().state(), v1::finished);
   const std::vector<v1::PartyMessage> inbound = recorder.messages();
   EXPECT_EQ(static_cast<int64_t>(inbound.size()), static_cast<int64_t>(kParties.size()) * steps);
   std::set<int> payloads;
@@ -412,7 +419,7 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   auto outcome = RunAll(
       StartCurator(300, privacy, "", training, output),
       [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
-      [&](CuratorServer& curator) { has_target = curator.core().model_for_testing()->has_label_pair_target(); });
+      [&](CuratorServer& curator) { has_target = CuratorModelOf(curator.core())->has_label_pair_target(); });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   EXPECT_TRUE(has_target);
   for (size_t k = 0; k < kParties.size(); ++k) {
@@ -501,7 +508,7 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
                           published = curator.core().Synthesize(300);
                           config = curator.core().config();
                           published_generator =
-                              ModuleRecords(*curator.core().model_for_testing()->published_generator());
+                              ModuleRecords(*CuratorModelOf(curator.core())->published_generator());
                         });
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(published.has_value() && published->ok());
@@ -575,7 +582,7 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_FALSE(foreign.ok()) << "a certificate from another CA got the status";
-  EXPECT_EQ(status->state(), "finished");
+  EXPECT_EQ(status->state(), v1::finished);
   EXPECT_EQ(status->round(), Training().rounds());
   EXPECT_NEAR(status->epsilon_spent(), 8.0, 1e-3);
   ASSERT_EQ(status->parties_size(), static_cast<int>(kParties.size()));
@@ -630,7 +637,7 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   ASSERT_FALSE(outcome.curator.ok());
   EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' refuses the run"));
   EXPECT_THAT(outcome.curator.message(), HasSubstr("privacy.epsilon 1"));
-  EXPECT_EQ(outcome.status.state(), "failed");
+  EXPECT_EQ(outcome.status.state(), v1::failed);
   ASSERT_FALSE(outcome.parties[2].ok());
   EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon 1"));
@@ -655,7 +662,7 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   });
   ASSERT_FALSE(outcome.curator.ok());
   EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' plans privacy.epsilon = 5 but the curator plans 8"));
-  EXPECT_EQ(outcome.status.state(), "failed");
+  EXPECT_EQ(outcome.status.state(), v1::failed);
   ASSERT_FALSE(outcome.parties[2].ok());
   EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon"));
   for (size_t k = 0; k < kParties.size(); ++k) {
@@ -706,7 +713,7 @@ TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {
   run.join();
   EXPECT_EQ(run_status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(run_status.message(), HasSubstr("hospital"));
-  EXPECT_EQ(curator->core().Status().state(), "failed");
+  EXPECT_EQ(curator->core().Status().state(), v1::failed);
 }
 
 // A signal (PartySession::Cancel) ends every wait promptly: dialling a curator that is not

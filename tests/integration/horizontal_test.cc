@@ -31,6 +31,7 @@
 #include "common/privacy/privacy_plan.h"
 #include "common/protocol/protocol_version.h"
 #include "server/core/horizontal_model.h"
+#include "server/core/horizontal_rounds.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
@@ -229,7 +230,7 @@ class HorizontalTest : public ::testing::Test {
   static void ExpectTheReferenceModel(CuratorServer& curator) {
     auto reference = Reference();
     ASSERT_TRUE(reference.ok()) << reference.status();
-    const HorizontalModel* model = curator.core().horizontal_model_for_testing();
+    const HorizontalModel* model = static_cast<HorizontalRounds&>(curator.core().protocol()).model_for_testing();
     ASSERT_NE(model, nullptr);
     EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
   }
@@ -360,7 +361,7 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   EXPECT_EQ(charged, reports);
 
   const v1::StatusResponse status = curator->core().Status();
-  EXPECT_EQ(status.state(), "finished");
+  EXPECT_EQ(status.state(), v1::finished);
   EXPECT_EQ(status.round(), kRounds);
   EXPECT_DOUBLE_EQ(status.epsilon_spent(), kEpsilon);
   EXPECT_EQ(status.aligned_records(), kUsers);

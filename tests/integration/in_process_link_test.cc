@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cli/in_process_curator_link.h"
+#include "server/core/vertical_rounds.h"
 #include "common/config/config.h"
 #include "common/protocol/protocol_version.h"
 
@@ -29,7 +30,7 @@ class InProcessCuratorLinkTest : public ::testing::Test {
     config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
     ASSERT_TRUE(resolved.ok()) << resolved;
-    curator_ = std::make_unique<CuratorCore>(config);
+    curator_ = std::make_unique<CuratorCore>(config, std::make_unique<VerticalRounds>(config));
   }
   void TearDown() override {
     curator_.reset();

@@ -1,6 +1,7 @@
 // CuratorCore without gRPC: registration and alignment checks, and the round
 // orchestrator driven through its SessionHub by hand-made party messages.
 #include "server/core/curator_core.h"
+#include "server/core/vertical_rounds.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/protocol/protocol_version.h"
 #include "common/data/psi.h"
 #include "common/config/config.h"
 #include "common/protocol/tensor_codec.h"
@@ -29,6 +31,14 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// A core running the vertical protocol, as the curator server builds it for that topology.
+class VerticalCore : public CuratorCore {
+ public:
+  explicit VerticalCore(const v1::CuratorConfig& config)
+      : CuratorCore(config, std::make_unique<VerticalRounds>(config)) {}
+  VerticalRounds& rounds() { return static_cast<VerticalRounds&>(protocol()); }
+};
 
 constexpr char kRunId[] = "unit-run";
 constexpr int kBatch = 4;
@@ -207,14 +217,14 @@ v1::PartyMessage Features(int64_t round, int64_t step, std::vector<int64_t> real
 // ---- registration and alignment ----
 
 TEST(CuratorRegisterTest, UnknownPartyIsPermissionDenied) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   auto response = core.Register("gamma", Registration("gamma", AlphaSchema()));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(response.status().message(), HasSubstr("'gamma'"));
 }
 
 TEST(CuratorRegisterTest, WrongProtocolVersionIsFailedPrecondition) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   v1::RegisterRequest request = Registration("alpha", AlphaSchema());
   request.set_protocol_version(kProtocolVersion + 1);
   auto response = core.Register("alpha", request);
@@ -223,7 +233,7 @@ TEST(CuratorRegisterTest, WrongProtocolVersionIsFailedPrecondition) {
 }
 
 TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   v1::Schema schema = AlphaSchema();
   schema.mutable_columns(0)->clear_categories();
   auto response = core.Register("alpha", Registration("alpha", schema));
@@ -239,7 +249,7 @@ TEST(CuratorRegisterTest, DpsgdPartyWithAnotherBudgetSplitIsFailedPrecondition) 
   config.mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
   config.mutable_privacy()->set_epsilon(10);
   ASSERT_TRUE(ResolveCuratorConfig("", &config).ok());
-  CuratorCore core(config);
+  VerticalCore core(config);
   v1::RegisterRequest request = Registration("alpha", AlphaSchema());
   request.mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
   request.mutable_privacy()->set_shared_critic_budget_share(0.5);
@@ -254,7 +264,7 @@ TEST(CuratorRegisterTest, DpsgdPartyWithAnotherBudgetSplitIsFailedPrecondition) 
 }
 
 TEST(CuratorRegisterTest, RegistrationIsIdempotentButTheSchemaIsFixed) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   auto first = core.Register("alpha", Registration("alpha", AlphaSchema()));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->run_id(), kRunId);
@@ -275,7 +285,7 @@ TEST(CuratorRegisterTest, RegistrationIsIdempotentButTheSchemaIsFixed) {
 }
 
 TEST(CuratorAlignTest, MalformedListsAreInvalidArgument) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   RegisterBoth(core, 9);
   const TestParty alpha = Party("alpha", 0, 7);
   for (const std::string& bad : {std::string(kPsiElementBytes, '\0'), std::string(31, 'a'), std::string(),
@@ -297,7 +307,7 @@ TEST(CuratorAlignTest, MalformedListsAreInvalidArgument) {
 }
 
 TEST(CuratorAlignTest, MustRegisterFirst) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   const TestParty alpha = Party("alpha", 0, 7);
   auto response = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list()));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -307,7 +317,7 @@ TEST(CuratorAlignTest, MustRegisterFirst) {
 }
 
 TEST(CuratorAlignTest, WrongRunIdIsFailedPrecondition) {
-  CuratorCore core(Config(5, 5, 1, 1));
+  VerticalCore core(Config(5, 5, 1, 1));
   RegisterBoth(core);
   v1::AlignRequest request = AlignRequest("alpha", 0, Party("alpha", 0, 7).psi.own_list());
   request.set_run_id("other-run");
@@ -317,8 +327,9 @@ TEST(CuratorAlignTest, WrongRunIdIsFailedPrecondition) {
 }
 
 TEST(CuratorAlignTest, EveryPartyLearnsWhichOfItsOwnRecordsAreInTheIntersection) {
-  CuratorCore core(Config(5, 10, 1, 1));
+  VerticalCore core(Config(5, 10, 1, 1));
   RegisterBoth(core);
+  EXPECT_EQ(core.Status().state(), v1::waiting);
   const TestParty alpha = Party("alpha", 0, 7);
   const TestParty beta = Party("beta", 2, 9);
   auto [alpha_result, beta_result] = AlignBoth(core, alpha, beta);
@@ -331,12 +342,13 @@ TEST(CuratorAlignTest, EveryPartyLearnsWhichOfItsOwnRecordsAreInTheIntersection)
   EXPECT_EQ(alpha_result->aligned().records(), 6);
   EXPECT_EQ(beta_result->aligned().records(), 6);
   EXPECT_EQ(core.Status().aligned_records(), 6);
+  EXPECT_EQ(core.Status().state(), v1::aligning);
   EXPECT_TRUE(core.Status().parties(0).aligned());
   EXPECT_TRUE(core.Status().parties(1).aligned());
 }
 
 TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
-  CuratorCore core(Config(5, 10, 1, 1));
+  VerticalCore core(Config(5, 10, 1, 1));
   RegisterBoth(core, 6, 6);
   auto [alpha, beta] = AlignBoth(core, Party("alpha", 0, 5), Party("beta", 4, 9));
   for (const auto* result : {&alpha, &beta}) {
@@ -345,11 +357,11 @@ TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
   }
   const absl::Status run = core.Run();
   EXPECT_EQ(run.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(core.Status().state(), "failed");
+  EXPECT_EQ(core.Status().state(), v1::failed);
 }
 
 TEST(CuratorAlignTest, JoinTimeoutNamesTheMissingParty) {
-  CuratorCore core(Config(5, 0.3, 1, 1));
+  VerticalCore core(Config(5, 0.3, 1, 1));
   RegisterBoth(core);
   auto alone = core.Align("alpha", AlignRequest("alpha", 0, Party("alpha", 0, 7).psi.own_list()));
   EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -360,7 +372,7 @@ TEST(CuratorAlignTest, JoinTimeoutNamesTheMissingParty) {
 }
 
 TEST(CuratorAlignTest, HopsOutOfTurnAreRefused) {
-  CuratorCore core(Config(5, 0.3, 1, 1));
+  VerticalCore core(Config(5, 0.3, 1, 1));
   RegisterBoth(core);
   const TestParty alpha = Party("alpha", 0, 7);
   const absl::Status early = core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
@@ -375,7 +387,7 @@ TEST(CuratorAlignTest, HopsOutOfTurnAreRefused) {
 }
 
 TEST(CuratorAlignTest, AReconnectingPartyGetsItsTaskAgainAndMustBlindAsBefore) {
-  CuratorCore core(Config(5, 10, 1, 1));
+  VerticalCore core(Config(5, 10, 1, 1));
   RegisterBoth(core);
   const TestParty alpha = Party("alpha", 0, 7);
   const TestParty beta = Party("beta", 2, 9);
@@ -410,7 +422,7 @@ TEST(CuratorAlignTest, AReconnectingPartyGetsItsTaskAgainAndMustBlindAsBefore) {
 }
 
 TEST(CuratorAlignTest, ARejoiningPartyGetsItsPositionsBackOnlyForTheSameList) {
-  CuratorCore core(Config(5, 10, 1, 1));
+  VerticalCore core(Config(5, 10, 1, 1));
   RegisterBoth(core);
   const TestParty alpha = Party("alpha", 0, 7);
   auto [first, beta] = AlignBoth(core, alpha, Party("beta", 2, 9));
@@ -483,7 +495,7 @@ TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
 }
 
 TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
-  CuratorCore core(Config(5, 30, 1, 1));
+  VerticalCore core(Config(5, 30, 1, 1));
   RegisterBoth(core);
   absl::StatusOr<v1::AlignResponse> result;
   const TestParty alpha = Party("alpha", 0, 7);
@@ -500,7 +512,7 @@ class CuratorRoundTest : public ::testing::Test {
   // Registers and aligns both parties, starts Run() and opens both streams.
   // `before_run` may queue inbound messages the run will find waiting.
   void Start(v1::CuratorConfig config, const std::function<void()>& before_run = {}) {
-    core_ = std::make_unique<CuratorCore>(std::move(config));
+    core_ = std::make_unique<VerticalCore>(config);
     RegisterBoth(*core_);
     auto [alpha, beta] = AlignBoth(*core_, Party("alpha", 0, 7), Party("beta", 2, 9));
     ASSERT_TRUE(alpha.ok() && beta.ok()) << alpha.status() << " " << beta.status();
@@ -579,7 +591,7 @@ class CuratorRoundTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<CuratorCore> core_;
+  std::unique_ptr<VerticalCore> core_;
   std::thread run_;
   absl::Status run_status_;
 };
@@ -590,7 +602,7 @@ TEST_F(CuratorRoundTest, WronglyShapedFeaturesAreAnsweredAndTheRoundWaitsOn) {
   ExpectRejected(0, Features(0, 0, {kBatch, 2}), {"features.h_real", "expected shape [4, 3]", "got [4, 2]"});
   ExpectRejected(0, Features(0, 0, {kBatch, kFeatureDim}, {kBatch + 1, kFeatureDim}),
                  {"features.h_fake", "[5, 3]"});
-  EXPECT_EQ(core_->Status().state(), "training");
+  EXPECT_EQ(core_->Status().state(), v1::training);
   CompleteCriticStep(0, 0);
   ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 1));
   core_->Cancel(absl::CancelledError("done"));
@@ -652,7 +664,7 @@ TEST_F(CuratorRoundTest, ProtocolErrorFromAPartyAbortsTheRunNamingIt) {
     EXPECT_THAT(finished.finished().message(), HasSubstr("'beta'"));
     EXPECT_FALSE(core_->hub().NextOutgoing(k).has_value());
   }
-  EXPECT_EQ(core_->Status().state(), "failed");
+  EXPECT_EQ(core_->Status().state(), v1::failed);
 }
 
 TEST_F(CuratorRoundTest, SilentPartyTimesOutNamingIt) {
@@ -753,9 +765,9 @@ TEST_F(CuratorRoundTest, FullRunWithHandMadePartyMessages) {
     EXPECT_TRUE(finished.finished().succeeded());
     EXPECT_FALSE(core_->hub().NextOutgoing(k).has_value());
   }
-  EXPECT_EQ(core_->Status().state(), "finished");
+  EXPECT_EQ(core_->Status().state(), v1::finished);
   EXPECT_EQ(core_->Status().round(), 1);
-  EXPECT_NE(core_->model_for_testing(), nullptr);
+  EXPECT_NE(core_->rounds().model_for_testing(), nullptr);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using ::testing::Not;
 v1::StatusResponse MakeStatus() {
   v1::StatusResponse status;
   status.set_run_id("run-7");
-  status.set_state("training");
+  status.set_state(v1::training);
   status.set_round(12);
   status.set_total_rounds(60);
   status.set_rounds_per_second(0.25);
