@@ -1,17 +1,16 @@
 #ifndef VFSYNTH_COMMON_NN_INTRA_OP_THREADS_H_
 #define VFSYNTH_COMMON_NN_INTRA_OP_THREADS_H_
 
-#include <ATen/Parallel.h>
-
 namespace vfsynth {
 
 // LibTorch's intra-op thread count is process-wide: this sets it for one scope and puts
 // the previous count back when the scope ends, so that other work sharing the process
 // (parties and curators of one test, a daemon's later calls) keeps its own setting.
+// Callers need no LibTorch headers.
 class ScopedIntraOpThreads {
  public:
-  explicit ScopedIntraOpThreads(int threads) : previous_(at::get_num_threads()) { at::set_num_threads(threads); }
-  ~ScopedIntraOpThreads() { at::set_num_threads(previous_); }
+  explicit ScopedIntraOpThreads(int threads);
+  ~ScopedIntraOpThreads();
   ScopedIntraOpThreads(const ScopedIntraOpThreads&) = delete;
   ScopedIntraOpThreads& operator=(const ScopedIntraOpThreads&) = delete;
 

@@ -5,8 +5,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/base/file_io.h"
-#include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
 #include "common/data/csv.h"
 #include "common/nn/intra_op_threads.h"
@@ -17,7 +15,7 @@
 #include "server/core/curator_checkpoint.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
-#include "server/core/released_statistics.h"
+#include "server/core/released_fidelity_file.h"
 
 namespace vfsynth {
 namespace {
@@ -323,7 +321,9 @@ absl::Status CuratorCore::Publish() {
   RETURN_IF_ERROR(table.status());
   RETURN_IF_ERROR(WriteCsv(path, *table));
   RETURN_IF_ERROR(WritePrivacyStatement(path, privacy_plan_));
-  RETURN_IF_ERROR(WriteReleasedFidelity(*table));
+  ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
+                   protocol_->ReleasedReport(*table, privacy_plan_));
+  if (report.has_value()) RETURN_IF_ERROR(WriteReleasedFidelity(*report, path));
   spdlog::info("published {} synthetic rows to {} with its privacy statement {}", rows, path,
                PrivacyStatementPath(path));
   return absl::OkStatus();
@@ -332,20 +332,6 @@ absl::Status CuratorCore::Publish() {
 int64_t CuratorCore::PublishedRows() const {
   if (config_.output().rows() > 0) return config_.output().rows();
   return protocol_->DefaultPublishedRows(privacy_plan_);
-}
-
-absl::Status CuratorCore::WriteReleasedFidelity(const CsvTable& published) const {
-  ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
-                   protocol_->ReleasedReport(published, privacy_plan_));
-  if (!report.has_value()) return absl::OkStatus();
-  const std::string path = ReleasedFidelityPath(config_.output().synthetic_csv());
-  ASSIGN_OR_RETURN(const std::string json, ToJson(*report, /*include_defaults=*/true));
-  RETURN_IF_ERROR(WriteFileAtomically(path, json));
-  spdlog::info(
-      "released statistics: the published table scores {:.3f} against {} released histograms; the true "
-      "table would score about {:.3f} from their noise ({})",
-      report->score(), report->histograms_size(), 1.0 - report->noise_floor(), path);
-  return absl::OkStatus();
 }
 
 void CuratorCore::Cancel(absl::Status reason) {

@@ -96,8 +96,6 @@ class CuratorCore {
   // Finished to every party that still has a stream, then the streams close.
   void SendFinished(const absl::Status& outcome);
   absl::Status Publish();
-  // The report on the published table against the run's released statistics, beside it.
-  absl::Status WriteReleasedFidelity(const CsvTable& published) const;
   // The rows the curator publishes: output.rows, or the protocol's default.
   int64_t PublishedRows() const;
   // Before training: logs `reason`, cancels every wait of the run with it and returns it.

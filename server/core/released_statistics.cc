@@ -111,8 +111,4 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
   return ScoreAgainstReleases(releases, encoded, plan.records());
 }
 
-std::string ReleasedFidelityPath(const std::string& table_path) {
-  return std::filesystem::path(table_path).replace_extension(".released.json").string();
-}
-
 }  // namespace vfsynth

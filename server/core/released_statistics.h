@@ -13,6 +13,7 @@
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
 #include "common/gan/marginal_target.h"
+#include "server/core/released_fidelity_file.h"
 #include "vfsynth/v1/curator.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
 #include "vfsynth/v1/released_fidelity.pb.h"
@@ -51,9 +52,6 @@ class ReleasedStatistics {
   std::vector<std::optional<MarginalTarget>> marginals_ ABSL_GUARDED_BY(mu_);
   std::optional<LabelPairs> label_pairs_ ABSL_GUARDED_BY(mu_);
 };
-
-// The report's file beside a published table (synthetic.csv: synthetic.released.json).
-std::string ReleasedFidelityPath(const std::string& table_path);
 
 }  // namespace vfsynth
 
