@@ -97,7 +97,9 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   // Mode none runs what dpsgd and strict add by default (the marginal release, its pairs,
   // the prior), exact: none against a DP mode then differs only in the noise. Without them
   // a target rare in D leaves no trace G learns within a shadow run's rounds.
-  if (shadow.privacy.mode() == v1::PrivacyConfig::none) SetMarginalReleaseDefaults(/*prior=*/true, &shadow.training);
+  if (shadow.privacy.mode() == v1::PrivacyConfig::none) {
+    RETURN_IF_ERROR(SetMarginalReleaseDefaults(/*prior=*/true, &shadow.training));
+  }
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_parties), &shadow.parties));
   }

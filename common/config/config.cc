@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -13,6 +14,7 @@
 #include "common/base/quoted_value.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/config/defaults_table.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
 #include "google/protobuf/descriptor.h"
@@ -61,29 +63,19 @@ absl::Status Widths(const char* name, const Repeated& values) {
   return absl::OkStatus();
 }
 
-absl::Status ResolveEnsembleConfig(v1::PrivacyConfig::Mode mode, v1::EnsembleConfig* e) {
-  v1::ExperimentalEnsembleConfig* const experimental = e->mutable_experimental();
-  // A vote needs many voters to stand out of its noise; a drawn critic needs enough rows.
-  if (!e->has_shards()) e->set_shards(mode == v1::PrivacyConfig::pate ? 1024 : 256);
-  if (!e->has_shard_hidden()) e->set_shard_hidden(64);
-  if (!e->has_shard_batch()) e->set_shard_batch(64);
-  if (!e->has_vote_top_k()) e->set_vote_top_k(5);
-  if (!e->has_vote_clip()) e->set_vote_clip(1.0);
-  if (!e->has_vote_threshold()) e->set_vote_threshold(0.5);
-  if (!experimental->has_vote_aggregation()) experimental->set_vote_aggregation("threshold");
-  if (!experimental->has_projection_dim()) experimental->set_projection_dim(8);
-  if (!experimental->has_gnmax_bins()) experimental->set_gnmax_bins(10);
-  RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e->shards()));
-  RETURN_IF_ERROR(Width("privacy.ensemble.shard_hidden", e->shard_hidden()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e->shard_batch()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e->vote_top_k()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e->vote_clip()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.projection_dim", experimental->projection_dim()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.gnmax_bins", experimental->gnmax_bins()));
-  if (!(e->vote_threshold() >= 0 && e->vote_threshold() <= 1)) {
+absl::Status ValidateEnsembleConfig(const v1::EnsembleConfig& e) {
+  const v1::ExperimentalEnsembleConfig& experimental = e.experimental();
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shards", e.shards()));
+  RETURN_IF_ERROR(Width("privacy.ensemble.shard_hidden", e.shard_hidden()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e.shard_batch()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e.vote_top_k()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e.vote_clip()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.projection_dim", experimental.projection_dim()));
+  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.gnmax_bins", experimental.gnmax_bins()));
+  if (!(e.vote_threshold() >= 0 && e.vote_threshold() <= 1)) {
     return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
   }
-  return OneOf("privacy.ensemble.experimental.vote_aggregation", experimental->vote_aggregation(), "threshold",
+  return OneOf("privacy.ensemble.experimental.vote_aggregation", experimental.vote_aggregation(), "threshold",
                "gnmax");
 }
 
@@ -100,11 +92,11 @@ absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
 // A setting that does not apply is an error, not silently ignored: every field set in
 // `message` other than `allowed` is refused, named as prefix.field, with `why`.
 absl::Status OnlyApplicableSettings(const google::protobuf::Message& message, const std::string& prefix,
-                                    const absl::flat_hash_set<std::string>& allowed, absl::string_view why) {
+                                    absl::Span<const absl::string_view> allowed, absl::string_view why) {
   std::vector<const google::protobuf::FieldDescriptor*> set;
   message.GetReflection()->ListFields(message, &set);
   for (const google::protobuf::FieldDescriptor* field : set) {
-    if (!allowed.contains(field->name())) {
+    if (!absl::c_linear_search(allowed, field->name())) {
       return absl::InvalidArgumentError(absl::StrCat(prefix, field->name(), " does not apply: ", why));
     }
   }
@@ -114,26 +106,8 @@ absl::Status OnlyApplicableSettings(const google::protobuf::Message& message, co
 }  // namespace
 
 absl::Status ResolveModelConfig(v1::ModelConfig* m) {
-  v1::ExperimentalModelConfig* const experimental = m->mutable_experimental();
-  if (!m->has_z_dim()) m->set_z_dim(64);
-  if (m->generator_hidden_size() == 0) {
-    m->add_generator_hidden(256);
-    m->add_generator_hidden(256);
-  }
-  // feature_hidden may stay empty: feat_k is then one Linear + LeakyReLU (the default;
-  // cross-party structure is left to D_s).
-  if (!m->has_feature_dim()) m->set_feature_dim(128);
-  if (m->shared_hidden_size() == 0) {
-    m->add_shared_hidden(256);
-    m->add_shared_hidden(256);
-  }
-  if (!experimental->has_categorical_output()) experimental->set_categorical_output("gumbel");
-  if (!experimental->has_gumbel_tau()) experimental->set_gumbel_tau(0.2);
-  if (!experimental->has_leaky_slope()) experimental->set_leaky_slope(0.2);
-  if (!experimental->has_generator_norm()) experimental->set_generator_norm("batch");
-  if (!experimental->has_generator_towers()) experimental->set_generator_towers("joint");
-  if (!experimental->has_shared_critic_weight()) experimental->set_shared_critic_weight(1.0);
-  if (!experimental->has_pack()) experimental->set_pack(1);
+  RETURN_IF_ERROR(ApplyDefaults({}, "model", m));
+  const v1::ExperimentalModelConfig* const experimental = &m->experimental();
   RETURN_IF_ERROR(Width("model.z_dim", m->z_dim()));
   RETURN_IF_ERROR(Width("model.feature_dim", m->feature_dim()));
   RETURN_IF_ERROR(Widths("model.generator_hidden", m->generator_hidden()));
@@ -164,29 +138,10 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
 }
 
 absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
-  v1::ExperimentalTrainingConfig* const experimental = t->mutable_experimental();
-  if (!t->has_batch_size()) t->set_batch_size(256);
-  // One critic step per generator round (CTGAN's ratio) measured best with and without
-  // DP, and 3000 rounds beat 2000 (docs/decisions/defaults.md); under DP only critic
-  // steps spend ε.
-  if (!t->has_rounds()) t->set_rounds(3000);
-  if (!t->has_n_critic()) t->set_n_critic(1);
-  if (!t->has_lr_generator()) t->set_lr_generator(2e-4);
-  if (!t->has_lr_critic()) t->set_lr_critic(2e-4);
-  if (!t->has_beta1()) t->set_beta1(0.5);
-  if (!t->has_beta2()) t->set_beta2(0.9);
-  if (!t->has_gp_lambda()) t->set_gp_lambda(10.0);
-  if (!t->has_seed()) t->set_seed(1);
-  if (!t->has_threads()) t->set_threads(2);
-  if (!t->has_log_every()) t->set_log_every(50);
-  // The weight average measures better on every fidelity measure (docs/decisions/defaults.md);
-  // 0 publishes the last iterate.
-  if (!experimental->has_generator_average_decay()) experimental->set_generator_average_decay(0.999);
-  // The reverse KL pushes G's mass out of cells the released marginals leave (nearly)
-  // empty (docs/decisions/defaults.md); it acts only where the marginal loss is on.
-  if (!experimental->has_marginal_reverse_weight()) experimental->set_marginal_reverse_weight(1.0);
-  if (!experimental->has_marginal_position_bins()) experimental->set_marginal_position_bins(4);
-  if (!experimental->has_label_pair_weight()) experimental->set_label_pair_weight(t->marginal_weight());
+  // Without a mode only the rows that hold in every mode apply (ResolveModeDefaults
+  // applies the others first).
+  RETURN_IF_ERROR(ApplyDefaults({}, "training", t));
+  const v1::ExperimentalTrainingConfig* const experimental = &t->experimental();
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
   RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
   RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
@@ -218,16 +173,9 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
 
 namespace {
 
-// The label's share of the budget by default: smaller in dpsgd, whose D_s also conveys
-// the label and gains from the budget the labels leave it (docs/decisions/defaults.md).
-double DefaultLabelBudgetShare(v1::PrivacyConfig::Mode mode) { return mode == v1::PrivacyConfig::dpsgd ? 0.15 : 0.3; }
-
 // The Gaussian mechanism's settings, as the vertical modes and dpfedavg read them: delta
-// (1e-5) and clip_norm (1) defaulted, delta in (0, 1), clip_norm and any noise_multiplier
-// finite and > 0.
-absl::Status ResolveGaussianSettings(v1::PrivacyConfig* p) {
-  if (!p->has_delta()) p->set_delta(1e-5);
-  if (!p->has_clip_norm()) p->set_clip_norm(1.0);
+// in (0, 1), clip_norm and any noise_multiplier finite and > 0.
+absl::Status ValidateGaussianSettings(const v1::PrivacyConfig* p) {
   if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
   if (!(p->clip_norm() > 0 && std::isfinite(p->clip_norm()))) {
     return absl::InvalidArgumentError("privacy.clip_norm must be finite and > 0");
@@ -241,28 +189,20 @@ absl::Status ResolveGaussianSettings(v1::PrivacyConfig* p) {
 }  // namespace
 
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
-  v1::ExperimentalPrivacyConfig* const experimental = p->mutable_experimental();
-  // strict protects everything that leaves a party (docs/privacy.md); it is the default.
-  if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::strict);
-  if (!p->has_feature_clip_norm()) p->set_feature_clip_norm(1.0);
-  if (!experimental->has_conversion()) experimental->set_conversion("improved");
+  DefaultsContext context{v1::vertical};
+  RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p, {"mode"}));
   const v1::PrivacyConfig::Mode mode = p->mode();
   if (privacy::IsHorizontalMode(mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat("privacy.mode '", privacy::ModeName(mode), "' needs topology 'horizontal'"));
   }
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
-  RETURN_IF_ERROR(ResolveEnsembleConfig(mode, p->mutable_ensemble()));
-  if (mode != v1::PrivacyConfig::none && !p->has_marginal_budget_share()) p->set_marginal_budget_share(0.1);
-  if ((mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) &&
-      !experimental->has_label_budget_share()) {
-    experimental->set_label_budget_share(DefaultLabelBudgetShare(mode));
-  }
-  if (mode == v1::PrivacyConfig::dpsgd && !experimental->has_shared_critic_budget_share()) {
-    experimental->set_shared_critic_budget_share(kDefaultSharedCriticBudgetShare);
-  }
+  context.mode = mode;
+  RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p));
+  const v1::ExperimentalPrivacyConfig* const experimental = &p->experimental();
+  RETURN_IF_ERROR(ValidateEnsembleConfig(p->ensemble()));
   RETURN_IF_ERROR(OneOf("privacy.experimental.conversion", experimental->conversion(), "improved", "classic"));
-  RETURN_IF_ERROR(ResolveGaussianSettings(p));
+  RETURN_IF_ERROR(ValidateGaussianSettings(p));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
   if (mode != v1::PrivacyConfig::none && !p->has_epsilon() && !p->has_noise_multiplier()) {
     return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(mode),
@@ -395,9 +335,7 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
     party.set_data(ResolvePath(base_dir, party.data()));
     party.set_schema(ResolvePath(base_dir, party.schema()));
   }
-  if (c->run_id().empty()) c->set_run_id("local");
-  if (!c->has_sampling_secret()) c->set_sampling_secret("vfsynth-reference-sampling-secret");
-  if (!c->has_alignment_key()) c->set_alignment_key("vfsynth-reference-alignment-key");
+  RETURN_IF_ERROR(ApplyDefaults({}, "local", c));
   if (c->sampling_secret().empty() || c->alignment_key().empty()) {
     return absl::InvalidArgumentError("sampling_secret and alignment_key must not be empty");
   }
@@ -446,42 +384,30 @@ absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
   return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
 }
 
-void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
-  // Under DP-SGD's noise a critic conveys the marginals poorly; a one-off DP release of
-  // them as G's target raises every fidelity measure (docs/decisions/defaults.md).
-  if (!training->has_marginal_weight()) training->set_marginal_weight(1.0);
-  if (training->marginal_weight() <= 0) return;
-  // Within-party pairs of up to 120 cells raise pair trends (docs/decisions/defaults.md).
-  if (!training->experimental().has_marginal_pair_cells())
-    training->mutable_experimental()->set_marginal_pair_cells(120);
-  if (prior && !training->experimental().has_cross_party_independence_weight()) {
-    training->mutable_experimental()->set_cross_party_independence_weight(training->marginal_weight());
-  }
+absl::Status SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
+  // dpsgd's rows, whose presets tell the prior's row apart.
+  const DefaultsContext context{v1::vertical, v1::PrivacyConfig::dpsgd,
+                                prior ? v1::TrainingConfig::standard : v1::TrainingConfig::large_budget, training};
+  return ApplyDefaults(
+      context, "training", training,
+      {"marginal_weight", "experimental.marginal_pair_cells", "experimental.cross_party_independence_weight"});
 }
 
 absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
   const v1::PrivacyConfig::Mode mode = privacy.mode();
-  if (t->preset() == v1::TrainingConfig::PRESET_UNSPECIFIED) t->set_preset(v1::TrainingConfig::standard);
+  DefaultsContext context{v1::vertical, mode};
+  RETURN_IF_ERROR(ApplyDefaults(context, "training", t, {"preset"}));
   const bool large_budget = t->preset() == v1::TrainingConfig::large_budget;
   if (large_budget && (mode != v1::PrivacyConfig::dpsgd || !t->label_column().empty())) {
     return absl::InvalidArgumentError(
         "training.preset 'large_budget' is for privacy.mode dpsgd without training.label_column (its noised "
         "shared critic conveys the dependence across parties only there; docs/configuration.md, \"Presets\")");
   }
-  // Without noise more rounds keep paying up to 10000 (docs/decisions/defaults.md).
-  if (mode == v1::PrivacyConfig::none && !t->has_rounds()) t->set_rounds(10000);
-  if (mode == v1::PrivacyConfig::dpsgd || mode == v1::PrivacyConfig::strict) {
-    // Under DP-SGD's noise D_s barely conveys dependence across parties, and G's shared
-    // trunk then couples the parties' columns worse than independence would (the most
-    // frequent values with each other): the prior at the marginal loss's weight keeps
-    // pair trends above independent sampling. With label pairs the release carries the
-    // label's dependence, and the prior leaves the label out. In dpsgd with a large
-    // budget D_s does convey the dependence over 10000 rounds, which the prior would
-    // remove: the large_budget preset. Evidence: docs/decisions/defaults.md.
-    SetMarginalReleaseDefaults(/*prior=*/!large_budget, t);
-    if (large_budget && !t->has_rounds()) t->set_rounds(10000);
-  }
-  return absl::OkStatus();
+  // Every training default, the mode's and the preset's included (defaults_table.cc;
+  // the evidence for each is in docs/decisions/defaults.md).
+  context.preset = t->preset();
+  context.training = t;
+  return ApplyDefaults(context, "training", t);
 }
 
 absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig::Mode mode) {
@@ -492,22 +418,9 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig:
         {"users_per_round", "local_epochs", "local_learning_rate", "local_batch_size", "gamma", "hidden", "latent"},
         "SignDS's; dpfedavg samples every user at rate users_per_round / users, with no cap"));
   }
-  // DP-FED-WAE's settings (Jiang et al. 2022, Adult): n = 10 users a round, E = 10 local
-  // epochs of Adam at 1e-3, alpha = 0.05, each user once, gamma = 1, 64 hidden, 16 latent.
-  // dpfedavg: the averaged step's noise has norm about z*C*sqrt(K*d)/n (K parties, d
-  // parameters) against at most C of signal, so with d in the tens of thousands n must be
-  // in the thousands (McMahan et al. draw hundreds to thousands of users a round); one
-  // epoch of SGD at 0.1 locally and the curator's FedAdam at gamma = 3e-3 over its 300 rounds
-  // (docs/decisions/horizontal-optimisers.md).
-  if (!h->has_users_per_round()) h->set_users_per_round(sign_ds ? 10 : 1000);
-  if (!h->has_local_epochs()) h->set_local_epochs(sign_ds ? 10 : 1);
-  if (!h->has_local_learning_rate()) h->set_local_learning_rate(sign_ds ? 1e-3 : 0.1);
-  if (!h->has_local_batch_size()) h->set_local_batch_size(32);
-  if (sign_ds && !h->has_top_k_ratio()) h->set_top_k_ratio(0.05);
-  if (sign_ds && !h->has_participation_cap()) h->set_participation_cap(1);
-  if (!h->has_gamma()) h->set_gamma(sign_ds ? 1.0 : 3e-3);
-  if (!h->has_hidden()) h->set_hidden(64);
-  if (!h->has_latent()) h->set_latent(16);
+  // Every mode but signds resolves as dpfedavg, as the validation below reads it.
+  RETURN_IF_ERROR(ApplyDefaults({v1::horizontal, sign_ds ? v1::PrivacyConfig::signds : v1::PrivacyConfig::dpfedavg},
+                                "horizontal", h));
   RETURN_IF_ERROR(Positive("horizontal.users_per_round", h->users_per_round()));
   RETURN_IF_ERROR(Positive("horizontal.local_epochs", h->local_epochs()));
   RETURN_IF_ERROR(Positive("horizontal.local_learning_rate", h->local_learning_rate()));
@@ -530,7 +443,8 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig:
 }
 
 absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
-  if (!p->has_mode()) p->set_mode(v1::PrivacyConfig::signds);
+  DefaultsContext context{v1::horizontal};
+  RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p, {"mode"}));
   if (!privacy::IsHorizontalMode(p->mode())) {
     return absl::InvalidArgumentError(
         absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()),
@@ -541,15 +455,13 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
         OnlyApplicableSettings(*p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
                                "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
   } else {
-    RETURN_IF_ERROR(OnlyApplicableSettings(
-        *p, "privacy.",
-        {"mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"},
-        "dpfedavg clips each sampled user's update and noises each party's sum"));
-    // Below the norm of one SGD step's update on every suite table (0.035-0.06 at the
-    // default local rate): each user's clipped update is its direction, and FedAdam's
-    // step does not depend on its scale.
-    if (!p->has_clip_norm()) p->set_clip_norm(0.01);
-    RETURN_IF_ERROR(ResolveGaussianSettings(p));
+    constexpr absl::string_view kDpFedAvgSettings[] = {
+        "mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"};
+    RETURN_IF_ERROR(OnlyApplicableSettings(*p, "privacy.", kDpFedAvgSettings,
+                                           "dpfedavg clips each sampled user's update and noises each party's sum"));
+    context.mode = p->mode();
+    RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p, kDpFedAvgSettings));
+    RETURN_IF_ERROR(ValidateGaussianSettings(p));
   }
   if (!p->has_epsilon()) {
     return absl::InvalidArgumentError(
@@ -564,15 +476,14 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
 absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
   RETURN_IF_ERROR(
       OnlyApplicableSettings(c->model(), "model.", {}, "the horizontal autoencoder's settings are in 'horizontal'"));
-  RETURN_IF_ERROR(OnlyApplicableSettings(c->training(), "training.", {"rounds", "seed", "threads", "log_every"},
+  constexpr absl::string_view kTrainingSettings[] = {"rounds", "seed", "threads", "log_every"};
+  RETURN_IF_ERROR(OnlyApplicableSettings(c->training(), "training.", kTrainingSettings,
                                          "the vertical GAN's; the horizontal run's are in 'horizontal'"));
   RETURN_IF_ERROR(OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows"},
                                          "the horizontal topology publishes its decoder's rows as drawn"));
   v1::TrainingConfig* const t = c->mutable_training();
-  if (!t->has_seed()) t->set_seed(1);
-  if (!t->has_threads()) t->set_threads(2);
-  if (!t->has_log_every()) t->set_log_every(50);
   // Unset rounds: as many as the users' participation caps allow (ResolveHorizontalPlan).
+  RETURN_IF_ERROR(ApplyDefaults({v1::horizontal}, "training", t, kTrainingSettings));
   if (t->has_rounds()) RETURN_IF_ERROR(Positive("training.rounds", t->rounds()));
   RETURN_IF_ERROR(Positive("training.threads", t->threads()));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
@@ -582,14 +493,7 @@ absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
 
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
   if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
-  if (!c->has_listen()) c->set_listen("127.0.0.1:50051");
-  if (!c->has_plaintext()) c->set_plaintext(false);
-  if (!c->has_round_timeout_seconds()) c->set_round_timeout_seconds(60);
-  if (!c->has_join_timeout_seconds()) c->set_join_timeout_seconds(300);
-  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
-  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir("checkpoint");
-  if (!c->has_checkpoint_every()) c->set_checkpoint_every(1);
-  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
+  RETURN_IF_ERROR(ApplyDefaults({}, "curator", c));
   if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
   absl::flat_hash_set<std::string> names;
   for (const std::string& name : c->parties()) {
@@ -608,7 +512,6 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
-  if (!c->has_topology()) c->set_topology(v1::Topology::vertical);
   if (c->topology() == v1::Topology::horizontal) {
     RETURN_IF_ERROR(ResolveHorizontalRun(c));
     return ResolveOutputConfig(base_dir, c->training(), c->mutable_output());
@@ -654,7 +557,7 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   RETURN_IF_ERROR(ValidatePartyName(c->name(), "name"));
   if (c->curator().empty()) return absl::InvalidArgumentError("curator address is required");
   RETURN_IF_ERROR(ParseHostPort(c->curator(), "curator", /*min_port=*/1).status());
-  if (!c->has_topology()) c->set_topology(v1::Topology::vertical);
+  RETURN_IF_ERROR(ApplyDefaults({}, "party", c));
   const bool horizontal = c->topology() == v1::Topology::horizontal;
   if (c->data().empty() || c->schema().empty()) return absl::InvalidArgumentError("data and schema are required");
   // Horizontal parties share no records, hence no sampling or alignment secrets.
@@ -662,12 +565,6 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
     return absl::InvalidArgumentError("secrets does not apply to topology 'horizontal' (the parties share no records)");
   }
   if (!horizontal && c->secrets().empty()) return absl::InvalidArgumentError("secrets is required");
-  if (!c->has_plaintext()) c->set_plaintext(false);
-  if (!c->has_threads()) c->set_threads(1);
-  if (!c->has_skip_bad_rows()) c->set_skip_bad_rows(false);
-  if (!c->has_connect_timeout_seconds()) c->set_connect_timeout_seconds(60);
-  if (!c->has_max_message_bytes()) c->set_max_message_bytes(kDefaultMaxMessageBytes);
-  if (!c->has_reconnect_timeout_seconds()) c->set_reconnect_timeout_seconds(300);
   RETURN_IF_ERROR(Positive("threads", c->threads()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("connect_timeout_seconds", c->connect_timeout_seconds()));

@@ -9,8 +9,9 @@
 
 namespace vfsynth {
 
-// Fills every unset field with its documented default (docs/configuration.md) and
-// rejects values that cannot work (non-positive sizes, rates, unknown names).
+// Fills every unset field with its default (defaults_table.h, documented in
+// docs/configuration.md) and rejects values that cannot work (non-positive sizes,
+// rates, unknown names).
 absl::Status ResolveModelConfig(v1::ModelConfig* model);
 absl::Status ResolveTrainingConfig(v1::TrainingConfig* training);
 
@@ -46,7 +47,8 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
 // dpsgd's default privacy.experimental.shared_critic_budget_share, the share measured best
-// (docs/decisions/defaults.md). The field stays unset (0) in other modes: no split.
+// (docs/decisions/defaults.md; its row in defaults_table.cc, which config_test checks
+// against this). The field stays unset (0) in other modes: no split.
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
 // model.experimental.conditioned_column defaults to training.label_column ("": no conditioned head).
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model);
@@ -65,12 +67,13 @@ MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training);
 // help, so the other modes keep their papers' designs): marginal weight 1 and
 // within-party pairs, each only where unset, and with `prior` the cross-party
 // independence prior at the marginal weight. Nothing with an explicit weight of 0.
-void SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
+absl::Status SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training);
 
-// The training defaults that depend on the privacy mode and training.preset (rounds, the
-// marginal release, the cross-party prior), one place for every entry point: the curator
-// with its privacy block, `vfsynth train-local` (the reference trainer) as mode none.
-// INVALID_ARGUMENT for a preset the mode has no use for.
+// The training defaults in privacy mode `privacy.mode()` and training.preset (those that
+// depend on them: rounds, the marginal release, the cross-party prior; and the rest),
+// one place for every entry point: the curator with its privacy block, `vfsynth
+// train-local` (the reference trainer) as mode none. INVALID_ARGUMENT for a preset the
+// mode has no use for.
 absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* training);
 
 // The horizontal topology (docs/horizontal.md): the autoencoder's and the rounds'
@@ -87,8 +90,6 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
 absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* config);
 absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
-
-inline constexpr int64_t kDefaultMaxMessageBytes = 64 << 20;
 
 // SHA-256 of the resolved settings a checkpoint's state depends on (model, training
 // without log_every, privacy without the ledger path): resuming under other settings is

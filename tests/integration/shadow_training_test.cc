@@ -56,7 +56,7 @@ class ShadowTrainingTest : public ::testing::Test {
 constexpr uint64_t kSeed = 7;
 
 TEST_F(ShadowTrainingTest, NoiseFreeRunIsTheReferenceTrainersTable) {
-  SetMarginalReleaseDefaults(/*prior=*/true, &options_.training);  // as the audit runs mode none
+  ASSERT_TRUE(SetMarginalReleaseDefaults(/*prior=*/true, &options_.training).ok());  // as the audit runs mode none
   const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_FALSE(Guarantee(run->plan, Observer::kPublished).has_epsilon_planned());
