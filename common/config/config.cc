@@ -245,41 +245,6 @@ MarginalOptions MarginalOptionsFor(const v1::TrainingConfig& training) {
   return options;
 }
 
-namespace {
-
-// zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
-// the one-off releases' shares only; the run's ε is still composed exactly from RDP
-// (run_accounting.h).
-double BudgetRho(const v1::PrivacyConfig& privacy) {
-  const double log_inverse_delta = std::log(1.0 / privacy.delta());
-  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
-  return root * root;
-}
-
-}  // namespace
-
-double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
-                               int parties) {
-  if (training.marginal_weight() <= 0) return 0;
-  if (privacy.has_marginal_noise_multiplier()) return privacy.marginal_noise_multiplier();
-  if (!privacy.has_epsilon() || parties < 1) return 30.0;
-  // With label pairs the K - 1 parties without the label release their tables too.
-  const int releases = parties + (training.label_column().empty() ? 0 : parties - 1);
-  return std::sqrt(releases / (2.0 * privacy.marginal_budget_share() * BudgetRho(privacy)));
-}
-
-double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
-  if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
-  if (privacy.mode() != v1::PrivacyConfig::dpsgd && privacy.mode() != v1::PrivacyConfig::strict) return 0;
-  if (privacy.has_label_epsilon()) return privacy.label_epsilon();
-  if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
-  const double share = privacy.experimental().label_budget_share();
-  const double rho = BudgetRho(privacy);
-  // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
-  const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
-  return privacy::RandomizedResponseEpsilonForRdp(order * share * rho, order);
-}
-
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model) {
   if (!model->experimental().has_conditioned_column())
     model->mutable_experimental()->set_conditioned_column(training.label_column());

@@ -32,20 +32,6 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
 // validation; epsilon is required unless mode is none.
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 
-// The marginal release's noise multiplier for a run of `parties` parties:
-// privacy.marginal_noise_multiplier if set, else the one that gives the K releases
-// privacy.marginal_budget_share of the budget's zCDP ρ, else (no epsilon) 30.
-// 0 when training.marginal_weight is 0: no release.
-double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
-                               int parties);
-// With training.label_column (dpsgd or strict, marginal release on): the ε of the label
-// release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
-// α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
-// privacy.experimental.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
-// 0 without label pairs. The run's calibration composes the release's exact RDP curve,
-// so the share only divides the budget.
-inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
-double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
 // dpsgd's default privacy.experimental.shared_critic_budget_share, the share measured best
 // (docs/decisions/defaults.md; its row in defaults_table.cc, which config_test checks
 // against this). The field stays unset (0) in other modes: no split.

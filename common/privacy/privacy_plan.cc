@@ -1,6 +1,7 @@
 #include "common/privacy/privacy_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -10,7 +11,7 @@
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
-#include "common/config/config.h"
+#include "common/privacy/rdp.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "google/protobuf/descriptor.h"
@@ -24,40 +25,6 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
-
-// How the run protects a person against an observer.
-enum class Protection { kAmplified, kAgainstParties, kNotDp };
-
-struct ObserverView {
-  Protection protection;
-  const char* not_dp = "";
-};
-
-ObserverView ViewOf(privacy::Mode mode, Observer observer) {
-  const bool sees_batches = observer == Observer::kOtherParty || observer == Observer::kCuratorWithParty;
-  switch (mode) {
-    case v1::PrivacyConfig::none:
-      return {Protection::kNotDp, "mode none: no differential privacy"};
-    case v1::PrivacyConfig::vflgan:
-      return {Protection::kNotDp,
-              "vflgan noises only the feature nets' first layers; the rest of every critic sees real "
-              "features un-noised"};
-    case v1::PrivacyConfig::dpsgd:
-      if (observer == Observer::kPublished) return {Protection::kAmplified};
-      if (observer == Observer::kCurator) {
-        return {Protection::kNotDp, "dpsgd sends real-row features to the curator un-noised"};
-      }
-      return {Protection::kNotDp,
-              "dpsgd sends the curator real-row features un-noised and the parties per-record gradients "
-              "computed from them"};
-    case v1::PrivacyConfig::strict:
-    case v1::PrivacyConfig::gswgan:
-    case v1::PrivacyConfig::pate:
-      return {sees_batches ? Protection::kAgainstParties : Protection::kAmplified};
-    default:  // unset (plans are validated before this) and protobuf's sentinels
-      return {Protection::kNotDp, "unknown mode"};
-  }
-}
 
 // ε of the plan's releases over the first `rounds` rounds, with `shape`, as `view` sees them.
 absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::RunShape& shape, int64_t rounds,
@@ -102,13 +69,13 @@ absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, O
     ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
     return epsilon;
   }
-  const ObserverView view = ViewOf(plan.privacy().mode(), observer);
-  if (view.protection == Protection::kNotDp) return std::nullopt;
+  const privacy::ModeTraits::View& view = privacy::TraitsOf(plan.privacy().mode()).view(observer);
+  if (view.protection == privacy::Protection::kNotDp) return std::nullopt;
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(
       const double epsilon,
       PlanEpsilon(plan, PlanShape(plan), rounds,
-                  view.protection == Protection::kAmplified ? privacy::View::kJoint : privacy::View::kAgainstParties));
+                  view.protection == privacy::Protection::kAmplified ? privacy::View::kJoint : privacy::View::kAgainstParties));
   return epsilon;
 }
 
@@ -232,6 +199,41 @@ privacy::RunShape PlanShape(const v1::PrivacyPlan& plan) {
   return shape;
 }
 
+namespace {
+
+// zCDP's ρ of an (ε, δ) budget (Bun & Steinke's conversion, solved for ρ): a scale for
+// the one-off releases' shares only; the run's ε is still composed exactly from RDP
+// (run_accounting.h).
+double BudgetRho(const v1::PrivacyConfig& privacy) {
+  const double log_inverse_delta = std::log(1.0 / privacy.delta());
+  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  return root * root;
+}
+
+}  // namespace
+
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties) {
+  if (training.marginal_weight() <= 0) return 0;
+  if (privacy.has_marginal_noise_multiplier()) return privacy.marginal_noise_multiplier();
+  if (!privacy.has_epsilon() || parties < 1) return 30.0;
+  // With label pairs the K - 1 parties without the label release their tables too.
+  const int releases = parties + (training.label_column().empty() ? 0 : parties - 1);
+  return std::sqrt(releases / (2.0 * privacy.marginal_budget_share() * BudgetRho(privacy)));
+}
+
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
+  if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
+  if (privacy.mode() != v1::PrivacyConfig::dpsgd && privacy.mode() != v1::PrivacyConfig::strict) return 0;
+  if (privacy.has_label_epsilon()) return privacy.label_epsilon();
+  if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
+  const double share = privacy.experimental().label_budget_share();
+  const double rho = BudgetRho(privacy);
+  // ρ-zCDP converts to (ε, δ) best at this order; the run's composition ends up near it.
+  const double order = 1.0 + std::sqrt(std::log(1.0 / privacy.delta()) / rho);
+  return privacy::RandomizedResponseEpsilonForRdp(order * share * rho, order);
+}
+
 absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& privacy,
                                                    const v1::TrainingConfig& training, int parties,
                                                    int64_t records) {
@@ -250,7 +252,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   plan.set_rounds(training.rounds());
   plan.set_n_critic(training.n_critic());
   plan.set_label_column(training.label_column());
-  if (mode != v1::PrivacyConfig::none) {
+  if (privacy::TraitsOf(mode).ledger != privacy::Ledger::kNone) {
     plan.set_marginal_noise_multiplier(MarginalNoiseMultiplier(privacy, training, parties));
     plan.set_label_epsilon(LabelEpsilon(privacy, training));
     const privacy::RunShape shape = PlanShape(plan);
@@ -263,7 +265,9 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
     plan.set_noise_multiplier(z);
     plan.set_party_noise_multiplier(split.party);
-    if (mode == v1::PrivacyConfig::dpsgd) plan.set_shared_critic_noise_multiplier(split.shared_critic);
+    if (privacy::TraitsOf(mode).curator_releases_per_step > 0) {
+      plan.set_shared_critic_noise_multiplier(split.shared_critic);
+    }
   }
   for (Observer observer : kObservers) {
     v1::ObserverGuarantee* guarantee = plan.add_guarantees();
@@ -272,7 +276,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     if (epsilon.has_value()) {
       guarantee->set_epsilon_planned(*epsilon);
     } else {
-      guarantee->set_not_dp(ViewOf(mode, observer).not_dp);
+      guarantee->set_not_dp(privacy::TraitsOf(mode).view(observer).not_dp);
     }
   }
   return plan;

@@ -12,19 +12,29 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/run_accounting.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
 
 namespace vfsynth {
 
-// Who sees what: the published G and synthetic table; the curator; another party
-// (it draws the same batches, so no amplification by sampling); the curator with one
-// party colluding (the curator's view plus the batches).
-enum class Observer { kPublished, kCurator, kOtherParty, kCuratorWithParty };
-inline constexpr Observer kObservers[] = {Observer::kPublished, Observer::kCurator, Observer::kOtherParty,
-                                          Observer::kCuratorWithParty};
 std::string ObserverName(Observer observer);  // "published", "curator", ...
+
+// The marginal release's noise multiplier for a run of `parties` parties:
+// privacy.marginal_noise_multiplier if set, else the one that gives the K releases
+// privacy.marginal_budget_share of the budget's zCDP ρ, else (no epsilon) 30.
+// 0 when training.marginal_weight is 0: no release.
+double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                               int parties);
+// With training.label_column (dpsgd or strict, marginal release on): the ε of the label
+// release (randomized response), privacy.label_epsilon if set, else the one whose RDP at
+// α* = 1 + √(ln(1/δ)/ρ), the order where the budget's zCDP ρ converts to its ε, is
+// privacy.experimental.label_budget_share of α*·ρ; else (no epsilon) kLabelEpsilonWithoutBudget.
+// 0 without label pairs. The run's calibration composes the release's exact RDP curve,
+// so the share only divides the budget.
+inline constexpr double kLabelEpsilonWithoutBudget = 0.05;
+double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training);
 
 // The plan for `parties` parties and `records` aligned records from resolved privacy
 // and training settings: z given or calibrated to privacy.epsilon, the releases'

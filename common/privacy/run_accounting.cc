@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/privacy/calibrator.h"
+#include "common/privacy/mode_traits.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
@@ -13,26 +14,14 @@ namespace {
 
 constexpr char kModeNames[] = "none, dpsgd, strict, vflgan, gswgan, pate";
 
-int ReleasesPerParty(Mode mode) { return mode == v1::PrivacyConfig::strict ? 2 : 1; }
 
 double BatchRate(const RunShape& shape) {
   return static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
 }
 
 int JointReleases(Mode mode, int parties) {
-  switch (mode) {
-    case v1::PrivacyConfig::dpsgd:
-      return parties + 1;
-    case v1::PrivacyConfig::strict:
-      return 2 * parties;
-    case v1::PrivacyConfig::vflgan:
-      return parties;
-    case v1::PrivacyConfig::gswgan:
-    case v1::PrivacyConfig::pate:
-      return parties;  // the feature releases of the shared batch
-    default:           // none (and no valid mode) releases nothing
-      return 0;
-  }
+  const ModeTraits& traits = TraitsOf(mode);
+  return traits.releases_per_party_step * parties + traits.curator_releases_per_step;
 }
 
 StepMechanism Mechanism(int releases, double z, const RunShape& shape) {
@@ -44,7 +33,7 @@ StepMechanism Mechanism(int releases, double z, const RunShape& shape) {
 }
 
 bool ReleasesMarginals(Mode mode, const RunShape& shape) {
-  return mode != v1::PrivacyConfig::none && shape.marginal_noise_multiplier > 0;
+  return TraitsOf(mode).may_release_marginals && shape.marginal_noise_multiplier > 0;
 }
 
 // One histogram release per party over all its records: no amplification. With label
@@ -71,13 +60,13 @@ absl::StatusOr<Mode> ParseMode(const std::string& name) {
   return mode;
 }
 
-bool SharedCriticSeesOnlyReleases(Mode mode) { return mode == v1::PrivacyConfig::strict || IsEnsembleMode(mode); }
+bool SharedCriticSeesOnlyReleases(Mode mode) { return TraitsOf(mode).shared_critic_sees_only_releases; }
 
-bool IsEnsembleMode(Mode mode) { return mode == v1::PrivacyConfig::gswgan || mode == v1::PrivacyConfig::pate; }
+bool IsEnsembleMode(Mode mode) { return TraitsOf(mode).ensemble(); }
 
 const std::string& ModeName(Mode mode) { return v1::PrivacyConfig::Mode_Name(mode); }
 
-bool IsHorizontalMode(Mode mode) { return mode == v1::PrivacyConfig::signds || mode == v1::PrivacyConfig::dpfedavg; }
+bool IsHorizontalMode(Mode mode) { return TraitsOf(mode).horizontal(); }
 
 absl::Status ValidateMode(Mode mode) {
   if (IsHorizontalMode(mode)) {
@@ -91,7 +80,9 @@ absl::Status ValidateMode(Mode mode) {
 }
 
 ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
-  if (mode != v1::PrivacyConfig::dpsgd || shape.shared_critic_share <= 0 || shape.parties < 1) return {z, z};
+  if (TraitsOf(mode).curator_releases_per_step == 0 || shape.shared_critic_share <= 0 || shape.parties < 1) {
+    return {z, z};
+  }
   // K + 1 releases at z carry (K + 1)/z² in all; D_s gets `share` of it, each party
   // (1 - share)/K.
   const double releases = shape.parties + 1.0;
@@ -106,19 +97,19 @@ ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
 }
 
 std::string DescribeReleaseNoise(Mode mode, double z, const RunShape& shape) {
-  if (mode != v1::PrivacyConfig::dpsgd || shape.shared_critic_share <= 0) return "";
+  if (TraitsOf(mode).curator_releases_per_step == 0 || shape.shared_critic_share <= 0) return "";
   const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
   return absl::StrFormat(" (split: D_s %.4f, each party %.4f; shared_critic_budget_share %g)",
                          noise.shared_critic, noise.party, shape.shared_critic_share);
 }
 
 StepMechanism PartyMechanism(Mode mode, double z, const RunShape& shape) {
-  return Mechanism(ReleasesPerParty(mode), SplitReleaseNoise(mode, z, shape).party, shape);
+  return Mechanism(TraitsOf(mode).releases_per_party_step, SplitReleaseNoise(mode, z, shape).party, shape);
 }
 
 StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape) {
   StepMechanism mechanism = Mechanism(JointReleases(mode, shape.parties), z, shape);
-  if (mode == v1::PrivacyConfig::dpsgd) {
+  if (TraitsOf(mode).curator_releases_per_step > 0) {
     const ReleaseNoise noise = SplitReleaseNoise(mode, z, shape);
     mechanism.noise_multipliers.assign(shape.parties, noise.party);
     mechanism.noise_multipliers.push_back(noise.shared_critic);
@@ -143,7 +134,7 @@ EnsembleShape MakeEnsembleShape(Mode mode, int shards, const std::string& vote_a
 
 std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape, int64_t rounds,
                                       View view) {
-  if (mode == v1::PrivacyConfig::none) return {};
+  if (TraitsOf(mode).ledger == Ledger::kNone) return {};
   std::vector<ChargedSteps> releases;
   const int parties = view == View::kParty ? 1 : shape.parties;
   if (rounds > 0) {

@@ -20,6 +20,7 @@
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/protocol/protocol_version.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"

@@ -1,4 +1,5 @@
 #include "common/config/config.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/privacy/rdp.h"
 
 #include <gmock/gmock.h>
