@@ -11,7 +11,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "client/core/horizontal_party_core.h"
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "common/base/cli.h"
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   if (config->topology() == vfsynth::v1::Topology::horizontal) {
     core = vfsynth::HorizontalPartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
   } else {
-    core = vfsynth::PartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
+    core = vfsynth::VerticalPartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
   }
   if (!core.ok()) {
     spdlog::error("{}", core.status().ToString());

@@ -13,7 +13,7 @@
 namespace vfsynth {
 
 // What a party's session (PartySession) drives, whatever the topology: its registration,
-// alignment and privacy plan, and its answers on the Train stream. PartyCore is the
+// alignment and privacy plan, and its answers on the Train stream. VerticalPartyCore is the
 // vertical topology's, HorizontalPartyCore the horizontal one's.
 class PartyProtocol {
  public:

@@ -1,4 +1,4 @@
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 
 #include <spdlog/spdlog.h>
 
@@ -64,28 +64,28 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   return secrets;
 }
 
-PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
+VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
     : config_(std::move(config)),
       secrets_(std::move(secrets)),
       data_(std::move(data)),
       resume_(resume),
       mode_(config_.privacy().mode()) {}
 
-PartyCore::~PartyCore() = default;
+VerticalPartyCore::~VerticalPartyCore() = default;
 
-absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config,
+absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(const v1::PartyConfig& config,
                                                              bool resume) {
   ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
   ASSIGN_OR_RETURN(PartyData data,
                    LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data), resume));
+  std::unique_ptr<VerticalPartyCore> core(new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
   ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   return core;
 }
 
-v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
+v1::RegisterRequest VerticalPartyCore::MakeRegisterRequest() const {
   v1::RegisterRequest request;
   request.set_party(config_.name());
   request.set_protocol_version(kProtocolVersion);
@@ -105,7 +105,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   return request;
 }
 
-absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
   RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::vertical));
   v1::ModelConfig model = response.model();
   v1::TrainingConfig training = response.training();
@@ -148,7 +148,7 @@ v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& pa
 
 }  // namespace
 
-absl::StatusOr<v1::AlignRequest> PartyCore::MakeAlignRequest() {
+absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
   if (!psi_.has_value()) {
     RETURN_IF_ERROR(LoadOrDrawPartySecret());
     ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
@@ -156,7 +156,7 @@ absl::StatusOr<v1::AlignRequest> PartyCore::MakeAlignRequest() {
   return AlignRequestOf(run_id_, config_.name(), 0, psi_->own_list());
 }
 
-absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1::AlignResponse& response) {
+absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
   switch (response.next_case()) {
     case v1::AlignResponse::kAligned:
       RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
@@ -183,7 +183,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1:
   return absl::InvalidArgumentError("the curator's Align answer has neither a list to blind nor positions");
 }
 
-absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
+absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   if (!psi_.has_value()) return absl::FailedPreconditionError("aligned positions before this party sent its list");
   if (aligned.records() != aligned.positions_size()) {
     return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
@@ -235,15 +235,15 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   return OpenCheckpoint();
 }
 
-v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
+v1::AttestPlanRequest VerticalPartyCore::MakeAttestPlanRequest() const {
   return AttestPlanRequestOf(run_id_, config_.name(), plan_);
 }
 
-v1::AttestPlanRequest PartyCore::MakeRefusal(const absl::Status& reason) const {
+v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason) const {
   return RefusalOf(run_id_, config_.name(), reason);
 }
 
-absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
   if (plan_attested_) return absl::OkStatus();
@@ -255,7 +255,7 @@ absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response
   return ChargeMarginalRelease();
 }
 
-v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
+v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
   v1::CheckpointHeader header;
   header.set_kind(absl::StrCat("party:", config_.name()));
   header.set_run_id(run_id_);
@@ -293,7 +293,7 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 
 }  // namespace
 
-absl::Status PartyCore::LoadOrDrawPartySecret() {
+absl::Status VerticalPartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
   // Resuming without any checkpoint says so, rather than that its secret is missing.
   if (resume_ && !CheckpointSlots(StatePath(config_)).Exists()) return NoCheckpointToResume(config_);
@@ -303,7 +303,7 @@ absl::Status PartyCore::LoadOrDrawPartySecret() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::OpenCheckpoint() {
+absl::Status VerticalPartyCore::OpenCheckpoint() {
   state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
   const std::string path = absl::StrCat(StatePath(config_), ".{0,1}");
   auto checkpoint = state_->Read();
@@ -336,13 +336,13 @@ absl::Status PartyCore::OpenCheckpoint() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::OpenJournal() {
+absl::Status VerticalPartyCore::OpenJournal() {
   ASSIGN_OR_RETURN(std::unique_ptr<ReplyJournal> journal, ReplyJournal::Open(JournalPath(config_)));
   replies_ = std::make_unique<ReplyKeeper>(mode_, training_.n_critic(), std::move(journal), &committer_);
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
+absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
   if (ledger_ == nullptr) return absl::OkStatus();
   constexpr absl::string_view kUnderReport =
       "resuming on it would under-report what this party's releases spent. Resume with the run's own, latest "
@@ -361,7 +361,7 @@ absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, c
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::Commit(int64_t step) {
+absl::Status VerticalPartyCore::Commit(int64_t step) {
   // The snapshot too is taken in the background: nothing changes the critic state before
   // this job is done, since every update (HandleRound) awaits committer_ first.
   RETURN_IF_ERROR(committer_.Start([this, header = CheckpointHeader(step), step]() -> absl::Status {
@@ -379,7 +379,7 @@ absl::Status PartyCore::Commit(int64_t step) {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::PlanPrivacy() {
+absl::Status VerticalPartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
   const int64_t records = model_->rows();
   if (privacy::IsEnsembleMode(mode_) && config.ensemble().shards() > records) {
@@ -421,7 +421,7 @@ absl::Status PartyCore::PlanPrivacy() {
   return model_->SetPrivacy(std::move(sanitiser));
 }
 
-absl::Status PartyCore::OpenLedger() {
+absl::Status VerticalPartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
@@ -430,7 +430,7 @@ absl::Status PartyCore::OpenLedger() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::PlanMarginals() {
+absl::Status VerticalPartyCore::PlanMarginals() {
   if (training_.marginal_weight() <= 0) return absl::OkStatus();
   // Mode none: the exact marginals, no noise and no charge.
   const privacy::RunShape shape = PrivacyShape();
@@ -454,7 +454,7 @@ absl::Status PartyCore::PlanMarginals() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::ChargeMarginalRelease() {
+absl::Status VerticalPartyCore::ChargeMarginalRelease() {
   if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
@@ -467,7 +467,7 @@ absl::Status PartyCore::ChargeMarginalRelease() {
                                   marginals.numel() * marginals.element_size())));
 }
 
-int64_t PartyCore::MarginalReleaseKey() const {
+int64_t VerticalPartyCore::MarginalReleaseKey() const {
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   return charge.has_value() ? charge->key : 0;
 }
@@ -480,7 +480,7 @@ std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
 
 }  // namespace
 
-absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
+absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest() {
   if (!plan_attested_) return absl::FailedPreconditionError("label release before the privacy plans matched");
   absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
   if (absl::IsNotFound(label.status())) {
@@ -497,7 +497,7 @@ absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
   });
 }
 
-absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
+absl::StatusOr<std::optional<v1::LabelPairsRequest>> VerticalPartyCore::MakeLabelPairsRequest(
     const v1::ShareLabelsResponse& labels) {
   if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
@@ -508,7 +508,7 @@ absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRe
   });
 }
 
-absl::StatusOr<std::optional<v1::MarginalsRequest>> PartyCore::MakeMarginalsRequest() {
+absl::StatusOr<std::optional<v1::MarginalsRequest>> VerticalPartyCore::MakeMarginalsRequest() {
   if (training_.marginal_weight() <= 0) return std::nullopt;
   if (!plan_attested_) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
   v1::MarginalsRequest request;
@@ -518,14 +518,14 @@ absl::StatusOr<std::optional<v1::MarginalsRequest>> PartyCore::MakeMarginalsRequ
   return request;
 }
 
-absl::Status PartyCore::ChargeStep(int64_t step) {
+absl::Status VerticalPartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   const privacy::LedgerCharge charge =
       privacy::CriticStepCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), step);
   return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
 }
 
-absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
+absl::Status VerticalPartyCore::ChargeGeneratorRound(int64_t round) {
   if (ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge =
       privacy::GeneratorRoundCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), round);
@@ -533,19 +533,19 @@ absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
-privacy::RunShape PartyCore::PrivacyShape() const { return PlanShape(plan_); }
+privacy::RunShape VerticalPartyCore::PrivacyShape() const { return PlanShape(plan_); }
 
-double PartyCore::epsilon_planned() const {
+double VerticalPartyCore::epsilon_planned() const {
   if (plan_.guarantees().empty()) return 0;  // not planned yet
   const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
   return published.has_epsilon_planned() ? published.epsilon_planned() : 0;
 }
 
-double PartyCore::epsilon_spent() const {
+double VerticalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-v1::PartyMessage PartyCore::MakeHello() const {
+v1::PartyMessage VerticalPartyCore::MakeHello() const {
   v1::PartyMessage hello;
   hello.set_run_id(run_id_);
   hello.mutable_hello()->set_party(config_.name());
@@ -554,7 +554,7 @@ v1::PartyMessage PartyCore::MakeHello() const {
   return hello;
 }
 
-v1::PartyMessage PartyCore::Reply(const v1::CuratorMessage& to) const {
+v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   v1::PartyMessage reply;
   reply.set_run_id(run_id_);
   reply.set_round(to.round());
@@ -562,11 +562,11 @@ v1::PartyMessage PartyCore::Reply(const v1::CuratorMessage& to) const {
   return reply;
 }
 
-absl::Status PartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
+absl::Status VerticalPartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
   return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
 }
 
-absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::Handle(const v1::CuratorMessage& message) {
   if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
   if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
   if (message.run_id() != run_id_) {
@@ -598,7 +598,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::Curato
   }
 }
 
-absl::Status PartyCore::PrepareAhead() {
+absl::Status VerticalPartyCore::PrepareAhead() {
   if (model_ == nullptr || finished_) return absl::OkStatus();
   const int64_t pending = model_->pending_step();
   if (pending < 0) return replies_->JournalSent();
@@ -613,7 +613,7 @@ absl::Status PartyCore::PrepareAhead() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
+absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
   const int64_t d_k = model_->width();
   const int64_t d_h = model_config_.feature_dim();
   switch (message.payload_case()) {
@@ -652,7 +652,7 @@ int64_t StepIndexOf(const v1::CuratorMessage& message) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
   RETURN_IF_ERROR(
@@ -698,7 +698,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::C
   return replies;
 }
 
-absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {
+absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
   v1::PartyMessage reply = Reply(message);
   if (message.has_critic_task()) {
@@ -747,7 +747,7 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
   return reply;
 }
 
-absl::Status PartyCore::RebuildPending(const v1::CuratorMessage& message) {
+absl::Status VerticalPartyCore::RebuildPending(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
   if (message.has_critic_task() && message.step() == committed_step_ + 1) {
     // Its update is still to come; the recomputed (noisy) output is discarded unsent.

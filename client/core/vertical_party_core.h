@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
-#define VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+#ifndef VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_
 
 #include <memory>
 #include <optional>
@@ -52,14 +52,14 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 // answered again with identical bytes; a critic update
 // already committed is not applied twice. So a party never releases two different
 // answers for one step, and never rolls back past something it released.
-class PartyCore : public PartyProtocol {
+class VerticalPartyCore : public PartyProtocol {
  public:
   // Loads the party's data (config must be resolved). With `resume`, the party
   // continues from its checkpoint once aligned; without, an existing checkpoint is
   // an error (starting over would overwrite it).
-  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config,
+  static absl::StatusOr<std::unique_ptr<VerticalPartyCore>> Create(const v1::PartyConfig& config,
                                                            bool resume = false);
-  ~PartyCore() override;
+  ~VerticalPartyCore() override;
 
   v1::RegisterRequest MakeRegisterRequest() const override;
   // Again after a reconnect: the run and its settings must be the same.
@@ -124,7 +124,7 @@ class PartyCore : public PartyProtocol {
   const StepProfile& profile() const override { return profile_; }
 
  private:
-  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
+  VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
   // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
   absl::Status OpenCheckpoint();
   // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
@@ -211,4 +211,4 @@ class PartyCore : public PartyProtocol {
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+#endif  // VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_
