@@ -115,18 +115,8 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
   Sha256Builder settings;
   settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  const std::string digest = settings.Hex();
-  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
-    if (response.run_id() != run_id_ || digest != settings_digest_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "after reconnecting, the curator runs '", response.run_id(), "' with ",
-          response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
-          "' this party is in"));
-    }
-    return absl::OkStatus();
-  }
-  settings_digest_ = digest;
-  run_id_ = response.run_id();
+  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  if (!joined) return absl::OkStatus();  // a reconnect to the same run
   num_parties_ = response.parties_size();
   model_config_ = model;
   training_ = training;
@@ -153,7 +143,7 @@ absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
     RETURN_IF_ERROR(LoadOrDrawPartySecret());
     ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
   }
-  return AlignRequestOf(run_id_, config_.name(), 0, psi_->own_list());
+  return AlignRequestOf(run().id(), config_.name(), 0, psi_->own_list());
 }
 
 absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
@@ -175,7 +165,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(c
       }
       ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
                        psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
-      return AlignRequestOf(run_id_, config_.name(), task.hop(), blinded);
+      return AlignRequestOf(run().id(), config_.name(), task.hop(), blinded);
     }
     case v1::AlignResponse::NEXT_NOT_SET:
       break;
@@ -229,6 +219,7 @@ absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& alig
                      .Hex();
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
+  run().set_aligned();
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
@@ -236,19 +227,19 @@ absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& alig
 }
 
 v1::AttestPlanRequest VerticalPartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run_id_, config_.name(), plan_);
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
 }
 
 v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason) const {
-  return RefusalOf(run_id_, config_.name(), reason);
+  return RefusalOf(run().id(), config_.name(), reason);
 }
 
 absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
-  if (plan_attested_) return absl::OkStatus();
+  if (run().plan_attested()) return absl::OkStatus();
   spdlog::info("the curator's privacy plan matches this party's ({})", PlanDigest(plan_).substr(0, 16));
-  plan_attested_ = true;
+  run().set_plan_attested();
   // Charged only once the checkpoint is durable (AcceptAlignment): a charged ledger then
   // always has a checkpoint to resume from (PlanPrivacy refuses a fresh start on a
   // charged ledger).
@@ -258,11 +249,11 @@ absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& 
 v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
   v1::CheckpointHeader header;
   header.set_kind(absl::StrCat("party:", config_.name()));
-  header.set_run_id(run_id_);
+  header.set_run_id(run().id());
   header.set_step(step);
   header.set_config_digest(
       Sha256Builder()
-          .Add(settings_digest_)
+          .Add(run().settings_digest())
           .Add(SettingsDigest(model_config_, training_, config_.privacy()))
           .Hex());
   header.set_data_digest(data_digest_);
@@ -426,7 +417,7 @@ absl::Status VerticalPartyCore::OpenLedger() {
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
   ASSIGN_OR_RETURN(ledger_,
-                   OpenPartyLedger(config, run_id_, privacy::Sampler::kWithoutReplacement, conversion, resume_));
+                   OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement, conversion, resume_));
   return absl::OkStatus();
 }
 
@@ -481,11 +472,11 @@ std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
 }  // namespace
 
 absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest() {
-  if (!plan_attested_) return absl::FailedPreconditionError("label release before the privacy plans matched");
+  if (!run().plan_attested()) return absl::FailedPreconditionError("label release before the privacy plans matched");
   absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
   if (absl::IsNotFound(label.status())) {
     v1::ShareLabelsRequest request;
-    request.set_run_id(run_id_);
+    request.set_run_id(run().id());
     request.set_party(config_.name());
     return request;
   }
@@ -493,26 +484,28 @@ absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest
   // The ledger's marginal-release charge (ChargeMarginalRelease) covers this release.
   const std::string path = ReleasePath(config_, "labels.release");
   return BoundRelease<v1::ShareLabelsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return HolderLabelRelease(path, run_id_, config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
+    return HolderLabelRelease(path, run().id(), config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
   });
 }
 
 absl::StatusOr<std::optional<v1::LabelPairsRequest>> VerticalPartyCore::MakeLabelPairsRequest(
     const v1::ShareLabelsResponse& labels) {
-  if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
+  if (!run().plan_attested()) {
+    return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
+  }
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
   const std::string path = ReleasePath(config_, "label_pairs.release");
   return BoundRelease<v1::LabelPairsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return LabelPairRelease(path, run_id_, config_.name(), labels, model_->table(), data_.encoder.blocks(),
+    return LabelPairRelease(path, run().id(), config_.name(), labels, model_->table(), data_.encoder.blocks(),
                             PrivacyShape().marginal_noise_multiplier);
   });
 }
 
 absl::StatusOr<std::optional<v1::MarginalsRequest>> VerticalPartyCore::MakeMarginalsRequest() {
   if (training_.marginal_weight() <= 0) return std::nullopt;
-  if (!plan_attested_) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
+  if (!run().plan_attested()) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
   v1::MarginalsRequest request;
-  request.set_run_id(run_id_);
+  request.set_run_id(run().id());
   request.set_party(config_.name());
   ToWire(model_->marginal_target()->probabilities(), request.mutable_probabilities());
   return request;
@@ -545,18 +538,11 @@ double VerticalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-v1::PartyMessage VerticalPartyCore::MakeHello() const {
-  v1::PartyMessage hello;
-  hello.set_run_id(run_id_);
-  hello.mutable_hello()->set_party(config_.name());
-  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
-  hello.mutable_hello()->set_committed_step(committed_step_);
-  return hello;
-}
+v1::PartyMessage VerticalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), committed_step_); }
 
 v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   v1::PartyMessage reply;
-  reply.set_run_id(run_id_);
+  reply.set_run_id(run().id());
   reply.set_round(to.round());
   reply.set_step(to.step());
   return reply;
@@ -566,40 +552,18 @@ absl::Status VerticalPartyCore::Check(const v1::Tensor& tensor, int64_t cols, co
   return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
 }
 
-absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::Handle(const v1::CuratorMessage& message) {
-  if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
-  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
-  if (message.run_id() != run_id_) {
-    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
-  }
-  switch (message.payload_case()) {
-    case v1::CuratorMessage::kCriticTask:
-    case v1::CuratorMessage::kFeatureGradients:
-    case v1::CuratorMessage::kGeneratorTask:
-    case v1::CuratorMessage::kGeneratorFeatureGradient:
-      try {
-        return HandleRound(message);
-      } catch (const c10::Error& e) {
-        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
-      }
-    case v1::CuratorMessage::kFinished:
-      RETURN_IF_ERROR(replies_->Finish());
-      RETURN_IF_ERROR(committer_.Await());
-      finished_ = true;
-      finish_succeeded_ = message.finished().succeeded();
-      finish_message_ = message.finished().message();
-      return std::vector<v1::PartyMessage>();
-    case v1::CuratorMessage::kError:
-      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
-                                             message.error().message()));
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected curator message payload ", message.payload_case()));
-  }
+bool VerticalPartyCore::IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const {
+  return payload == v1::CuratorMessage::kCriticTask || payload == v1::CuratorMessage::kFeatureGradients ||
+         payload == v1::CuratorMessage::kGeneratorTask || payload == v1::CuratorMessage::kGeneratorFeatureGradient;
+}
+
+absl::Status VerticalPartyCore::Finish() {
+  RETURN_IF_ERROR(replies_->Finish());
+  return committer_.Await();
 }
 
 absl::Status VerticalPartyCore::PrepareAhead() {
-  if (model_ == nullptr || finished_) return absl::OkStatus();
+  if (model_ == nullptr || finished()) return absl::OkStatus();
   const int64_t pending = model_->pending_step();
   if (pending < 0) return replies_->JournalSent();
   ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);

@@ -61,6 +61,8 @@ class VerticalPartyCore : public PartyProtocol {
                                                            bool resume = false);
   ~VerticalPartyCore() override;
 
+  v1::Topology topology() const override { return v1::Topology::vertical; }
+
   v1::RegisterRequest MakeRegisterRequest() const override;
   // Again after a reconnect: the run and its settings must be the same.
   absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
@@ -99,9 +101,6 @@ class VerticalPartyCore : public PartyProtocol {
   // (the checkpoint's, resuming).
   absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() override;
 
-  // One curator message in, the replies out. An error means the curator sent
-  // something this party must not act on; the party then stops.
-  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) override;
   // Once Handle's replies have left, before waiting for the next message: the work of
   // the next message that does not depend on it (PartyModel::PrepareAhead). Nothing
   // leaves and nothing is committed; skipping it changes no result.
@@ -113,10 +112,6 @@ class VerticalPartyCore : public PartyProtocol {
   double epsilon_planned() const;
   const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
-  // The curator's Finished message: whether it published, and its words.
-  bool finished() const override { return finished_; }
-  bool finish_succeeded() const override { return finish_succeeded_; }
-  const std::string& finish_message() const override { return finish_message_; }
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
   int64_t committed_step() const { return committed_step_; }
@@ -134,8 +129,11 @@ class VerticalPartyCore : public PartyProtocol {
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   // Opens the reply journal (ReplyKeeper) on this party's state-writing queue.
   absl::Status OpenJournal();
+  bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override;
   // Round messages: position checks, a journaled reply or Answer, kept by replies_.
-  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  // Every sent reply journaled and the last state write landed.
+  absl::Status Finish() override;
   // Computes a reply that was never sent before (charging the ledger first).
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
@@ -183,16 +181,13 @@ class VerticalPartyCore : public PartyProtocol {
   PartyData data_;
   std::vector<std::string> tokens_;  // alignment tokens of the rows as loaded
   std::optional<PsiParty> psi_;      // from MakeAlignRequest on
-  std::string run_id_;
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
   int num_parties_ = 0;
   v1::PrivacyPlan plan_;         // set by PlanPrivacy
-  bool plan_attested_ = false;   // the curator's plan matched plan_
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
-  std::string settings_digest_;  // of the curator's run settings, to check a re-registration
   std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
   const privacy::Mode mode_;     // config_'s resolved privacy mode
@@ -201,9 +196,6 @@ class VerticalPartyCore : public PartyProtocol {
   int64_t committed_step_ = -1;
   std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
   std::unique_ptr<ReplyKeeper> replies_;    // the journal of what was sent (OpenJournal)
-  bool finished_ = false;
-  bool finish_succeeded_ = false;
-  std::string finish_message_;
   StepProfile profile_;
   BackgroundTask charger_;    // the ledger charge of the critic step being answered
   BackgroundTask committer_;  // the state write in flight; declared last: joined first
