@@ -12,9 +12,9 @@
 #include "absl/strings/strip.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
+#include "client/core/party_durability.h"
 #include "client/core/party_ledger.h"
 #include "client/core/reply_journal.h"
-#include "client/core/reply_keeper.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
@@ -295,9 +295,9 @@ absl::Status VerticalPartyCore::LoadOrDrawPartySecret() {
 }
 
 absl::Status VerticalPartyCore::OpenCheckpoint() {
-  state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
+  auto state = std::make_unique<CheckpointSlots>(StatePath(config_));
   const std::string path = absl::StrCat(StatePath(config_), ".{0,1}");
-  auto checkpoint = state_->Read();
+  auto checkpoint = state->Read();
   if (!resume_) {
     if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -311,26 +311,31 @@ absl::Status VerticalPartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
     RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
-    RETURN_IF_ERROR(OpenJournal());
-    RETURN_IF_ERROR(Commit(-1));
-    return committer_.Await();
+    RETURN_IF_ERROR(OpenDurability(std::move(state), -1));
+    RETURN_IF_ERROR(durability_->Commit(-1));
+    return durability_->AwaitCommit();
   }
   if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
   if (!checkpoint.ok()) return checkpoint.status();
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
   RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
-  committed_step_ = checkpoint->header.step();
-  RETURN_IF_ERROR(OpenJournal());
-  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path, committed_step_,
-               replies_->journaled());
+  RETURN_IF_ERROR(OpenDurability(std::move(state), checkpoint->header.step()));
+  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
+               durability_->committed_step(), durability_->journaled());
   return absl::OkStatus();
 }
 
-absl::Status VerticalPartyCore::OpenJournal() {
-  ASSIGN_OR_RETURN(std::unique_ptr<ReplyJournal> journal, ReplyJournal::Open(JournalPath(config_)));
-  replies_ = std::make_unique<ReplyKeeper>(mode_, training_.n_critic(), std::move(journal), &committer_);
+absl::Status VerticalPartyCore::OpenDurability(std::unique_ptr<CheckpointSlots> state, int64_t committed_step) {
+  ASSIGN_OR_RETURN(durability_,
+                   PartyDurability::Open(mode_, training_.n_critic(), JournalPath(config_), model_.get(),
+                                         std::move(state), [this](int64_t step) { return CheckpointHeader(step); },
+                                         committed_step));
   return absl::OkStatus();
+}
+
+int64_t VerticalPartyCore::committed_step() const {
+  return durability_ == nullptr ? -1 : durability_->committed_step();
 }
 
 absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
@@ -349,24 +354,6 @@ absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& h
         " was committed after ", header.ledger_charges(), " of them: it is an older copy of the run's ledger, and ",
         kUnderReport));
   }
-  return absl::OkStatus();
-}
-
-absl::Status VerticalPartyCore::Commit(int64_t step) {
-  // The snapshot too is taken in the background: nothing changes the critic state before
-  // this job is done, since every update (HandleRound) awaits committer_ first.
-  RETURN_IF_ERROR(committer_.Start([this, header = CheckpointHeader(step), step]() -> absl::Status {
-    const absl::Time start = absl::Now();
-    ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
-    const absl::Time snapshot = absl::Now();
-    // Replies recomputable from the state being replaced are durable first.
-    RETURN_IF_ERROR(replies_->Sync());
-    RETURN_IF_ERROR(state_->Write(header, state));
-    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
-                  absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
-    return absl::OkStatus();
-  }));
-  committed_step_ = step;
   return absl::OkStatus();
 }
 
@@ -538,7 +525,7 @@ double VerticalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-v1::PartyMessage VerticalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), committed_step_); }
+v1::PartyMessage VerticalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), committed_step()); }
 
 v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   v1::PartyMessage reply;
@@ -557,17 +544,14 @@ bool VerticalPartyCore::IsRoundMessage(v1::CuratorMessage::PayloadCase payload) 
          payload == v1::CuratorMessage::kGeneratorTask || payload == v1::CuratorMessage::kGeneratorFeatureGradient;
 }
 
-absl::Status VerticalPartyCore::Finish() {
-  RETURN_IF_ERROR(replies_->Finish());
-  return committer_.Await();
-}
+absl::Status VerticalPartyCore::Finish() { return durability_->Finish(); }
 
 absl::Status VerticalPartyCore::PrepareAhead() {
   if (model_ == nullptr || finished()) return absl::OkStatus();
   const int64_t pending = model_->pending_step();
-  if (pending < 0) return replies_->JournalSent();
+  if (pending < 0) return durability_->JournalSent();
   ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->JournalSent(); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return durability_->JournalSent(); }));
   ScopedPhase compute(profile_, StepPhase::kCompute);
   try {
     model_->PrepareAhead();
@@ -619,77 +603,78 @@ int64_t StepIndexOf(const v1::CuratorMessage& message) {
 absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
-  RETURN_IF_ERROR(
-      Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeMessage(message.durable_round()); }));
-  std::vector<v1::PartyMessage> replies;
   if (message.has_feature_gradients()) {
-    // Already applied: the curator resent or replays the step.
-    if (message.step() <= committed_step_) return replies;
-    RETURN_IF_ERROR(
-        Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCriticUpdate(message.durable_round()); }));
-    // The previous commit may still be reading the state (its snapshot).
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
-    const torch::Tensor grad_real =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
-    const torch::Tensor grad_fake =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_fake()); });
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
-                      return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
-                    }));
-    const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
-    if (mode_ != v1::PrivacyConfig::none || last_of_round) {
-      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCommit(); }));
-      // Durable before anything computed from the updated critic can leave.
-      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
-    } else {
-      // Mode none: every update is deterministic, so one lost in a crash is re-applied
-      // identically from the round's resent messages; only a round's last is committed.
-      committed_step_ = message.step();
-    }
-    return replies;  // the write completes before the next reply leaves (committer_.Await)
+    RETURN_IF_ERROR(UpdateCritic(message));
+    return std::vector<v1::PartyMessage>();
   }
-  ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
-                   Timed(profile_, StepPhase::kDurability, [&] { return replies_->Journaled(message); }));
-  if (journaled.has_value()) {
-    RETURN_IF_ERROR(RebuildPending(message));
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
-    replies.push_back(*std::move(journaled));
-    return replies;
-  }
-  ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->Keep(message, reply); }));
+  ASSIGN_OR_RETURN(v1::PartyMessage reply, ReplyTo(message));
+  std::vector<v1::PartyMessage> replies;
   replies.push_back(std::move(reply));
   return replies;
 }
 
+absl::Status VerticalPartyCore::UpdateCritic(const v1::CuratorMessage& message) {
+  ASSIGN_OR_RETURN(const bool apply,
+                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeCriticUpdate(message); }));
+  if (!apply) return absl::OkStatus();  // already applied: the curator resent or replays the step
+  torch::Tensor grad_real;
+  torch::Tensor grad_fake;
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    grad_real = FromWire(message.feature_gradients().grad_real());
+    grad_fake = FromWire(message.feature_gradients().grad_fake());
+  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
+    return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
+  }));
+  return Timed(profile_, StepPhase::kDurability, [&] { return durability_->AfterCriticUpdate(message.step()); });
+}
+
+absl::StatusOr<v1::PartyMessage> VerticalPartyCore::ReplyTo(const v1::CuratorMessage& message) {
+  ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
+                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeQuestion(message); }));
+  const bool answered_before = journaled.has_value();
+  v1::PartyMessage reply;
+  if (answered_before) {
+    RETURN_IF_ERROR(RebuildPending(message));
+    reply = *std::move(journaled);
+  } else {
+    ASSIGN_OR_RETURN(reply, Answer(message));
+  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
+                        [&] { return durability_->BeforeReplyLeaves(message, reply, answered_before); }));
+  return reply;
+}
+
 absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  const int64_t committed_step = durability_->committed_step();
   v1::PartyMessage reply = Reply(message);
+  // A charge's fsync overlaps the computation; its reply leaves only once it is durable
+  // (PartyDurability::BeforeReplyLeaves), and is discarded unsent if it fails.
   if (message.has_critic_task()) {
-    if (message.step() != committed_step_ + 1) {
+    if (message.step() != committed_step + 1) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the curator asks for critic step ", message.step(), " but this party's critic has committed step ",
-          committed_step_, message.step() <= committed_step_
-                               ? " and no journaled answer for it (is the curator's checkpoint older than "
-                                 "the rounds it announced as durable?)"
-                               : " (is this party's checkpoint older than the run?)"));
+          committed_step, message.step() <= committed_step
+                              ? " and no journaled answer for it (is the curator's checkpoint older than "
+                                "the rounds it announced as durable?)"
+                              : " (is this party's checkpoint older than the run?)"));
     }
-    // The charge's fsync overlaps the features; they are discarded unsent if it fails.
-    RETURN_IF_ERROR(charger_.Start([this, step = message.step()] { return ChargeStep(step); }));
+    RETURN_IF_ERROR(durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));
     const torch::Tensor slice =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
-    auto features =
-        Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticFeatures(message.step(), slice); });
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return charger_.Await(); }));
-    if (!features.ok()) return features.status();
+    ASSIGN_OR_RETURN(const auto features, Timed(profile_, StepPhase::kCompute, [&] {
+                       return model_->CriticFeatures(message.step(), slice);
+                     }));
     ScopedPhase codec(profile_, StepPhase::kCodec);
-    ToWire(features->first, reply.mutable_features()->mutable_h_real());
-    ToWire(features->second, reply.mutable_features()->mutable_h_fake());
+    ToWire(features.first, reply.mutable_features()->mutable_h_real());
+    ToWire(features.second, reply.mutable_features()->mutable_h_fake());
   } else if (message.has_generator_task()) {
-    if (committed_step_ != last_step_of_round) {
+    if (committed_step != last_step_of_round) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
-          committed_step_, ", not ", last_step_of_round));
+          committed_step, ", not ", last_step_of_round));
     }
     const torch::Tensor slice =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_task().fake_slice()); });
@@ -698,8 +683,7 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
     ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
-    RETURN_IF_ERROR(
-        Timed(profile_, StepPhase::kDurability, [&] { return ChargeGeneratorRound(message.round()); }));
+    RETURN_IF_ERROR(durability_->StartCharge([this, round = message.round()] { return ChargeGeneratorRound(round); }));
     const torch::Tensor grad_features =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_feature_gradient().grad()); });
     ASSIGN_OR_RETURN(const torch::Tensor grad, Timed(profile_, StepPhase::kCompute, [&] {
@@ -713,11 +697,12 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
 
 absl::Status VerticalPartyCore::RebuildPending(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
-  if (message.has_critic_task() && message.step() == committed_step_ + 1) {
+  const int64_t committed_step = durability_->committed_step();
+  if (message.has_critic_task() && message.step() == committed_step + 1) {
     // Its update is still to come; the recomputed (noisy) output is discarded unsent.
     return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())).status();
   }
-  if (message.has_generator_task() && committed_step_ == last_step_of_round) {
+  if (message.has_generator_task() && committed_step == last_step_of_round) {
     model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice()));
   }
   return absl::OkStatus();

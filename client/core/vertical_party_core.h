@@ -9,7 +9,6 @@
 
 #include "absl/status/statusor.h"
 #include "client/core/party_protocol.h"
-#include "common/base/background_task.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
 #include "common/data/psi.h"
@@ -22,8 +21,8 @@
 namespace vfsynth {
 
 class CheckpointSlots;
+class PartyDurability;
 class PartyModel;
-class ReplyKeeper;
 namespace privacy {
 class PrivacyLedger;
 struct RunShape;
@@ -49,9 +48,9 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 // leaves. A reply with fresh noise is journaled durably before it is sent; one without
 // is recomputed identically from the committed state, or journaled and made durable
 // before that state is replaced (JournalingOf). A curator message answered before is
-// answered again with identical bytes; a critic update
-// already committed is not applied twice. So a party never releases two different
-// answers for one step, and never rolls back past something it released.
+// answered again with identical bytes; a critic update already committed is not applied
+// twice. So a party never releases two different answers for one step, and never rolls
+// back past something it released. PartyDurability orders all of this.
 class VerticalPartyCore : public PartyProtocol {
  public:
   // Loads the party's data (config must be resolved). With `resume`, the party
@@ -114,27 +113,29 @@ class VerticalPartyCore : public PartyProtocol {
 
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
-  int64_t committed_step() const { return committed_step_; }
+  // The last critic update applied (-1 before the first, and before alignment).
+  int64_t committed_step() const;
   // Per-message wall-clock breakdown (docs/performance.md).
   const StepProfile& profile() const override { return profile_; }
 
  private:
   VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
-  // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
+  // Restores the checkpoint (resume) or writes the initial one, and opens the journal
+  // (durability_).
   absl::Status OpenCheckpoint();
-  // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
-  // it, both in the background (committer_); every reply and every later update waits
-  // for that job first.
-  absl::Status Commit(int64_t step);
+  // The journal and the critic state's commits, from `state` holding `committed_step`.
+  absl::Status OpenDurability(std::unique_ptr<CheckpointSlots> state, int64_t committed_step);
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
-  // Opens the reply journal (ReplyKeeper) on this party's state-writing queue.
-  absl::Status OpenJournal();
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override;
-  // Round messages: position checks, a journaled reply or Answer, kept by replies_.
+  // Round messages: position checks, then UpdateCritic or ReplyTo.
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  // Feature gradients: the critic step's update, applied once and committed.
+  absl::Status UpdateCritic(const v1::CuratorMessage& message);
+  // A question: the journaled reply or Answer, once it may leave.
+  absl::StatusOr<v1::PartyMessage> ReplyTo(const v1::CuratorMessage& message);
   // Every sent reply journaled and the last state write landed.
   absl::Status Finish() override;
-  // Computes a reply that was never sent before (charging the ledger first).
+  // Computes a reply that was never sent before, its ledger charge started first.
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
   // curator message needs (the released values come from the journal, not from here).
@@ -191,14 +192,10 @@ class VerticalPartyCore : public PartyProtocol {
   std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
   const privacy::Mode mode_;     // config_'s resolved privacy mode
-  // The last critic update applied; durable too, except between the steps of a round
-  // in mode none (Handle).
-  int64_t committed_step_ = -1;
-  std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
-  std::unique_ptr<ReplyKeeper> replies_;    // the journal of what was sent (OpenJournal)
   StepProfile profile_;
-  BackgroundTask charger_;    // the ledger charge of the critic step being answered
-  BackgroundTask committer_;  // the state write in flight; declared last: joined first
+  // From alignment on. Declared last, so its background jobs (a charge on ledger_, a
+  // state write of model_) end first.
+  std::unique_ptr<PartyDurability> durability_;
 };
 
 }  // namespace vfsynth
