@@ -10,10 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "client/core/horizontal_party_core.h"
-#include "client/core/party_core.h"
-#include "client/core/party_session.h"
-#include "client/grpc/grpc_curator_link.h"
+#include "client/grpc/party_daemon.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
 #include "common/config/config.h"
@@ -60,31 +57,25 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  absl::StatusOr<std::unique_ptr<vfsynth::PartyProtocol>> core;
-  if (config->topology() == vfsynth::v1::Topology::horizontal) {
-    core = vfsynth::HorizontalPartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
-  } else {
-    core = vfsynth::PartyCore::Create(*config, absl::GetFlag(FLAGS_resume));
-  }
-  if (!core.ok()) {
-    spdlog::error("{}", core.status().ToString());
+  auto daemon = vfsynth::PartyDaemon::BuildAndStart({*config, absl::GetFlag(FLAGS_resume)});
+  if (!daemon.ok()) {
+    spdlog::error("{}", daemon.status().ToString());
     return 2;
   }
-  vfsynth::PartySession session(*config, core->get(), std::make_unique<vfsynth::GrpcCuratorLink>(*config));
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {
     int signal = 0;
     sigwait(&signals, &signal);
     if (done) return;
     spdlog::warn("signal {} received: leaving the run", signal);
-    session.Cancel();
+    (*daemon)->Cancel();
   });
-  const absl::Status status = session.Run();
+  const absl::Status status = (*daemon)->Run();
   done = true;
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   if (!absl::GetFlag(FLAGS_profile_out).empty()) {
-    const absl::Status written = vfsynth::WriteStepProfile((*core)->profile(), absl::GetFlag(FLAGS_profile_out));
+    const absl::Status written = vfsynth::WriteStepProfile((*daemon)->profile(), absl::GetFlag(FLAGS_profile_out));
     if (!written.ok()) spdlog::error("step profile: {}", written.ToString());
   }
   if (!status.ok()) {

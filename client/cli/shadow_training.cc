@@ -91,11 +91,11 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
   CuratorCore curator(curator_config, std::make_unique<VerticalRounds>(curator_config));
-  std::vector<std::unique_ptr<PartyCore>> cores;
+  std::vector<std::unique_ptr<VerticalPartyCore>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {
     ASSIGN_OR_RETURN(const v1::PartyConfig config, PartyConfigFor(options, party, secrets_path, dir));
-    ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config));
+    ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config));
     core->set_party_secret(ReferencePartySecret(seed, party.name()));
     sessions.push_back(std::make_unique<PartySession>(config, core.get(),
                                                       std::make_unique<InProcessCuratorLink>(&curator, party.name())));

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 #include "common/data/csv.h"
 #include "common/eval/membership_audit.h"
 #include "vfsynth/v1/config.pb.h"

@@ -77,18 +77,8 @@ absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse&
   Sha256Builder settings;
   settings.Add(horizontal.SerializeAsString()).Add(response.training().SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  const std::string digest = settings.Hex();
-  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
-    if (response.run_id() != run_id_ || digest != settings_digest_) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("after reconnecting, the curator runs '", response.run_id(), "' with ",
-                       response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
-                       "' this party is in"));
-    }
-    return absl::OkStatus();
-  }
-  run_id_ = response.run_id();
-  settings_digest_ = digest;
+  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  if (!joined) return absl::OkStatus();  // a reconnect to the same run
   parties_ = response.parties_size();
   horizontal_ = horizontal;
   training_ = response.training();
@@ -96,9 +86,9 @@ absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse&
 }
 
 absl::StatusOr<v1::AlignRequest> HorizontalPartyCore::MakeAlignRequest() {
-  if (run_id_.empty()) return absl::FailedPreconditionError("Align before Register");
+  if (run().id().empty()) return absl::FailedPreconditionError("Align before Register");
   v1::AlignRequest request;
-  request.set_run_id(run_id_);
+  request.set_run_id(run().id());
   request.set_party(config_.name());
   return request;
 }
@@ -108,7 +98,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign
     return absl::InvalidArgumentError("the curator answered the horizontal join with a PSI hop");
   }
   const int64_t users = response.aligned().records();
-  if (planned_) {  // a reconnect: the run's users are the same
+  if (run().aligned()) {  // a reconnect: the run's users are the same
     if (users != plan_.records()) {
       return absl::FailedPreconditionError(
           absl::StrCat("after reconnecting, the run has ", users, " users instead of ", plan_.records()));
@@ -116,6 +106,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign
     return std::nullopt;
   }
   RETURN_IF_ERROR(PlanPrivacy(users));
+  run().set_aligned();
   return std::nullopt;
 }
 
@@ -129,7 +120,6 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
   options_.architecture = WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
   options_.local = LocalUpdateOf(horizontal_, plan_.privacy().mode());
   parameters_ = WaeParameterCount(options_.architecture);
-  planned_ = true;
   if (plan_.privacy().mode() == v1::PrivacyConfig::dpfedavg) {
     options_.dp_fedavg =
         DpFedAvgOptions{DpFedAvgMechanism(plan_).sample_rate, plan_.privacy().clip_norm(), plan_.noise_multiplier()};
@@ -148,17 +138,17 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run_id_, config_.name(), plan_);
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reason) const {
-  return RefusalOf(run_id_, config_.name(), reason);
+  return RefusalOf(run().id(), config_.name(), reason);
 }
 
 absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
-  if (!planned_) return absl::FailedPreconditionError("privacy plan before the join");
+  if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before the join");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
-  if (plan_attested_) return absl::OkStatus();
+  if (run().plan_attested()) return absl::OkStatus();
   RETURN_IF_ERROR(OpenLedger());
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, SecretPath(config_),
@@ -172,7 +162,7 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   std::vector<std::string> keys;
   for (const std::string& name : users_.names) keys.push_back(AlignmentToken(party_secret_, name));
   party_ = std::make_unique<HorizontalParty>(users_.rows, std::move(keys), ledger_.get(), party_secret_);
-  plan_attested_ = true;
+  run().set_plan_attested();
   started_ = absl::Now();
   spdlog::info("the curator's privacy plan matches this party's ({}); {} users over {} rows, {} before",
                PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows,
@@ -183,13 +173,13 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
 
 absl::Status HorizontalPartyCore::OpenLedger() {
   if (dp_fedavg()) {
-    ASSIGN_OR_RETURN(privacy_ledger_, OpenPartyLedger(config_.privacy(), run_id_, privacy::Sampler::kPoisson,
+    ASSIGN_OR_RETURN(privacy_ledger_, OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kPoisson,
                                                       privacy::Conversion::kImproved, resume_));
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(
-      ledger_, privacy::ParticipationLedger::Open(config_.privacy().ledger(),
-                                                  {run_id_, horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  ASSIGN_OR_RETURN(ledger_, privacy::ParticipationLedger::Open(
+                                config_.privacy().ledger(),
+                                {run().id(), horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
   // The ledger knows users by a digest keyed with the secret: under a new secret the same
   // users would look new to it and answer past their caps.
   if (!resume_ && ledger_->users() > 0) {
@@ -197,54 +187,26 @@ absl::Status HorizontalPartyCore::OpenLedger() {
     ledger_.reset();
     return absl::FailedPreconditionError(absl::StrCat(
         "participation ledger ", config_.privacy().ledger(), " already holds answers of ", charged, " users of run '",
-        run_id_,
+        run().id(),
         "': pass --resume with the run's checkpoint_dir (its secret names those users), or start another run"));
   }
   return absl::OkStatus();
 }
 
-v1::PartyMessage HorizontalPartyCore::MakeHello() const {
-  v1::PartyMessage hello;
-  hello.set_run_id(run_id_);
-  hello.mutable_hello()->set_party(config_.name());
-  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
-  hello.mutable_hello()->set_committed_step(-1);
-  return hello;
+v1::PartyMessage HorizontalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), -1); }
+
+absl::Status HorizontalPartyCore::Finish() {
+  if (dp_fedavg()) {
+    spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}", privacy_ledger_->charges(),
+                 privacy_ledger_->Spent().epsilon, plan_.privacy().delta());
+  } else {
+    spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user", ledger_->users(),
+                 ledger_->max_epsilon_spent());
+  }
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Handle(const v1::CuratorMessage& message) {
-  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
-  if (message.run_id() != run_id_) {
-    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
-  }
-  switch (message.payload_case()) {
-    case v1::CuratorMessage::kHorizontalTask:
-      try {
-        return Answer(message);
-      } catch (const c10::Error& e) {
-        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
-      }
-    case v1::CuratorMessage::kFinished:
-      finished_ = true;
-      finish_succeeded_ = message.finished().succeeded();
-      finish_message_ = message.finished().message();
-      if (dp_fedavg()) {
-        spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}",
-                     privacy_ledger_->charges(), privacy_ledger_->Spent().epsilon, plan_.privacy().delta());
-      } else {
-        spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user",
-                     ledger_->users(), ledger_->max_epsilon_spent());
-      }
-      return std::vector<v1::PartyMessage>();
-    case v1::CuratorMessage::kError:
-      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ", message.error().message()));
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected curator message payload ", message.payload_case(), " in a horizontal run"));
-  }
-}
-
-absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Answer(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(const v1::CuratorMessage& message) {
   const int64_t round = message.round();
   const v1::HorizontalTask& task = message.horizontal_task();
   if (round < 0 || round >= plan_.rounds()) {
@@ -260,7 +222,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::Answer(const 
     return absl::InvalidArgumentError("the broadcast model has a value that is not finite");
   }
   v1::PartyMessage reply;
-  reply.set_run_id(run_id_);
+  reply.set_run_id(run().id());
   reply.set_round(round);
   reply.set_step(-1);
   const bool log = (round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds();

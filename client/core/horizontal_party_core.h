@@ -37,6 +37,8 @@ class HorizontalPartyCore : public PartyProtocol {
   static absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> Create(const v1::PartyConfig& config,
                                                                      bool resume = false);
 
+  v1::Topology topology() const override { return v1::Topology::horizontal; }
+
   v1::RegisterRequest MakeRegisterRequest() const override;
   absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
   // One Align call without elements: its answer, once every party registered, carries the
@@ -48,10 +50,6 @@ class HorizontalPartyCore : public PartyProtocol {
   // Once the plans match: keeps the secret and opens the participation ledger.
   absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) override;
   v1::PartyMessage MakeHello() const override;
-  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) override;
-  bool finished() const override { return finished_; }
-  bool finish_succeeded() const override { return finish_succeeded_; }
-  const std::string& finish_message() const override { return finish_message_; }
   const StepProfile& profile() const override { return profile_; }
 
   // Before registering: the secret this party's draws derive from, instead of one drawn
@@ -64,7 +62,13 @@ class HorizontalPartyCore : public PartyProtocol {
 
  private:
   HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume);
-  absl::StatusOr<std::vector<v1::PartyMessage>> Answer(const v1::CuratorMessage& message);
+  bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
+    return payload == v1::CuratorMessage::kHorizontalTask;
+  }
+  // A horizontal task: this party's answer for the round's drawn users.
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  // Logs what the run spent of this party's budget.
+  absl::Status Finish() override;
   // dpfedavg: the round charged, then its noised sum (recorded against the charge).
   absl::Status AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply);
   // Once the plans match: the ledger of the plan's mode, refused when a fresh start finds
@@ -80,15 +84,11 @@ class HorizontalPartyCore : public PartyProtocol {
   UserRows users_;
   std::string party_secret_;
   // From the curator's registration answer.
-  std::string run_id_;
-  std::string settings_digest_;
   int parties_ = 0;
   v1::HorizontalConfig horizontal_;
   v1::TrainingConfig training_;
   // Set once alignment told the run's users.
   v1::PrivacyPlan plan_;
-  bool planned_ = false;
-  bool plan_attested_ = false;
   HorizontalRoundOptions options_;
   int64_t parameters_ = 0;
   std::unique_ptr<privacy::ParticipationLedger> ledger_;
@@ -96,9 +96,6 @@ class HorizontalPartyCore : public PartyProtocol {
   std::unique_ptr<HorizontalParty> party_;
   int64_t answered_ = 0;  // users this process answered for (progress)
   absl::Time started_ = absl::InfinitePast();
-  bool finished_ = false;
-  bool finish_succeeded_ = false;
-  std::string finish_message_;
   StepProfile profile_;
 };
 

@@ -1,9 +1,38 @@
 #include "client/core/party_protocol.h"
 
+#include <c10/util/Exception.h>
+
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/protocol/protocol_version.h"
 
 namespace vfsynth {
+
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(const v1::CuratorMessage& message) {
+  if (!run_.aligned()) return absl::FailedPreconditionError("round message before alignment");
+  if (!run_.plan_attested()) return absl::FailedPreconditionError("round message before the privacy plans matched");
+  if (message.run_id() != run_.id()) {
+    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
+  }
+  if (IsRoundMessage(message.payload_case())) {
+    try {
+      return HandleRound(message);
+    } catch (const c10::Error& e) {
+      return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
+    }
+  }
+  switch (message.payload_case()) {
+    case v1::CuratorMessage::kFinished:
+      RETURN_IF_ERROR(Finish());
+      run_.Finish(message.finished());
+      return std::vector<v1::PartyMessage>();
+    case v1::CuratorMessage::kError:
+      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ", message.error().message()));
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unexpected curator message payload ", message.payload_case(),
+                                                     " in a ", v1::Topology_Name(topology()), " run"));
+  }
+}
 
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
                                           const v1::PrivacyPlan& plan) {
@@ -20,6 +49,15 @@ v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& pa
   request.set_party(party);
   request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
   return request;
+}
+
+v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party, int64_t committed_step) {
+  v1::PartyMessage hello;
+  hello.set_run_id(run_id);
+  hello.mutable_hello()->set_party(party);
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_committed_step(committed_step);
+  return hello;
 }
 
 absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology) {

@@ -7,17 +7,22 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/core/party_run.h"
 #include "common/base/step_profile.h"
 #include "vfsynth/v1/curator.pb.h"
 
 namespace vfsynth {
 
 // What a party's session (PartySession) drives, whatever the topology: its registration,
-// alignment and privacy plan, and its answers on the Train stream. PartyCore is the
-// vertical topology's, HorizontalPartyCore the horizontal one's.
+// alignment and privacy plan, and its answers on the Train stream. VerticalPartyCore is
+// the vertical topology's, HorizontalPartyCore the horizontal one's. The run's state
+// (PartyRun) and the curator messages every topology treats alike are kept here, so a
+// protocol sees only its own round messages (HandleRound).
 class PartyProtocol {
  public:
   virtual ~PartyProtocol() = default;
+
+  virtual v1::Topology topology() const = 0;
 
   virtual v1::RegisterRequest MakeRegisterRequest() const = 0;
   // Again after a reconnect: the run and its settings must be the same.
@@ -48,23 +53,41 @@ class PartyProtocol {
   virtual v1::PartyMessage MakeHello() const = 0;
   // One curator message in, the replies out. An error means the curator sent something
   // this party must not act on; the party then stops.
-  virtual absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) = 0;
+  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message);
   // Once Handle's replies have left: work of the next message that does not depend on it.
   // Nothing leaves and nothing is committed; skipping it changes no result.
   virtual absl::Status PrepareAhead() { return absl::OkStatus(); }
 
   // The curator's Finished message: whether it published, and its words.
-  virtual bool finished() const = 0;
-  virtual bool finish_succeeded() const = 0;
-  virtual const std::string& finish_message() const = 0;
+  bool finished() const { return run_.finished(); }
+  bool finish_succeeded() const { return run_.finish_succeeded(); }
+  const std::string& finish_message() const { return run_.finish_message(); }
   // Per-message wall-clock breakdown (docs/performance.md).
   virtual const StepProfile& profile() const = 0;
+
+ protected:
+  PartyRun& run() { return run_; }
+  const PartyRun& run() const { return run_; }
+
+ private:
+  // Whether `payload` is one of this topology's round messages (HandleRound's).
+  virtual bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const = 0;
+  // A round message of this run, once the plans matched: the replies out.
+  virtual absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) = 0;
+  // The curator's Finished message, before the run counts as ended: what must be durable
+  // by then is made so.
+  virtual absl::Status Finish() = 0;
+
+  PartyRun run_;
 };
 
 // Party `party`'s AttestPlan request in run `run_id`: its plan, or a refusal for `reason`.
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
                                           const v1::PrivacyPlan& plan);
 v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party, const absl::Status& reason);
+// Party `party`'s first message on the Train stream of run `run_id`: the last critic step it
+// committed (-1 if it has none).
+v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party, int64_t committed_step);
 
 // The checks every party makes of the curator's answer to Register: the protocol version,
 // a run id, and the topology this party is configured for.

@@ -16,7 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
@@ -207,9 +207,9 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     EXPECT_THAT(status.error_message(), HasSubstr("claims to be 'bank'"));
   }
 
-  std::vector<std::unique_ptr<PartyCore>> cores;
+  std::vector<std::unique_ptr<VerticalPartyCore>> cores;
   for (size_t k = 0; k < kParties.size(); ++k) {
-    auto core = PartyCore::Create(PartyConfigFor(kParties[k], port));
+    auto core = VerticalPartyCore::Create(PartyConfigFor(kParties[k], port));
     ASSERT_TRUE(core.ok()) << core.status();
     // The party secret the reference gives this party: the same starting networks.
     (*core)->set_party_secret(ReferencePartySecret(Training().seed(), kParties[k]));
@@ -319,7 +319,7 @@ RunOutcome RunAll(std::unique_ptr<CuratorServer> curator,
   for (size_t k = 0; k < kParties.size(); ++k) {
     threads.emplace_back([&, k] {
       const v1::PartyConfig config = party_config(kParties[k], port);
-      auto core = PartyCore::Create(config);
+      auto core = VerticalPartyCore::Create(config);
       if (!core.ok()) {
         outcome.parties[k] = core.status();
         return;
@@ -721,7 +721,7 @@ TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {
 // there, and waiting in Align for parties that have not come.
 TEST_F(DistributedTest, ACancelledPartyStopsWaitingWithinSeconds) {
   auto cancelled_after = [](const v1::PartyConfig& config, absl::Duration wait) {
-    auto core = PartyCore::Create(config);
+    auto core = VerticalPartyCore::Create(config);
     EXPECT_TRUE(core.ok()) << core.status();
     PartySession session(config, core->get(), std::make_unique<GrpcCuratorLink>(config));
     absl::Status status;

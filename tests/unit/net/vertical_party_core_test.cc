@@ -1,6 +1,6 @@
-// PartyCore without gRPC: secrets, registration and alignment answers, and every
+// VerticalPartyCore without gRPC: secrets, registration and alignment answers, and every
 // curator round message checked before the party acts on it.
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -92,7 +92,7 @@ v1::RegisterResponse Registration() {
 
 // The curator and beta, holding records r<first>..r<last>, through alpha's alignment up
 // to the curator's last answer: the positions of alpha's list in the intersection.
-absl::StatusOr<v1::AlignedPositions> Positions(PartyCore& core, int first, int last) {
+absl::StatusOr<v1::AlignedPositions> Positions(VerticalPartyCore& core, int first, int last) {
   std::vector<std::string> ids;
   for (int i = first; i <= last; ++i) ids.push_back(absl::StrCat("r", i));
   ASSIGN_OR_RETURN(const PsiParty beta, PsiParty::Create("beta-secret", ids));
@@ -113,7 +113,7 @@ absl::StatusOr<v1::AlignedPositions> Positions(PartyCore& core, int first, int l
 }
 
 // Alpha aligned with a beta holding records r<first>..r<last>.
-absl::Status AlignWith(PartyCore& core, int first, int last) {
+absl::Status AlignWith(VerticalPartyCore& core, int first, int last) {
   ASSIGN_OR_RETURN(const v1::AlignedPositions aligned, Positions(core, first, last));
   v1::AlignResponse response;
   *response.mutable_aligned() = aligned;
@@ -123,7 +123,7 @@ absl::Status AlignWith(PartyCore& core, int first, int last) {
 }
 
 // The curator's answer to AttestPlan when it planned as this party did.
-absl::Status AttestOwnPlan(PartyCore& core) {
+absl::Status AttestOwnPlan(VerticalPartyCore& core) {
   v1::AttestPlanResponse response;
   *response.mutable_plan() = core.privacy_plan();
   return core.AcceptCuratorPlan(response);
@@ -169,7 +169,7 @@ v1::CuratorMessage GeneratorFeatureGradient(int64_t round) {
   return message;
 }
 
-class PartyCoreTest : public ::testing::Test {
+class VerticalPartyCoreTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ASSERT_TRUE(MakeDirectories(Dir()).ok());
@@ -183,8 +183,8 @@ class PartyCoreTest : public ::testing::Test {
                                       "\nalignment_key=", kAlignmentKey, "\n"));
   }
 
-  std::unique_ptr<PartyCore> Registered() {
-    auto core = PartyCore::Create(Config());
+  std::unique_ptr<VerticalPartyCore> Registered() {
+    auto core = VerticalPartyCore::Create(Config());
     EXPECT_TRUE(core.ok()) << core.status();
     if (!core.ok()) return nullptr;
     EXPECT_TRUE((*core)->AcceptRegistration(Registration()).ok());
@@ -192,8 +192,8 @@ class PartyCoreTest : public ::testing::Test {
   }
 
   // Registered and aligned on records r2..r9 (8 >= batch size).
-  std::unique_ptr<PartyCore> Aligned() {
-    std::unique_ptr<PartyCore> core = Registered();
+  std::unique_ptr<VerticalPartyCore> Aligned() {
+    std::unique_ptr<VerticalPartyCore> core = Registered();
     if (core == nullptr) return nullptr;
     absl::Status status = AlignWith(*core, 2, 9);
     if (status.ok()) status = AttestOwnPlan(*core);
@@ -204,14 +204,14 @@ class PartyCoreTest : public ::testing::Test {
 
 // ---- secrets ----
 
-TEST_F(PartyCoreTest, LoadPartySecretsReadsBothKeysIgnoringComments) {
+TEST_F(VerticalPartyCoreTest, LoadPartySecretsReadsBothKeysIgnoringComments) {
   auto secrets = LoadPartySecrets(Dir() + "/secrets.txt");
   ASSERT_TRUE(secrets.ok()) << secrets.status();
   EXPECT_EQ(secrets->sampling_secret, "unit-sampling-secret-0123");
   EXPECT_EQ(secrets->alignment_key, kAlignmentKey);
 }
 
-TEST_F(PartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
+TEST_F(VerticalPartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
   const std::string short_key = Write("short.txt", "sampling_secret=unit-sampling-secret-0123\nalignment_key=short\n");
   auto secrets = LoadPartySecrets(short_key);
   EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
@@ -231,13 +231,13 @@ TEST_F(PartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
   EXPECT_FALSE(LoadPartySecrets(no_equals).ok());
   EXPECT_FALSE(LoadPartySecrets(Dir() + "/does-not-exist.txt").ok());
   // Create refuses to start without usable secrets.
-  EXPECT_FALSE(PartyCore::Create(Config("short.txt")).ok());
+  EXPECT_FALSE(VerticalPartyCore::Create(Config("short.txt")).ok());
 }
 
 // ---- registration and alignment ----
 
-TEST_F(PartyCoreTest, RegisterRequestCarriesThePublicSchemaOnly) {
-  auto core = PartyCore::Create(Config());
+TEST_F(VerticalPartyCoreTest, RegisterRequestCarriesThePublicSchemaOnly) {
+  auto core = VerticalPartyCore::Create(Config());
   ASSERT_TRUE(core.ok()) << core.status();
   const v1::RegisterRequest request = (*core)->MakeRegisterRequest();
   EXPECT_EQ(request.party(), "alpha");
@@ -247,8 +247,8 @@ TEST_F(PartyCoreTest, RegisterRequestCarriesThePublicSchemaOnly) {
   EXPECT_THAT(request.schema().columns(), SizeIs(2));
 }
 
-TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
-  auto core = PartyCore::Create(Config());
+TEST_F(VerticalPartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
+  auto core = VerticalPartyCore::Create(Config());
   ASSERT_TRUE(core.ok()) << core.status();
   v1::RegisterResponse response = Registration();
   response.set_protocol_version(kProtocolVersion + 1);
@@ -280,10 +280,10 @@ TEST_F(PartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   }
 }
 
-TEST_F(PartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
+TEST_F(VerticalPartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
   // The same secret (a resumed party's) gives the same list; another secret another.
   auto list = [](const std::string& secret) -> std::string {
-    auto core = PartyCore::Create(Config());
+    auto core = VerticalPartyCore::Create(Config());
     EXPECT_TRUE(core.ok()) << core.status();
     EXPECT_TRUE((*core)->AcceptRegistration(Registration()).ok());
     (*core)->set_party_secret(secret);
@@ -295,8 +295,8 @@ TEST_F(PartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
   EXPECT_NE(list("secret-one"), list("secret-two"));
 }
 
-TEST_F(PartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
-  std::unique_ptr<PartyCore> core = Registered();
+TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   v1::AlignResponse task;
   task.mutable_blind()->set_hop(1);
@@ -333,8 +333,8 @@ TEST_F(PartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   EXPECT_NE((*next)->elements(0), own->elements(0));  // blinded once more
 }
 
-TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPositions) {
-  std::unique_ptr<PartyCore> core = Registered();
+TEST_F(VerticalPartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPositions) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   const absl::StatusOr<v1::AlignedPositions> aligned = Positions(*core, 2, 9);
   ASSERT_TRUE(aligned.ok()) << aligned.status();
@@ -371,11 +371,11 @@ TEST_F(PartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPo
   EXPECT_EQ(core->model()->width(), kWidth);
 }
 
-TEST_F(PartyCoreTest, RealignmentAfterAReconnectMustNameTheSameRecords) {
+TEST_F(VerticalPartyCoreTest, RealignmentAfterAReconnectMustNameTheSameRecords) {
   // Rows are reordered only once (the encoded buffer is gone): a second answer after a
   // reconnect (or the curator's restart, which reruns the intersection) is accepted
   // only if it names the same records, and never acted on.
-  std::unique_ptr<PartyCore> core = Aligned();
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   PartyModel* model = core->model();
   EXPECT_TRUE(AlignWith(*core, 2, 9).ok());
@@ -387,8 +387,8 @@ TEST_F(PartyCoreTest, RealignmentAfterAReconnectMustNameTheSameRecords) {
   EXPECT_EQ(core->model(), model);
 }
 
-TEST_F(PartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
-  std::unique_ptr<PartyCore> core = Registered();
+TEST_F(VerticalPartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   EXPECT_TRUE(core->AcceptRegistration(Registration()).ok());
   v1::RegisterResponse other = Registration();
@@ -403,8 +403,8 @@ TEST_F(PartyCoreTest, ReregistrationAfterAReconnectMustBeTheSameRun) {
 
 // Nothing leaves before the curator's plan matched; a curator at other settings is
 // refused naming the setting, and the party still answers nothing.
-TEST_F(PartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
-  std::unique_ptr<PartyCore> core = Registered();
+TEST_F(VerticalPartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
   EXPECT_THAT(core->Handle(CriticTask(0, 0)).status().message(), HasSubstr("before the privacy plans matched"));
@@ -419,14 +419,14 @@ TEST_F(PartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
   EXPECT_TRUE(core->Handle(CriticTask(0, 0)).ok());
 }
 
-TEST_F(PartyCoreTest, RoundMessageBeforeAlignmentIsFailedPrecondition) {
-  std::unique_ptr<PartyCore> core = Registered();
+TEST_F(VerticalPartyCoreTest, RoundMessageBeforeAlignmentIsFailedPrecondition) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   EXPECT_EQ(core->Handle(CriticTask(0, 0)).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(PartyCoreTest, CriticTaskYieldsOneFeaturesReply) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, CriticTaskYieldsOneFeaturesReply) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   auto replies = core->Handle(CriticTask(0, 0));
   ASSERT_TRUE(replies.ok()) << replies.status();
@@ -446,8 +446,8 @@ TEST_F(PartyCoreTest, CriticTaskYieldsOneFeaturesReply) {
   EXPECT_EQ(core->committed_step(), 0);
 }
 
-TEST_F(PartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   auto replies = core->Handle(CriticTask(0, 0, {kBatch, kWidth + 1}));
   EXPECT_EQ(replies.status().code(), absl::StatusCode::kInvalidArgument);
@@ -467,12 +467,12 @@ TEST_F(PartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
   EXPECT_EQ(core->Handle(no_tensor).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
+TEST_F(VerticalPartyCoreTest, OversizeTensorIsResourceExhausted) {
   v1::PartyConfig config = Config();
   config.set_max_message_bytes(64 << 10);
-  auto created = PartyCore::Create(config);
+  auto created = VerticalPartyCore::Create(config);
   ASSERT_TRUE(created.ok()) << created.status();
-  std::unique_ptr<PartyCore> core = std::move(*created);
+  std::unique_ptr<VerticalPartyCore> core = std::move(*created);
   v1::RegisterResponse response = Registration();
   response.mutable_model()->set_feature_dim(8192);  // 4 x 8192 floats > the 64 KiB limit
   ASSERT_TRUE(core->AcceptRegistration(response).ok());
@@ -487,8 +487,8 @@ TEST_F(PartyCoreTest, OversizeTensorIsResourceExhausted) {
   EXPECT_THAT(replies.status().message(), HasSubstr("feature_gradients.grad_real"));
 }
 
-TEST_F(PartyCoreTest, WrongRunIdIsRefused) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, WrongRunIdIsRefused) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   v1::CuratorMessage message = CriticTask(0, 0);
   message.set_run_id("other-run");
@@ -497,8 +497,8 @@ TEST_F(PartyCoreTest, WrongRunIdIsRefused) {
   EXPECT_THAT(replies.status().message(), HasSubstr("'other-run'"));
 }
 
-TEST_F(PartyCoreTest, CriticStepOutsideItsRoundIsRefused) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, CriticStepOutsideItsRoundIsRefused) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   for (const auto& [round, step] : {std::pair<int64_t, int64_t>{0, kNCritic}, {1, 1}, {0, -1}, {-1, -1}}) {
     auto replies = core->Handle(CriticTask(round, step));
@@ -507,8 +507,8 @@ TEST_F(PartyCoreTest, CriticStepOutsideItsRoundIsRefused) {
   }
 }
 
-TEST_F(PartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecondition) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecondition) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   // Nothing pending yet; the "no step" value -1 used internally is no step at all.
   EXPECT_EQ(core->Handle(FeatureGradients(0, 0)).status().code(), absl::StatusCode::kFailedPrecondition);
@@ -529,8 +529,8 @@ TEST_F(PartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecondition) {
   EXPECT_EQ(core->Handle(FeatureGradients(0, 1)).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(PartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   // Gradient before any generator task (round -1 is the internal "none" value).
   for (const int64_t round : {int64_t{0}, int64_t{-1}}) {
@@ -564,8 +564,8 @@ TEST_F(PartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
   EXPECT_THAT(core->Handle(bad).status().message(), HasSubstr("generator_task.fake_slice"));
 }
 
-TEST_F(PartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
-  std::unique_ptr<PartyCore> core = Aligned();
+TEST_F(VerticalPartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   v1::CuratorMessage error = Envelope(0, 0);
   error.mutable_error()->set_message("features.h_real: expected shape [4, 3], got [4, 2]");
@@ -615,9 +615,9 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-absl::StatusOr<std::unique_ptr<PartyCore>> AlignedWith(const v1::PartyConfig& config, bool resume,
+absl::StatusOr<std::unique_ptr<VerticalPartyCore>> AlignedWith(const v1::PartyConfig& config, bool resume,
                                                        v1::RegisterResponse registration = Registration()) {
-  ASSIGN_OR_RETURN(std::unique_ptr<PartyCore> core, PartyCore::Create(config, resume));
+  ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config, resume));
   RETURN_IF_ERROR(core->AcceptRegistration(registration));
   RETURN_IF_ERROR(AlignWith(*core, 2, 9));
   RETURN_IF_ERROR(AttestOwnPlan(*core));
@@ -630,7 +630,7 @@ std::string Only(const absl::StatusOr<std::vector<v1::PartyMessage>>& replies) {
   return (*replies)[0].SerializeAsString();
 }
 
-TEST_F(PartyCoreTest, RepeatedCriticTaskIsAnsweredFromTheJournalWithIdenticalBytes) {
+TEST_F(VerticalPartyCoreTest, RepeatedCriticTaskIsAnsweredFromTheJournalWithIdenticalBytes) {
   auto core = AlignedWith(StrictConfig(FreshDir("journal")), false);
   ASSERT_TRUE(core.ok()) << core.status();
   const std::string first = Only((*core)->Handle(CriticTask(0, 0)));
@@ -652,7 +652,7 @@ TEST_F(PartyCoreTest, RepeatedCriticTaskIsAnsweredFromTheJournalWithIdenticalByt
   EXPECT_THAT(status.message(), HasSubstr("again with other inputs"));
 }
 
-TEST_F(PartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRechargingOrReleasingAgain) {
+TEST_F(VerticalPartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRechargingOrReleasingAgain) {
   const std::string dir = FreshDir("restart");
   std::string step0, step1;
   double spent = 0;
@@ -688,7 +688,7 @@ TEST_F(PartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRecharging
 
 // Generator-round replies carry no noise of their own outside the ensemble modes: they
 // are not journaled, and a restarted party recomputes the very same bytes.
-TEST_F(PartyCoreTest, RestartedPartyRecomputesItsGeneratorRoundIdentically) {
+TEST_F(VerticalPartyCoreTest, RestartedPartyRecomputesItsGeneratorRoundIdentically) {
   const std::string dir = FreshDir("generator-restart");
   std::string features, slice_gradient;
   {
@@ -724,7 +724,7 @@ void CutJournal(const std::string& dir, uintmax_t size) {
 // dpsgd: critic features carry no noise of their own. A reply is sent before its
 // journal entry is durable; if a crash loses the entry, the restarted party recomputes
 // the same bytes from its committed critic, and the step's charge is not repeated.
-TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdenticallyWithoutRecharging) {
+TEST_F(VerticalPartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdenticallyWithoutRecharging) {
   const std::string dir = FreshDir("dpsgd-restart");
   std::string step0, step1;
   uintmax_t durable = 0;
@@ -762,7 +762,7 @@ TEST_F(PartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdent
 // Mode none: only a round's last critic update is committed. A party that crashes in
 // the middle of a round resumes at the end of the previous one and, fed the round the
 // curator resends, recomputes the same replies and reaches the same critic.
-TEST_F(PartyCoreTest, RestartedPartyInModeNoneReplaysTheRoundIdentically) {
+TEST_F(VerticalPartyCoreTest, RestartedPartyInModeNoneReplaysTheRoundIdentically) {
   const std::string dir = FreshDir("none-restart");
   std::string step2, step3;
   uintmax_t durable = 0;
@@ -797,7 +797,7 @@ TEST_F(PartyCoreTest, RestartedPartyInModeNoneReplaysTheRoundIdentically) {
 // A curator whose durable checkpoint lags (checkpoint_every > 1) replays a round the
 // party has moved past: its recomputed generator-round replies were journaled when the
 // critic changed, so even a restarted party answers them with the same bytes.
-TEST_F(PartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCuratorMayReplayThem) {
+TEST_F(VerticalPartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCuratorMayReplayThem) {
   const std::string dir = FreshDir("generator-lagging-checkpoint");
   std::vector<std::string> round0;
   {
@@ -826,7 +826,7 @@ TEST_F(PartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCurat
   EXPECT_EQ(replayed, round0);
 }
 
-TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatchTheRun) {
+TEST_F(VerticalPartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatchTheRun) {
   const std::string dir = FreshDir("refuse");
   ASSERT_TRUE(AlignedWith(Config("secrets.txt", dir), false).ok());
   absl::Status status = AlignedWith(Config("secrets.txt", dir), false).status();
@@ -851,7 +851,7 @@ TEST_F(PartyCoreTest, CheckpointIsRefusedWithoutResumeRequiredWithItAndMustMatch
 // The party secret its networks and shards were drawn from is kept beside the
 // checkpoint, readable by the party alone; a resume without it (or with a damaged one)
 // is refused, naming the file.
-TEST_F(PartyCoreTest, ThePartySecretIsKeptPrivatelyAndResumeNeedsIt) {
+TEST_F(VerticalPartyCoreTest, ThePartySecretIsKeptPrivatelyAndResumeNeedsIt) {
   const std::string dir = FreshDir("party-secret");
   ASSERT_TRUE(AlignedWith(Config("secrets.txt", dir), false).ok());
   const std::string path = dir + "/party.secret";
@@ -879,7 +879,7 @@ TEST_F(PartyCoreTest, ThePartySecretIsKeptPrivatelyAndResumeNeedsIt) {
 
 // A checkpoint directory lost while the ledger was kept: a fresh start would release
 // again under charges the ledger already holds, so it is refused and the ledger kept.
-TEST_F(PartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKept) {
+TEST_F(VerticalPartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKept) {
   const std::string dir = FreshDir("charged");
   {
     auto core = AlignedWith(StrictConfig(dir), false);
@@ -911,7 +911,7 @@ void RunOneCriticStep(const std::string& dir) {
 // The ledger is bound to the checkpoint: a resume whose ledger is lost would start an
 // empty one and under-report what the checkpoint's releases spent, so it is refused,
 // naming the ledger, and no ledger is created.
-TEST_F(PartyCoreTest, ResumeRefusesALostLedger) {
+TEST_F(VerticalPartyCoreTest, ResumeRefusesALostLedger) {
   const std::string dir = FreshDir("lost-ledger");
   ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
   const std::string ledger = dir + ".ledger";
@@ -924,7 +924,7 @@ TEST_F(PartyCoreTest, ResumeRefusesALostLedger) {
 
 // Another run's ledger, even of the same run id and settings (the run started over
 // elsewhere, another party's copy), is not the one the checkpoint was charged to.
-TEST_F(PartyCoreTest, ResumeRefusesAnotherRunsLedger) {
+TEST_F(VerticalPartyCoreTest, ResumeRefusesAnotherRunsLedger) {
   const std::string dir = FreshDir("foreign-ledger");
   const std::string other = FreshDir("foreign-ledger-other");
   ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
@@ -937,7 +937,7 @@ TEST_F(PartyCoreTest, ResumeRefusesAnotherRunsLedger) {
 }
 
 // An older copy of the run's own ledger lacks charges the checkpoint's state relies on.
-TEST_F(PartyCoreTest, ResumeRefusesAnOlderCopyOfItsLedger) {
+TEST_F(VerticalPartyCoreTest, ResumeRefusesAnOlderCopyOfItsLedger) {
   const std::string dir = FreshDir("old-ledger");
   const std::string ledger = dir + ".ledger";
   const std::string copy = Dir() + "/old-ledger.copy";
@@ -961,7 +961,7 @@ TEST_F(PartyCoreTest, ResumeRefusesAnOlderCopyOfItsLedger) {
 // Label pairs: the holder's label release, kept in labels.release, is bound by its
 // digest to the key-0 charge (as is the marginal draw in the checkpoint). A resume sends
 // the kept bytes again; with the file deleted or altered it is refused, never redrawn.
-TEST_F(PartyCoreTest, KeptLabelReleaseIsBoundToItsChargeAndNeverRedrawn) {
+TEST_F(VerticalPartyCoreTest, KeptLabelReleaseIsBoundToItsChargeAndNeverRedrawn) {
   const std::string dir = FreshDir("label-release");
   v1::RegisterResponse registration = Registration();
   registration.mutable_training()->set_label_column("a");
@@ -1008,7 +1008,7 @@ TEST_F(PartyCoreTest, KeptLabelReleaseIsBoundToItsChargeAndNeverRedrawn) {
 
 // gswgan: the party charges each critic step's feature release and, before the slice
 // gradient leaves, the round's per-row releases, under increasing ledger keys.
-TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
+TEST_F(VerticalPartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   const std::string ledger = Dir() + "/gswgan.ledger";
   std::remove(ledger.c_str());
   v1::PartyConfig config = Config();
@@ -1017,7 +1017,7 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   config.mutable_privacy()->set_ledger(ledger);
   config.mutable_privacy()->mutable_ensemble()->set_shards(2);
   ASSERT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
-  auto core = PartyCore::Create(config);
+  auto core = VerticalPartyCore::Create(config);
   ASSERT_TRUE(core.ok()) << core.status();
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
   ASSERT_TRUE(AlignWith(**core, 2, 9).ok());
@@ -1042,26 +1042,26 @@ TEST_F(PartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
                            HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
 }
 
-TEST_F(PartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
+TEST_F(VerticalPartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
   v1::PartyConfig config = Config();
   config.mutable_privacy()->set_mode(v1::PrivacyConfig::pate);
   config.mutable_privacy()->set_epsilon(10);
   config.mutable_privacy()->set_ledger(Dir() + "/pate.ledger");
   config.mutable_privacy()->mutable_ensemble()->set_shards(9);
   ASSERT_TRUE(ResolvePrivacyConfig(config.mutable_privacy()).ok());
-  auto core = PartyCore::Create(config);
+  auto core = VerticalPartyCore::Create(config);
   ASSERT_TRUE(core.ok()) << core.status();
   ASSERT_TRUE((*core)->AcceptRegistration(Registration()).ok());
   EXPECT_THAT(AlignWith(**core, 2, 9).message(), HasSubstr("exceeds the 8 aligned records"));
 }
 
-TEST_F(PartyCoreTest, AResumedPartySendsTheListItSentBefore) {
+TEST_F(VerticalPartyCoreTest, AResumedPartySendsTheListItSentBefore) {
   const std::string dir = FreshDir("resume-list");
-  auto first = PartyCore::Create(Config("secrets.txt", dir));
+  auto first = VerticalPartyCore::Create(Config("secrets.txt", dir));
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE((*first)->AcceptRegistration(Registration()).ok());
   ASSERT_TRUE(AlignWith(**first, 2, 9).ok());
-  auto resumed = PartyCore::Create(Config("secrets.txt", dir), /*resume=*/true);
+  auto resumed = VerticalPartyCore::Create(Config("secrets.txt", dir), /*resume=*/true);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ASSERT_TRUE((*resumed)->AcceptRegistration(Registration()).ok());
   const absl::StatusOr<v1::AlignRequest> before = (*first)->MakeAlignRequest();

@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
-#define VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+#ifndef VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_
 
 #include <memory>
 #include <optional>
@@ -9,7 +9,6 @@
 
 #include "absl/status/statusor.h"
 #include "client/core/party_protocol.h"
-#include "common/base/background_task.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
 #include "common/data/psi.h"
@@ -22,8 +21,8 @@
 namespace vfsynth {
 
 class CheckpointSlots;
+class PartyDurability;
 class PartyModel;
-class ReplyKeeper;
 namespace privacy {
 class PrivacyLedger;
 struct RunShape;
@@ -49,17 +48,19 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path);
 // leaves. A reply with fresh noise is journaled durably before it is sent; one without
 // is recomputed identically from the committed state, or journaled and made durable
 // before that state is replaced (JournalingOf). A curator message answered before is
-// answered again with identical bytes; a critic update
-// already committed is not applied twice. So a party never releases two different
-// answers for one step, and never rolls back past something it released.
-class PartyCore : public PartyProtocol {
+// answered again with identical bytes; a critic update already committed is not applied
+// twice. So a party never releases two different answers for one step, and never rolls
+// back past something it released. PartyDurability orders all of this.
+class VerticalPartyCore : public PartyProtocol {
  public:
   // Loads the party's data (config must be resolved). With `resume`, the party
   // continues from its checkpoint once aligned; without, an existing checkpoint is
   // an error (starting over would overwrite it).
-  static absl::StatusOr<std::unique_ptr<PartyCore>> Create(const v1::PartyConfig& config,
+  static absl::StatusOr<std::unique_ptr<VerticalPartyCore>> Create(const v1::PartyConfig& config,
                                                            bool resume = false);
-  ~PartyCore() override;
+  ~VerticalPartyCore() override;
+
+  v1::Topology topology() const override { return v1::Topology::vertical; }
 
   v1::RegisterRequest MakeRegisterRequest() const override;
   // Again after a reconnect: the run and its settings must be the same.
@@ -99,9 +100,6 @@ class PartyCore : public PartyProtocol {
   // (the checkpoint's, resuming).
   absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() override;
 
-  // One curator message in, the replies out. An error means the curator sent
-  // something this party must not act on; the party then stops.
-  absl::StatusOr<std::vector<v1::PartyMessage>> Handle(const v1::CuratorMessage& message) override;
   // Once Handle's replies have left, before waiting for the next message: the work of
   // the next message that does not depend on it (PartyModel::PrepareAhead). Nothing
   // leaves and nothing is committed; skipping it changes no result.
@@ -113,30 +111,31 @@ class PartyCore : public PartyProtocol {
   double epsilon_planned() const;
   const v1::PrivacyPlan& privacy_plan() const { return plan_; }
 
-  // The curator's Finished message: whether it published, and its words.
-  bool finished() const override { return finished_; }
-  bool finish_succeeded() const override { return finish_succeeded_; }
-  const std::string& finish_message() const override { return finish_message_; }
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }
-  int64_t committed_step() const { return committed_step_; }
+  // The last critic update applied (-1 before the first, and before alignment).
+  int64_t committed_step() const;
   // Per-message wall-clock breakdown (docs/performance.md).
   const StepProfile& profile() const override { return profile_; }
 
  private:
-  PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
-  // Restores the checkpoint (resume) or writes the initial one, and opens the journal.
+  VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
+  // Restores the checkpoint (resume) or writes the initial one, and opens the journal
+  // (durability_).
   absl::Status OpenCheckpoint();
-  // Snapshots the critic state after `step`'s update (-1: the initial state) and writes
-  // it, both in the background (committer_); every reply and every later update waits
-  // for that job first.
-  absl::Status Commit(int64_t step);
+  // The journal and the critic state's commits, from `state` holding `committed_step`.
+  absl::Status OpenDurability(std::unique_ptr<CheckpointSlots> state, int64_t committed_step);
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
-  // Opens the reply journal (ReplyKeeper) on this party's state-writing queue.
-  absl::Status OpenJournal();
-  // Round messages: position checks, a journaled reply or Answer, kept by replies_.
-  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message);
-  // Computes a reply that was never sent before (charging the ledger first).
+  bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override;
+  // Round messages: position checks, then UpdateCritic or ReplyTo.
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  // Feature gradients: the critic step's update, applied once and committed.
+  absl::Status UpdateCritic(const v1::CuratorMessage& message);
+  // A question: the journaled reply or Answer, once it may leave.
+  absl::StatusOr<v1::PartyMessage> ReplyTo(const v1::CuratorMessage& message);
+  // Every sent reply journaled and the last state write landed.
+  absl::Status Finish() override;
+  // Computes a reply that was never sent before, its ledger charge started first.
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next
   // curator message needs (the released values come from the journal, not from here).
@@ -183,32 +182,22 @@ class PartyCore : public PartyProtocol {
   PartyData data_;
   std::vector<std::string> tokens_;  // alignment tokens of the rows as loaded
   std::optional<PsiParty> psi_;      // from MakeAlignRequest on
-  std::string run_id_;
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
   int num_parties_ = 0;
   v1::PrivacyPlan plan_;         // set by PlanPrivacy
-  bool plan_attested_ = false;   // the curator's plan matched plan_
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
-  std::string settings_digest_;  // of the curator's run settings, to check a re-registration
   std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
   std::string data_digest_;      // of the aligned records and their encoded values
   const privacy::Mode mode_;     // config_'s resolved privacy mode
-  // The last critic update applied; durable too, except between the steps of a round
-  // in mode none (Handle).
-  int64_t committed_step_ = -1;
-  std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
-  std::unique_ptr<ReplyKeeper> replies_;    // the journal of what was sent (OpenJournal)
-  bool finished_ = false;
-  bool finish_succeeded_ = false;
-  std::string finish_message_;
   StepProfile profile_;
-  BackgroundTask charger_;    // the ledger charge of the critic step being answered
-  BackgroundTask committer_;  // the state write in flight; declared last: joined first
+  // From alignment on. Declared last, so its background jobs (a charge on ledger_, a
+  // state write of model_) end first.
+  std::unique_ptr<PartyDurability> durability_;
 };
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_CLIENT_CORE_PARTY_CORE_H_
+#endif  // VFSYNTH_CLIENT_CORE_VERTICAL_PARTY_CORE_H_

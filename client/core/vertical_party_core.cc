@@ -1,4 +1,4 @@
-#include "client/core/party_core.h"
+#include "client/core/vertical_party_core.h"
 
 #include <spdlog/spdlog.h>
 
@@ -12,9 +12,9 @@
 #include "absl/strings/strip.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
+#include "client/core/party_durability.h"
 #include "client/core/party_ledger.h"
 #include "client/core/reply_journal.h"
-#include "client/core/reply_keeper.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
@@ -64,28 +64,28 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   return secrets;
 }
 
-PartyCore::PartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
+VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
     : config_(std::move(config)),
       secrets_(std::move(secrets)),
       data_(std::move(data)),
       resume_(resume),
       mode_(config_.privacy().mode()) {}
 
-PartyCore::~PartyCore() = default;
+VerticalPartyCore::~VerticalPartyCore() = default;
 
-absl::StatusOr<std::unique_ptr<PartyCore>> PartyCore::Create(const v1::PartyConfig& config,
+absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(const v1::PartyConfig& config,
                                                              bool resume) {
   ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
   ASSIGN_OR_RETURN(PartyData data,
                    LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  std::unique_ptr<PartyCore> core(new PartyCore(config, std::move(secrets), std::move(data), resume));
+  std::unique_ptr<VerticalPartyCore> core(new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
   ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   return core;
 }
 
-v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
+v1::RegisterRequest VerticalPartyCore::MakeRegisterRequest() const {
   v1::RegisterRequest request;
   request.set_party(config_.name());
   request.set_protocol_version(kProtocolVersion);
@@ -105,7 +105,7 @@ v1::RegisterRequest PartyCore::MakeRegisterRequest() const {
   return request;
 }
 
-absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
   RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::vertical));
   v1::ModelConfig model = response.model();
   v1::TrainingConfig training = response.training();
@@ -115,18 +115,8 @@ absl::Status PartyCore::AcceptRegistration(const v1::RegisterResponse& response)
   Sha256Builder settings;
   settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  const std::string digest = settings.Hex();
-  if (!run_id_.empty()) {  // a reconnect: the curator must still run the same job
-    if (response.run_id() != run_id_ || digest != settings_digest_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "after reconnecting, the curator runs '", response.run_id(), "' with ",
-          response.run_id() == run_id_ ? "other settings" : "another run id", " than run '", run_id_,
-          "' this party is in"));
-    }
-    return absl::OkStatus();
-  }
-  settings_digest_ = digest;
-  run_id_ = response.run_id();
+  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  if (!joined) return absl::OkStatus();  // a reconnect to the same run
   num_parties_ = response.parties_size();
   model_config_ = model;
   training_ = training;
@@ -148,15 +138,15 @@ v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& pa
 
 }  // namespace
 
-absl::StatusOr<v1::AlignRequest> PartyCore::MakeAlignRequest() {
+absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
   if (!psi_.has_value()) {
     RETURN_IF_ERROR(LoadOrDrawPartySecret());
     ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
   }
-  return AlignRequestOf(run_id_, config_.name(), 0, psi_->own_list());
+  return AlignRequestOf(run().id(), config_.name(), 0, psi_->own_list());
 }
 
-absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1::AlignResponse& response) {
+absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
   switch (response.next_case()) {
     case v1::AlignResponse::kAligned:
       RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
@@ -175,7 +165,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1:
       }
       ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
                        psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
-      return AlignRequestOf(run_id_, config_.name(), task.hop(), blinded);
+      return AlignRequestOf(run().id(), config_.name(), task.hop(), blinded);
     }
     case v1::AlignResponse::NEXT_NOT_SET:
       break;
@@ -183,7 +173,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> PartyCore::AnswerAlign(const v1:
   return absl::InvalidArgumentError("the curator's Align answer has neither a list to blind nor positions");
 }
 
-absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
+absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
   if (!psi_.has_value()) return absl::FailedPreconditionError("aligned positions before this party sent its list");
   if (aligned.records() != aligned.positions_size()) {
     return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
@@ -229,40 +219,41 @@ absl::Status PartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
                      .Hex();
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
+  run().set_aligned();
   spdlog::info("aligned: {} of this party's records are held by every party", common.size());
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();
 }
 
-v1::AttestPlanRequest PartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run_id_, config_.name(), plan_);
+v1::AttestPlanRequest VerticalPartyCore::MakeAttestPlanRequest() const {
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
 }
 
-v1::AttestPlanRequest PartyCore::MakeRefusal(const absl::Status& reason) const {
-  return RefusalOf(run_id_, config_.name(), reason);
+v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason) const {
+  return RefusalOf(run().id(), config_.name(), reason);
 }
 
-absl::Status PartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
-  if (plan_attested_) return absl::OkStatus();
+  if (run().plan_attested()) return absl::OkStatus();
   spdlog::info("the curator's privacy plan matches this party's ({})", PlanDigest(plan_).substr(0, 16));
-  plan_attested_ = true;
+  run().set_plan_attested();
   // Charged only once the checkpoint is durable (AcceptAlignment): a charged ledger then
   // always has a checkpoint to resume from (PlanPrivacy refuses a fresh start on a
   // charged ledger).
   return ChargeMarginalRelease();
 }
 
-v1::CheckpointHeader PartyCore::CheckpointHeader(int64_t step) const {
+v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
   v1::CheckpointHeader header;
   header.set_kind(absl::StrCat("party:", config_.name()));
-  header.set_run_id(run_id_);
+  header.set_run_id(run().id());
   header.set_step(step);
   header.set_config_digest(
       Sha256Builder()
-          .Add(settings_digest_)
+          .Add(run().settings_digest())
           .Add(SettingsDigest(model_config_, training_, config_.privacy()))
           .Hex());
   header.set_data_digest(data_digest_);
@@ -293,7 +284,7 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 
 }  // namespace
 
-absl::Status PartyCore::LoadOrDrawPartySecret() {
+absl::Status VerticalPartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
   // Resuming without any checkpoint says so, rather than that its secret is missing.
   if (resume_ && !CheckpointSlots(StatePath(config_)).Exists()) return NoCheckpointToResume(config_);
@@ -303,10 +294,10 @@ absl::Status PartyCore::LoadOrDrawPartySecret() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::OpenCheckpoint() {
-  state_ = std::make_unique<CheckpointSlots>(StatePath(config_));
+absl::Status VerticalPartyCore::OpenCheckpoint() {
+  auto state = std::make_unique<CheckpointSlots>(StatePath(config_));
   const std::string path = absl::StrCat(StatePath(config_), ".{0,1}");
-  auto checkpoint = state_->Read();
+  auto checkpoint = state->Read();
   if (!resume_) {
     if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -320,29 +311,34 @@ absl::Status PartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
     RETURN_IF_ERROR(ReplyJournal::Remove(JournalPath(config_)));
-    RETURN_IF_ERROR(OpenJournal());
-    RETURN_IF_ERROR(Commit(-1));
-    return committer_.Await();
+    RETURN_IF_ERROR(OpenDurability(std::move(state), -1));
+    RETURN_IF_ERROR(durability_->Commit(-1));
+    return durability_->AwaitCommit();
   }
   if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
   if (!checkpoint.ok()) return checkpoint.status();
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
   RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
-  committed_step_ = checkpoint->header.step();
-  RETURN_IF_ERROR(OpenJournal());
-  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path, committed_step_,
-               replies_->journaled());
+  RETURN_IF_ERROR(OpenDurability(std::move(state), checkpoint->header.step()));
+  spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
+               durability_->committed_step(), durability_->journaled());
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::OpenJournal() {
-  ASSIGN_OR_RETURN(std::unique_ptr<ReplyJournal> journal, ReplyJournal::Open(JournalPath(config_)));
-  replies_ = std::make_unique<ReplyKeeper>(mode_, training_.n_critic(), std::move(journal), &committer_);
+absl::Status VerticalPartyCore::OpenDurability(std::unique_ptr<CheckpointSlots> state, int64_t committed_step) {
+  ASSIGN_OR_RETURN(durability_,
+                   PartyDurability::Open(mode_, training_.n_critic(), JournalPath(config_), model_.get(),
+                                         std::move(state), [this](int64_t step) { return CheckpointHeader(step); },
+                                         committed_step));
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
+int64_t VerticalPartyCore::committed_step() const {
+  return durability_ == nullptr ? -1 : durability_->committed_step();
+}
+
+absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
   if (ledger_ == nullptr) return absl::OkStatus();
   constexpr absl::string_view kUnderReport =
       "resuming on it would under-report what this party's releases spent. Resume with the run's own, latest "
@@ -361,25 +357,7 @@ absl::Status PartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, c
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::Commit(int64_t step) {
-  // The snapshot too is taken in the background: nothing changes the critic state before
-  // this job is done, since every update (HandleRound) awaits committer_ first.
-  RETURN_IF_ERROR(committer_.Start([this, header = CheckpointHeader(step), step]() -> absl::Status {
-    const absl::Time start = absl::Now();
-    ASSIGN_OR_RETURN(const std::string state, SavePartyState(*model_));
-    const absl::Time snapshot = absl::Now();
-    // Replies recomputable from the state being replaced are durable first.
-    RETURN_IF_ERROR(replies_->Sync());
-    RETURN_IF_ERROR(state_->Write(header, state));
-    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
-                  absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
-    return absl::OkStatus();
-  }));
-  committed_step_ = step;
-  return absl::OkStatus();
-}
-
-absl::Status PartyCore::PlanPrivacy() {
+absl::Status VerticalPartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
   const int64_t records = model_->rows();
   if (privacy::IsEnsembleMode(mode_) && config.ensemble().shards() > records) {
@@ -421,16 +399,16 @@ absl::Status PartyCore::PlanPrivacy() {
   return model_->SetPrivacy(std::move(sanitiser));
 }
 
-absl::Status PartyCore::OpenLedger() {
+absl::Status VerticalPartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
   ASSIGN_OR_RETURN(ledger_,
-                   OpenPartyLedger(config, run_id_, privacy::Sampler::kWithoutReplacement, conversion, resume_));
+                   OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement, conversion, resume_));
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::PlanMarginals() {
+absl::Status VerticalPartyCore::PlanMarginals() {
   if (training_.marginal_weight() <= 0) return absl::OkStatus();
   // Mode none: the exact marginals, no noise and no charge.
   const privacy::RunShape shape = PrivacyShape();
@@ -454,7 +432,7 @@ absl::Status PartyCore::PlanMarginals() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::ChargeMarginalRelease() {
+absl::Status VerticalPartyCore::ChargeMarginalRelease() {
   if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
@@ -467,7 +445,7 @@ absl::Status PartyCore::ChargeMarginalRelease() {
                                   marginals.numel() * marginals.element_size())));
 }
 
-int64_t PartyCore::MarginalReleaseKey() const {
+int64_t VerticalPartyCore::MarginalReleaseKey() const {
   const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   return charge.has_value() ? charge->key : 0;
 }
@@ -480,12 +458,12 @@ std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
 
 }  // namespace
 
-absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
-  if (!plan_attested_) return absl::FailedPreconditionError("label release before the privacy plans matched");
+absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest() {
+  if (!run().plan_attested()) return absl::FailedPreconditionError("label release before the privacy plans matched");
   absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
   if (absl::IsNotFound(label.status())) {
     v1::ShareLabelsRequest request;
-    request.set_run_id(run_id_);
+    request.set_run_id(run().id());
     request.set_party(config_.name());
     return request;
   }
@@ -493,39 +471,41 @@ absl::StatusOr<v1::ShareLabelsRequest> PartyCore::MakeShareLabelsRequest() {
   // The ledger's marginal-release charge (ChargeMarginalRelease) covers this release.
   const std::string path = ReleasePath(config_, "labels.release");
   return BoundRelease<v1::ShareLabelsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return HolderLabelRelease(path, run_id_, config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
+    return HolderLabelRelease(path, run().id(), config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
   });
 }
 
-absl::StatusOr<std::optional<v1::LabelPairsRequest>> PartyCore::MakeLabelPairsRequest(
+absl::StatusOr<std::optional<v1::LabelPairsRequest>> VerticalPartyCore::MakeLabelPairsRequest(
     const v1::ShareLabelsResponse& labels) {
-  if (!plan_attested_) return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
+  if (!run().plan_attested()) {
+    return absl::FailedPreconditionError("label-pair release before the privacy plans matched");
+  }
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
   const std::string path = ReleasePath(config_, "label_pairs.release");
   return BoundRelease<v1::LabelPairsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return LabelPairRelease(path, run_id_, config_.name(), labels, model_->table(), data_.encoder.blocks(),
+    return LabelPairRelease(path, run().id(), config_.name(), labels, model_->table(), data_.encoder.blocks(),
                             PrivacyShape().marginal_noise_multiplier);
   });
 }
 
-absl::StatusOr<std::optional<v1::MarginalsRequest>> PartyCore::MakeMarginalsRequest() {
+absl::StatusOr<std::optional<v1::MarginalsRequest>> VerticalPartyCore::MakeMarginalsRequest() {
   if (training_.marginal_weight() <= 0) return std::nullopt;
-  if (!plan_attested_) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
+  if (!run().plan_attested()) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
   v1::MarginalsRequest request;
-  request.set_run_id(run_id_);
+  request.set_run_id(run().id());
   request.set_party(config_.name());
   ToWire(model_->marginal_target()->probabilities(), request.mutable_probabilities());
   return request;
 }
 
-absl::Status PartyCore::ChargeStep(int64_t step) {
+absl::Status VerticalPartyCore::ChargeStep(int64_t step) {
   if (ledger_ == nullptr) return absl::OkStatus();
   const privacy::LedgerCharge charge =
       privacy::CriticStepCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), step);
   return ledger_->Charge(charge.key, charge.mechanism, charge.steps);
 }
 
-absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
+absl::Status VerticalPartyCore::ChargeGeneratorRound(int64_t round) {
   if (ledger_ == nullptr) return absl::OkStatus();
   const std::optional<privacy::LedgerCharge> charge =
       privacy::GeneratorRoundCharge(mode_, plan_.noise_multiplier(), PrivacyShape(), round);
@@ -533,77 +513,45 @@ absl::Status PartyCore::ChargeGeneratorRound(int64_t round) {
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
-privacy::RunShape PartyCore::PrivacyShape() const { return PlanShape(plan_); }
+privacy::RunShape VerticalPartyCore::PrivacyShape() const { return PlanShape(plan_); }
 
-double PartyCore::epsilon_planned() const {
+double VerticalPartyCore::epsilon_planned() const {
   if (plan_.guarantees().empty()) return 0;  // not planned yet
   const v1::ObserverGuarantee& published = Guarantee(plan_, Observer::kPublished);
   return published.has_epsilon_planned() ? published.epsilon_planned() : 0;
 }
 
-double PartyCore::epsilon_spent() const {
+double VerticalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-v1::PartyMessage PartyCore::MakeHello() const {
-  v1::PartyMessage hello;
-  hello.set_run_id(run_id_);
-  hello.mutable_hello()->set_party(config_.name());
-  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
-  hello.mutable_hello()->set_committed_step(committed_step_);
-  return hello;
-}
+v1::PartyMessage VerticalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), committed_step()); }
 
-v1::PartyMessage PartyCore::Reply(const v1::CuratorMessage& to) const {
+v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   v1::PartyMessage reply;
-  reply.set_run_id(run_id_);
+  reply.set_run_id(run().id());
   reply.set_round(to.round());
   reply.set_step(to.step());
   return reply;
 }
 
-absl::Status PartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
+absl::Status VerticalPartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
   return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
 }
 
-absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::Handle(const v1::CuratorMessage& message) {
-  if (model_ == nullptr) return absl::FailedPreconditionError("round message before alignment");
-  if (!plan_attested_) return absl::FailedPreconditionError("round message before the privacy plans matched");
-  if (message.run_id() != run_id_) {
-    return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
-  }
-  switch (message.payload_case()) {
-    case v1::CuratorMessage::kCriticTask:
-    case v1::CuratorMessage::kFeatureGradients:
-    case v1::CuratorMessage::kGeneratorTask:
-    case v1::CuratorMessage::kGeneratorFeatureGradient:
-      try {
-        return HandleRound(message);
-      } catch (const c10::Error& e) {
-        return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
-      }
-    case v1::CuratorMessage::kFinished:
-      RETURN_IF_ERROR(replies_->Finish());
-      RETURN_IF_ERROR(committer_.Await());
-      finished_ = true;
-      finish_succeeded_ = message.finished().succeeded();
-      finish_message_ = message.finished().message();
-      return std::vector<v1::PartyMessage>();
-    case v1::CuratorMessage::kError:
-      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ",
-                                             message.error().message()));
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected curator message payload ", message.payload_case()));
-  }
+bool VerticalPartyCore::IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const {
+  return payload == v1::CuratorMessage::kCriticTask || payload == v1::CuratorMessage::kFeatureGradients ||
+         payload == v1::CuratorMessage::kGeneratorTask || payload == v1::CuratorMessage::kGeneratorFeatureGradient;
 }
 
-absl::Status PartyCore::PrepareAhead() {
-  if (model_ == nullptr || finished_) return absl::OkStatus();
+absl::Status VerticalPartyCore::Finish() { return durability_->Finish(); }
+
+absl::Status VerticalPartyCore::PrepareAhead() {
+  if (model_ == nullptr || finished()) return absl::OkStatus();
   const int64_t pending = model_->pending_step();
-  if (pending < 0) return replies_->JournalSent();
+  if (pending < 0) return durability_->JournalSent();
   ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->JournalSent(); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return durability_->JournalSent(); }));
   ScopedPhase compute(profile_, StepPhase::kCompute);
   try {
     model_->PrepareAhead();
@@ -613,7 +561,7 @@ absl::Status PartyCore::PrepareAhead() {
   return absl::OkStatus();
 }
 
-absl::Status PartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
+absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
   const int64_t d_k = model_->width();
   const int64_t d_h = model_config_.feature_dim();
   switch (message.payload_case()) {
@@ -652,80 +600,81 @@ int64_t StepIndexOf(const v1::CuratorMessage& message) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<v1::PartyMessage>> PartyCore::HandleRound(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
-  RETURN_IF_ERROR(
-      Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeMessage(message.durable_round()); }));
-  std::vector<v1::PartyMessage> replies;
   if (message.has_feature_gradients()) {
-    // Already applied: the curator resent or replays the step.
-    if (message.step() <= committed_step_) return replies;
-    RETURN_IF_ERROR(
-        Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCriticUpdate(message.durable_round()); }));
-    // The previous commit may still be reading the state (its snapshot).
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
-    const torch::Tensor grad_real =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_real()); });
-    const torch::Tensor grad_fake =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.feature_gradients().grad_fake()); });
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
-                      return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
-                    }));
-    const bool last_of_round = (message.step() + 1) % training_.n_critic() == 0;
-    if (mode_ != v1::PrivacyConfig::none || last_of_round) {
-      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->BeforeCommit(); }));
-      // Durable before anything computed from the updated critic can leave.
-      RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return Commit(message.step()); }));
-    } else {
-      // Mode none: every update is deterministic, so one lost in a crash is re-applied
-      // identically from the round's resent messages; only a round's last is committed.
-      committed_step_ = message.step();
-    }
-    return replies;  // the write completes before the next reply leaves (committer_.Await)
+    RETURN_IF_ERROR(UpdateCritic(message));
+    return std::vector<v1::PartyMessage>();
   }
-  ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
-                   Timed(profile_, StepPhase::kDurability, [&] { return replies_->Journaled(message); }));
-  if (journaled.has_value()) {
-    RETURN_IF_ERROR(RebuildPending(message));
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return committer_.Await(); }));
-    replies.push_back(*std::move(journaled));
-    return replies;
-  }
-  ASSIGN_OR_RETURN(v1::PartyMessage reply, Answer(message));
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return replies_->Keep(message, reply); }));
+  ASSIGN_OR_RETURN(v1::PartyMessage reply, ReplyTo(message));
+  std::vector<v1::PartyMessage> replies;
   replies.push_back(std::move(reply));
   return replies;
 }
 
-absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& message) {
+absl::Status VerticalPartyCore::UpdateCritic(const v1::CuratorMessage& message) {
+  ASSIGN_OR_RETURN(const bool apply,
+                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeCriticUpdate(message); }));
+  if (!apply) return absl::OkStatus();  // already applied: the curator resent or replays the step
+  torch::Tensor grad_real;
+  torch::Tensor grad_fake;
+  {
+    ScopedPhase codec(profile_, StepPhase::kCodec);
+    grad_real = FromWire(message.feature_gradients().grad_real());
+    grad_fake = FromWire(message.feature_gradients().grad_fake());
+  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
+    return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
+  }));
+  return Timed(profile_, StepPhase::kDurability, [&] { return durability_->AfterCriticUpdate(message.step()); });
+}
+
+absl::StatusOr<v1::PartyMessage> VerticalPartyCore::ReplyTo(const v1::CuratorMessage& message) {
+  ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
+                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeQuestion(message); }));
+  const bool answered_before = journaled.has_value();
+  v1::PartyMessage reply;
+  if (answered_before) {
+    RETURN_IF_ERROR(RebuildPending(message));
+    reply = *std::move(journaled);
+  } else {
+    ASSIGN_OR_RETURN(reply, Answer(message));
+  }
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
+                        [&] { return durability_->BeforeReplyLeaves(message, reply, answered_before); }));
+  return reply;
+}
+
+absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  const int64_t committed_step = durability_->committed_step();
   v1::PartyMessage reply = Reply(message);
+  // A charge's fsync overlaps the computation; its reply leaves only once it is durable
+  // (PartyDurability::BeforeReplyLeaves), and is discarded unsent if it fails.
   if (message.has_critic_task()) {
-    if (message.step() != committed_step_ + 1) {
+    if (message.step() != committed_step + 1) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the curator asks for critic step ", message.step(), " but this party's critic has committed step ",
-          committed_step_, message.step() <= committed_step_
-                               ? " and no journaled answer for it (is the curator's checkpoint older than "
-                                 "the rounds it announced as durable?)"
-                               : " (is this party's checkpoint older than the run?)"));
+          committed_step, message.step() <= committed_step
+                              ? " and no journaled answer for it (is the curator's checkpoint older than "
+                                "the rounds it announced as durable?)"
+                              : " (is this party's checkpoint older than the run?)"));
     }
-    // The charge's fsync overlaps the features; they are discarded unsent if it fails.
-    RETURN_IF_ERROR(charger_.Start([this, step = message.step()] { return ChargeStep(step); }));
+    RETURN_IF_ERROR(durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));
     const torch::Tensor slice =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
-    auto features =
-        Timed(profile_, StepPhase::kCompute, [&] { return model_->CriticFeatures(message.step(), slice); });
-    RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return charger_.Await(); }));
-    if (!features.ok()) return features.status();
+    ASSIGN_OR_RETURN(const auto features, Timed(profile_, StepPhase::kCompute, [&] {
+                       return model_->CriticFeatures(message.step(), slice);
+                     }));
     ScopedPhase codec(profile_, StepPhase::kCodec);
-    ToWire(features->first, reply.mutable_features()->mutable_h_real());
-    ToWire(features->second, reply.mutable_features()->mutable_h_fake());
+    ToWire(features.first, reply.mutable_features()->mutable_h_real());
+    ToWire(features.second, reply.mutable_features()->mutable_h_fake());
   } else if (message.has_generator_task()) {
-    if (committed_step_ != last_step_of_round) {
+    if (committed_step != last_step_of_round) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
-          committed_step_, ", not ", last_step_of_round));
+          committed_step, ", not ", last_step_of_round));
     }
     const torch::Tensor slice =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_task().fake_slice()); });
@@ -734,8 +683,7 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
     ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
-    RETURN_IF_ERROR(
-        Timed(profile_, StepPhase::kDurability, [&] { return ChargeGeneratorRound(message.round()); }));
+    RETURN_IF_ERROR(durability_->StartCharge([this, round = message.round()] { return ChargeGeneratorRound(round); }));
     const torch::Tensor grad_features =
         Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_feature_gradient().grad()); });
     ASSIGN_OR_RETURN(const torch::Tensor grad, Timed(profile_, StepPhase::kCompute, [&] {
@@ -747,13 +695,14 @@ absl::StatusOr<v1::PartyMessage> PartyCore::Answer(const v1::CuratorMessage& mes
   return reply;
 }
 
-absl::Status PartyCore::RebuildPending(const v1::CuratorMessage& message) {
+absl::Status VerticalPartyCore::RebuildPending(const v1::CuratorMessage& message) {
   const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
-  if (message.has_critic_task() && message.step() == committed_step_ + 1) {
+  const int64_t committed_step = durability_->committed_step();
+  if (message.has_critic_task() && message.step() == committed_step + 1) {
     // Its update is still to come; the recomputed (noisy) output is discarded unsent.
     return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())).status();
   }
-  if (message.has_generator_task() && committed_step_ == last_step_of_round) {
+  if (message.has_generator_task() && committed_step == last_step_of_round) {
     model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice()));
   }
   return absl::OkStatus();

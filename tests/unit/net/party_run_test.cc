@@ -1,0 +1,47 @@
+// What a party keeps of its run whatever the topology: the first registration fixes the
+// run, a later one must name the same run and settings.
+#include "client/core/party_run.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PartyRunTest, TheFirstRegistrationFixesTheRunAndALaterOneMustMatchIt) {
+  PartyRun run;
+  auto first = run.Join("run-1", "settings");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(*first);
+  EXPECT_EQ(run.id(), "run-1");
+  EXPECT_EQ(run.settings_digest(), "settings");
+
+  auto again = run.Join("run-1", "settings");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(*again);
+
+  const absl::Status other_settings = run.Join("run-1", "changed").status();
+  EXPECT_EQ(other_settings.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other_settings.message(), HasSubstr("with other settings than run 'run-1'"));
+  const absl::Status other_run = run.Join("run-2", "settings").status();
+  EXPECT_EQ(other_run.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other_run.message(), HasSubstr("runs 'run-2' with another run id"));
+  EXPECT_EQ(run.id(), "run-1");
+}
+
+TEST(PartyRunTest, FinishedKeepsTheCuratorsVerdictAndWords) {
+  PartyRun run;
+  EXPECT_FALSE(run.finished());
+  v1::Finished finished;
+  finished.set_succeeded(false);
+  finished.set_message("a party left");
+  run.Finish(finished);
+  EXPECT_TRUE(run.finished());
+  EXPECT_FALSE(run.finish_succeeded());
+  EXPECT_EQ(run.finish_message(), "a party left");
+}
+
+}  // namespace
+}  // namespace vfsynth
