@@ -15,16 +15,17 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/command_registry.h"
 #include "client/cli/shadow_training.h"
+#include "common/base/file_io.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/data/schema.h"
 #include "common/eval/audit_canary.h"
 #include "common/eval/eval_table.h"
 #include "common/eval/membership_audit.h"
-#include "common/config/config.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/privacy_plan.h"
-#include "common/base/file_io.h"
-#include "common/base/proto_json.h"
-#include "common/base/status_macros.h"
 
 // Defined in split_command.cc, train_local_command.cc, eval_command.cc and privacy_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);
@@ -36,14 +37,17 @@ ABSL_DECLARE_FLAG(int, eval_threads);
 ABSL_DECLARE_FLAG(double, epsilon);
 
 ABSL_FLAG(std::string, privacy, "none",
-          "audit: privacy mode of the shadow models' training (none, dpsgd, strict, vflgan, gswgan, pate)");
+          "audit: privacy mode of the shadow models' training (none, dpsgd, strict, vflgan, "
+          "gswgan, pate)");
 ABSL_FLAG(bool, audit_canary, false,
-          "audit: the target is an inserted outlier record built from the schema, not the most isolated real one");
+          "audit: the target is an inserted outlier record built from the schema, not the most "
+          "isolated real one");
 ABSL_FLAG(int, audit_models, 10, "audit: shadow generators per side (with / without the target)");
 ABSL_FLAG(int64_t, audit_rows, 500, "audit: training-set size D sampled from --real");
 ABSL_FLAG(int64_t, audit_target_row, -1, "audit: target row of D (-1: most isolated record)");
 ABSL_FLAG(int64_t, audit_synthetic_rows, 0, "audit: rows per synthetic set (0: |D|)");
-ABSL_FLAG(double, audit_delta, 1e-5, "audit: delta of the shadow runs' privacy and of the empirical epsilon bound");
+ABSL_FLAG(double, audit_delta, 1e-5,
+          "audit: delta of the shadow runs' privacy and of the empirical epsilon bound");
 ABSL_FLAG(int64_t, audit_seed, 0, "audit: seed for D, shadow models and the attack");
 
 namespace vfsynth {
@@ -64,8 +68,8 @@ void RecordClaim(const ShadowRun& run, PublishedClaim* claim) {
 // `sampler`, logging only errors from its second call on: every run logs the same
 // plan, noise and warnings as the first.
 SyntheticSampler QuietAfterFirstRun(SyntheticSampler sampler) {
-  return [sampler = std::move(sampler), calls = 0](const CsvTable& training,
-                                                   uint64_t seed) mutable -> absl::StatusOr<CsvTable> {
+  return [sampler = std::move(sampler), calls = 0](
+             const CsvTable& training, uint64_t seed) mutable -> absl::StatusOr<CsvTable> {
     if (calls++ == 0) return sampler(training, seed);
     const spdlog::level::level_enum level = spdlog::get_level();
     spdlog::set_level(std::max(level, spdlog::level::err));
@@ -76,7 +80,8 @@ SyntheticSampler QuietAfterFirstRun(SyntheticSampler sampler) {
 }
 
 std::string DescribeClaim(const PublishedClaim& claim) {
-  return claim.epsilon.has_value() ? absl::StrFormat("claimed epsilon %.3f", *claim.epsilon) : "not DP";
+  return claim.epsilon.has_value() ? absl::StrFormat("claimed epsilon %.3f", *claim.epsilon)
+                                   : "not DP";
 }
 
 absl::Status RunAuditCommand(const std::vector<std::string>& args) {
@@ -88,16 +93,19 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   }
   const bool canary = absl::GetFlag(FLAGS_audit_canary);
   if (canary && absl::GetFlag(FLAGS_audit_target_row) >= 0) {
-    return absl::InvalidArgumentError("--audit-canary and --audit-target-row both choose the target: give one");
+    return absl::InvalidArgumentError(
+        "--audit-canary and --audit-target-row both choose the target: give one");
   }
-  const int rounds = absl::GetFlag(FLAGS_rounds) >= 0 ? absl::GetFlag(FLAGS_rounds) : kDefaultAuditRounds;
+  const int rounds =
+      absl::GetFlag(FLAGS_rounds) >= 0 ? absl::GetFlag(FLAGS_rounds) : kDefaultAuditRounds;
   ShadowTrainingOptions shadow = SmallShadowConfig(rounds);
   const std::string mode = absl::GetFlag(FLAGS_privacy);
-  ASSIGN_OR_RETURN(shadow.privacy, ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon), absl::GetFlag(FLAGS_audit_delta)));
+  ASSIGN_OR_RETURN(shadow.privacy, ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon),
+                                                 absl::GetFlag(FLAGS_audit_delta)));
   // Mode none runs what dpsgd and strict add by default (the marginal release, its pairs,
   // the prior), exact: none against a DP mode then differs only in the noise. Without them
   // a target rare in D leaves no trace G learns within a shadow run's rounds.
-  if (shadow.privacy.mode() == v1::PrivacyConfig::none) {
+  if (!privacy::TraitsOf(shadow.privacy.mode()).draws_noise()) {
     RETURN_IF_ERROR(SetMarginalReleaseDefaults(/*prior=*/true, &shadow.training));
   }
   if (!absl::GetFlag(FLAGS_parties).empty()) {
@@ -112,16 +120,18 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   const uint64_t seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_audit_seed));
   CsvTable data;
   data.header = real.header;
-  for (int64_t i : SampleRows(static_cast<int64_t>(real.rows.size()), absl::GetFlag(FLAGS_audit_rows), seed)) {
+  for (int64_t i :
+       SampleRows(static_cast<int64_t>(real.rows.size()), absl::GetFlag(FLAGS_audit_rows), seed)) {
     data.rows.push_back(real.rows[i]);
   }
   // D without the target must fill a batch.
   const int64_t rows_without_target = static_cast<int64_t>(data.rows.size()) - (canary ? 0 : 1);
   if (rows_without_target < shadow.training.batch_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the audit's data D (--audit-rows, at most --real's ", real.rows.size(), " rows) leaves ",
-        rows_without_target, " records without the target, fewer than the shadow models' batch size ",
-        shadow.training.batch_size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the audit's data D (--audit-rows, at most --real's ", real.rows.size(),
+                     " rows) leaves ", rows_without_target,
+                     " records without the target, fewer than the shadow models' batch size ",
+                     shadow.training.batch_size()));
   }
 
   AuditOptions options;
@@ -134,31 +144,35 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
     ASSIGN_OR_RETURN(options.canary, CanaryRecord(data, schema));
     spdlog::info("audit: canary target {}", absl::StrJoin(options.canary, ","));
   }
-  spdlog::info("audit: {} rows{}, {} shadow models per side, {} rounds each, privacy {}", data.rows.size(),
-               canary ? " + canary" : "", options.shadow_models, rounds, mode);
+  spdlog::info("audit: {} rows{}, {} shadow models per side, {} rounds each, privacy {}",
+               data.rows.size(), canary ? " + canary" : "", options.shadow_models, rounds, mode);
   PublishedClaim claim;
   claim.mode = mode;
-  spdlog::info("audit: each shadow model is a curator and its parties in this process over loopback (plaintext); "
-               "the first one's log follows, the others (same settings) log errors only");
-  const SyntheticSampler sampler = QuietAfterFirstRun(
-      MakeShadowSampler(schema, shadow, [&claim](const ShadowRun& run) { RecordClaim(run, &claim); }));
+  spdlog::info(
+      "audit: each shadow model is a curator and its parties in this process over loopback "
+      "(plaintext); "
+      "the first one's log follows, the others (same settings) log errors only");
+  const SyntheticSampler sampler = QuietAfterFirstRun(MakeShadowSampler(
+      schema, shadow, [&claim](const ShadowRun& run) { RecordClaim(run, &claim); }));
   ASSIGN_OR_RETURN(const AuditResult result, RunMembershipAudit(data, schema, sampler, options));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/audit.json", AuditJson(result, claim)));
   spdlog::info(
       "audit: privacy {}, {}; empirical epsilon lower bound {:.3f} (delta {}); target {} (row {}); "
-      "attack accuracy {:.3f}, AUC {:.3f} on {}+{} held-out sets; {:.1f} s ({:.2f} s per shadow model); "
+      "attack accuracy {:.3f}, AUC {:.3f} on {}+{} held-out sets; {:.1f} s ({:.2f} s per shadow "
+      "model); "
       "wrote {}/audit.json",
       mode, DescribeClaim(claim), result.epsilon.lower_bound, options.delta,
-      result.canary ? "canary" : "real record", result.target_row, result.accuracy, result.auc, result.test_in,
-      result.test_out, result.seconds, result.seconds_per_model, out);
+      result.canary ? "canary" : "real record", result.target_row, result.accuracy, result.auc,
+      result.test_in, result.test_out, result.seconds, result.seconds_per_model, out);
   return absl::OkStatus();
 }
 
 const CommandRegistration kRegistration(
-    "audit", {"audit        --real R.csv --schema S.json --out DIR [--privacy MODE --epsilon E] "
-              "[--audit-canary] [--parties P.json] [--audit-models M] [--audit-rows N] [--rounds R]",
-              &RunAuditCommand,
-              {"schema", "out", "parties", "rounds", "real", "eval_threads", "epsilon"}});
+    "audit",
+    {"audit        --real R.csv --schema S.json --out DIR [--privacy MODE --epsilon E] "
+     "[--audit-canary] [--parties P.json] [--audit-models M] [--audit-rows N] [--rounds R]",
+     &RunAuditCommand,
+     {"schema", "out", "parties", "rounds", "real", "eval_threads", "epsilon"}});
 
 }  // namespace
 }  // namespace vfsynth

@@ -11,7 +11,8 @@ std::map<std::string, Command>& CommandRegistry() {
   return *registry;
 }
 
-absl::Status RunCommand(const std::string& name, const Command& command, const std::vector<std::string>& args) {
+absl::Status RunCommand(const std::string& name, const Command& command,
+                        const std::vector<std::string>& args) {
   try {
     return command.run(args);
   } catch (const std::exception& e) {  // LibTorch reports its errors (c10::Error) by throwing

@@ -23,7 +23,8 @@ std::map<std::string, Command>& CommandRegistry();
 
 // Runs `command`; an exception it throws (LibTorch's c10::Error, std::bad_alloc) becomes an
 // INTERNAL error naming the command instead of ending the process.
-absl::Status RunCommand(const std::string& name, const Command& command, const std::vector<std::string>& args);
+absl::Status RunCommand(const std::string& name, const Command& command,
+                        const std::vector<std::string>& args);
 // The process's exit code for a command's result: 0, 2 for bad input, 1 otherwise.
 int ExitCode(const absl::Status& status);
 

@@ -83,8 +83,8 @@ namespace {
 // The party's side: writes go to the curator's thread, Finish waits for it.
 class InProcessTrainStream final : public TrainStream {
  public:
-  InProcessTrainStream(std::shared_ptr<InProcessCuratorLink::Connection> connection, CuratorCore* curator,
-                       AuthenticateParty authenticate)
+  InProcessTrainStream(std::shared_ptr<InProcessCuratorLink::Connection> connection,
+                       CuratorCore* curator, AuthenticateParty authenticate)
       : connection_(std::move(connection)) {
     curator_side_ = std::thread([this, curator, authenticate = std::move(authenticate)] {
       served_ = ServeTrainStream(*curator, *connection_, authenticate);
@@ -95,7 +95,9 @@ class InProcessTrainStream final : public TrainStream {
     if (curator_side_.joinable()) Finish().IgnoreError();
   }
 
-  bool Write(const v1::PartyMessage& piece) override { return connection_->to_curator().Push(piece); }
+  bool Write(const v1::PartyMessage& piece) override {
+    return connection_->to_curator().Push(piece);
+  }
   bool Read(v1::CuratorMessage* piece) override { return connection_->to_party().Pop(piece); }
   absl::Status Finish() override {
     connection_->to_curator().Close();
@@ -131,50 +133,54 @@ absl::Status InProcessCuratorLink::Connect(absl::Duration) {
 
 absl::StatusOr<std::string> InProcessCuratorLink::Authenticate(const std::string& claimed) const {
   if (!claimed.empty() && claimed != party_) {
-    return absl::PermissionDeniedError(absl::StrCat("'", claimed, "' is not this link's party '", party_, "'"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("'", claimed, "' is not this link's party '", party_, "'"));
   }
   return party_;
 }
 
 template <typename Request, typename Response>
-absl::StatusOr<Response> InProcessCuratorLink::Call(const std::string& what, const Request& request,
-                                                    absl::StatusOr<Response> (CuratorCore::*method)(const std::string&,
-                                                                                                    const Request&)) {
+absl::StatusOr<Response> InProcessCuratorLink::Call(
+    const std::string& what, const Request& request,
+    absl::StatusOr<Response> (CuratorCore::*method)(const std::string&, const Request&)) {
   RETURN_IF_ERROR(Connect(absl::ZeroDuration()));
   absl::StatusOr<std::string> party = Authenticate(request.party());
-  absl::StatusOr<Response> response = party.ok() ? (curator_->*method)(*party, request) : party.status();
+  absl::StatusOr<Response> response =
+      party.ok() ? (curator_->*method)(*party, request) : party.status();
   if (!response.ok()) {
-    return absl::Status(response.status().code(), absl::StrCat(what, ": ", response.status().message()));
+    return absl::Status(response.status().code(),
+                        absl::StrCat(what, ": ", response.status().message()));
   }
   return response;
 }
 
-absl::StatusOr<v1::RegisterResponse> InProcessCuratorLink::Register(const v1::RegisterRequest& request,
-                                                                    absl::Duration) {
+absl::StatusOr<v1::RegisterResponse> InProcessCuratorLink::Register(
+    const v1::RegisterRequest& request, absl::Duration) {
   return Call("Register", request, &CuratorCore::Register);
 }
 
-absl::StatusOr<v1::AlignResponse> InProcessCuratorLink::Align(const v1::AlignRequest& request, absl::Duration) {
+absl::StatusOr<v1::AlignResponse> InProcessCuratorLink::Align(const v1::AlignRequest& request,
+                                                              absl::Duration) {
   return Call(absl::StrCat("Align hop ", request.hop()), request, &CuratorCore::Align);
 }
 
-absl::StatusOr<v1::AttestPlanResponse> InProcessCuratorLink::AttestPlan(const v1::AttestPlanRequest& request,
-                                                                        absl::Duration) {
+absl::StatusOr<v1::AttestPlanResponse> InProcessCuratorLink::AttestPlan(
+    const v1::AttestPlanRequest& request, absl::Duration) {
   return Call("AttestPlan", request, &CuratorCore::AttestPlan);
 }
 
-absl::StatusOr<v1::ShareLabelsResponse> InProcessCuratorLink::ShareLabels(const v1::ShareLabelsRequest& request,
-                                                                          absl::Duration) {
+absl::StatusOr<v1::ShareLabelsResponse> InProcessCuratorLink::ShareLabels(
+    const v1::ShareLabelsRequest& request, absl::Duration) {
   return Call("ShareLabels", request, &CuratorCore::ShareLabels);
 }
 
-absl::StatusOr<v1::LabelPairsResponse> InProcessCuratorLink::ReleaseLabelPairs(const v1::LabelPairsRequest& request,
-                                                                               absl::Duration) {
+absl::StatusOr<v1::LabelPairsResponse> InProcessCuratorLink::ReleaseLabelPairs(
+    const v1::LabelPairsRequest& request, absl::Duration) {
   return Call("ReleaseLabelPairs", request, &CuratorCore::ReleaseLabelPairs);
 }
 
-absl::StatusOr<v1::MarginalsResponse> InProcessCuratorLink::ReleaseMarginals(const v1::MarginalsRequest& request,
-                                                                             absl::Duration) {
+absl::StatusOr<v1::MarginalsResponse> InProcessCuratorLink::ReleaseMarginals(
+    const v1::MarginalsRequest& request, absl::Duration) {
   return Call("ReleaseMarginals", request, &CuratorCore::ReleaseMarginals);
 }
 
@@ -185,8 +191,8 @@ absl::StatusOr<std::unique_ptr<TrainStream>> InProcessCuratorLink::OpenTrain() {
     if (cancelled_) return PartyShuttingDown();
     active_ = connection;
   }
-  return std::make_unique<InProcessTrainStream>(connection, curator_,
-                                                [this](const std::string& claimed) { return Authenticate(claimed); });
+  return std::make_unique<InProcessTrainStream>(
+      connection, curator_, [this](const std::string& claimed) { return Authenticate(claimed); });
 }
 
 }  // namespace vfsynth

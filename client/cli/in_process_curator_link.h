@@ -15,12 +15,15 @@ namespace vfsynth {
 // thread per stream), with the link itself as the party's authenticated identity.
 class InProcessCuratorLink final : public CuratorLink {
  public:
-  InProcessCuratorLink(CuratorCore* curator, std::string party) : curator_(curator), party_(std::move(party)) {}
+  InProcessCuratorLink(CuratorCore* curator, std::string party)
+      : curator_(curator), party_(std::move(party)) {}
   ~InProcessCuratorLink() override;
 
   absl::Status Connect(absl::Duration timeout) override;
-  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request, absl::Duration timeout) override;
-  absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request, absl::Duration timeout) override;
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request,
+                                                absl::Duration timeout) override;
+  absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request,
+                                          absl::Duration timeout) override;
   absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const v1::AttestPlanRequest& request,
                                                     absl::Duration timeout) override;
   absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const v1::ShareLabelsRequest& request,
@@ -40,7 +43,8 @@ class InProcessCuratorLink final : public CuratorLink {
   // A unary call: cancelled, authenticated, then the curator's answer (named `what`).
   template <typename Request, typename Response>
   absl::StatusOr<Response> Call(const std::string& what, const Request& request,
-                                absl::StatusOr<Response> (CuratorCore::*method)(const std::string&, const Request&));
+                                absl::StatusOr<Response> (CuratorCore::*method)(const std::string&,
+                                                                                const Request&));
 
   CuratorCore* curator_;
   const std::string party_;

@@ -8,18 +8,19 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/command_registry.h"
-#include "absl/strings/str_format.h"
+#include "common/base/proto_json.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
-#include "common/privacy/privacy_plan.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
+#include "common/privacy/mode_traits.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
-#include "common/base/proto_json.h"
-#include "common/base/status_macros.h"
 
 ABSL_FLAG(std::string, noise_multiplier, "",
           "privacy epsilon: noise std / L2 sensitivity per release; a comma list gives one "
@@ -46,19 +47,22 @@ ABSL_FLAG(int32_t, projection_dim, 8, "privacy plan (pate gnmax): projected coor
 ABSL_FLAG(double, marginal_noise_multiplier, 0.0,
           "privacy plan: noise multiplier of each party's one-off marginal release "
           "(training.marginal_weight > 0); 0: no release");
-ABSL_FLAG(double, label_epsilon, 0.0,
-          "privacy plan: epsilon of the label release of label pairs, randomized response "
-          "(training.label_column; needs --marginal-noise-multiplier, which then also covers the K - 1 "
-          "tables); 0: none");
+ABSL_FLAG(
+    double, label_epsilon, 0.0,
+    "privacy plan: epsilon of the label release of label pairs, randomized response "
+    "(training.label_column; needs --marginal-noise-multiplier, which then also covers the K - 1 "
+    "tables); 0: none");
 ABSL_FLAG(bool, marginal_release, false,
           "privacy plan: each party releases its marginals once (training.marginal_weight > 0), at "
           "--marginal-noise-multiplier or else the daemons' default share of the budget");
 ABSL_FLAG(bool, label_pairs, false,
-          "privacy plan: label pairs (training.label_column; dpsgd and strict, with the marginal release), "
+          "privacy plan: label pairs (training.label_column; dpsgd and strict, with the marginal "
+          "release), "
           "at --label-epsilon or else the daemons' default share of the budget");
-ABSL_FLAG(double, epsilon_budget_against_parties, 0.0,
-          "privacy plan: fail if the run's epsilon against other parties (no amplification by sampling) "
-          "exceeds it, or if the mode gives no guarantee against them; 0: report only");
+ABSL_FLAG(
+    double, epsilon_budget_against_parties, 0.0,
+    "privacy plan: fail if the run's epsilon against other parties (no amplification by sampling) "
+    "exceeds it, or if the mode gives no guarantee against them; 0: report only");
 ABSL_FLAG(double, shared_critic_budget_share, 0.0,
           "privacy plan (dpsgd): the share of each step's privacy that the curator's D_s gets, "
           "in (0, 1); 0: the daemons' default");
@@ -142,16 +146,15 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
   if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
     return absl::InvalidArgumentError(absl::StrCat("--epsilon must be > 0, got ", epsilon));
   }
-  const privacy::CalibrationTarget target{epsilon,          flags.delta,    flags.sample_rate,
-                                          flags.steps,      flags.releases, flags.conversion,
+  const privacy::CalibrationTarget target{epsilon,      flags.delta,    flags.sample_rate,
+                                          flags.steps,  flags.releases, flags.conversion,
                                           flags.sampler};
   ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(target));
-  const privacy::StepMechanism mechanism{std::vector<double>(flags.releases, z),
-                                         flags.sample_rate, flags.sampler};
+  const privacy::StepMechanism mechanism{std::vector<double>(flags.releases, z), flags.sample_rate,
+                                         flags.sampler};
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder achieved,
                    privacy::ComputeEpsilon(mechanism, flags.steps, flags.delta, flags.conversion));
-  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g\n", z, achieved.epsilon,
-              achieved.order);
+  std::printf("noise_multiplier=%.6f epsilon=%.6f order=%g\n", z, achieved.epsilon, achieved.order);
   return absl::OkStatus();
 }
 
@@ -159,7 +162,10 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
 // --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
-  if (mode == v1::PrivacyConfig::none) return absl::InvalidArgumentError("--mode none has nothing to plan");
+  if (!privacy::TraitsOf(mode).draws_noise()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode ", privacy::ModeName(mode), " has nothing to plan"));
+  }
   const double delta = absl::GetFlag(FLAGS_delta);
   if (!(delta > 0.0 && delta < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
@@ -175,39 +181,53 @@ absl::Status RunPlan() {
   const std::string aggregation = absl::GetFlag(FLAGS_vote_aggregation);
   const int projection_dim = absl::GetFlag(FLAGS_projection_dim);
   if (shape.parties < 1 || shape.n_critic < 1 || rounds < 1 || shards < 1 || projection_dim < 1) {
-    return absl::InvalidArgumentError("--party-count, --n-critic, --generator-rounds, --shards and --projection-dim must be >= 1");
+    return absl::InvalidArgumentError(
+        "--party-count, --n-critic, --generator-rounds, --shards and --projection-dim must be >= "
+        "1");
   }
   if (shape.batch_size < 1 || shape.records < shape.batch_size) {
     return absl::InvalidArgumentError("--records must be at least --batch-size >= 1");
   }
-  if (aggregation != "threshold" && aggregation != "gnmax") {
+  v1::ExperimentalEnsembleConfig::VoteAggregation vote_aggregation;
+  if (!v1::ExperimentalEnsembleConfig::VoteAggregation_Parse(aggregation, &vote_aggregation)) {
     return absl::InvalidArgumentError("--vote-aggregation must be threshold or gnmax");
   }
   shape.marginal_noise_multiplier = absl::GetFlag(FLAGS_marginal_noise_multiplier);
   if (!(shape.marginal_noise_multiplier >= 0) || !std::isfinite(shape.marginal_noise_multiplier)) {
     return absl::InvalidArgumentError("--marginal-noise-multiplier must be a finite number >= 0");
   }
-  const bool marginal_release = absl::GetFlag(FLAGS_marginal_release) || shape.marginal_noise_multiplier > 0;
+  const bool marginal_release =
+      absl::GetFlag(FLAGS_marginal_release) || shape.marginal_noise_multiplier > 0;
   shape.label_epsilon = absl::GetFlag(FLAGS_label_epsilon);
   const bool label_pairs = absl::GetFlag(FLAGS_label_pairs) || shape.label_epsilon > 0;
-  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) || (label_pairs && !marginal_release)) {
+  if (!(shape.label_epsilon >= 0) || !std::isfinite(shape.label_epsilon) ||
+      (label_pairs && !marginal_release)) {
     return absl::InvalidArgumentError(
-        "--label-epsilon must be a finite number >= 0, and label pairs (--label-epsilon > 0 or --label-pairs) "
+        "--label-epsilon must be a finite number >= 0, and label pairs (--label-epsilon > 0 or "
+        "--label-pairs) "
         "need the marginal release (--marginal-release or --marginal-noise-multiplier)");
   }
   const double share = absl::GetFlag(FLAGS_shared_critic_budget_share);
-  if (share != 0.0 && (mode != v1::PrivacyConfig::dpsgd || !(share > 0.0 && share < 1.0))) {
-    return absl::InvalidArgumentError("--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
+  if (share != 0.0 &&
+      (privacy::TraitsOf(mode).curator_releases_per_step == 0 || !(share > 0.0 && share < 1.0))) {
+    return absl::InvalidArgumentError(
+        "--shared-critic-budget-share must be in (0, 1), and only with --mode dpsgd");
   }
   v1::PrivacyConfig settings;
   settings.set_mode(mode);
   settings.set_delta(delta);
-  settings.mutable_experimental()->set_conversion(absl::GetFlag(FLAGS_conversion));
+  v1::ExperimentalPrivacyConfig::Conversion conversion;
+  if (!v1::ExperimentalPrivacyConfig::Conversion_Parse(absl::GetFlag(FLAGS_conversion),
+                                                       &conversion)) {
+    return absl::InvalidArgumentError("--conversion must be improved or classic");
+  }
+  settings.mutable_experimental()->set_conversion(conversion);
   if (share != 0.0) settings.mutable_experimental()->set_shared_critic_budget_share(share);
   settings.mutable_ensemble()->set_shards(shards);
-  settings.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(aggregation);
+  settings.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(vote_aggregation);
   settings.mutable_ensemble()->mutable_experimental()->set_projection_dim(projection_dim);
-  if (shape.marginal_noise_multiplier > 0) settings.set_marginal_noise_multiplier(shape.marginal_noise_multiplier);
+  if (shape.marginal_noise_multiplier > 0)
+    settings.set_marginal_noise_multiplier(shape.marginal_noise_multiplier);
   if (shape.label_epsilon > 0) settings.set_label_epsilon(shape.label_epsilon);
   const double against_parties = absl::GetFlag(FLAGS_epsilon_budget_against_parties);
   if (against_parties > 0) settings.set_epsilon_budget_against_parties(against_parties);
@@ -229,18 +249,21 @@ absl::Status RunPlan() {
   training.set_n_critic(shape.n_critic);
   training.set_marginal_weight(marginal_release ? 1.0 : 0.0);
   if (label_pairs) training.set_label_column("label");
-  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan, ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
+                   ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
   ASSIGN_OR_RETURN(const std::optional<double> party, OwnReleasesEpsilonAfter(plan, rounds));
   // One key=value line on stdout; "not_DP" where the run gives an observer no guarantee.
   auto view = [&](Observer observer) {
     const v1::ObserverGuarantee& g = Guarantee(plan, observer);
-    return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned()) : std::string("not_DP");
+    return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned())
+                                   : std::string("not_DP");
   };
   std::string line = absl::StrFormat("noise_multiplier=%.6f epsilon=%s", plan.noise_multiplier(),
                                      view(Observer::kPublished));
   if (party.has_value()) absl::StrAppendFormat(&line, " party_epsilon=%.6f", *party);
-  for (Observer observer : kObservers) absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
-  if (mode == v1::PrivacyConfig::dpsgd) {
+  for (Observer observer : kObservers)
+    absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
+  if (privacy::TraitsOf(mode).curator_releases_per_step > 0) {
     absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",
                           plan.party_noise_multiplier(), plan.shared_critic_noise_multiplier());
   }
@@ -255,7 +278,8 @@ absl::Status RunPlan() {
 absl::Status RunStatement(const std::string& path) {
   v1::PrivacyPlan plan;
   RETURN_IF_ERROR(LoadJsonFile(path, &plan));
-  if (plan.guarantees().empty()) return absl::InvalidArgumentError(absl::StrCat(path, " states no guarantee"));
+  if (plan.guarantees().empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, " states no guarantee"));
   std::printf("privacy %s, plan %s\n", privacy::ModeName(plan.privacy().mode()).c_str(),
               PlanDigest(plan).substr(0, 16).c_str());
   for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
@@ -268,7 +292,8 @@ absl::Status RunPrivacyCommand(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "plan") return RunPlan();
   if (args.size() == 2 && args[0] == "statement") return RunStatement(args[1]);
   if (args.size() != 1 || (args[0] != "epsilon" && args[0] != "calibrate")) {
-    return absl::InvalidArgumentError("usage: vfsynth privacy epsilon|calibrate|plan [flags] | statement FILE");
+    return absl::InvalidArgumentError(
+        "usage: vfsynth privacy epsilon|calibrate|plan [flags] | statement FILE");
   }
   ASSIGN_OR_RETURN(const CommonFlags flags, ReadCommonFlags());
   return args[0] == "epsilon" ? RunEpsilon(flags) : RunCalibrate(flags);
@@ -280,7 +305,8 @@ const CommandRegistration kRegistration(
      "[--conversion improved|classic] [--sampler wor|poisson]\n"
      "  privacy calibrate --epsilon E --delta D --sample-rate Q --steps T [--releases R] "
      "[--conversion ...] [--sampler ...]\n"
-     "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R [--n-critic n] "
+     "  privacy plan --mode M --party-count K --records N --batch-size B --generator-rounds R "
+     "[--n-critic n] "
      "(--epsilon E | --noise-multiplier Z) --delta D [--shards E] "
      "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
      "[--label-epsilon e_l] [--marginal-release] [--label-pairs] "

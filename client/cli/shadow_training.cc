@@ -16,6 +16,7 @@
 #include "common/config/config.h"
 #include "common/data/split.h"
 #include "common/gan/model_factory.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/run_accounting.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_core.h"
@@ -30,8 +31,8 @@ constexpr double kRoundTimeoutSeconds = 60;
 constexpr double kReconnectTimeoutSeconds = 10;
 
 absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& options,
-                                                   const std::vector<v1::PartyDataConfig>& parties, uint64_t seed,
-                                                   const std::string& dir) {
+                                                   const std::vector<v1::PartyDataConfig>& parties,
+                                                   uint64_t seed, const std::string& dir) {
   v1::CuratorConfig config;
   config.set_run_id(absl::StrCat("audit-", seed));
   config.set_plaintext(true);  // in process: no listener, no certificates
@@ -50,7 +51,8 @@ absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& 
   return config;
 }
 
-absl::StatusOr<v1::PartyConfig> PartyConfigFor(const ShadowTrainingOptions& options, const v1::PartyDataConfig& party,
+absl::StatusOr<v1::PartyConfig> PartyConfigFor(const ShadowTrainingOptions& options,
+                                               const v1::PartyDataConfig& party,
                                                const std::string& secrets, const std::string& dir) {
   v1::PartyConfig config;
   config.set_name(party.name());
@@ -81,24 +83,27 @@ absl::Status FirstCause(const absl::Status& curator, const std::vector<absl::Sta
 
 // The curator and every party of one shadow run, in this process, files under `dir`.
 absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrainingOptions& options,
-                                     const CsvTable& training, uint64_t seed, const std::string& dir) {
+                                     const CsvTable& training, uint64_t seed,
+                                     const std::string& dir) {
   ASSIGN_OR_RETURN(const std::vector<v1::PartyDataConfig> parties,
                    WriteShadowPartyFiles(schema, options.parties, training, dir));
   const PartySecrets secrets = ShadowRunSecrets(seed);
   const std::string secrets_path = dir + "/secrets.txt";
-  RETURN_IF_ERROR(WritePrivateFile(secrets_path, absl::StrCat("sampling_secret=", secrets.sampling_secret,
-                                                              "\nalignment_key=", secrets.alignment_key, "\n")));
+  RETURN_IF_ERROR(WritePrivateFile(secrets_path,
+                                   absl::StrCat("sampling_secret=", secrets.sampling_secret,
+                                                "\nalignment_key=", secrets.alignment_key, "\n")));
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
   CuratorCore curator(curator_config, std::make_unique<VerticalRounds>(curator_config));
   std::vector<std::unique_ptr<VerticalPartyCore>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {
-    ASSIGN_OR_RETURN(const v1::PartyConfig config, PartyConfigFor(options, party, secrets_path, dir));
+    ASSIGN_OR_RETURN(const v1::PartyConfig config,
+                     PartyConfigFor(options, party, secrets_path, dir));
     ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config));
     core->set_party_secret(ReferencePartySecret(seed, party.name()));
-    sessions.push_back(std::make_unique<PartySession>(config, core.get(),
-                                                      std::make_unique<InProcessCuratorLink>(&curator, party.name())));
+    sessions.push_back(std::make_unique<PartySession>(
+        config, core.get(), std::make_unique<InProcessCuratorLink>(&curator, party.name())));
     cores.push_back(std::move(core));
   }
   std::vector<absl::Status> party_status(parties.size());
@@ -118,8 +123,8 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
   RETURN_IF_ERROR(FirstCause(curator_status, party_status));
 
   ShadowRun run;
-  const int64_t rows =
-      options.synthetic_rows > 0 ? options.synthetic_rows : static_cast<int64_t>(training.rows.size());
+  const int64_t rows = options.synthetic_rows > 0 ? options.synthetic_rows
+                                                  : static_cast<int64_t>(training.rows.size());
   ASSIGN_OR_RETURN(run.synthetic, curator.Synthesize(rows));
   run.plan = cores[0]->privacy_plan();
   for (const auto& core : cores) run.party_epsilon_spent.push_back(core->epsilon_spent());
@@ -147,12 +152,13 @@ ShadowTrainingOptions SmallShadowConfig(int rounds) {
   return options;
 }
 
-absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon, double delta) {
+absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon,
+                                                double delta) {
   ASSIGN_OR_RETURN(const privacy::Mode parsed, privacy::ParseMode(mode));
   v1::PrivacyConfig config;
   config.set_mode(parsed);
   config.set_delta(delta);
-  if (parsed == v1::PrivacyConfig::none) {
+  if (!privacy::TraitsOf(parsed).draws_noise()) {
     if (epsilon != 0) {
       return absl::InvalidArgumentError(
           "--epsilon needs a DP mode (--privacy dpsgd, strict, ...); mode none trains without DP");
@@ -161,7 +167,8 @@ absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double 
   }
   if (!(epsilon > 0) || !std::isfinite(epsilon)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--privacy ", mode, " needs --epsilon E > 0 (the budget the run's noise is calibrated to)"));
+        absl::StrCat("--privacy ", mode,
+                     " needs --epsilon E > 0 (the budget the run's noise is calibrated to)"));
   }
   config.set_epsilon(epsilon);
   return config;
@@ -191,15 +198,17 @@ absl::StatusOr<std::vector<v1::PartyDataConfig>> WriteShadowPartyFiles(const v1:
 }
 
 PartySecrets ShadowRunSecrets(uint64_t seed) {
-  return {absl::StrCat("vfsynth-audit-sampling-secret/", seed), absl::StrCat("vfsynth-audit-alignment-key/", seed)};
+  return {absl::StrCat("vfsynth-audit-sampling-secret/", seed),
+          absl::StrCat("vfsynth-audit-alignment-key/", seed)};
 }
 
-absl::StatusOr<ShadowRun> TrainShadowModel(const v1::Schema& schema, const ShadowTrainingOptions& options,
+absl::StatusOr<ShadowRun> TrainShadowModel(const v1::Schema& schema,
+                                           const ShadowTrainingOptions& options,
                                            const CsvTable& training, uint64_t seed) {
   if (static_cast<int64_t>(training.rows.size()) < options.training.batch_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("a shadow model would train on ", training.rows.size(),
-                                                   " records, fewer than its batch size ",
-                                                   options.training.batch_size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a shadow model would train on ", training.rows.size(),
+                     " records, fewer than its batch size ", options.training.batch_size()));
   }
   const std::string dir = absl::StrCat(options.work_dir, "/shadow_", seed);
   std::error_code ignored;

@@ -37,7 +37,8 @@ ShadowTrainingOptions SmallShadowConfig(int rounds);
 // The audit's privacy block: `mode` with `epsilon` (0: not given) at `delta`.
 // INVALID_ARGUMENT for an unknown mode, a DP mode without a positive ε, or an ε with
 // mode none.
-absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon, double delta);
+absl::StatusOr<v1::PrivacyConfig> ShadowPrivacy(const std::string& mode, double epsilon,
+                                                double delta);
 
 // The parties' shared secrets of the shadow run with `seed`: a function of the seed, as
 // its networks' starts are, so that runs without noise are reproducible. Each run gets
@@ -54,15 +55,16 @@ absl::StatusOr<std::vector<v1::PartyDataConfig>> WriteShadowPartyFiles(const v1:
 
 struct ShadowRun {
   CsvTable synthetic;
-  v1::PrivacyPlan plan;                      // the plan the curator and every party attested
-  std::vector<double> party_epsilon_spent;   // per party, from its ledger (0: none kept)
+  v1::PrivacyPlan plan;                     // the plan the curator and every party attested
+  std::vector<double> party_epsilon_spent;  // per party, from its ledger (0: none kept)
 };
 
 // Trains one shadow generator on `training` (a joint table with the schema's columns)
 // with `seed` and synthesises its table. The run's scratch directory under
 // options.work_dir is removed afterwards. In mode none it is the reference trainer's
 // run on the same party files with ShadowRunSecrets(seed) and training.seed = seed.
-absl::StatusOr<ShadowRun> TrainShadowModel(const v1::Schema& schema, const ShadowTrainingOptions& options,
+absl::StatusOr<ShadowRun> TrainShadowModel(const v1::Schema& schema,
+                                           const ShadowTrainingOptions& options,
                                            const CsvTable& training, uint64_t seed);
 
 // A SyntheticSampler over TrainShadowModel; `on_run` (optional) sees every run.

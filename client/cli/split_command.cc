@@ -6,8 +6,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/command_registry.h"
-#include "common/data/split.h"
 #include "common/base/status_macros.h"
+#include "common/data/split.h"
 
 ABSL_FLAG(std::string, input, "", "split: joint CSV to cut into party files");
 ABSL_FLAG(std::string, schema, "", "split: schema JSON of the joint CSV");
@@ -15,7 +15,8 @@ ABSL_FLAG(std::string, parties, "", "split: parties JSON ({parties:[{name, colum
 ABSL_FLAG(std::string, out, "", "split/eval: output directory");
 ABSL_FLAG(bool, skip_bad_rows, false, "drop (and count) malformed rows instead of failing");
 ABSL_FLAG(double, holdout_fraction, 0,
-          "split: hold this share of rows out of the party files (OUT/holdout.csv; the rest: OUT/train.csv)");
+          "split: hold this share of rows out of the party files (OUT/holdout.csv; the rest: "
+          "OUT/train.csv)");
 ABSL_FLAG(uint64_t, holdout_seed, 0, "split: seed of the holdout draw");
 
 namespace vfsynth {
@@ -30,9 +31,10 @@ absl::Status RunSplitCommand(const std::vector<std::string>& args) {
   if (input.empty() || schema.empty() || parties.empty() || out.empty()) {
     return absl::InvalidArgumentError("split needs --input, --schema, --parties and --out");
   }
-  ASSIGN_OR_RETURN(const SplitResult result,
-                   SplitFiles(input, schema, parties, out, absl::GetFlag(FLAGS_skip_bad_rows),
-                              {absl::GetFlag(FLAGS_holdout_fraction), absl::GetFlag(FLAGS_holdout_seed)}));
+  ASSIGN_OR_RETURN(
+      const SplitResult result,
+      SplitFiles(input, schema, parties, out, absl::GetFlag(FLAGS_skip_bad_rows),
+                 {absl::GetFlag(FLAGS_holdout_fraction), absl::GetFlag(FLAGS_holdout_seed)}));
   for (const PartyTable& party : result.parties) {
     spdlog::info("wrote {}/{}.csv ({} rows, {} columns) and {}/{}.schema.json", out, party.name,
                  party.table.rows.size(), party.schema.columns_size(), out, party.name);
@@ -48,7 +50,9 @@ absl::Status RunSplitCommand(const std::vector<std::string>& args) {
 }
 
 const CommandRegistration kRegistration(
-    "split", {"split        --input T.csv --schema S.json --parties P.json --out DIR [--skip-bad-rows] [--holdout-fraction F --holdout-seed S]", &RunSplitCommand});
+    "split", {"split        --input T.csv --schema S.json --parties P.json --out DIR "
+              "[--skip-bad-rows] [--holdout-fraction F --holdout-seed S]",
+              &RunSplitCommand});
 
 }  // namespace
 }  // namespace vfsynth

@@ -6,9 +6,9 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "client/grpc/status_client.h"
-#include "common/config/config.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
 
 ABSL_FLAG(std::string, curator, "", "status: the curator's address host:port");
 ABSL_FLAG(std::string, party_config, "",
@@ -29,7 +29,8 @@ absl::Status RunStatusCommand(const std::vector<std::string>& args) {
   v1::TlsConfig tls;
   bool plaintext = absl::GetFlag(FLAGS_plaintext);
   if (!absl::GetFlag(FLAGS_party_config).empty()) {
-    ASSIGN_OR_RETURN(const v1::PartyConfig party, LoadPartyConfig(absl::GetFlag(FLAGS_party_config)));
+    ASSIGN_OR_RETURN(const v1::PartyConfig party,
+                     LoadPartyConfig(absl::GetFlag(FLAGS_party_config)));
     if (address.empty()) address = party.curator();
     tls = party.tls();
     plaintext = plaintext || party.plaintext();
@@ -57,8 +58,9 @@ absl::Status RunStatusCommand(const std::vector<std::string>& args) {
 }
 
 const CommandRegistration kStatus(
-    "status", {"status --curator HOST:PORT (--ca F --cert F --key F | --party-config P.json) [--json]",
-               &RunStatusCommand});
+    "status",
+    {"status --curator HOST:PORT (--ca F --cert F --key F | --party-config P.json) [--json]",
+     &RunStatusCommand});
 
 }  // namespace
 }  // namespace vfsynth

@@ -5,15 +5,19 @@
 
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
-#include "common/data/csv.h"
-#include "common/config/config.h"
-#include "common/gan/reference_trainer.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/data/csv.h"
+#include "common/gan/reference_trainer.h"
 
 ABSL_FLAG(std::string, config, "", "train-local: run config JSON (LocalRunConfig)");
 ABSL_FLAG(int, rounds, -1, "train-local: override training.rounds");
-ABSL_FLAG(int64_t, rows, -1, "train-local, synthesize: synthetic rows to write (overrides output.rows; synthesize: the published table's by default)");
-ABSL_FLAG(std::string, output, "", "train-local, synthesize: the synthetic CSV to write (train-local: overrides output.synthetic_csv)");
+ABSL_FLAG(int64_t, rows, -1,
+          "train-local, synthesize: synthetic rows to write (overrides output.rows; synthesize: "
+          "the published table's by default)");
+ABSL_FLAG(std::string, output, "",
+          "train-local, synthesize: the synthetic CSV to write (train-local: overrides "
+          "output.synthetic_csv)");
 
 namespace vfsynth {
 
@@ -24,7 +28,8 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("train-local needs --config");
   }
   ASSIGN_OR_RETURN(v1::LocalRunConfig config, LoadLocalRunConfig(absl::GetFlag(FLAGS_config)));
-  if (absl::GetFlag(FLAGS_rounds) >= 0) config.mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
+  if (absl::GetFlag(FLAGS_rounds) >= 0)
+    config.mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
   if (absl::GetFlag(FLAGS_rows) >= 0) config.mutable_output()->set_rows(absl::GetFlag(FLAGS_rows));
   if (!absl::GetFlag(FLAGS_output).empty()) {
     config.mutable_output()->set_synthetic_csv(absl::GetFlag(FLAGS_output));
@@ -37,7 +42,8 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
                config.training().batch_size(), config.training().n_critic(),
                config.training().seed());
   RETURN_IF_ERROR(trainer->Train());
-  const int64_t rows = config.output().rows() > 0 ? config.output().rows() : trainer->aligned_rows();
+  const int64_t rows =
+      config.output().rows() > 0 ? config.output().rows() : trainer->aligned_rows();
   ASSIGN_OR_RETURN(const CsvTable synthetic, trainer->Synthesize(rows));
   RETURN_IF_ERROR(WriteCsv(config.output().synthetic_csv(), synthetic));
   spdlog::info("wrote {} synthetic rows to {}", rows, config.output().synthetic_csv());
@@ -45,7 +51,8 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
 }
 
 const CommandRegistration kRegistration(
-    "train-local", {"train-local  --config C.json [--rounds N] [--rows N] [--output F.csv]", &RunTrainLocalCommand});
+    "train-local", {"train-local  --config C.json [--rounds N] [--rows N] [--output F.csv]",
+                    &RunTrainLocalCommand});
 
 }  // namespace
 }  // namespace vfsynth

@@ -7,14 +7,13 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "client/cli/command_registry.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
+#include "common/base/program_start.h"
 
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 
@@ -35,8 +34,10 @@ std::string HelpFor(const std::vector<std::string>& args) {
     if (absl::StartsWith(args[i], "-")) continue;
     const auto it = CommandRegistry().find(args[i]);
     if (it == CommandRegistry().end()) break;
-    const std::string file = absl::StrCat(absl::StrReplaceAll(it->first, {{"-", "_"}}), "_command.");
-    return HelpText(absl::StrCat("vfsynth ", it->second.usage), {file, "vfsynth_main."}, it->second.shared_flags);
+    const std::string file =
+        absl::StrCat(absl::StrReplaceAll(it->first, {{"-", "_"}}), "_command.");
+    return HelpText(absl::StrCat("vfsynth ", it->second.usage), {file, "vfsynth_main."},
+                    it->second.shared_flags);
   }
   return HelpText(Usage(), {"vfsynth_main."});
 }
@@ -45,19 +46,10 @@ std::string HelpFor(const std::vector<std::string>& args) {
 }  // namespace vfsynth
 
 int main(int argc, char** argv) {
-  vfsynth::EnsurePassiveOpenMpWait(argv);
-  vfsynth::TuneMemoryAllocator();
   const std::string usage = vfsynth::Usage();
-  absl::SetProgramUsageMessage(usage);
-  std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
-  if (vfsynth::AsksForHelp(args)) {
-    std::printf("%s", vfsynth::HelpFor(args).c_str());
-    return 0;
-  }
-  std::vector<char*> raw;
-  for (std::string& arg : args) raw.push_back(arg.data());
-  const std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  const vfsynth::ProgramStart start = vfsynth::StartProgram(argc, argv, usage, vfsynth::HelpFor);
+  if (start.answered_help) return 0;
+  const std::vector<char*>& positional = start.positional;
   vfsynth::InitLogging("vfsynth", absl::GetFlag(FLAGS_log_level));
   if (positional.size() < 2) {
     std::fprintf(stderr, "%s\n", usage.c_str());

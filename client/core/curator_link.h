@@ -37,16 +37,18 @@ class CuratorLink {
   // Makes the curator reachable (a new connection per call), waiting at most `timeout`.
   virtual absl::Status Connect(absl::Duration timeout) = 0;
 
-  virtual absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request, absl::Duration timeout) = 0;
-  virtual absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request, absl::Duration timeout) = 0;
+  virtual absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request,
+                                                        absl::Duration timeout) = 0;
+  virtual absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request,
+                                                  absl::Duration timeout) = 0;
   virtual absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const v1::AttestPlanRequest& request,
                                                             absl::Duration timeout) = 0;
   virtual absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const v1::ShareLabelsRequest& request,
                                                               absl::Duration timeout) = 0;
-  virtual absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const v1::LabelPairsRequest& request,
-                                                                   absl::Duration timeout) = 0;
-  virtual absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const v1::MarginalsRequest& request,
-                                                                 absl::Duration timeout) = 0;
+  virtual absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(
+      const v1::LabelPairsRequest& request, absl::Duration timeout) = 0;
+  virtual absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(
+      const v1::MarginalsRequest& request, absl::Duration timeout) = 0;
   // The round protocol's stream; CANCELLED if the link is cancelled.
   virtual absl::StatusOr<std::unique_ptr<TrainStream>> OpenTrain() = 0;
 

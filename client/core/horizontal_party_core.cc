@@ -15,9 +15,9 @@
 #include "common/nn/wae.h"
 #include "common/nn/wire_tensor.h"
 #include "common/privacy/privacy_plan.h"
-#include "common/privacy/secure_random.h"
 #include "common/protocol/protocol_version.h"
 #include "common/protocol/tensor_codec.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -28,23 +28,27 @@ std::string SecretPath(const v1::PartyConfig& config) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> HorizontalPartyCore::Create(const v1::PartyConfig& config,
-                                                                                 bool resume) {
+absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> HorizontalPartyCore::Create(
+    const v1::PartyConfig& config, bool resume) {
   if (config.topology() != v1::Topology::horizontal) {
     return absl::InvalidArgumentError("a horizontal party needs topology 'horizontal'");
   }
   if (!resume && std::filesystem::exists(SecretPath(config))) {
     return absl::FailedPreconditionError(
-        absl::StrCat("a run's state already exists at ", SecretPath(config), ": pass --resume to continue that run, ",
-                     "or remove ", config.checkpoint_dir(), " (or set checkpoint_dir) to start over"));
+        absl::StrCat("a run's state already exists at ", SecretPath(config),
+                     ": pass --resume to continue that run, ", "or remove ",
+                     config.checkpoint_dir(), " (or set checkpoint_dir) to start over"));
   }
   // One grid for every party (from the schema's bounds alone): their encodings must agree.
-  ASSIGN_OR_RETURN(PartyData data,
-                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows(), /*grid_records=*/0));
+  ASSIGN_OR_RETURN(PartyData data, LoadPartyData(config.data(), config.schema(),
+                                                 config.skip_bad_rows(), /*grid_records=*/0));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
-  if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  if (data.encoded.rows == 0) return absl::InvalidArgumentError(absl::StrCat(config.data(), " has no rows"));
-  std::unique_ptr<HorizontalPartyCore> core(new HorizontalPartyCore(config, std::move(data), resume));
+  if (data.clipped_values > 0)
+    spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  if (data.encoded.rows == 0)
+    return absl::InvalidArgumentError(absl::StrCat(config.data(), " has no rows"));
+  std::unique_ptr<HorizontalPartyCore> core(
+      new HorizontalPartyCore(config, std::move(data), resume));
   return core;
 }
 
@@ -71,7 +75,8 @@ v1::RegisterRequest HorizontalPartyCore::MakeRegisterRequest() const {
 absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
   RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::horizontal));
   v1::HorizontalConfig horizontal = response.horizontal();
-  if (const absl::Status status = ResolveHorizontalConfig(&horizontal, config_.privacy().mode()); !status.ok()) {
+  if (const absl::Status status = ResolveHorizontalConfig(&horizontal, config_.privacy().mode());
+      !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
   }
   Sha256Builder settings;
@@ -93,15 +98,16 @@ absl::StatusOr<v1::AlignRequest> HorizontalPartyCore::MakeAlignRequest() {
   return request;
 }
 
-absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
+absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign(
+    const v1::AlignResponse& response) {
   if (!response.has_aligned() || response.aligned().positions_size() > 0) {
     return absl::InvalidArgumentError("the curator answered the horizontal join with a PSI hop");
   }
   const int64_t users = response.aligned().records();
   if (run().aligned()) {  // a reconnect: the run's users are the same
     if (users != plan_.records()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("after reconnecting, the run has ", users, " users instead of ", plan_.records()));
+      return absl::FailedPreconditionError(absl::StrCat("after reconnecting, the run has ", users,
+                                                        " users instead of ", plan_.records()));
     }
     return std::nullopt;
   }
@@ -112,28 +118,36 @@ absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign
 
 absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
   if (users < this->users()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the curator counts ", users, " users in the run, fewer than this party's ", this->users()));
+    return absl::InvalidArgumentError(absl::StrCat("the curator counts ", users,
+                                                   " users in the run, fewer than this party's ",
+                                                   this->users()));
   }
-  ASSIGN_OR_RETURN(plan_, ResolveHorizontalPlan(config_.privacy(), horizontal_, training_, parties_, users));
+  ASSIGN_OR_RETURN(
+      plan_, ResolveHorizontalPlan(config_.privacy(), horizontal_, training_, parties_, users));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
-  options_.architecture = WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
+  options_.architecture =
+      WaeOptions{data_.encoder.width(), horizontal_.hidden(), horizontal_.latent()};
   options_.local = LocalUpdateOf(horizontal_, plan_.privacy().mode());
   parameters_ = WaeParameterCount(options_.architecture);
   if (plan_.privacy().mode() == v1::PrivacyConfig::dpfedavg) {
-    options_.dp_fedavg =
-        DpFedAvgOptions{DpFedAvgMechanism(plan_).sample_rate, plan_.privacy().clip_norm(), plan_.noise_multiplier()};
+    options_.dp_fedavg = DpFedAvgOptions{DpFedAvgMechanism(plan_).sample_rate,
+                                         plan_.privacy().clip_norm(), plan_.noise_multiplier()};
     spdlog::info(
-        "privacy dpfedavg: epsilon {:.4g} at delta {} per user against everyone; {} rounds, each user drawn at rate "
+        "privacy dpfedavg: epsilon {:.4g} at delta {} per user against everyone; {} rounds, each "
+        "user drawn at rate "
         "{:.4g}, its update clipped to {}, this party's sum noised at multiplier {:.4f}",
-        Guarantee(plan_, Observer::kPublished).epsilon_planned(), plan_.privacy().delta(), plan_.rounds(),
-        options_.dp_fedavg->sample_rate, options_.dp_fedavg->clip_norm, options_.dp_fedavg->noise_multiplier);
+        Guarantee(plan_, Observer::kPublished).epsilon_planned(), plan_.privacy().delta(),
+        plan_.rounds(), options_.dp_fedavg->sample_rate, options_.dp_fedavg->clip_norm,
+        options_.dp_fedavg->noise_multiplier);
     return absl::OkStatus();
   }
   options_.top_k_ratio = horizontal_.top_k_ratio();
   options_.epsilon_per_round = EpsilonPerAnswer(plan_);
-  spdlog::info("privacy signds: epsilon {} per user ({} answer(s) at most, {:.4g} each) against everyone; {} rounds",
-               plan_.privacy().epsilon(), horizontal_.participation_cap(), options_.epsilon_per_round, plan_.rounds());
+  spdlog::info(
+      "privacy signds: epsilon {} per user ({} answer(s) at most, {:.4g} each) against everyone; "
+      "{} rounds",
+      plan_.privacy().epsilon(), horizontal_.participation_cap(), options_.epsilon_per_round,
+      plan_.rounds());
   return absl::OkStatus();
 }
 
@@ -147,12 +161,14 @@ v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reaso
 
 absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before the join");
-  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
+                                response.plan(), "the curator"));
   if (run().plan_attested()) return absl::OkStatus();
   RETURN_IF_ERROR(OpenLedger());
   if (party_secret_.empty()) {
-    ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, SecretPath(config_),
-                                                         "it holds the secret this party's answers derive from"));
+    ASSIGN_OR_RETURN(party_secret_,
+                     ResumeOrNewHexSecret(resume_, SecretPath(config_),
+                                          "it holds the secret this party's answers derive from"));
   }
   if (!resume_) {
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
@@ -161,62 +177,74 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   // The ledger holds keyed digests of the users, never their names.
   std::vector<std::string> keys;
   for (const std::string& name : users_.names) keys.push_back(AlignmentToken(party_secret_, name));
-  party_ = std::make_unique<HorizontalParty>(users_.rows, std::move(keys), ledger_.get(), party_secret_);
+  party_ =
+      std::make_unique<HorizontalParty>(users_.rows, std::move(keys), ledger_.get(), party_secret_);
   run().set_plan_attested();
   started_ = absl::Now();
-  spdlog::info("the curator's privacy plan matches this party's ({}); {} users over {} rows, {} before",
-               PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows,
-               dp_fedavg() ? absl::StrCat(privacy_ledger_->charges(), " rounds charged")
-                           : absl::StrCat(ledger_->users(), " of them answered"));
+  spdlog::info(
+      "the curator's privacy plan matches this party's ({}); {} users over {} rows, {} before",
+      PlanDigest(plan_).substr(0, 16), users(), data_.encoded.rows,
+      dp_fedavg() ? absl::StrCat(privacy_ledger_->charges(), " rounds charged")
+                  : absl::StrCat(ledger_->users(), " of them answered"));
   return absl::OkStatus();
 }
 
 absl::Status HorizontalPartyCore::OpenLedger() {
   if (dp_fedavg()) {
-    ASSIGN_OR_RETURN(privacy_ledger_, OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kPoisson,
-                                                      privacy::Conversion::kImproved, resume_));
+    ASSIGN_OR_RETURN(privacy_ledger_,
+                     OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kPoisson,
+                                     privacy::Conversion::kImproved, resume_));
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(ledger_, privacy::ParticipationLedger::Open(
-                                config_.privacy().ledger(),
-                                {run().id(), horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  ASSIGN_OR_RETURN(ledger_,
+                   privacy::ParticipationLedger::Open(
+                       config_.privacy().ledger(),
+                       {run().id(), horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
   // The ledger knows users by a digest keyed with the secret: under a new secret the same
   // users would look new to it and answer past their caps.
   if (!resume_ && ledger_->users() > 0) {
     const int64_t charged = ledger_->users();
     ledger_.reset();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "participation ledger ", config_.privacy().ledger(), " already holds answers of ", charged, " users of run '",
-        run().id(),
-        "': pass --resume with the run's checkpoint_dir (its secret names those users), or start another run"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("participation ledger ", config_.privacy().ledger(),
+                     " already holds answers of ", charged, " users of run '", run().id(),
+                     "': pass --resume with the run's checkpoint_dir (its secret names those "
+                     "users), or start another run"));
   }
   return absl::OkStatus();
 }
 
-v1::PartyMessage HorizontalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), -1); }
+v1::PartyMessage HorizontalPartyCore::MakeHello() const {
+  return HelloOf(run().id(), config_.name(), -1);
+}
 
 absl::Status HorizontalPartyCore::Finish() {
   if (dp_fedavg()) {
-    spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}", privacy_ledger_->charges(),
-                 privacy_ledger_->Spent().epsilon, plan_.privacy().delta());
+    spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}",
+                 privacy_ledger_->charges(), privacy_ledger_->Spent().epsilon,
+                 plan_.privacy().delta());
   } else {
-    spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user", ledger_->users(),
-                 ledger_->max_epsilon_spent());
+    spdlog::info("the run ended: {} users of this party answered, epsilon {:.4g} at most per user",
+                 ledger_->users(), ledger_->max_epsilon_spent());
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(
+    const v1::CuratorMessage& message) {
   const int64_t round = message.round();
   const v1::HorizontalTask& task = message.horizontal_task();
   if (round < 0 || round >= plan_.rounds()) {
-    return absl::InvalidArgumentError(absl::StrCat("round ", round, " is outside the run's ", plan_.rounds()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("round ", round, " is outside the run's ", plan_.rounds()));
   }
   if (task.users() < 0 || task.users() > horizontal_.users_per_round()) {
-    return absl::InvalidArgumentError(absl::StrCat("the curator asks for ", task.users(), " users, outside [0, ",
+    return absl::InvalidArgumentError(absl::StrCat("the curator asks for ", task.users(),
+                                                   " users, outside [0, ",
                                                    horizontal_.users_per_round(), "]"));
   }
-  RETURN_IF_ERROR(ValidateTensor(task.model(), {parameters_}, "horizontal_task.model", config_.max_message_bytes()));
+  RETURN_IF_ERROR(ValidateTensor(task.model(), {parameters_}, "horizontal_task.model",
+                                 config_.max_message_bytes()));
   const torch::Tensor global = FromWire(task.model());
   if (!torch::isfinite(global).all().item<bool>()) {
     return absl::InvalidArgumentError("the broadcast model has a value that is not finite");
@@ -225,17 +253,20 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(c
   reply.set_run_id(run().id());
   reply.set_round(round);
   reply.set_step(-1);
-  const bool log = (round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds();
+  const bool log =
+      (round + 1) % std::max(1, training_.log_every()) == 0 || round + 1 == plan_.rounds();
   const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
   if (dp_fedavg()) {
     RETURN_IF_ERROR(AnswerWithSum(round, global, &reply));
     if (log) {
-      spdlog::info("round {}/{}: {:.2f} rounds/s here, epsilon {:.4g} per user spent", round + 1, plan_.rounds(),
-                   privacy_ledger_->charges() / std::max(seconds, 1e-9), privacy_ledger_->Spent().epsilon);
+      spdlog::info("round {}/{}: {:.2f} rounds/s here, epsilon {:.4g} per user spent", round + 1,
+                   plan_.rounds(), privacy_ledger_->charges() / std::max(seconds, 1e-9),
+                   privacy_ledger_->Spent().epsilon);
     }
     return std::vector<v1::PartyMessage>{std::move(reply)};
   }
-  ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports, party_->Answer(round, global, task.users(), options_));
+  ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports,
+                   party_->Answer(round, global, task.users(), options_));
   v1::SignDsReports* out = reply.mutable_sign_ds_reports();
   for (const SignDsReport& report : reports) {
     out->add_indices(report.index);
@@ -243,14 +274,17 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(c
   }
   answered_ += static_cast<int64_t>(reports.size());
   if (log) {
-    spdlog::info("round {}/{}: {} users answered here ({:.2f} users/s), {} of {} have spent epsilon, at most {:.4g}",
-                 round + 1, plan_.rounds(), answered_, answered_ / std::max(seconds, 1e-9), ledger_->users(), users(),
-                 ledger_->max_epsilon_spent());
+    spdlog::info(
+        "round {}/{}: {} users answered here ({:.2f} users/s), {} of {} have spent epsilon, at "
+        "most {:.4g}",
+        round + 1, plan_.rounds(), answered_, answered_ / std::max(seconds, 1e-9), ledger_->users(),
+        users(), ledger_->max_epsilon_spent());
   }
   return std::vector<v1::PartyMessage>{std::move(reply)};
 }
 
-absl::Status HorizontalPartyCore::AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply) {
+absl::Status HorizontalPartyCore::AnswerWithSum(int64_t round, const torch::Tensor& global,
+                                                v1::PartyMessage* reply) {
   // Charged before anything computed from the round's draw exists: a crash after the
   // charge over-counts, never under-counts, and the round asked again charges nothing.
   RETURN_IF_ERROR(privacy_ledger_->Charge(round, DpFedAvgMechanism(plan_)));

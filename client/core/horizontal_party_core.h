@@ -44,7 +44,8 @@ class HorizontalPartyCore : public PartyProtocol {
   // One Align call without elements: its answer, once every party registered, carries the
   // users of all parties (the run's plan needs them).
   absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
-  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) override;
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(
+      const v1::AlignResponse& response) override;
   v1::AttestPlanRequest MakeAttestPlanRequest() const override;
   v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const override;
   // Once the plans match: keeps the secret and opens the participation ledger.
@@ -66,7 +67,8 @@ class HorizontalPartyCore : public PartyProtocol {
     return payload == v1::CuratorMessage::kHorizontalTask;
   }
   // A horizontal task: this party's answer for the round's drawn users.
-  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
+      const v1::CuratorMessage& message) override;
   // Logs what the run spent of this party's budget.
   absl::Status Finish() override;
   // dpfedavg: the round charged, then its noised sum (recorded against the charge).

@@ -10,7 +10,9 @@
 namespace vfsynth {
 namespace {
 
-std::string ReleaseName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+std::string ReleaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
 
 }  // namespace
 
@@ -22,13 +24,17 @@ absl::Status CheckKeptRelease(const privacy::PrivacyLedger& ledger, const std::s
   const std::string found = kept.ok() ? Sha256Hex(*kept) : "";
   if (found == *recorded) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      "the kept release ", path, kept.ok() ? absl::StrCat(" (SHA-256 ", found, ") is not") : " is missing, but it is",
-      " the release privacy ledger ", ledger.path(), " records under its charge (SHA-256 ", *recorded,
-      "): a new draw would be released without being counted. Restore the file from a backup of the checkpoint "
+      "the kept release ", path,
+      kept.ok() ? absl::StrCat(" (SHA-256 ", found, ") is not") : " is missing, but it is",
+      " the release privacy ledger ", ledger.path(), " records under its charge (SHA-256 ",
+      *recorded,
+      "): a new draw would be released without being counted. Restore the file from a backup of "
+      "the checkpoint "
       "directory, or start a new run (another run_id) with a new ledger"));
 }
 
-absl::Status RecordKeptRelease(privacy::PrivacyLedger& ledger, int64_t round, const std::string& path) {
+absl::Status RecordKeptRelease(privacy::PrivacyLedger& ledger, int64_t round,
+                               const std::string& path) {
   ASSIGN_OR_RETURN(const std::string kept, ReadFile(path));
   return ledger.RecordRelease(round, ReleaseName(path), Sha256Hex(kept));
 }

@@ -13,8 +13,8 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/privacy/ledger.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/ledger.h"
 
 namespace vfsynth {
 
@@ -24,13 +24,15 @@ namespace vfsynth {
 absl::Status CheckKeptRelease(const privacy::PrivacyLedger& ledger, const std::string& path);
 
 // Records the SHA-256 of the durable file at `path` under the charge of `round`.
-absl::Status RecordKeptRelease(privacy::PrivacyLedger& ledger, int64_t round, const std::string& path);
+absl::Status RecordKeptRelease(privacy::PrivacyLedger& ledger, int64_t round,
+                               const std::string& path);
 
 // `release` draws the release into `path` or reads the kept one there; bound to
 // `ledger`'s charge of `round` before it is handed out to be sent. Without a ledger
 // (mode none) nothing is charged and nothing bound.
 template <typename Release>
-absl::StatusOr<Release> BoundRelease(privacy::PrivacyLedger* ledger, int64_t round, const std::string& path,
+absl::StatusOr<Release> BoundRelease(privacy::PrivacyLedger* ledger, int64_t round,
+                                     const std::string& path,
                                      absl::FunctionRef<absl::StatusOr<Release>()> release) {
   if (ledger == nullptr) return release();
   RETURN_IF_ERROR(CheckKeptRelease(*ledger, path));

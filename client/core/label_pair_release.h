@@ -19,18 +19,18 @@ namespace vfsynth {
 
 // The label's holder: the randomized labels of `table`'s rows (aligned order) for
 // `label`, randomized response with `epsilon`.
-absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& path, const std::string& run_id,
-                                                          const std::string& party, const torch::Tensor& table,
+absl::StatusOr<v1::ShareLabelsRequest> HolderLabelRelease(const std::string& path,
+                                                          const std::string& run_id,
+                                                          const std::string& party,
+                                                          const torch::Tensor& table,
                                                           const OutputBlock& label, double epsilon);
 
 // Every other party: its label-pair tables against the labels in `labels`.
 // FAILED_PRECONDITION if this party kept tables counted against other labels.
-absl::StatusOr<v1::LabelPairsRequest> LabelPairRelease(const std::string& path, const std::string& run_id,
-                                                       const std::string& party,
-                                                       const v1::ShareLabelsResponse& labels,
-                                                       const torch::Tensor& table,
-                                                       const std::vector<OutputBlock>& blocks,
-                                                       double noise_multiplier);
+absl::StatusOr<v1::LabelPairsRequest> LabelPairRelease(
+    const std::string& path, const std::string& run_id, const std::string& party,
+    const v1::ShareLabelsResponse& labels, const torch::Tensor& table,
+    const std::vector<OutputBlock>& blocks, double noise_multiplier);
 
 }  // namespace vfsynth
 

@@ -12,24 +12,24 @@
 #include "common/checkpoint/checkpoint_slots.h"
 #include "common/checkpoint/model_state.h"
 #include "common/gan/party_model.h"
+#include "common/privacy/mode_traits.h"
 
 namespace vfsynth {
 
-absl::StatusOr<std::unique_ptr<PartyDurability>> PartyDurability::Open(v1::PrivacyConfig::Mode mode, int n_critic,
-                                                                       const std::string& journal_path,
-                                                                       PartyModel* model,
-                                                                       std::unique_ptr<CheckpointSlots> state,
-                                                                       HeaderOf header_of, int64_t committed_step) {
+absl::StatusOr<std::unique_ptr<PartyDurability>> PartyDurability::Open(
+    v1::PrivacyConfig::Mode mode, int n_critic, const std::string& journal_path, PartyModel* model,
+    std::unique_ptr<CheckpointSlots> state, HeaderOf header_of, int64_t committed_step) {
   ASSIGN_OR_RETURN(std::unique_ptr<ReplyJournal> journal, ReplyJournal::Open(journal_path));
-  std::unique_ptr<PartyDurability> durability(
-      new PartyDurability(mode, n_critic, model, std::move(state), std::move(header_of), committed_step));
+  std::unique_ptr<PartyDurability> durability(new PartyDurability(
+      mode, n_critic, model, std::move(state), std::move(header_of), committed_step));
   durability->replies_ =
       std::make_unique<ReplyKeeper>(mode, n_critic, std::move(journal), &durability->committer_);
   return durability;
 }
 
 PartyDurability::PartyDurability(v1::PrivacyConfig::Mode mode, int n_critic, PartyModel* model,
-                                 std::unique_ptr<CheckpointSlots> state, HeaderOf header_of, int64_t committed_step)
+                                 std::unique_ptr<CheckpointSlots> state, HeaderOf header_of,
+                                 int64_t committed_step)
     : mode_(mode),
       n_critic_(n_critic),
       model_(model),
@@ -41,7 +41,8 @@ PartyDurability::~PartyDurability() = default;
 
 size_t PartyDurability::journaled() const { return replies_->journaled(); }
 
-absl::StatusOr<std::optional<v1::PartyMessage>> PartyDurability::BeforeQuestion(const v1::CuratorMessage& message) {
+absl::StatusOr<std::optional<v1::PartyMessage>> PartyDurability::BeforeQuestion(
+    const v1::CuratorMessage& message) {
   RETURN_IF_ERROR(replies_->BeforeMessage(message.durable_round()));
   return replies_->Journaled(message);
 }
@@ -50,7 +51,8 @@ absl::Status PartyDurability::StartCharge(std::function<absl::Status()> charge) 
   return charger_.Start(std::move(charge));
 }
 
-absl::Status PartyDurability::BeforeReplyLeaves(const v1::CuratorMessage& message, const v1::PartyMessage& reply,
+absl::Status PartyDurability::BeforeReplyLeaves(const v1::CuratorMessage& message,
+                                                const v1::PartyMessage& reply,
                                                 bool answered_before) {
   RETURN_IF_ERROR(charger_.Await());
   // Nothing leaves before the last critic update is durable, a resent reply included.
@@ -69,7 +71,7 @@ absl::StatusOr<bool> PartyDurability::BeforeCriticUpdate(const v1::CuratorMessag
 
 absl::Status PartyDurability::AfterCriticUpdate(int64_t step) {
   const bool last_of_round = (step + 1) % n_critic_ == 0;
-  if (mode_ == v1::PrivacyConfig::none && !last_of_round) {
+  if (!privacy::TraitsOf(mode_).draws_noise() && !last_of_round) {
     committed_step_ = step;
     return absl::OkStatus();
   }
@@ -89,8 +91,9 @@ absl::Status PartyDurability::Commit(int64_t step) {
     // Replies recomputable from the state being replaced are durable first.
     RETURN_IF_ERROR(replies_->Sync());
     RETURN_IF_ERROR(state_->Write(header, state));
-    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step, state.size(),
-                  absl::ToDoubleMilliseconds(snapshot - start), absl::ToDoubleMilliseconds(absl::Now() - snapshot));
+    spdlog::debug("committed critic step {}: {} bytes, snapshot {:.1f} ms, write {:.1f} ms", step,
+                  state.size(), absl::ToDoubleMilliseconds(snapshot - start),
+                  absl::ToDoubleMilliseconds(absl::Now() - snapshot));
     return absl::OkStatus();
   }));
   committed_step_ = step;

@@ -39,10 +39,10 @@ class PartyDurability {
   // Opens the journal at `journal_path` for `model`'s critic, whose state is committed to
   // `state` (`committed_step`: the step it holds, -1 for none yet). `model` must outlive
   // this object.
-  static absl::StatusOr<std::unique_ptr<PartyDurability>> Open(v1::PrivacyConfig::Mode mode, int n_critic,
-                                                               const std::string& journal_path, PartyModel* model,
-                                                               std::unique_ptr<CheckpointSlots> state,
-                                                               HeaderOf header_of, int64_t committed_step);
+  static absl::StatusOr<std::unique_ptr<PartyDurability>> Open(
+      v1::PrivacyConfig::Mode mode, int n_critic, const std::string& journal_path,
+      PartyModel* model, std::unique_ptr<CheckpointSlots> state, HeaderOf header_of,
+      int64_t committed_step);
   ~PartyDurability();
 
   // The last critic update applied; durable too, except between the steps of a round in
@@ -85,7 +85,8 @@ class PartyDurability {
 
  private:
   PartyDurability(v1::PrivacyConfig::Mode mode, int n_critic, PartyModel* model,
-                  std::unique_ptr<CheckpointSlots> state, HeaderOf header_of, int64_t committed_step);
+                  std::unique_ptr<CheckpointSlots> state, HeaderOf header_of,
+                  int64_t committed_step);
 
   const v1::PrivacyConfig::Mode mode_;
   const int n_critic_;
@@ -95,7 +96,8 @@ class PartyDurability {
   std::unique_ptr<CheckpointSlots> state_;  // the committed critic state (written by committer_)
   std::unique_ptr<ReplyKeeper> replies_;    // the journal of what was sent
   BackgroundTask charger_;                  // the ledger charge of the reply being computed
-  BackgroundTask committer_;  // the state write and journal flushes in flight; declared last: joined first
+  BackgroundTask
+      committer_;  // the state write and journal flushes in flight; declared last: joined first
 };
 
 }  // namespace vfsynth

@@ -17,10 +17,9 @@ namespace vfsynth {
 // run's checkpoint was charged to it. Starting afresh, it must hold no charges: the charges
 // are idempotent per round, so releasing those rounds again would spend budget the ledger
 // does not count. Either refusal is FAILED_PRECONDITION saying what to do.
-absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(const v1::PrivacyConfig& config,
-                                                                        const std::string& run_id,
-                                                                        privacy::Sampler sampler,
-                                                                        privacy::Conversion conversion, bool resume);
+absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(
+    const v1::PrivacyConfig& config, const std::string& run_id, privacy::Sampler sampler,
+    privacy::Conversion conversion, bool resume);
 
 }  // namespace vfsynth
 

@@ -1,25 +1,22 @@
 #include "client/core/party_protocol.h"
 
-#include <c10/util/Exception.h>
-
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/nn/torch_boundary.h"
 #include "common/protocol/protocol_version.h"
 
 namespace vfsynth {
 
-absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(
+    const v1::CuratorMessage& message) {
   if (!run_.aligned()) return absl::FailedPreconditionError("round message before alignment");
-  if (!run_.plan_attested()) return absl::FailedPreconditionError("round message before the privacy plans matched");
+  if (!run_.plan_attested())
+    return absl::FailedPreconditionError("round message before the privacy plans matched");
   if (message.run_id() != run_.id()) {
     return absl::InvalidArgumentError(absl::StrCat("message for run '", message.run_id(), "'"));
   }
   if (IsRoundMessage(message.payload_case())) {
-    try {
-      return HandleRound(message);
-    } catch (const c10::Error& e) {
-      return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
-    }
+    return CatchLibTorch<std::vector<v1::PartyMessage>>([&] { return HandleRound(message); });
   }
   switch (message.payload_case()) {
     case v1::CuratorMessage::kFinished:
@@ -27,10 +24,12 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(const v1::Cu
       run_.Finish(message.finished());
       return std::vector<v1::PartyMessage>();
     case v1::CuratorMessage::kError:
-      return absl::AbortedError(absl::StrCat("curator rejected this party's message: ", message.error().message()));
+      return absl::AbortedError(
+          absl::StrCat("curator rejected this party's message: ", message.error().message()));
     default:
-      return absl::InvalidArgumentError(absl::StrCat("unexpected curator message payload ", message.payload_case(),
-                                                     " in a ", v1::Topology_Name(topology()), " run"));
+      return absl::InvalidArgumentError(absl::StrCat("unexpected curator message payload ",
+                                                     message.payload_case(), " in a ",
+                                                     v1::Topology_Name(topology()), " run"));
   }
 }
 
@@ -43,7 +42,8 @@ v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::
   return request;
 }
 
-v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party, const absl::Status& reason) {
+v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,
+                                const absl::Status& reason) {
   v1::AttestPlanRequest request;
   request.set_run_id(run_id);
   request.set_party(party);
@@ -51,7 +51,8 @@ v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& pa
   return request;
 }
 
-v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party, int64_t committed_step) {
+v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party,
+                         int64_t committed_step) {
   v1::PartyMessage hello;
   hello.set_run_id(run_id);
   hello.mutable_hello()->set_party(party);
@@ -62,8 +63,9 @@ v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party, in
 
 absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology) {
   if (response.protocol_version() != kProtocolVersion) {
-    return absl::FailedPreconditionError(absl::StrCat("curator speaks protocol version ", response.protocol_version(),
-                                                      ", this party ", kProtocolVersion));
+    return absl::FailedPreconditionError(absl::StrCat("curator speaks protocol version ",
+                                                      response.protocol_version(), ", this party ",
+                                                      kProtocolVersion));
   }
   if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
   if (response.topology() != topology) {

@@ -30,7 +30,8 @@ class PartyProtocol {
   // The first Align call, then the curator's answer to each: the next call, or nullopt
   // once this party knows the run's records.
   virtual absl::StatusOr<v1::AlignRequest> MakeAlignRequest() = 0;
-  virtual absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) = 0;
+  virtual absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(
+      const v1::AlignResponse& response) = 0;
   // This party's privacy plan, to attest against the curator's; or, instead, that it will
   // not take part, for `reason`.
   virtual v1::AttestPlanRequest MakeAttestPlanRequest() const = 0;
@@ -48,7 +49,9 @@ class PartyProtocol {
     return absl::FailedPreconditionError("this run has no label pairs");
   }
   // The marginal release, after the label pairs: the kept draw, or none.
-  virtual absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() { return std::nullopt; }
+  virtual absl::StatusOr<std::optional<v1::MarginalsRequest>> MakeMarginalsRequest() {
+    return std::nullopt;
+  }
 
   virtual v1::PartyMessage MakeHello() const = 0;
   // One curator message in, the replies out. An error means the curator sent something
@@ -73,7 +76,8 @@ class PartyProtocol {
   // Whether `payload` is one of this topology's round messages (HandleRound's).
   virtual bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const = 0;
   // A round message of this run, once the plans matched: the replies out.
-  virtual absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) = 0;
+  virtual absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
+      const v1::CuratorMessage& message) = 0;
   // The curator's Finished message, before the run counts as ended: what must be durable
   // by then is made so.
   virtual absl::Status Finish() = 0;
@@ -84,10 +88,12 @@ class PartyProtocol {
 // Party `party`'s AttestPlan request in run `run_id`: its plan, or a refusal for `reason`.
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
                                           const v1::PrivacyPlan& plan);
-v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party, const absl::Status& reason);
+v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,
+                                const absl::Status& reason);
 // Party `party`'s first message on the Train stream of run `run_id`: the last critic step it
 // committed (-1 if it has none).
-v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party, int64_t committed_step);
+v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party,
+                         int64_t committed_step);
 
 // The checks every party makes of the curator's answer to Register: the protocol version,
 // a run id, and the topology this party is configured for.

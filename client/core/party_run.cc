@@ -11,9 +11,10 @@ absl::StatusOr<bool> PartyRun::Join(const std::string& run_id, const std::string
     return true;
   }
   if (run_id != id_ || settings_digest != settings_digest_) {
-    return absl::FailedPreconditionError(absl::StrCat("after reconnecting, the curator runs '", run_id, "' with ",
-                                                      run_id == id_ ? "other settings" : "another run id",
-                                                      " than run '", id_, "' this party is in"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("after reconnecting, the curator runs '", run_id, "' with ",
+                     run_id == id_ ? "other settings" : "another run id", " than run '", id_,
+                     "' this party is in"));
   }
   return false;
 }

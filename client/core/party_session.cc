@@ -59,13 +59,17 @@ absl::Status PartySession::Session(bool* streamed) {
   ASSIGN_OR_RETURN(const v1::RegisterResponse registered,
                    link_->Register(core_->MakeRegisterRequest(), connect_timeout()));
   RETURN_IF_ERROR(core_->AcceptRegistration(registered));
-  spdlog::info("registered for run '{}' with {} parties", registered.run_id(), registered.parties_size());
+  spdlog::info("registered for run '{}' with {} parties", registered.run_id(),
+               registered.parties_size());
   RETURN_IF_ERROR(Align());
-  ASSIGN_OR_RETURN(const v1::AttestPlanResponse plan, link_->AttestPlan(core_->MakeAttestPlanRequest(), kAlignTimeout));
+  ASSIGN_OR_RETURN(const v1::AttestPlanResponse plan,
+                   link_->AttestPlan(core_->MakeAttestPlanRequest(), kAlignTimeout));
   RETURN_IF_ERROR(core_->AcceptCuratorPlan(plan));
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs());
-  ASSIGN_OR_RETURN(const std::optional<v1::MarginalsRequest> marginals, core_->MakeMarginalsRequest());
-  if (marginals.has_value()) RETURN_IF_ERROR(link_->ReleaseMarginals(*marginals, connect_timeout()).status());
+  ASSIGN_OR_RETURN(const std::optional<v1::MarginalsRequest> marginals,
+                   core_->MakeMarginalsRequest());
+  if (marginals.has_value())
+    RETURN_IF_ERROR(link_->ReleaseMarginals(*marginals, connect_timeout()).status());
   return Serve(streamed);
 }
 
@@ -85,7 +89,8 @@ absl::Status PartySession::Align() {
 }
 
 void PartySession::Refuse(const absl::Status& reason) {
-  const absl::Status told = link_->AttestPlan(core_->MakeRefusal(reason), connect_timeout()).status();
+  const absl::Status told =
+      link_->AttestPlan(core_->MakeRefusal(reason), connect_timeout()).status();
   // The curator answers a refusal by failing the run (FAILED_PRECONDITION).
   if (told.code() != absl::StatusCode::kFailedPrecondition) {
     spdlog::warn("could not tell the curator this party refuses the run: {}", told.ToString());
@@ -94,8 +99,10 @@ void PartySession::Refuse(const absl::Status& reason) {
 
 absl::Status PartySession::ReleaseLabelPairs() {
   ASSIGN_OR_RETURN(const v1::ShareLabelsRequest request, core_->MakeShareLabelsRequest());
-  ASSIGN_OR_RETURN(const v1::ShareLabelsResponse labels, link_->ShareLabels(request, kAlignTimeout));
-  ASSIGN_OR_RETURN(const std::optional<v1::LabelPairsRequest> tables, core_->MakeLabelPairsRequest(labels));
+  ASSIGN_OR_RETURN(const v1::ShareLabelsResponse labels,
+                   link_->ShareLabels(request, kAlignTimeout));
+  ASSIGN_OR_RETURN(const std::optional<v1::LabelPairsRequest> tables,
+                   core_->MakeLabelPairsRequest(labels));
   if (!tables.has_value()) return absl::OkStatus();
   return link_->ReleaseLabelPairs(*tables, connect_timeout()).status();
 }
@@ -109,7 +116,8 @@ absl::Status PartySession::Serve(bool* streamed) {
                         [&](const v1::PartyMessage& piece) { return stream->Write(piece); });
   };
   ChunkAssembler<v1::CuratorMessage> assembler(config_.max_message_bytes());
-  if (!write(core_->MakeHello())) result = absl::UnavailableError("curator closed the stream at Hello");
+  if (!write(core_->MakeHello()))
+    result = absl::UnavailableError("curator closed the stream at Hello");
   v1::CuratorMessage message;
   while (result.ok() && !core_->finished() && stream->Read(&message)) {
     *streamed = true;

@@ -42,7 +42,9 @@ class PartySession {
   // Sleeps before reconnecting; false if the session was cancelled meanwhile.
   bool Backoff(absl::Duration delay);
   bool Cancelled();
-  absl::Duration connect_timeout() const { return absl::Seconds(config_.connect_timeout_seconds()); }
+  absl::Duration connect_timeout() const {
+    return absl::Seconds(config_.connect_timeout_seconds());
+  }
 
   v1::PartyConfig config_;
   PartyProtocol* core_;

@@ -82,14 +82,16 @@ absl::StatusOr<std::unique_ptr<ReplyJournal>> ReplyJournal::Open(const std::stri
     v1::JournalEntry entry;
     if (Fnv1a64Words(bytes) != ReadLe(contents, offset + 4, 8) || !entry.ParseFromString(bytes)) {
       if (offset + kFrame + length == contents.size()) break;  // torn last record
-      return absl::DataLossError(absl::StrCat("reply journal ", path, " is damaged at byte ", offset));
+      return absl::DataLossError(
+          absl::StrCat("reply journal ", path, " is damaged at byte ", offset));
     }
     entries[{entry.payload(), entry.round(), entry.step()}] = std::move(entry);
     offset += kFrame + length;
   }
   if (offset < contents.size()) {
-    spdlog::warn("reply journal {}: dropping a torn last record ({} bytes; its reply was never sent)",
-                 path, contents.size() - offset);
+    spdlog::warn(
+        "reply journal {}: dropping a torn last record ({} bytes; its reply was never sent)", path,
+        contents.size() - offset);
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoError("cannot open", path);
@@ -117,7 +119,9 @@ const v1::JournalEntry* ReplyJournal::Find(int payload, int64_t round, int64_t s
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-absl::Status ReplyJournal::Append(const v1::JournalEntry& entry) { return Write(entry, /*sync=*/true); }
+absl::Status ReplyJournal::Append(const v1::JournalEntry& entry) {
+  return Write(entry, /*sync=*/true);
+}
 
 absl::Status ReplyJournal::AppendUnsynced(const v1::JournalEntry& entry) {
   return Write(entry, /*sync=*/false);

@@ -63,7 +63,7 @@ class ReplyJournal {
   std::string path_;
   const size_t compact_bytes_;
   size_t dropped_bytes_ = 0;  // records in the file of entries DropBefore forgot
-  absl::Mutex mu_;  // the descriptor is swapped by DropBefore while Sync may run
+  absl::Mutex mu_;            // the descriptor is swapped by DropBefore while Sync may run
   int fd_ ABSL_GUARDED_BY(mu_);
   bool unsynced_ ABSL_GUARDED_BY(mu_) = false;
   std::map<Key, v1::JournalEntry> entries_;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/run_accounting.h"
 
 namespace vfsynth {
@@ -27,8 +28,8 @@ v1::JournalEntry JournalEntryFor(const v1::CuratorMessage& message, const v1::Pa
 
 }  // namespace
 
-ReplyKeeper::ReplyKeeper(v1::PrivacyConfig::Mode mode, int n_critic, std::unique_ptr<ReplyJournal> journal,
-                         BackgroundTask* committer)
+ReplyKeeper::ReplyKeeper(v1::PrivacyConfig::Mode mode, int n_critic,
+                         std::unique_ptr<ReplyJournal> journal, BackgroundTask* committer)
     : mode_(mode), n_critic_(n_critic), journal_(std::move(journal)), committer_(committer) {}
 
 absl::Status ReplyKeeper::BeforeMessage(int64_t durable_round) {
@@ -46,7 +47,7 @@ absl::Status ReplyKeeper::JournalSent() {
   auto sync = [journal = journal_.get()] { return journal->Sync(); };
   // The flush runs in the background while the curator works; the next commit starts
   // only after it (committer_ runs jobs in order).
-  if (mode_ != v1::PrivacyConfig::none) return committer_->Start(sync);
+  if (privacy::TraitsOf(mode_).draws_noise()) return committer_->Start(sync);
   // Mode none: the round's commit flushes the journal, and the slice gradient waits for
   // that commit. The round's last features are flushed now instead, off that path.
   if ((message.step() + 1) % n_critic_ == 0) return journal_flusher_.Start(sync);
@@ -59,23 +60,27 @@ absl::Status ReplyKeeper::BeforeCriticUpdate(int64_t durable_round) {
   // checkpoint is not past their round (checkpoint_every > 1, or a curator crash now):
   // journal them; the commit of the changed critic flushes them before it is durable.
   for (const auto& [message, reply] : recomputed_) {
-    if (message.round() >= durable_round) RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
+    if (message.round() >= durable_round)
+      RETURN_IF_ERROR(journal_->AppendUnsynced(JournalEntryFor(message, reply)));
   }
   recomputed_.clear();
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<v1::PartyMessage>> ReplyKeeper::Journaled(const v1::CuratorMessage& message) const {
-  const v1::JournalEntry* entry = journal_->Find(message.payload_case(), message.round(), message.step());
+absl::StatusOr<std::optional<v1::PartyMessage>> ReplyKeeper::Journaled(
+    const v1::CuratorMessage& message) const {
+  const v1::JournalEntry* entry =
+      journal_->Find(message.payload_case(), message.round(), message.step());
   if (entry == nullptr) return std::nullopt;
   if (entry->input_digest() != InputDigest(message)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the curator sent round ", message.round(), ", step ", message.step(),
-                     " again with other inputs than before; refusing (its state does not match the run this "
-                     "party took part in: another checkpoint, or changed settings)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the curator sent round ", message.round(), ", step ", message.step(),
+        " again with other inputs than before; refusing (its state does not match the run this "
+        "party took part in: another checkpoint, or changed settings)"));
   }
   v1::PartyMessage reply;
-  if (!reply.ParseFromString(entry->reply())) return absl::DataLossError("a journaled reply does not parse");
+  if (!reply.ParseFromString(entry->reply()))
+    return absl::DataLossError("a journaled reply does not parse");
   return reply;
 }
 
@@ -85,13 +90,14 @@ absl::Status ReplyKeeper::Keep(const v1::CuratorMessage& message, const v1::Part
       // Mode none: the round's last update needs to be durable only before the curator
       // can leave the round (and stop resending it), i.e. before the slice gradient
       // leaves; the generator features are recomputed identically after a crash.
-      if (mode_ != v1::PrivacyConfig::none || message.has_generator_feature_gradient()) {
+      if (privacy::TraitsOf(mode_).draws_noise() || message.has_generator_feature_gradient()) {
         RETURN_IF_ERROR(committer_->Await());
       }
       KeepRecomputed(message, reply);
       return absl::OkStatus();
     case Journaling::kBeforeSending:
-      RETURN_IF_ERROR(journal_->Append(JournalEntryFor(message, reply)));  // durable before it is sent
+      RETURN_IF_ERROR(
+          journal_->Append(JournalEntryFor(message, reply)));  // durable before it is sent
       // So is the critic state it was computed from: its commit was written meanwhile. (A
       // crash between the two leaves a journaled reply ahead of the state; the curator's
       // resend re-applies that update, same inputs, before it asks again.)
@@ -113,7 +119,7 @@ absl::Status ReplyKeeper::Finish() {
 }
 
 ReplyKeeper::Journaling ReplyKeeper::JournalingOf(const v1::CuratorMessage& message) const {
-  const bool noisy_features = mode_ == v1::PrivacyConfig::strict || privacy::IsEnsembleMode(mode_);
+  const bool noisy_features = privacy::TraitsOf(mode_).noises_features();
   if (message.has_critic_task()) {
     // Features with fresh noise (strict; the ensembles, whose shard critics also step
     // here): never twice, so durable before they leave. Without noise (none, dpsgd,

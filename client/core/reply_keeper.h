@@ -40,7 +40,8 @@ class ReplyKeeper {
   absl::Status BeforeCriticUpdate(int64_t durable_round);
   // The journaled reply to `message`, if it was answered before; FAILED_PRECONDITION if
   // it was asked then with other inputs.
-  absl::StatusOr<std::optional<v1::PartyMessage>> Journaled(const v1::CuratorMessage& message) const;
+  absl::StatusOr<std::optional<v1::PartyMessage>> Journaled(
+      const v1::CuratorMessage& message) const;
   // A reply computed for the first time, kept as its rule says; returns once it may leave.
   absl::Status Keep(const v1::CuratorMessage& message, const v1::PartyMessage& reply);
   // Before the party queues a state write: the flush of a round's last features (mode
@@ -63,7 +64,8 @@ class ReplyKeeper {
   BackgroundTask* const committer_;
   std::vector<std::pair<v1::CuratorMessage, v1::PartyMessage>> recomputed_;     // KeepRecomputed
   std::optional<std::pair<v1::CuratorMessage, v1::PartyMessage>> unjournaled_;  // JournalSent
-  BackgroundTask journal_flusher_;  // mode none: the round's last features; declared last: joined first
+  BackgroundTask
+      journal_flusher_;  // mode none: the round's last features; declared last: joined first
 };
 
 }  // namespace vfsynth

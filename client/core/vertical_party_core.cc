@@ -24,17 +24,19 @@
 #include "common/config/config.h"
 #include "common/data/alignment.h"
 #include "common/data/schema.h"
+#include "common/dp/dp_sgd.h"
 #include "common/gan/party_model.h"
 #include "common/nn/networks.h"
+#include "common/nn/torch_boundary.h"
 #include "common/nn/wire_tensor.h"
-#include "common/privacy/dp_sgd.h"
 #include "common/privacy/ledger.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/noise_figure.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/run_accounting.h"
-#include "common/privacy/secure_random.h"
 #include "common/protocol/protocol_version.h"
 #include "common/protocol/tensor_codec.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -64,7 +66,8 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
   return secrets;
 }
 
-VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume)
+VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data,
+                                     bool resume)
     : config_(std::move(config)),
       secrets_(std::move(secrets)),
       data_(std::move(data)),
@@ -73,14 +76,16 @@ VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secret
 
 VerticalPartyCore::~VerticalPartyCore() = default;
 
-absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(const v1::PartyConfig& config,
-                                                             bool resume) {
+absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(
+    const v1::PartyConfig& config, bool resume) {
   ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
   ASSIGN_OR_RETURN(PartyData data,
                    LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
-  if (data.clipped_values > 0) spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  std::unique_ptr<VerticalPartyCore> core(new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
+  if (data.clipped_values > 0)
+    spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  std::unique_ptr<VerticalPartyCore> core(
+      new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
   ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   return core;
 }
@@ -111,7 +116,8 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
   v1::TrainingConfig training = response.training();
   absl::Status status = ResolveModelConfig(&model);
   if (status.ok()) status = ResolveTrainingConfig(&training);
-  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  if (!status.ok())
+    return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
   Sha256Builder settings;
   settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
@@ -146,14 +152,16 @@ absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
   return AlignRequestOf(run().id(), config_.name(), 0, psi_->own_list());
 }
 
-absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(const v1::AlignResponse& response) {
+absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(
+    const v1::AlignResponse& response) {
   switch (response.next_case()) {
     case v1::AlignResponse::kAligned:
       RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
       return std::nullopt;
     case v1::AlignResponse::kBlind: {
       if (!psi_.has_value()) {
-        return absl::FailedPreconditionError("the curator handed out a list to blind before this party sent its own");
+        return absl::FailedPreconditionError(
+            "the curator handed out a list to blind before this party sent its own");
       }
       const v1::BlindingTask& task = response.blind();
       if (task.hop() == 0 || task.hop() >= static_cast<uint32_t>(num_parties_)) {
@@ -161,26 +169,32 @@ absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(c
                                                        " is not one of 1 to ", num_parties_ - 1));
       }
       if (task.elements().empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
       }
-      ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
-                       psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
+      ASSIGN_OR_RETURN(
+          const std::vector<std::string> blinded,
+          psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
       return AlignRequestOf(run().id(), config_.name(), task.hop(), blinded);
     }
     case v1::AlignResponse::NEXT_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError("the curator's Align answer has neither a list to blind nor positions");
+  return absl::InvalidArgumentError(
+      "the curator's Align answer has neither a list to blind nor positions");
 }
 
 absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
-  if (!psi_.has_value()) return absl::FailedPreconditionError("aligned positions before this party sent its list");
+  if (!psi_.has_value())
+    return absl::FailedPreconditionError("aligned positions before this party sent its list");
   if (aligned.records() != aligned.positions_size()) {
     return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
-                                                   " aligned positions for ", aligned.records(), " records"));
+                                                   " aligned positions for ", aligned.records(),
+                                                   " records"));
   }
-  ASSIGN_OR_RETURN(const std::vector<int64_t> rows, psi_->Rows(std::vector<int64_t>(
-                                                        aligned.positions().begin(), aligned.positions().end())));
+  ASSIGN_OR_RETURN(
+      const std::vector<int64_t> rows,
+      psi_->Rows(std::vector<int64_t>(aligned.positions().begin(), aligned.positions().end())));
   // The canonical order is the alignment tokens' (every party's and the reference
   // trainer's); the tokens never leave the parties.
   std::vector<std::string> common;
@@ -199,16 +213,15 @@ absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& alig
     return absl::OkStatus();
   }
   if (static_cast<int64_t>(common.size()) < training_.batch_size()) {
-    return absl::FailedPreconditionError(absl::StrCat("only ", common.size(),
-                                                      " aligned records for batch size ",
-                                                      training_.batch_size()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "only ", common.size(), " aligned records for batch size ", training_.batch_size()));
   }
   ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens_, common));
   ReorderRows(order, &data_);
   const int64_t width = data_.encoder.width();
-  torch::Tensor table = torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width},
-                                         torch::kFloat32)
-                            .clone();
+  torch::Tensor table =
+      torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width}, torch::kFloat32)
+          .clone();
   data_.encoded.values.clear();
   data_.encoded.values.shrink_to_fit();
   aligned_digest_ = aligned_digest;
@@ -236,9 +249,11 @@ v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason)
 
 absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
-  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"), response.plan(), "the curator"));
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
+                                response.plan(), "the curator"));
   if (run().plan_attested()) return absl::OkStatus();
-  spdlog::info("the curator's privacy plan matches this party's ({})", PlanDigest(plan_).substr(0, 16));
+  spdlog::info("the curator's privacy plan matches this party's ({})",
+               PlanDigest(plan_).substr(0, 16));
   run().set_plan_attested();
   // Charged only once the checkpoint is durable (AcceptAlignment): a charged ledger then
   // always has a checkpoint to resume from (PlanPrivacy refuses a fresh start on a
@@ -251,11 +266,10 @@ v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
   header.set_kind(absl::StrCat("party:", config_.name()));
   header.set_run_id(run().id());
   header.set_step(step);
-  header.set_config_digest(
-      Sha256Builder()
-          .Add(run().settings_digest())
-          .Add(SettingsDigest(model_config_, training_, config_.privacy()))
-          .Hex());
+  header.set_config_digest(Sha256Builder()
+                               .Add(run().settings_digest())
+                               .Add(SettingsDigest(model_config_, training_, config_.privacy()))
+                               .Hex());
   header.set_data_digest(data_digest_);
   if (ledger_ != nullptr) {
     header.set_ledger_id(ledger_->id());
@@ -267,7 +281,8 @@ v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
 namespace {
 
 std::string StatePath(const v1::PartyConfig& config) {
-  return (std::filesystem::path(config.checkpoint_dir()) / "state").string();  // slots state.0, state.1
+  return (std::filesystem::path(config.checkpoint_dir()) / "state")
+      .string();  // slots state.0, state.1
 }
 
 std::string JournalPath(const v1::PartyConfig& config) {
@@ -275,7 +290,8 @@ std::string JournalPath(const v1::PartyConfig& config) {
 }
 
 absl::Status NoCheckpointToResume(const v1::PartyConfig& config) {
-  return absl::FailedPreconditionError(absl::StrCat("--resume: there is no checkpoint at ", StatePath(config), ".{0,1}"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("--resume: there is no checkpoint at ", StatePath(config), ".{0,1}"));
 }
 
 std::string PartySecretPath(const v1::PartyConfig& config) {
@@ -287,10 +303,12 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 absl::Status VerticalPartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
   // Resuming without any checkpoint says so, rather than that its secret is missing.
-  if (resume_ && !CheckpointSlots(StatePath(config_)).Exists()) return NoCheckpointToResume(config_);
-  ASSIGN_OR_RETURN(party_secret_, ResumeOrNewHexSecret(resume_, PartySecretPath(config_),
-                                                       "it holds the secret this party's networks and shards "
-                                                       "were drawn from, and the run cannot continue without it"));
+  if (resume_ && !CheckpointSlots(StatePath(config_)).Exists())
+    return NoCheckpointToResume(config_);
+  ASSIGN_OR_RETURN(party_secret_,
+                   ResumeOrNewHexSecret(resume_, PartySecretPath(config_),
+                                        "it holds the secret this party's networks and shards "
+                                        "were drawn from, and the run cannot continue without it"));
   return absl::OkStatus();
 }
 
@@ -300,13 +318,13 @@ absl::Status VerticalPartyCore::OpenCheckpoint() {
   auto checkpoint = state->Read();
   if (!resume_) {
     if (checkpoint.status().code() != absl::StatusCode::kNotFound) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "a checkpoint already exists at ", path,
-          checkpoint.ok() ? absl::StrCat(" (run '", checkpoint->header.run_id(), "', step ",
-                                         checkpoint->header.step(), ")")
-                          : "",
-          ": pass --resume to continue that run, or remove ", config_.checkpoint_dir(),
-          " (or set checkpoint_dir) to start over"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("a checkpoint already exists at ", path,
+                       checkpoint.ok() ? absl::StrCat(" (run '", checkpoint->header.run_id(),
+                                                      "', step ", checkpoint->header.step(), ")")
+                                       : "",
+                       ": pass --resume to continue that run, or remove ", config_.checkpoint_dir(),
+                       " (or set checkpoint_dir) to start over"));
     }
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
     RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
@@ -315,7 +333,8 @@ absl::Status VerticalPartyCore::OpenCheckpoint() {
     RETURN_IF_ERROR(durability_->Commit(-1));
     return durability_->AwaitCommit();
   }
-  if (checkpoint.status().code() == absl::StatusCode::kNotFound) return NoCheckpointToResume(config_);
+  if (checkpoint.status().code() == absl::StatusCode::kNotFound)
+    return NoCheckpointToResume(config_);
   if (!checkpoint.ok()) return checkpoint.status();
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
   RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
@@ -326,11 +345,13 @@ absl::Status VerticalPartyCore::OpenCheckpoint() {
   return absl::OkStatus();
 }
 
-absl::Status VerticalPartyCore::OpenDurability(std::unique_ptr<CheckpointSlots> state, int64_t committed_step) {
-  ASSIGN_OR_RETURN(durability_,
-                   PartyDurability::Open(mode_, training_.n_critic(), JournalPath(config_), model_.get(),
-                                         std::move(state), [this](int64_t step) { return CheckpointHeader(step); },
-                                         committed_step));
+absl::Status VerticalPartyCore::OpenDurability(std::unique_ptr<CheckpointSlots> state,
+                                               int64_t committed_step) {
+  ASSIGN_OR_RETURN(
+      durability_,
+      PartyDurability::Open(
+          mode_, training_.n_critic(), JournalPath(config_), model_.get(), std::move(state),
+          [this](int64_t step) { return CheckpointHeader(step); }, committed_step));
   return absl::OkStatus();
 }
 
@@ -338,21 +359,24 @@ int64_t VerticalPartyCore::committed_step() const {
   return durability_ == nullptr ? -1 : durability_->committed_step();
 }
 
-absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const {
+absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header,
+                                                   const std::string& path) const {
   if (ledger_ == nullptr) return absl::OkStatus();
   constexpr absl::string_view kUnderReport =
-      "resuming on it would under-report what this party's releases spent. Resume with the run's own, latest "
+      "resuming on it would under-report what this party's releases spent. Resume with the run's "
+      "own, latest "
       "ledger, or start a new run (another run_id) with a new ledger";
   if (header.ledger_id() != ledger_->id()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", ledger_->path(), " (ledger id ", ledger_->id(), ") is not the ledger checkpoint ", path,
-        " was charged to (ledger id ", header.ledger_id(), "): ", kUnderReport));
+    return absl::FailedPreconditionError(
+        absl::StrCat("privacy ledger ", ledger_->path(), " (ledger id ", ledger_->id(),
+                     ") is not the ledger checkpoint ", path, " was charged to (ledger id ",
+                     header.ledger_id(), "): ", kUnderReport));
   }
   if (ledger_->charges() < header.ledger_charges()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", ledger_->path(), " holds ", ledger_->charges(), " charges but checkpoint ", path,
-        " was committed after ", header.ledger_charges(), " of them: it is an older copy of the run's ledger, and ",
-        kUnderReport));
+        "privacy ledger ", ledger_->path(), " holds ", ledger_->charges(),
+        " charges but checkpoint ", path, " was committed after ", header.ledger_charges(),
+        " of them: it is an older copy of the run's ledger, and ", kUnderReport));
   }
   return absl::OkStatus();
 }
@@ -361,31 +385,36 @@ absl::Status VerticalPartyCore::PlanPrivacy() {
   const v1::PrivacyConfig& config = config_.privacy();
   const int64_t records = model_->rows();
   if (privacy::IsEnsembleMode(mode_) && config.ensemble().shards() > records) {
-    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ", config.ensemble().shards(),
-                                                      " exceeds the ", records, " aligned records"));
+    return absl::FailedPreconditionError(absl::StrCat("privacy.ensemble.shards ",
+                                                      config.ensemble().shards(), " exceeds the ",
+                                                      records, " aligned records"));
   }
   ASSIGN_OR_RETURN(plan_, ResolvePrivacyPlan(config, training_, num_parties_, records));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
   for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
-    spdlog::info("privacy {}: against {}", privacy::ModeName(mode_), DescribeGuarantee(guarantee, config.delta()));
+    spdlog::info("privacy {}: against {}", privacy::ModeName(mode_),
+                 DescribeGuarantee(guarantee, config.delta()));
   }
-  if (mode_ == v1::PrivacyConfig::none) {
+  if (!privacy::TraitsOf(mode_).draws_noise()) {
     spdlog::warn("privacy mode 'none': no differential privacy for this party's records");
     return absl::OkStatus();
   }
   const double z = plan_.noise_multiplier();
   const privacy::RunShape shape = PrivacyShape();
-  ASSIGN_OR_RETURN(const std::optional<double> own, OwnReleasesEpsilonAfter(plan_, training_.rounds()));
+  ASSIGN_OR_RETURN(const std::optional<double> own,
+                   OwnReleasesEpsilonAfter(plan_, training_.rounds()));
   const bool dp = own.has_value();
-  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}", privacy::ModeName(mode_),
-               z, privacy::DescribeReleaseNoise(mode_, z, shape), config.clip_norm(),
-               static_cast<double>(shape.batch_size) / shape.records, shape.critic_steps,
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, clip {}, q={:.5f}, {} critic steps{}",
+               privacy::ModeName(mode_), z, privacy::DescribeReleaseNoise(mode_, z, shape),
+               config.clip_norm(), static_cast<double>(shape.batch_size) / shape.records,
+               shape.critic_steps,
                dp ? absl::StrFormat("; this party's own releases: epsilon %.3f", *own) : "");
   const double own_z = plan_.party_noise_multiplier();
-  if (mode_ == v1::PrivacyConfig::dpsgd || mode_ == v1::PrivacyConfig::strict) {
+  if (privacy::TraitsOf(mode_).dp_sgd_party_critic()) {
     const int64_t parameters = ParameterCount(*model_->feat()) + ParameterCount(*model_->head());
     const double noise = MeanGradientNoiseToClip(own_z, parameters, shape.batch_size);
-    LogPlannedCriticNoise(privacy::ModeName(mode_), "critic", noise, parameters, shape.batch_size, kNoisyCriticWarning);
+    LogPlannedCriticNoise(privacy::ModeName(mode_), "critic", noise, parameters, shape.batch_size,
+                          kNoisyCriticWarning);
   }
   // A run without a DP claim keeps no ledger: nothing it spends is an epsilon.
   if (dp) RETURN_IF_ERROR(OpenLedger());
@@ -401,10 +430,13 @@ absl::Status VerticalPartyCore::PlanPrivacy() {
 
 absl::Status VerticalPartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
-  ASSIGN_OR_RETURN(const privacy::Conversion conversion, privacy::ParseConversion(config.experimental().conversion()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
+                       config.experimental().conversion())));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
   ASSIGN_OR_RETURN(ledger_,
-                   OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement, conversion, resume_));
+                   OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement,
+                                   conversion, resume_));
   return absl::OkStatus();
 }
 
@@ -414,18 +446,21 @@ absl::Status VerticalPartyCore::PlanMarginals() {
   const privacy::RunShape shape = PrivacyShape();
   std::optional<SecureRandom> noise;
   // Drawn here, charged (ChargeMarginalRelease) before anything of it leaves.
-  if (mode_ != v1::PrivacyConfig::none) {
+  if (privacy::TraitsOf(mode_).draws_noise()) {
     ASSIGN_OR_RETURN(noise, SecureRandom::FromOsEntropy());
   }
   ASSIGN_OR_RETURN(MarginalTarget target,
-                   MarginalTarget::FromTable(model_->table(), data_.encoder.blocks(), MarginalOptionsFor(training_),
-                                             shape.marginal_noise_multiplier, noise.has_value() ? &*noise : nullptr));
+                   MarginalTarget::FromTable(
+                       model_->table(), data_.encoder.blocks(), MarginalOptionsFor(training_),
+                       shape.marginal_noise_multiplier, noise.has_value() ? &*noise : nullptr));
   if (noise.has_value() && resume_) {
-    spdlog::info("privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
-                 privacy::ModeName(mode_));
+    spdlog::info(
+        "privacy {}: resuming, the checkpoint's marginal release replaces this start-up draw",
+        privacy::ModeName(mode_));
   } else if (noise.has_value()) {
     spdlog::info(
-        "privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise multiplier {:.4f}",
+        "privacy {}: released the marginals of {} one-hot blocks and {} pairs of them, noise "
+        "multiplier {:.4f}",
         privacy::ModeName(mode_), target.blocks(), target.pairs(), shape.marginal_noise_multiplier);
   }
   model_->SetMarginalTarget(std::move(target));
@@ -434,7 +469,8 @@ absl::Status VerticalPartyCore::PlanMarginals() {
 
 absl::Status VerticalPartyCore::ChargeMarginalRelease() {
   if (training_.marginal_weight() <= 0 || ledger_ == nullptr) return absl::OkStatus();
-  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  const std::optional<privacy::LedgerCharge> charge =
+      privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   if (!charge.has_value()) return absl::InternalError("marginal release without a ledger charge");
   RETURN_IF_ERROR(ledger_->Charge(charge->key, charge->mechanism, charge->steps));
   // Resuming, the checkpoint's draw: the one this charge covers.
@@ -446,7 +482,8 @@ absl::Status VerticalPartyCore::ChargeMarginalRelease() {
 }
 
 int64_t VerticalPartyCore::MarginalReleaseKey() const {
-  const std::optional<privacy::LedgerCharge> charge = privacy::MarginalReleaseCharge(mode_, PrivacyShape());
+  const std::optional<privacy::LedgerCharge> charge =
+      privacy::MarginalReleaseCharge(mode_, PrivacyShape());
   return charge.has_value() ? charge->key : 0;
 }
 
@@ -459,7 +496,8 @@ std::string ReleasePath(const v1::PartyConfig& config, const char* name) {
 }  // namespace
 
 absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest() {
-  if (!run().plan_attested()) return absl::FailedPreconditionError("label release before the privacy plans matched");
+  if (!run().plan_attested())
+    return absl::FailedPreconditionError("label release before the privacy plans matched");
   absl::StatusOr<OutputBlock> label = data_.encoder.CategoricalBlock(training_.label_column());
   if (absl::IsNotFound(label.status())) {
     v1::ShareLabelsRequest request;
@@ -467,11 +505,14 @@ absl::StatusOr<v1::ShareLabelsRequest> VerticalPartyCore::MakeShareLabelsRequest
     request.set_party(config_.name());
     return request;
   }
-  if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("training.label_column: ", label.status().message()));
+  if (!label.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.label_column: ", label.status().message()));
   // The ledger's marginal-release charge (ChargeMarginalRelease) covers this release.
   const std::string path = ReleasePath(config_, "labels.release");
   return BoundRelease<v1::ShareLabelsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return HolderLabelRelease(path, run().id(), config_.name(), model_->table(), *label, PrivacyShape().label_epsilon);
+    return HolderLabelRelease(path, run().id(), config_.name(), model_->table(), *label,
+                              PrivacyShape().label_epsilon);
   });
 }
 
@@ -483,14 +524,15 @@ absl::StatusOr<std::optional<v1::LabelPairsRequest>> VerticalPartyCore::MakeLabe
   if (data_.encoder.CategoricalBlock(training_.label_column()).ok()) return std::nullopt;
   const std::string path = ReleasePath(config_, "label_pairs.release");
   return BoundRelease<v1::LabelPairsRequest>(ledger_.get(), MarginalReleaseKey(), path, [&] {
-    return LabelPairRelease(path, run().id(), config_.name(), labels, model_->table(), data_.encoder.blocks(),
-                            PrivacyShape().marginal_noise_multiplier);
+    return LabelPairRelease(path, run().id(), config_.name(), labels, model_->table(),
+                            data_.encoder.blocks(), PrivacyShape().marginal_noise_multiplier);
   });
 }
 
 absl::StatusOr<std::optional<v1::MarginalsRequest>> VerticalPartyCore::MakeMarginalsRequest() {
   if (training_.marginal_weight() <= 0) return std::nullopt;
-  if (!run().plan_attested()) return absl::FailedPreconditionError("marginal release before the privacy plans matched");
+  if (!run().plan_attested())
+    return absl::FailedPreconditionError("marginal release before the privacy plans matched");
   v1::MarginalsRequest request;
   request.set_run_id(run().id());
   request.set_party(config_.name());
@@ -525,7 +567,9 @@ double VerticalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-v1::PartyMessage VerticalPartyCore::MakeHello() const { return HelloOf(run().id(), config_.name(), committed_step()); }
+v1::PartyMessage VerticalPartyCore::MakeHello() const {
+  return HelloOf(run().id(), config_.name(), committed_step());
+}
 
 v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   v1::PartyMessage reply;
@@ -535,13 +579,16 @@ v1::PartyMessage VerticalPartyCore::Reply(const v1::CuratorMessage& to) const {
   return reply;
 }
 
-absl::Status VerticalPartyCore::Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
+absl::Status VerticalPartyCore::Check(const v1::Tensor& tensor, int64_t cols,
+                                      const std::string& name) const {
   return ValidateTensor(tensor, {training_.batch_size(), cols}, name, config_.max_message_bytes());
 }
 
 bool VerticalPartyCore::IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const {
-  return payload == v1::CuratorMessage::kCriticTask || payload == v1::CuratorMessage::kFeatureGradients ||
-         payload == v1::CuratorMessage::kGeneratorTask || payload == v1::CuratorMessage::kGeneratorFeatureGradient;
+  return payload == v1::CuratorMessage::kCriticTask ||
+         payload == v1::CuratorMessage::kFeatureGradients ||
+         payload == v1::CuratorMessage::kGeneratorTask ||
+         payload == v1::CuratorMessage::kGeneratorFeatureGradient;
 }
 
 absl::Status VerticalPartyCore::Finish() { return durability_->Finish(); }
@@ -551,14 +598,13 @@ absl::Status VerticalPartyCore::PrepareAhead() {
   const int64_t pending = model_->pending_step();
   if (pending < 0) return durability_->JournalSent();
   ScopedStep timing(profile_, v1::STEP_CRITIC_PREPARE, pending);
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] { return durability_->JournalSent(); }));
+  RETURN_IF_ERROR(
+      Timed(profile_, StepPhase::kDurability, [&] { return durability_->JournalSent(); }));
   ScopedPhase compute(profile_, StepPhase::kCompute);
-  try {
+  return CatchLibTorch([&] {
     model_->PrepareAhead();
-  } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("LibTorch error: ", e.what_without_backtrace()));
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
@@ -567,20 +613,23 @@ absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& mess
   switch (message.payload_case()) {
     case v1::CuratorMessage::kCriticTask:
       if (message.step() < 0 || message.step() / training_.n_critic() != message.round()) {
-        return absl::InvalidArgumentError(absl::StrCat("critic step ", message.step(),
-                                                       " does not belong to round ", message.round()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "critic step ", message.step(), " does not belong to round ", message.round()));
       }
       return Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice");
     case v1::CuratorMessage::kFeatureGradients:
       if (message.step() < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("feature gradients for critic step ", message.step()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("feature gradients for critic step ", message.step()));
       }
-      RETURN_IF_ERROR(Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
+      RETURN_IF_ERROR(
+          Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
       return Check(message.feature_gradients().grad_fake(), d_h, "feature_gradients.grad_fake");
     case v1::CuratorMessage::kGeneratorTask:
       return Check(message.generator_task().fake_slice(), d_k, "generator_task.fake_slice");
     default:
-      return Check(message.generator_feature_gradient().grad(), d_h, "generator_feature_gradient.grad");
+      return Check(message.generator_feature_gradient().grad(), d_h,
+                   "generator_feature_gradient.grad");
   }
 }
 
@@ -595,12 +644,14 @@ v1::StepKind StepKindOf(const v1::CuratorMessage& message) {
 }
 
 int64_t StepIndexOf(const v1::CuratorMessage& message) {
-  return message.has_critic_task() || message.has_feature_gradients() ? message.step() : message.round();
+  return message.has_critic_task() || message.has_feature_gradients() ? message.step()
+                                                                      : message.round();
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(const v1::CuratorMessage& message) {
+absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(
+    const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
   if (message.has_feature_gradients()) {
@@ -614,8 +665,9 @@ absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(con
 }
 
 absl::Status VerticalPartyCore::UpdateCritic(const v1::CuratorMessage& message) {
-  ASSIGN_OR_RETURN(const bool apply,
-                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeCriticUpdate(message); }));
+  ASSIGN_OR_RETURN(const bool apply, Timed(profile_, StepPhase::kDurability, [&] {
+                     return durability_->BeforeCriticUpdate(message);
+                   }));
   if (!apply) return absl::OkStatus();  // already applied: the curator resent or replays the step
   torch::Tensor grad_real;
   torch::Tensor grad_fake;
@@ -627,12 +679,14 @@ absl::Status VerticalPartyCore::UpdateCritic(const v1::CuratorMessage& message) 
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCompute, [&] {
     return model_->CriticUpdate(message.step(), grad_real, grad_fake).status();
   }));
-  return Timed(profile_, StepPhase::kDurability, [&] { return durability_->AfterCriticUpdate(message.step()); });
+  return Timed(profile_, StepPhase::kDurability,
+               [&] { return durability_->AfterCriticUpdate(message.step()); });
 }
 
 absl::StatusOr<v1::PartyMessage> VerticalPartyCore::ReplyTo(const v1::CuratorMessage& message) {
   ASSIGN_OR_RETURN(std::optional<v1::PartyMessage> journaled,
-                   Timed(profile_, StepPhase::kDurability, [&] { return durability_->BeforeQuestion(message); }));
+                   Timed(profile_, StepPhase::kDurability,
+                         [&] { return durability_->BeforeQuestion(message); }));
   const bool answered_before = journaled.has_value();
   v1::PartyMessage reply;
   if (answered_before) {
@@ -641,13 +695,15 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::ReplyTo(const v1::CuratorMes
   } else {
     ASSIGN_OR_RETURN(reply, Answer(message));
   }
-  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability,
-                        [&] { return durability_->BeforeReplyLeaves(message, reply, answered_before); }));
+  RETURN_IF_ERROR(Timed(profile_, StepPhase::kDurability, [&] {
+    return durability_->BeforeReplyLeaves(message, reply, answered_before);
+  }));
   return reply;
 }
 
 absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMessage& message) {
-  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  const int64_t last_step_of_round =
+      message.round() * training_.n_critic() + training_.n_critic() - 1;
   const int64_t committed_step = durability_->committed_step();
   v1::PartyMessage reply = Reply(message);
   // A charge's fsync overlaps the computation; its reply leaves only once it is durable
@@ -655,15 +711,17 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
   if (message.has_critic_task()) {
     if (message.step() != committed_step + 1) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "the curator asks for critic step ", message.step(), " but this party's critic has committed step ",
-          committed_step, message.step() <= committed_step
-                              ? " and no journaled answer for it (is the curator's checkpoint older than "
-                                "the rounds it announced as durable?)"
-                              : " (is this party's checkpoint older than the run?)"));
+          "the curator asks for critic step ", message.step(),
+          " but this party's critic has committed step ", committed_step,
+          message.step() <= committed_step
+              ? " and no journaled answer for it (is the curator's checkpoint older than "
+                "the rounds it announced as durable?)"
+              : " (is this party's checkpoint older than the run?)"));
     }
-    RETURN_IF_ERROR(durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));
-    const torch::Tensor slice =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.critic_task().fake_slice()); });
+    RETURN_IF_ERROR(
+        durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));
+    const torch::Tensor slice = Timed(profile_, StepPhase::kCodec,
+                                      [&] { return FromWire(message.critic_task().fake_slice()); });
     ASSIGN_OR_RETURN(const auto features, Timed(profile_, StepPhase::kCompute, [&] {
                        return model_->CriticFeatures(message.step(), slice);
                      }));
@@ -672,20 +730,25 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
     ToWire(features.second, reply.mutable_features()->mutable_h_fake());
   } else if (message.has_generator_task()) {
     if (committed_step != last_step_of_round) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the curator starts generator round ", message.round(), " but this party's critic has committed step ",
-          committed_step, ", not ", last_step_of_round));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the curator starts generator round ", message.round(),
+                       " but this party's critic has committed step ", committed_step, ", not ",
+                       last_step_of_round));
     }
-    const torch::Tensor slice =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_task().fake_slice()); });
-    const torch::Tensor features = Timed(profile_, StepPhase::kCompute,
-                                         [&] { return model_->GeneratorFeatures(message.round(), slice); });
+    const torch::Tensor slice = Timed(profile_, StepPhase::kCodec, [&] {
+      return FromWire(message.generator_task().fake_slice());
+    });
+    const torch::Tensor features = Timed(profile_, StepPhase::kCompute, [&] {
+      return model_->GeneratorFeatures(message.round(), slice);
+    });
     ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
-    RETURN_IF_ERROR(durability_->StartCharge([this, round = message.round()] { return ChargeGeneratorRound(round); }));
-    const torch::Tensor grad_features =
-        Timed(profile_, StepPhase::kCodec, [&] { return FromWire(message.generator_feature_gradient().grad()); });
+    RETURN_IF_ERROR(durability_->StartCharge(
+        [this, round = message.round()] { return ChargeGeneratorRound(round); }));
+    const torch::Tensor grad_features = Timed(profile_, StepPhase::kCodec, [&] {
+      return FromWire(message.generator_feature_gradient().grad());
+    });
     ASSIGN_OR_RETURN(const torch::Tensor grad, Timed(profile_, StepPhase::kCompute, [&] {
                        return model_->SliceGradient(message.round(), grad_features);
                      }));
@@ -696,11 +759,13 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
 }
 
 absl::Status VerticalPartyCore::RebuildPending(const v1::CuratorMessage& message) {
-  const int64_t last_step_of_round = message.round() * training_.n_critic() + training_.n_critic() - 1;
+  const int64_t last_step_of_round =
+      message.round() * training_.n_critic() + training_.n_critic() - 1;
   const int64_t committed_step = durability_->committed_step();
   if (message.has_critic_task() && message.step() == committed_step + 1) {
     // Its update is still to come; the recomputed (noisy) output is discarded unsent.
-    return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice())).status();
+    return model_->CriticFeatures(message.step(), FromWire(message.critic_task().fake_slice()))
+        .status();
   }
   if (message.has_generator_task() && committed_step == last_step_of_round) {
     model_->GeneratorFeatures(message.round(), FromWire(message.generator_task().fake_slice()));

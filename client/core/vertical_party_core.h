@@ -26,12 +26,12 @@ class PartyModel;
 namespace privacy {
 class PrivacyLedger;
 struct RunShape;
-}
+}  // namespace privacy
 
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
 // of the alignment tokens that put the aligned records in one order at every party
-// (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..." and "alignment_key=..."
-// lines ('#' comments allowed); both required, at least 16 characters each.
+// (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..."
+// and "alignment_key=..." lines ('#' comments allowed); both required, at least 16 characters each.
 struct PartySecrets {
   std::string sampling_secret;
   std::string alignment_key;
@@ -57,7 +57,7 @@ class VerticalPartyCore : public PartyProtocol {
   // continues from its checkpoint once aligned; without, an existing checkpoint is
   // an error (starting over would overwrite it).
   static absl::StatusOr<std::unique_ptr<VerticalPartyCore>> Create(const v1::PartyConfig& config,
-                                                           bool resume = false);
+                                                                   bool resume = false);
   ~VerticalPartyCore() override;
 
   v1::Topology topology() const override { return v1::Topology::vertical; }
@@ -70,7 +70,8 @@ class VerticalPartyCore : public PartyProtocol {
   absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
   // The curator's answer to an Align call: the next call (the list it handed out,
   // blinded), or nullopt once the answer's aligned positions are accepted.
-  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(const v1::AlignResponse& response) override;
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(
+      const v1::AlignResponse& response) override;
   // The rows at the aligned positions, in the canonical order (by alignment token):
   // reorders the rows, builds the local critic and opens (or, resuming, restores) its
   // checkpoint. Again after a reconnect: the records must be the same.
@@ -128,7 +129,8 @@ class VerticalPartyCore : public PartyProtocol {
   v1::CheckpointHeader CheckpointHeader(int64_t step) const;
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override;
   // Round messages: position checks, then UpdateCritic or ReplyTo.
-  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(const v1::CuratorMessage& message) override;
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
+      const v1::CuratorMessage& message) override;
   // Feature gradients: the critic step's update, applied once and committed.
   absl::Status UpdateCritic(const v1::CuratorMessage& message);
   // A question: the journaled reply or Answer, once it may leave.
@@ -160,7 +162,8 @@ class VerticalPartyCore : public PartyProtocol {
   int64_t MarginalReleaseKey() const;
   // Resuming: the checkpoint must name the open ledger, and the ledger hold at least
   // the charges it held when the checkpoint was committed.
-  absl::Status CheckLedgerBinding(const v1::CheckpointHeader& header, const std::string& path) const;
+  absl::Status CheckLedgerBinding(const v1::CheckpointHeader& header,
+                                  const std::string& path) const;
   // Charges the critic step to the ledger before anything derived from its batch
   // leaves; RESOURCE_EXHAUSTED if the budget would be exceeded.
   absl::Status ChargeStep(int64_t step);
@@ -186,12 +189,12 @@ class VerticalPartyCore : public PartyProtocol {
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
   int num_parties_ = 0;
-  v1::PrivacyPlan plan_;         // set by PlanPrivacy
+  v1::PrivacyPlan plan_;  // set by PlanPrivacy
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
-  std::string aligned_digest_;   // of the aligned records' tokens, to check a re-alignment
-  std::string data_digest_;      // of the aligned records and their encoded values
-  const privacy::Mode mode_;     // config_'s resolved privacy mode
+  std::string aligned_digest_;  // of the aligned records' tokens, to check a re-alignment
+  std::string data_digest_;     // of the aligned records and their encoded values
+  const privacy::Mode mode_;    // config_'s resolved privacy mode
   StepProfile profile_;
   // From alignment on. Declared last, so its background jobs (a charge on ledger_, a
   // state write of model_) end first.

@@ -64,16 +64,16 @@ bool GrpcCuratorLink::EndCall() {
 
 absl::Status GrpcCuratorLink::Connect(absl::Duration timeout) {
   ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.tls(), config_.plaintext()));
-  auto channel =
-      grpc::CreateCustomChannel(config_.curator(), credentials, MakeChannelArguments(config_.max_message_bytes()));
+  auto channel = grpc::CreateCustomChannel(config_.curator(), credentials,
+                                           MakeChannelArguments(config_.max_message_bytes()));
   // Waited for in short slices, so that Cancel() ends the wait promptly.
   const absl::Time until = absl::Now() + timeout;
   while (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(1)))) {
     if (Cancelled()) return PartyShuttingDown();
     if (absl::Now() >= until) {
-      return absl::UnavailableError(absl::StrCat("cannot reach the curator at ", config_.curator(), " within ",
-                                                 absl::ToDoubleSeconds(timeout),
-                                                 "s (is it running, and does its certificate match?)"));
+      return absl::UnavailableError(absl::StrCat(
+          "cannot reach the curator at ", config_.curator(), " within ",
+          absl::ToDoubleSeconds(timeout), "s (is it running, and does its certificate match?)"));
     }
   }
   stub_ = v1::Curator::NewStub(channel);
@@ -97,43 +97,50 @@ absl::StatusOr<Response> GrpcCuratorLink::Call(
 
 absl::StatusOr<v1::RegisterResponse> GrpcCuratorLink::Register(const v1::RegisterRequest& request,
                                                                absl::Duration timeout) {
-  return Call<v1::RegisterResponse>("Register", timeout, [&](grpc::ClientContext* context, auto* response) {
-    return stub_->Register(context, request, response);
-  });
+  return Call<v1::RegisterResponse>("Register", timeout,
+                                    [&](grpc::ClientContext* context, auto* response) {
+                                      return stub_->Register(context, request, response);
+                                    });
 }
 
-absl::StatusOr<v1::AlignResponse> GrpcCuratorLink::Align(const v1::AlignRequest& request, absl::Duration timeout) {
-  return Call<v1::AlignResponse>(
-      absl::StrCat("Align hop ", request.hop()), timeout,
-      [&](grpc::ClientContext* context, auto* response) { return stub_->Align(context, request, response); });
+absl::StatusOr<v1::AlignResponse> GrpcCuratorLink::Align(const v1::AlignRequest& request,
+                                                         absl::Duration timeout) {
+  return Call<v1::AlignResponse>(absl::StrCat("Align hop ", request.hop()), timeout,
+                                 [&](grpc::ClientContext* context, auto* response) {
+                                   return stub_->Align(context, request, response);
+                                 });
 }
 
-absl::StatusOr<v1::AttestPlanResponse> GrpcCuratorLink::AttestPlan(const v1::AttestPlanRequest& request,
-                                                                   absl::Duration timeout) {
-  return Call<v1::AttestPlanResponse>("AttestPlan", timeout, [&](grpc::ClientContext* context, auto* response) {
-    return stub_->AttestPlan(context, request, response);
-  });
+absl::StatusOr<v1::AttestPlanResponse> GrpcCuratorLink::AttestPlan(
+    const v1::AttestPlanRequest& request, absl::Duration timeout) {
+  return Call<v1::AttestPlanResponse>("AttestPlan", timeout,
+                                      [&](grpc::ClientContext* context, auto* response) {
+                                        return stub_->AttestPlan(context, request, response);
+                                      });
 }
 
-absl::StatusOr<v1::ShareLabelsResponse> GrpcCuratorLink::ShareLabels(const v1::ShareLabelsRequest& request,
-                                                                     absl::Duration timeout) {
-  return Call<v1::ShareLabelsResponse>("ShareLabels", timeout, [&](grpc::ClientContext* context, auto* response) {
-    return stub_->ShareLabels(context, request, response);
-  });
+absl::StatusOr<v1::ShareLabelsResponse> GrpcCuratorLink::ShareLabels(
+    const v1::ShareLabelsRequest& request, absl::Duration timeout) {
+  return Call<v1::ShareLabelsResponse>("ShareLabels", timeout,
+                                       [&](grpc::ClientContext* context, auto* response) {
+                                         return stub_->ShareLabels(context, request, response);
+                                       });
 }
 
-absl::StatusOr<v1::LabelPairsResponse> GrpcCuratorLink::ReleaseLabelPairs(const v1::LabelPairsRequest& request,
-                                                                          absl::Duration timeout) {
-  return Call<v1::LabelPairsResponse>("ReleaseLabelPairs", timeout, [&](grpc::ClientContext* context, auto* response) {
-    return stub_->ReleaseLabelPairs(context, request, response);
-  });
+absl::StatusOr<v1::LabelPairsResponse> GrpcCuratorLink::ReleaseLabelPairs(
+    const v1::LabelPairsRequest& request, absl::Duration timeout) {
+  return Call<v1::LabelPairsResponse>("ReleaseLabelPairs", timeout,
+                                      [&](grpc::ClientContext* context, auto* response) {
+                                        return stub_->ReleaseLabelPairs(context, request, response);
+                                      });
 }
 
-absl::StatusOr<v1::MarginalsResponse> GrpcCuratorLink::ReleaseMarginals(const v1::MarginalsRequest& request,
-                                                                        absl::Duration timeout) {
-  return Call<v1::MarginalsResponse>("ReleaseMarginals", timeout, [&](grpc::ClientContext* context, auto* response) {
-    return stub_->ReleaseMarginals(context, request, response);
-  });
+absl::StatusOr<v1::MarginalsResponse> GrpcCuratorLink::ReleaseMarginals(
+    const v1::MarginalsRequest& request, absl::Duration timeout) {
+  return Call<v1::MarginalsResponse>("ReleaseMarginals", timeout,
+                                     [&](grpc::ClientContext* context, auto* response) {
+                                       return stub_->ReleaseMarginals(context, request, response);
+                                     });
 }
 
 absl::StatusOr<std::unique_ptr<TrainStream>> GrpcCuratorLink::OpenTrain() {

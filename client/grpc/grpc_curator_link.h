@@ -21,8 +21,10 @@ class GrpcCuratorLink final : public CuratorLink {
   explicit GrpcCuratorLink(v1::PartyConfig config) : config_(std::move(config)) {}
 
   absl::Status Connect(absl::Duration timeout) override;
-  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request, absl::Duration timeout) override;
-  absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request, absl::Duration timeout) override;
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request,
+                                                absl::Duration timeout) override;
+  absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request,
+                                          absl::Duration timeout) override;
   absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const v1::AttestPlanRequest& request,
                                                     absl::Duration timeout) override;
   absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const v1::ShareLabelsRequest& request,
@@ -43,8 +45,9 @@ class GrpcCuratorLink final : public CuratorLink {
   bool Cancelled();
   // One unary call (`rpc` issues it on the context it gets) that Cancel() can cut short.
   template <typename Response>
-  absl::StatusOr<Response> Call(const std::string& what, absl::Duration timeout,
-                                const std::function<grpc::Status(grpc::ClientContext*, Response*)>& rpc);
+  absl::StatusOr<Response> Call(
+      const std::string& what, absl::Duration timeout,
+      const std::function<grpc::Status(grpc::ClientContext*, Response*)>& rpc);
 
   v1::PartyConfig config_;
   std::unique_ptr<v1::Curator::Stub> stub_;  // set by Connect

@@ -10,8 +10,10 @@
 namespace vfsynth {
 namespace {
 
-absl::StatusOr<std::unique_ptr<PartyProtocol>> ProtocolFor(const v1::PartyConfig& config, bool resume) {
-  if (config.topology() == v1::Topology::horizontal) return HorizontalPartyCore::Create(config, resume);
+absl::StatusOr<std::unique_ptr<PartyProtocol>> ProtocolFor(const v1::PartyConfig& config,
+                                                           bool resume) {
+  if (config.topology() == v1::Topology::horizontal)
+    return HorizontalPartyCore::Create(config, resume);
   return VerticalPartyCore::Create(config, resume);
 }
 
@@ -21,8 +23,8 @@ absl::StatusOr<std::unique_ptr<PartyDaemon>> PartyDaemon::BuildAndStart(Options 
   std::unique_ptr<PartyDaemon> daemon(new PartyDaemon());
   ASSIGN_OR_RETURN(daemon->protocol_, ProtocolFor(options.config, options.resume));
   auto link = std::make_unique<GrpcCuratorLink>(options.config);
-  daemon->session_ =
-      std::make_unique<PartySession>(std::move(options.config), daemon->protocol_.get(), std::move(link));
+  daemon->session_ = std::make_unique<PartySession>(std::move(options.config),
+                                                    daemon->protocol_.get(), std::move(link));
   return daemon;
 }
 

@@ -10,7 +10,8 @@ namespace vfsynth {
 
 // Splits "host:port" or "[v6]:port" with a port in [min_port, 65535]; INVALID_ARGUMENT
 // naming `what` otherwise (a port out of range would wrap silently in the socket layer).
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& address, const std::string& what,
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& address,
+                                                          const std::string& what,
                                                           int min_port = 0);
 
 // True for localhost, ::1 and 127.0.0.0/8.

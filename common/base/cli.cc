@@ -1,9 +1,9 @@
 #include "common/base/cli.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,7 +33,8 @@ void EnsurePassiveOpenMpWait(char** argv) {
 std::string BlasCoreName() {
   // Looked up at run time: the BLAS behind LibTorch is whatever libblas.so.3 points to.
   using CoreNameFunction = char* (*)();
-  const auto core = reinterpret_cast<CoreNameFunction>(::dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const auto core =
+      reinterpret_cast<CoreNameFunction>(::dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   return core == nullptr ? "not OpenBLAS" : std::string(core());
 }
 

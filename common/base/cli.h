@@ -45,7 +45,8 @@ void LogComputeSettings(int torch_threads);
 // of free space, so memory is reused instead. Call first thing in main().
 void TuneMemoryAllocator();
 
-// Logs go to stderr (stdout stays free for command output). Sets the spdlog pattern (ISO time, level, logger name) and level ("info" etc.).
+// Logs go to stderr (stdout stays free for command output). Sets the spdlog pattern (ISO time,
+// level, logger name) and level ("info" etc.).
 void InitLogging(const std::string& name, const std::string& level = "info");
 
 }  // namespace vfsynth

@@ -43,9 +43,11 @@ absl::Status SyncDirectoryOf(const std::string& path) {
 
 std::optional<std::string> ReadableByOthersWarning(const std::string& path) {
   struct stat info {};
-  if (stat(path.c_str(), &info) != 0 || (info.st_mode & (S_IRWXG | S_IRWXO)) == 0) return std::nullopt;
-  return absl::StrFormat("%s is accessible to group or others (mode %04o); it is private: chmod 600 %s", path,
-                         info.st_mode & 0777, path);
+  if (stat(path.c_str(), &info) != 0 || (info.st_mode & (S_IRWXG | S_IRWXO)) == 0)
+    return std::nullopt;
+  return absl::StrFormat(
+      "%s is accessible to group or others (mode %04o); it is private: chmod 600 %s", path,
+      info.st_mode & 0777, path);
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -102,7 +104,8 @@ absl::Status WritePrivateFile(const std::string& path, absl::string_view content
 absl::Status MakeDirectories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create directory ", path, ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot create directory ", path, ": ", ec.message()));
   return absl::OkStatus();
 }
 

@@ -22,7 +22,8 @@ uint64_t Fnv1a64Words(absl::string_view data) {
   size_t i = 0;
   for (; i + 8 <= data.size(); i += 8) {
     uint64_t word = 0;
-    for (int b = 0; b < 8; ++b) word |= static_cast<uint64_t>(static_cast<unsigned char>(data[i + b])) << (8 * b);
+    for (int b = 0; b < 8; ++b)
+      word |= static_cast<uint64_t>(static_cast<unsigned char>(data[i + b])) << (8 * b);
     hash = Mix(hash, word);
   }
   return MixBytes(hash, data.substr(i));

@@ -12,7 +12,9 @@ std::string Prefix(const FileFormat& format) { return absl::StrCat("VFSYNTH-", f
 
 }  // namespace
 
-std::string FormatHeader(const FileFormat& format) { return absl::StrCat(Prefix(format), format.version, "\n"); }
+std::string FormatHeader(const FileFormat& format) {
+  return absl::StrCat(Prefix(format), format.version, "\n");
+}
 
 absl::StatusOr<absl::string_view> BodyAfterHeader(const FileFormat& format, const std::string& path,
                                                   absl::string_view contents) {
@@ -24,9 +26,9 @@ absl::StatusOr<absl::string_view> BodyAfterHeader(const FileFormat& format, cons
     return absl::DataLossError(absl::StrCat(path, " is not a vfsynth ", format.description));
   }
   if (version != format.version) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " is a ", format.description, " of format version ",
-                                                      version, "; this build reads version ", format.version,
-                                                      " only"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a ", format.description, " of format version ", version,
+                     "; this build reads version ", format.version, " only"));
   }
   return contents.substr(end + 1);
 }

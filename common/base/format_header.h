@@ -15,7 +15,7 @@
 namespace vfsynth {
 
 struct FileFormat {
-  absl::string_view kind;        // e.g. "JOURNAL"; upper case, no spaces
+  absl::string_view kind;         // e.g. "JOURNAL"; upper case, no spaces
   absl::string_view description;  // for messages, e.g. "reply journal"
   uint32_t version;
 };

@@ -21,15 +21,18 @@ std::string HelpText(const std::string& usage, const std::vector<std::string>& f
   std::map<std::string, const absl::CommandLineFlag*> shown;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     const bool listed = std::find(more_flags.begin(), more_flags.end(), name) != more_flags.end();
-    const bool own = std::any_of(flag_files.begin(), flag_files.end(), [&flag = flag](const std::string& file) {
-      return absl::StrContains(flag->Filename(), file);
-    });
+    const bool own =
+        std::any_of(flag_files.begin(), flag_files.end(), [&flag = flag](const std::string& file) {
+          return absl::StrContains(flag->Filename(), file);
+        });
     if (listed || own) shown.emplace(std::string(name), flag);
   }
-  std::string text = absl::StrCat("usage: ", usage, "\n\nflags (--a-b and --a_b are the same flag):\n");
+  std::string text =
+      absl::StrCat("usage: ", usage, "\n\nflags (--a-b and --a_b are the same flag):\n");
   for (const auto& [name, flag] : shown) {
     const std::string value = flag->DefaultValue();
-    absl::StrAppend(&text, "  --", name, value.empty() ? "" : absl::StrCat("=", value), "  ", flag->Help(), "\n");
+    absl::StrAppend(&text, "  --", name, value.empty() ? "" : absl::StrCat("=", value), "  ",
+                    flag->Help(), "\n");
   }
   return text;
 }

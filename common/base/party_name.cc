@@ -7,21 +7,22 @@ namespace vfsynth {
 
 absl::Status ValidatePartyName(const std::string& name, const std::string& what) {
   const auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   };
   bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' && name.front() != '-';
   for (const char c : name) ok = ok && allowed(c);
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " ", QuotedValue(name),
-                   " is not a party name: 1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, " ", QuotedValue(name),
+      " is not a party name: 1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"));
 }
 
 absl::Status AddUniquePartyName(const std::string& name, const std::string& what,
                                 absl::flat_hash_set<std::string>* seen) {
   if (absl::Status valid = ValidatePartyName(name, what); !valid.ok()) return valid;
-  if (!seen->insert(name).second) return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' is used twice"));
+  if (!seen->insert(name).second)
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' is used twice"));
   return absl::OkStatus();
 }
 

@@ -13,9 +13,9 @@ absl::Status ParseJsonInto(const std::string& json, const std::string& source,
   options.ignore_unknown_fields = false;
   const auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": not a valid ", message->GetDescriptor()->name(), ": ",
-                     std::string(status.message())));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not a valid ",
+                                                   message->GetDescriptor()->name(), ": ",
+                                                   std::string(status.message())));
   }
   return absl::OkStatus();
 }
@@ -25,7 +25,8 @@ absl::Status LoadJsonFile(const std::string& path, google::protobuf::Message* me
   return ParseJsonInto(json, path, message);
 }
 
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message, bool include_defaults) {
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message,
+                                   bool include_defaults) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.always_print_primitive_fields = include_defaults;

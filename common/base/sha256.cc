@@ -19,7 +19,8 @@ Sha256Builder::~Sha256Builder() = default;
 
 Sha256Builder& Sha256Builder::Add(absl::string_view piece) {
   unsigned char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>((piece.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<unsigned char>((piece.size() >> (8 * i)) & 0xff);
   EVP_DigestUpdate(state_->context, length, sizeof(length));
   EVP_DigestUpdate(state_->context, piece.data(), piece.size());
   return *this;

@@ -8,14 +8,16 @@
 
 namespace vfsynth {
 
-std::array<unsigned char, 32> DeriveStreamKey(absl::string_view key, absl::string_view purpose, uint64_t counter) {
+std::array<unsigned char, 32> DeriveStreamKey(absl::string_view key, absl::string_view purpose,
+                                              uint64_t counter) {
   std::string message(purpose);
   message.push_back('\0');  // separates purpose from counter unambiguously
   for (int i = 0; i < 8; ++i) message.push_back(static_cast<char>((counter >> (8 * i)) & 0xff));
   std::array<unsigned char, 32> digest{};
   unsigned int digest_len = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest.data(), &digest_len);
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest.data(),
+       &digest_len);
   return digest;
 }
 

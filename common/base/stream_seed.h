@@ -16,7 +16,8 @@ namespace vfsynth {
 // secret) the seeds are unpredictable to anyone without it.
 // The whole HMAC-SHA256(key, purpose ‖ 0 ‖ counter as 8 little-endian bytes): the
 // 256-bit key of a cryptographic stream (SecureRandom::Derived).
-std::array<unsigned char, 32> DeriveStreamKey(absl::string_view key, absl::string_view purpose, uint64_t counter);
+std::array<unsigned char, 32> DeriveStreamKey(absl::string_view key, absl::string_view purpose,
+                                              uint64_t counter);
 // Its first 8 bytes, little-endian: the seed of a LibTorch generator, for public keys only.
 uint64_t DeriveStreamSeed(absl::string_view key, absl::string_view purpose, uint64_t counter);
 

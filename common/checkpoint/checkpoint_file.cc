@@ -17,7 +17,8 @@ void AppendU32(uint32_t value, std::string* out) {
 
 uint32_t ReadU32(absl::string_view bytes) {
   uint32_t value = 0;
-  for (int i = 0; i < 4; ++i) value |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    value |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   return value;
 }
 
@@ -51,12 +52,13 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   }
   rest.remove_prefix(header_size);
   if (checkpoint.header.format_version() != kCheckpointFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": checkpoint format version ", checkpoint.header.format_version(),
-        " (this build reads version ", kCheckpointFormatVersion, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": checkpoint format version ", checkpoint.header.format_version(),
+                     " (this build reads version ", kCheckpointFormatVersion, ")"));
   }
   if (Sha256Hex(rest) != checkpoint.header.payload_sha256()) {
-    return absl::DataLossError(absl::StrCat(path, ": checkpoint payload is damaged (checksum mismatch)"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": checkpoint payload is damaged (checksum mismatch)"));
   }
   checkpoint.payload = std::string(rest);
   return checkpoint;
@@ -67,9 +69,9 @@ bool IsCheckpointFile(absl::string_view contents) { return absl::StartsWith(cont
 absl::Status CheckCheckpointMatches(const v1::CheckpointHeader& found,
                                     const v1::CheckpointHeader& expected, const std::string& path) {
   auto refuse = [&path](absl::string_view what, absl::string_view has, absl::string_view wants) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", path, " belongs to another ", what, " (checkpoint: ", has, ", this run: ", wants,
-        "); refusing to resume from it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", path, " belongs to another ", what, " (checkpoint: ", has,
+                     ", this run: ", wants, "); refusing to resume from it"));
   };
   if (found.kind() != expected.kind()) return refuse("daemon", found.kind(), expected.kind());
   if (found.run_id() != expected.run_id()) return refuse("run", found.run_id(), expected.run_id());

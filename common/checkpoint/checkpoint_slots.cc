@@ -4,8 +4,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -31,7 +31,8 @@ void AppendLe(uint64_t value, int bytes, std::string* out) {
 
 uint64_t ReadLe(absl::string_view data, int bytes) {
   uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(static_cast<unsigned char>(data[i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i)
+    value |= static_cast<uint64_t>(static_cast<unsigned char>(data[i])) << (8 * i);
   return value;
 }
 
@@ -43,23 +44,26 @@ absl::StatusOr<Checkpoint> DecodeSlot(absl::string_view file, const std::string&
   const uint64_t header_size = ReadLe(file, 4);
   const uint64_t payload_size = ReadLe(file.substr(4), 8);
   file.remove_prefix(kSizes);
-  if (header_size + kHeaderDigest > file.size() || payload_size > file.size() - header_size - kHeaderDigest) {
+  if (header_size + kHeaderDigest > file.size() ||
+      payload_size > file.size() - header_size - kHeaderDigest) {
     return absl::DataLossError(absl::StrCat(path, ": truncated checkpoint slot"));
   }
   const absl::string_view header_bytes = file.substr(0, header_size);
   Checkpoint checkpoint;
   if (Sha256Hex(header_bytes) != file.substr(header_size, kHeaderDigest) ||
-      !checkpoint.header.ParseFromArray(header_bytes.data(), static_cast<int>(header_bytes.size()))) {
+      !checkpoint.header.ParseFromArray(header_bytes.data(),
+                                        static_cast<int>(header_bytes.size()))) {
     return absl::DataLossError(absl::StrCat(path, ": damaged checkpoint slot header"));
   }
   if (checkpoint.header.format_version() != kCheckpointFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": checkpoint format version ", checkpoint.header.format_version(),
-        " (this build reads version ", kCheckpointFormatVersion, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": checkpoint format version ", checkpoint.header.format_version(),
+                     " (this build reads version ", kCheckpointFormatVersion, ")"));
   }
   const absl::string_view payload = file.substr(header_size + kHeaderDigest, payload_size);
   if (Sha256Hex(payload) != checkpoint.header.payload_sha256()) {
-    return absl::DataLossError(absl::StrCat(path, ": checkpoint slot payload is damaged (checksum mismatch)"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": checkpoint slot payload is damaged (checksum mismatch)"));
   }
   checkpoint.payload = std::string(payload);
   return checkpoint;
@@ -126,7 +130,8 @@ absl::StatusOr<Checkpoint> CheckpointSlots::Read() {
   }
   next_slot_ = newest_slot == 0 ? 1 : 0;
   if (!any_file) return absl::NotFoundError(absl::StrCat("no checkpoint at ", path_, ".{0,1}"));
-  if (!newest.has_value()) return absl::DataLossError(absl::StrCat("no valid checkpoint slot: ", problems));
+  if (!newest.has_value())
+    return absl::DataLossError(absl::StrCat("no valid checkpoint slot: ", problems));
   return std::move(*newest);
 }
 

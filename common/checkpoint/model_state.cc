@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/gan/curator_model.h"
 #include "common/gan/party_model.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -98,9 +98,10 @@ absl::Status LoadArchive(const char* what, const std::string& bytes, Read read) 
   });
 }
 
-absl::Status CopyTensors(const std::vector<torch::Tensor>& from, const std::vector<torch::Tensor>& to,
-                         const char* what) {
-  if (from.size() != to.size()) return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
+absl::Status CopyTensors(const std::vector<torch::Tensor>& from,
+                         const std::vector<torch::Tensor>& to, const char* what) {
+  if (from.size() != to.size())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < from.size(); ++i) {
     if (!from[i].sizes().equals(to[i].sizes())) {
@@ -111,18 +112,24 @@ absl::Status CopyTensors(const std::vector<torch::Tensor>& from, const std::vect
   return absl::OkStatus();
 }
 
-absl::Status CopyModule(const torch::nn::Module& from, const torch::nn::Module& to, const char* what) {
+absl::Status CopyModule(const torch::nn::Module& from, const torch::nn::Module& to,
+                        const char* what) {
   RETURN_IF_ERROR(CopyTensors(from.parameters(), to.parameters(), what));
   return CopyTensors(from.buffers(), to.buffers(), what);
 }
 
-std::string StateKey(const torch::Tensor& param) { return c10::guts::to_string(param.unsafeGetTensorImpl()); }
+std::string StateKey(const torch::Tensor& param) {
+  return c10::guts::to_string(param.unsafeGetTensorImpl());
+}
 
-torch::Tensor Copy(const torch::Tensor& tensor) { return tensor.defined() ? tensor.clone() : tensor; }
+torch::Tensor Copy(const torch::Tensor& tensor) {
+  return tensor.defined() ? tensor.clone() : tensor;
+}
 
 // Adam's per-parameter state (step, moments), matched by parameter position.
 absl::Status CopyAdam(torch::optim::Adam& from, const std::vector<torch::Tensor>& from_params,
-                      torch::optim::Adam& to, const std::vector<torch::Tensor>& to_params, const char* what) {
+                      torch::optim::Adam& to, const std::vector<torch::Tensor>& to_params,
+                      const char* what) {
   if (from_params.size() != to_params.size()) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": another architecture"));
   }
@@ -149,16 +156,19 @@ absl::Status CopyCuratorState(CuratorModel& from, CuratorModel& to) {
   return Guard("copying the curator model", [&]() -> absl::Status {
     RETURN_IF_ERROR(CopyModule(*from.generator(), *to.generator(), "generator"));
     RETURN_IF_ERROR(CopyModule(*from.shared_critic(), *to.shared_critic(), "shared critic"));
-    RETURN_IF_ERROR(CopyAdam(from.generator_optimizer(), from.generator()->parameters(), to.generator_optimizer(),
-                             to.generator()->parameters(), "generator optimizer"));
-    RETURN_IF_ERROR(CopyAdam(from.shared_optimizer(), from.shared_critic()->parameters(), to.shared_optimizer(),
-                             to.shared_critic()->parameters(), "shared optimizer"));
+    RETURN_IF_ERROR(CopyAdam(from.generator_optimizer(), from.generator()->parameters(),
+                             to.generator_optimizer(), to.generator()->parameters(),
+                             "generator optimizer"));
+    RETURN_IF_ERROR(CopyAdam(from.shared_optimizer(), from.shared_critic()->parameters(),
+                             to.shared_optimizer(), to.shared_critic()->parameters(),
+                             "shared optimizer"));
     GeneratorAverage* average = from.generator_average();
     if ((average != nullptr) != (to.generator_average() != nullptr)) {
       return absl::InvalidArgumentError("the two models disagree on the generator average");
     }
     if (average != nullptr) {
-      RETURN_IF_ERROR(CopyModule(*average->average(), *to.generator_average()->average(), "generator average"));
+      RETURN_IF_ERROR(
+          CopyModule(*average->average(), *to.generator_average()->average(), "generator average"));
       to.generator_average()->set_updates(average->updates());
     }
     return absl::OkStatus();
@@ -179,23 +189,26 @@ absl::StatusOr<std::string> SaveCuratorState(CuratorModel& model) {
 }
 
 absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) {
-  return LoadArchive("restoring the curator model", bytes, [&](torch::serialize::InputArchive& root) {
-    RETURN_IF_ERROR(ReadModule(root, "generator", *model.generator()));
-    RETURN_IF_ERROR(ReadModule(root, "shared_critic", *model.shared_critic()));
-    ReadOptimizer(root, "generator_optimizer", model.generator_optimizer());
-    ReadOptimizer(root, "shared_optimizer", model.shared_optimizer());
-    torch::Tensor updates;
-    const bool saved_average = root.try_read(kAverageUpdates, updates);
-    if (saved_average != (model.generator_average() != nullptr)) {
-      return absl::InvalidArgumentError(
-          "the saved state and this run disagree on training.experimental.generator_average_decay");
-    }
-    if (saved_average) {
-      RETURN_IF_ERROR(ReadModule(root, "generator_average", *model.generator_average()->average()));
-      model.generator_average()->set_updates(updates.item<int64_t>());
-    }
-    return absl::OkStatus();
-  });
+  return LoadArchive(
+      "restoring the curator model", bytes, [&](torch::serialize::InputArchive& root) {
+        RETURN_IF_ERROR(ReadModule(root, "generator", *model.generator()));
+        RETURN_IF_ERROR(ReadModule(root, "shared_critic", *model.shared_critic()));
+        ReadOptimizer(root, "generator_optimizer", model.generator_optimizer());
+        ReadOptimizer(root, "shared_optimizer", model.shared_optimizer());
+        torch::Tensor updates;
+        const bool saved_average = root.try_read(kAverageUpdates, updates);
+        if (saved_average != (model.generator_average() != nullptr)) {
+          return absl::InvalidArgumentError(
+              "the saved state and this run disagree on "
+              "training.experimental.generator_average_decay");
+        }
+        if (saved_average) {
+          RETURN_IF_ERROR(
+              ReadModule(root, "generator_average", *model.generator_average()->average()));
+          model.generator_average()->set_updates(updates.item<int64_t>());
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model) {
@@ -205,9 +218,10 @@ absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model) {
 }
 
 absl::Status RestorePublishedGenerator(const std::string& bytes, GeneratorImpl& generator) {
-  return LoadArchive("restoring the published generator", bytes, [&](torch::serialize::InputArchive& root) {
-    return ReadModule(root, kPublishedGenerator, generator);
-  });
+  return LoadArchive("restoring the published generator", bytes,
+                     [&](torch::serialize::InputArchive& root) {
+                       return ReadModule(root, kPublishedGenerator, generator);
+                     });
 }
 
 absl::StatusOr<std::string> SavePartyState(PartyModel& model) {
@@ -216,7 +230,8 @@ absl::StatusOr<std::string> SavePartyState(PartyModel& model) {
     WriteModule(root, "head", *model.head());
     WriteOptimizer(root, "optimizer", model.optimizer());
     // A DP release: once drawn it must be the one used for the rest of the run.
-    if (model.marginal_target().has_value()) root.write(kMarginalTarget, model.marginal_target()->probabilities());
+    if (model.marginal_target().has_value())
+      root.write(kMarginalTarget, model.marginal_target()->probabilities());
   });
 }
 
@@ -228,10 +243,12 @@ absl::Status RestorePartyState(const std::string& bytes, PartyModel& model) {
     torch::Tensor marginals;
     const bool saved_marginals = root.try_read(kMarginalTarget, marginals);
     if (saved_marginals != model.marginal_target().has_value()) {
-      return absl::InvalidArgumentError("the saved state and this run disagree on training.marginal_weight");
+      return absl::InvalidArgumentError(
+          "the saved state and this run disagree on training.marginal_weight");
     }
     if (saved_marginals) {
-      ASSIGN_OR_RETURN(MarginalTarget target, model.marginal_target()->WithProbabilities(marginals));
+      ASSIGN_OR_RETURN(MarginalTarget target,
+                       model.marginal_target()->WithProbabilities(marginals));
       model.SetMarginalTarget(std::move(target));
     }
     return absl::OkStatus();

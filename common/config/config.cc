@@ -15,6 +15,7 @@
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/config/defaults_table.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
 #include "google/protobuf/descriptor.h"
@@ -37,8 +38,20 @@ absl::Status FiniteNonNegative(const char* name, double value) {
   return absl::OkStatus();
 }
 
+// An enum setting: one of its enum's values (a JSON name is checked when parsed; a
+// number set by code or read from a binary file is checked here).
+absl::Status KnownValue(const char* name, const google::protobuf::EnumDescriptor* values,
+                        int value) {
+  if (values->FindValueByNumber(value) != nullptr) return absl::OkStatus();
+  std::string names;
+  for (int i = 0; i < values->value_count(); ++i)
+    absl::StrAppend(&names, i > 0 ? ", " : "", values->value(i)->name());
+  return absl::InvalidArgumentError(absl::StrCat(name, " must be one of ", names, ", got ", value));
+}
+
 // A setting with two spellings.
-absl::Status OneOf(const char* name, const std::string& value, const char* first, const char* second) {
+absl::Status OneOf(const char* name, const std::string& value, const char* first,
+                   const char* second) {
   if (value != first && value != second) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, " must be '", first, "' or '", second, "', got ", QuotedValue(value)));
@@ -52,7 +65,8 @@ constexpr int kMaxWidth = 8192;
 
 absl::Status Width(const char* name, int64_t value) {
   if (value < 1 || value > kMaxWidth) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " must be in [1, ", kMaxWidth, "], got ", value));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be in [1, ", kMaxWidth, "], got ", value));
   }
   return absl::OkStatus();
 }
@@ -70,13 +84,15 @@ absl::Status ValidateEnsembleConfig(const v1::EnsembleConfig& e) {
   RETURN_IF_ERROR(Positive("privacy.ensemble.shard_batch", e.shard_batch()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_top_k", e.vote_top_k()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.vote_clip", e.vote_clip()));
-  RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.projection_dim", experimental.projection_dim()));
+  RETURN_IF_ERROR(
+      Positive("privacy.ensemble.experimental.projection_dim", experimental.projection_dim()));
   RETURN_IF_ERROR(Positive("privacy.ensemble.experimental.gnmax_bins", experimental.gnmax_bins()));
   if (!(e.vote_threshold() >= 0 && e.vote_threshold() <= 1)) {
     return absl::InvalidArgumentError("privacy.ensemble.vote_threshold must be in [0, 1]");
   }
-  return OneOf("privacy.ensemble.experimental.vote_aggregation", experimental.vote_aggregation(), "threshold",
-               "gnmax");
+  return KnownValue("privacy.ensemble.experimental.vote_aggregation",
+                    v1::ExperimentalEnsembleConfig::VoteAggregation_descriptor(),
+                    experimental.vote_aggregation());
 }
 
 // D_s scores packs of model.experimental.pack consecutive batch rows (PackRows, wgan.h).
@@ -91,13 +107,16 @@ absl::Status CheckPack(const v1::ModelConfig& m, const v1::TrainingConfig& t) {
 
 // A setting that does not apply is an error, not silently ignored: every field set in
 // `message` other than `allowed` is refused, named as prefix.field, with `why`.
-absl::Status OnlyApplicableSettings(const google::protobuf::Message& message, const std::string& prefix,
-                                    absl::Span<const absl::string_view> allowed, absl::string_view why) {
+absl::Status OnlyApplicableSettings(const google::protobuf::Message& message,
+                                    const std::string& prefix,
+                                    absl::Span<const absl::string_view> allowed,
+                                    absl::string_view why) {
   std::vector<const google::protobuf::FieldDescriptor*> set;
   message.GetReflection()->ListFields(message, &set);
   for (const google::protobuf::FieldDescriptor* field : set) {
     if (!absl::c_linear_search(allowed, field->name())) {
-      return absl::InvalidArgumentError(absl::StrCat(prefix, field->name(), " does not apply: ", why));
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, field->name(), " does not apply: ", why));
     }
   }
   return absl::OkStatus();
@@ -116,22 +135,31 @@ absl::Status ResolveModelConfig(v1::ModelConfig* m) {
   RETURN_IF_ERROR(Positive("model.experimental.gumbel_tau", experimental->gumbel_tau()));
   RETURN_IF_ERROR(Positive("model.experimental.pack", experimental->pack()));
   if (!(experimental->shared_critic_weight() >= 0 && experimental->shared_critic_weight() <= 100)) {
-    return absl::InvalidArgumentError("model.experimental.shared_critic_weight must be in [0, 100]");
+    return absl::InvalidArgumentError(
+        "model.experimental.shared_critic_weight must be in [0, 100]");
   }
   if (experimental->leaky_slope() < 0 || experimental->leaky_slope() >= 1) {
     return absl::InvalidArgumentError("model.experimental.leaky_slope must be in [0, 1)");
   }
-  RETURN_IF_ERROR(
-      OneOf("model.experimental.categorical_output", experimental->categorical_output(), "gumbel", "softmax"));
-  RETURN_IF_ERROR(OneOf("model.experimental.generator_norm", experimental->generator_norm(), "batch", "none"));
-  RETURN_IF_ERROR(OneOf("model.experimental.generator_towers", experimental->generator_towers(), "joint", "per_party"));
+  RETURN_IF_ERROR(KnownValue("model.experimental.categorical_output",
+                             v1::ExperimentalModelConfig::CategoricalOutput_descriptor(),
+                             experimental->categorical_output()));
+  RETURN_IF_ERROR(KnownValue("model.experimental.generator_norm",
+                             v1::ExperimentalModelConfig::GeneratorNorm_descriptor(),
+                             experimental->generator_norm()));
+  RETURN_IF_ERROR(KnownValue("model.experimental.generator_towers",
+                             v1::ExperimentalModelConfig::GeneratorTowers_descriptor(),
+                             experimental->generator_towers()));
   if (experimental->generator_private_z() < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model.experimental.generator_private_z must be >= 0, got ", experimental->generator_private_z()));
+        absl::StrCat("model.experimental.generator_private_z must be >= 0, got ",
+                     experimental->generator_private_z()));
   }
-  if (experimental->generator_private_z() > 0 && experimental->generator_towers() != "per_party") {
+  if (experimental->generator_private_z() > 0 &&
+      experimental->generator_towers() != v1::ExperimentalModelConfig::per_party) {
     return absl::InvalidArgumentError(
-        "model.experimental.generator_private_z needs model.experimental.generator_towers 'per_party' (a joint "
+        "model.experimental.generator_private_z needs model.experimental.generator_towers "
+        "'per_party' (a joint "
         "generator has no tower of a party's own to give it to)");
   }
   return absl::OkStatus();
@@ -149,21 +177,26 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   RETURN_IF_ERROR(Positive("training.threads", t->threads()));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
-  if (!(experimental->generator_average_decay() >= 0 && experimental->generator_average_decay() < 1)) {
-    return absl::InvalidArgumentError("training.experimental.generator_average_decay must be in [0, 1)");
+  if (!(experimental->generator_average_decay() >= 0 &&
+        experimental->generator_average_decay() < 1)) {
+    return absl::InvalidArgumentError(
+        "training.experimental.generator_average_decay must be in [0, 1)");
   }
   if (t->gp_lambda() < 0) return absl::InvalidArgumentError("training.gp_lambda must be >= 0");
   RETURN_IF_ERROR(FiniteNonNegative("training.marginal_weight", t->marginal_weight()));
   RETURN_IF_ERROR(FiniteNonNegative("training.experimental.cross_party_independence_weight",
                                     experimental->cross_party_independence_weight()));
-  RETURN_IF_ERROR(FiniteNonNegative("training.experimental.label_pair_weight", experimental->label_pair_weight()));
-  RETURN_IF_ERROR(
-      FiniteNonNegative("training.experimental.marginal_reverse_weight", experimental->marginal_reverse_weight()));
+  RETURN_IF_ERROR(FiniteNonNegative("training.experimental.label_pair_weight",
+                                    experimental->label_pair_weight()));
+  RETURN_IF_ERROR(FiniteNonNegative("training.experimental.marginal_reverse_weight",
+                                    experimental->marginal_reverse_weight()));
   if (experimental->marginal_position_bins() < 1 || experimental->marginal_position_bins() > 64) {
-    return absl::InvalidArgumentError("training.experimental.marginal_position_bins must be in [1, 64]");
+    return absl::InvalidArgumentError(
+        "training.experimental.marginal_position_bins must be in [1, 64]");
   }
   if (experimental->marginal_pair_cells() < 0 || experimental->marginal_pair_cells() > 4096) {
-    return absl::InvalidArgumentError("training.experimental.marginal_pair_cells must be in [0, 4096]");
+    return absl::InvalidArgumentError(
+        "training.experimental.marginal_pair_cells must be in [0, 4096]");
   }
   if (t->beta1() < 0 || t->beta1() >= 1 || t->beta2() < 0 || t->beta2() >= 1) {
     return absl::InvalidArgumentError("training.beta1 and beta2 must be in [0, 1)");
@@ -176,11 +209,13 @@ namespace {
 // The Gaussian mechanism's settings, as the vertical modes and dpfedavg read them: delta
 // in (0, 1), clip_norm and any noise_multiplier finite and > 0.
 absl::Status ValidateGaussianSettings(const v1::PrivacyConfig* p) {
-  if (!(p->delta() > 0 && p->delta() < 1)) return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
+  if (!(p->delta() > 0 && p->delta() < 1))
+    return absl::InvalidArgumentError("privacy.delta must be in (0, 1)");
   if (!(p->clip_norm() > 0 && std::isfinite(p->clip_norm()))) {
     return absl::InvalidArgumentError("privacy.clip_norm must be finite and > 0");
   }
-  if (p->has_noise_multiplier() && !(p->noise_multiplier() > 0 && std::isfinite(p->noise_multiplier()))) {
+  if (p->has_noise_multiplier() &&
+      !(p->noise_multiplier() > 0 && std::isfinite(p->noise_multiplier()))) {
     return absl::InvalidArgumentError("privacy.noise_multiplier must be finite and > 0");
   }
   return absl::OkStatus();
@@ -201,12 +236,15 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p));
   const v1::ExperimentalPrivacyConfig* const experimental = &p->experimental();
   RETURN_IF_ERROR(ValidateEnsembleConfig(p->ensemble()));
-  RETURN_IF_ERROR(OneOf("privacy.experimental.conversion", experimental->conversion(), "improved", "classic"));
+  RETURN_IF_ERROR(KnownValue("privacy.experimental.conversion",
+                             v1::ExperimentalPrivacyConfig::Conversion_descriptor(),
+                             experimental->conversion()));
   RETURN_IF_ERROR(ValidateGaussianSettings(p));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
-  if (mode != v1::PrivacyConfig::none && !p->has_epsilon() && !p->has_noise_multiplier()) {
-    return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(mode),
-                                                   "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
+  if (privacy::TraitsOf(mode).draws_noise() && !p->has_epsilon() && !p->has_noise_multiplier()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.mode '", privacy::ModeName(mode),
+                     "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
   }
   if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
   if (p->has_marginal_noise_multiplier()) {
@@ -215,7 +253,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
       return absl::InvalidArgumentError("privacy.marginal_noise_multiplier must be finite");
     }
   }
-  if (p->has_marginal_budget_share() && !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
+  if (p->has_marginal_budget_share() &&
+      !(p->marginal_budget_share() > 0 && p->marginal_budget_share() < 1)) {
     return absl::InvalidArgumentError("privacy.marginal_budget_share must be in (0, 1)");
   }
   if (p->has_label_epsilon() && !(p->label_epsilon() > 0 && std::isfinite(p->label_epsilon()))) {
@@ -226,13 +265,16 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
     return absl::InvalidArgumentError("privacy.experimental.label_budget_share must be in (0, 1)");
   }
   if (experimental->has_shared_critic_budget_share()) {
-    if (mode != v1::PrivacyConfig::dpsgd) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "privacy.experimental.shared_critic_budget_share applies to mode 'dpsgd' only (the curator's D_s), not '",
-          privacy::ModeName(mode), "'"));
+    if (privacy::TraitsOf(mode).curator_releases_per_step == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("privacy.experimental.shared_critic_budget_share applies to mode 'dpsgd' "
+                       "only (the curator's D_s), not '",
+                       privacy::ModeName(mode), "'"));
     }
-    if (!(experimental->shared_critic_budget_share() > 0 && experimental->shared_critic_budget_share() < 1)) {
-      return absl::InvalidArgumentError("privacy.experimental.shared_critic_budget_share must be in (0, 1)");
+    if (!(experimental->shared_critic_budget_share() > 0 &&
+          experimental->shared_critic_budget_share() < 1)) {
+      return absl::InvalidArgumentError(
+          "privacy.experimental.shared_critic_budget_share must be in (0, 1)");
     }
   }
   return absl::OkStatus();
@@ -279,11 +321,13 @@ absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::Training
   }
   const double t = output->label_temperature();
   if (!(t > 0 && t <= 10)) {
-    return absl::InvalidArgumentError(absl::StrCat("output.label_temperature must be in (0, 10], got ", t));
+    return absl::InvalidArgumentError(
+        absl::StrCat("output.label_temperature must be in (0, 10], got ", t));
   }
   if (t != 1 && output->label_column().empty()) {
     return absl::InvalidArgumentError(
-        "output.label_temperature needs output.label_column (the categorical column it applies to)");
+        "output.label_temperature needs output.label_column (the categorical column it applies "
+        "to)");
   }
   return absl::OkStatus();
 }
@@ -351,11 +395,12 @@ absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
 
 absl::Status SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
   // dpsgd's rows, whose presets tell the prior's row apart.
-  const DefaultsContext context{v1::vertical, v1::PrivacyConfig::dpsgd,
-                                prior ? v1::TrainingConfig::standard : v1::TrainingConfig::large_budget, training};
-  return ApplyDefaults(
-      context, "training", training,
-      {"marginal_weight", "experimental.marginal_pair_cells", "experimental.cross_party_independence_weight"});
+  const DefaultsContext context{
+      v1::vertical, v1::PrivacyConfig::dpsgd,
+      prior ? v1::TrainingConfig::standard : v1::TrainingConfig::large_budget, training};
+  return ApplyDefaults(context, "training", training,
+                       {"marginal_weight", "experimental.marginal_pair_cells",
+                        "experimental.cross_party_independence_weight"});
 }
 
 absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingConfig* t) {
@@ -365,8 +410,10 @@ absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingC
   const bool large_budget = t->preset() == v1::TrainingConfig::large_budget;
   if (large_budget && (mode != v1::PrivacyConfig::dpsgd || !t->label_column().empty())) {
     return absl::InvalidArgumentError(
-        "training.preset 'large_budget' is for privacy.mode dpsgd without training.label_column (its noised "
-        "shared critic conveys the dependence across parties only there; docs/configuration.md, \"Presets\")");
+        "training.preset 'large_budget' is for privacy.mode dpsgd without training.label_column "
+        "(its noised "
+        "shared critic conveys the dependence across parties only there; docs/configuration.md, "
+        "\"Presets\")");
   }
   // Every training default, the mode's and the preset's included (defaults_table.cc;
   // the evidence for each is in docs/decisions/defaults.md).
@@ -380,12 +427,14 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig:
   if (!sign_ds) {
     RETURN_IF_ERROR(OnlyApplicableSettings(
         *h, "horizontal.",
-        {"users_per_round", "local_epochs", "local_learning_rate", "local_batch_size", "gamma", "hidden", "latent"},
+        {"users_per_round", "local_epochs", "local_learning_rate", "local_batch_size", "gamma",
+         "hidden", "latent"},
         "SignDS's; dpfedavg samples every user at rate users_per_round / users, with no cap"));
   }
   // Every mode but signds resolves as dpfedavg, as the validation below reads it.
-  RETURN_IF_ERROR(ApplyDefaults({v1::horizontal, sign_ds ? v1::PrivacyConfig::signds : v1::PrivacyConfig::dpfedavg},
-                                "horizontal", h));
+  RETURN_IF_ERROR(ApplyDefaults(
+      {v1::horizontal, sign_ds ? v1::PrivacyConfig::signds : v1::PrivacyConfig::dpfedavg},
+      "horizontal", h));
   RETURN_IF_ERROR(Positive("horizontal.users_per_round", h->users_per_round()));
   RETURN_IF_ERROR(Positive("horizontal.local_epochs", h->local_epochs()));
   RETURN_IF_ERROR(Positive("horizontal.local_learning_rate", h->local_learning_rate()));
@@ -395,14 +444,17 @@ absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* h, v1::PrivacyConfig:
   RETURN_IF_ERROR(Width("horizontal.latent", h->latent()));
   // The MMD term compares pairs of codes within a batch.
   if (h->local_batch_size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "horizontal.local_batch_size must be >= 2 (the MMD term needs pairs), got ", h->local_batch_size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("horizontal.local_batch_size must be >= 2 (the MMD term needs pairs), got ",
+                     h->local_batch_size()));
   }
   if (sign_ds && !(h->top_k_ratio() > 0 && h->top_k_ratio() < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("horizontal.top_k_ratio must be in (0, 1), got ", h->top_k_ratio()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("horizontal.top_k_ratio must be in (0, 1), got ", h->top_k_ratio()));
   }
   if (!std::isfinite(h->gamma()) || !std::isfinite(h->local_learning_rate())) {
-    return absl::InvalidArgumentError("horizontal.gamma and horizontal.local_learning_rate must be finite");
+    return absl::InvalidArgumentError(
+        "horizontal.gamma and horizontal.local_learning_rate must be finite");
   }
   return absl::OkStatus();
 }
@@ -416,21 +468,23 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
                      "' is a vertical mode; topology 'horizontal' runs 'signds' or 'dpfedavg'"));
   }
   if (p->mode() == v1::PrivacyConfig::signds) {
-    RETURN_IF_ERROR(
-        OnlyApplicableSettings(*p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
-                               "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
+    RETURN_IF_ERROR(OnlyApplicableSettings(
+        *p, "privacy.", {"mode", "epsilon", "ledger", "epsilon_budget_against_parties"},
+        "signds is pure epsilon-LDP per user: no noise multiplier, clipping or delta"));
   } else {
     constexpr absl::string_view kDpFedAvgSettings[] = {
-        "mode", "epsilon", "ledger", "epsilon_budget_against_parties", "delta", "clip_norm", "noise_multiplier"};
-    RETURN_IF_ERROR(OnlyApplicableSettings(*p, "privacy.", kDpFedAvgSettings,
-                                           "dpfedavg clips each sampled user's update and noises each party's sum"));
+        "mode",  "epsilon",   "ledger",          "epsilon_budget_against_parties",
+        "delta", "clip_norm", "noise_multiplier"};
+    RETURN_IF_ERROR(OnlyApplicableSettings(
+        *p, "privacy.", kDpFedAvgSettings,
+        "dpfedavg clips each sampled user's update and noises each party's sum"));
     context.mode = p->mode();
     RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p, kDpFedAvgSettings));
     RETURN_IF_ERROR(ValidateGaussianSettings(p));
   }
   if (!p->has_epsilon()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()), "' needs privacy.epsilon (each user's budget)"));
+    return absl::InvalidArgumentError(absl::StrCat("privacy.mode '", privacy::ModeName(p->mode()),
+                                                   "' needs privacy.epsilon (each user's budget)"));
   }
   if (!(p->epsilon() > 0 && std::isfinite(p->epsilon()))) {
     return absl::InvalidArgumentError("privacy.epsilon must be finite and > 0");
@@ -439,13 +493,15 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* p) {
 }
 
 absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
-  RETURN_IF_ERROR(
-      OnlyApplicableSettings(c->model(), "model.", {}, "the horizontal autoencoder's settings are in 'horizontal'"));
+  RETURN_IF_ERROR(OnlyApplicableSettings(
+      c->model(), "model.", {}, "the horizontal autoencoder's settings are in 'horizontal'"));
   constexpr absl::string_view kTrainingSettings[] = {"rounds", "seed", "threads", "log_every"};
-  RETURN_IF_ERROR(OnlyApplicableSettings(c->training(), "training.", kTrainingSettings,
-                                         "the vertical GAN's; the horizontal run's are in 'horizontal'"));
-  RETURN_IF_ERROR(OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows"},
-                                         "the horizontal topology publishes its decoder's rows as drawn"));
+  RETURN_IF_ERROR(
+      OnlyApplicableSettings(c->training(), "training.", kTrainingSettings,
+                             "the vertical GAN's; the horizontal run's are in 'horizontal'"));
+  RETURN_IF_ERROR(
+      OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows"},
+                             "the horizontal topology publishes its decoder's rows as drawn"));
   v1::TrainingConfig* const t = c->mutable_training();
   // Unset rounds: as many as the users' participation caps allow (ResolveHorizontalPlan).
   RETURN_IF_ERROR(ApplyDefaults({v1::horizontal}, "training", t, kTrainingSettings));
@@ -465,12 +521,14 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
     RETURN_IF_ERROR(AddUniquePartyName(name, "parties: party", &names));
   }
   RETURN_IF_ERROR(ParseHostPort(c->listen(), "listen").status());
-  if (!c->metrics_listen().empty()) RETURN_IF_ERROR(ParseHostPort(c->metrics_listen(), "metrics_listen").status());
+  if (!c->metrics_listen().empty())
+    RETURN_IF_ERROR(ParseHostPort(c->metrics_listen(), "metrics_listen").status());
   RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("checkpoint_every", c->checkpoint_every()));
-  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  if (c->checkpoint_dir().empty())
+    return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {
     return absl::InvalidArgumentError("max_message_bytes must be in [64 KiB, 1 GiB]");
@@ -481,7 +539,8 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
     RETURN_IF_ERROR(ResolveHorizontalRun(c));
     return ResolveOutputConfig(base_dir, c->training(), c->mutable_output());
   }
-  if (c->has_horizontal()) return absl::InvalidArgumentError("'horizontal' needs topology 'horizontal'");
+  if (c->has_horizontal())
+    return absl::InvalidArgumentError("'horizontal' needs topology 'horizontal'");
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
@@ -492,23 +551,26 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
   if (!c->training().label_column().empty()) {
     // The release is a DP mechanism; without DP the labels would leave their holder raw.
-    if (mode != v1::PrivacyConfig::dpsgd && mode != v1::PrivacyConfig::strict) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "training.label_column needs privacy.mode 'dpsgd' or 'strict', not '", privacy::ModeName(mode), "'"));
+    if (!privacy::TraitsOf(mode).may_release_label_pairs) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("training.label_column needs privacy.mode 'dpsgd' or 'strict', not '",
+                       privacy::ModeName(mode), "'"));
     }
     if (c->training().marginal_weight() <= 0) {
       return absl::InvalidArgumentError(
-          "training.label_column needs the marginal release (training.marginal_weight > 0): the label pairs are "
+          "training.label_column needs the marginal release (training.marginal_weight > 0): the "
+          "label pairs are "
           "part of it");
     }
   }
   // dpsgd's D_s step (CuratorModel::PrivateSharedCriticStep) takes each batch row as one
   // example: its per-example gradients and clipping are not defined for packed rows.
-  if (c->model().experimental().pack() > 1 && c->privacy().mode() == v1::PrivacyConfig::dpsgd) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model.experimental.pack ", c->model().experimental().pack(),
-                     " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
-                     "set model.experimental.pack to 1"));
+  if (c->model().experimental().pack() > 1 &&
+      privacy::TraitsOf(c->privacy().mode()).curator_releases_per_step > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.experimental.pack ", c->model().experimental().pack(),
+        " cannot be used with privacy.mode 'dpsgd' (its per-example D_s gradients are per row); "
+        "set model.experimental.pack to 1"));
   }
   return absl::OkStatus();
 }
@@ -524,10 +586,12 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   RETURN_IF_ERROR(ParseHostPort(c->curator(), "curator", /*min_port=*/1).status());
   RETURN_IF_ERROR(ApplyDefaults({}, "party", c));
   const bool horizontal = c->topology() == v1::Topology::horizontal;
-  if (c->data().empty() || c->schema().empty()) return absl::InvalidArgumentError("data and schema are required");
+  if (c->data().empty() || c->schema().empty())
+    return absl::InvalidArgumentError("data and schema are required");
   // Horizontal parties share no records, hence no sampling or alignment secrets.
   if (horizontal && !c->secrets().empty()) {
-    return absl::InvalidArgumentError("secrets does not apply to topology 'horizontal' (the parties share no records)");
+    return absl::InvalidArgumentError(
+        "secrets does not apply to topology 'horizontal' (the parties share no records)");
   }
   if (!horizontal && c->secrets().empty()) return absl::InvalidArgumentError("secrets is required");
   RETURN_IF_ERROR(Positive("threads", c->threads()));
@@ -540,7 +604,8 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   c->set_schema(ResolvePath(base_dir, c->schema()));
   c->set_secrets(ResolvePath(base_dir, c->secrets()));
   if (!c->has_checkpoint_dir()) c->set_checkpoint_dir(c->data() + ".checkpoint");
-  if (c->checkpoint_dir().empty()) return absl::InvalidArgumentError("checkpoint_dir must not be empty");
+  if (c->checkpoint_dir().empty())
+    return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(horizontal ? ResolveHorizontalPrivacy(c->mutable_privacy())

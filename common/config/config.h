@@ -36,7 +36,8 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* privacy);
 // (docs/decisions/defaults.md; its row in defaults_table.cc, which config_test checks
 // against this). The field stays unset (0) in other modes: no split.
 inline constexpr double kDefaultSharedCriticBudgetShare = 0.55;
-// model.experimental.conditioned_column defaults to training.label_column ("": no conditioned head).
+// model.experimental.conditioned_column defaults to training.label_column ("": no conditioned
+// head).
 void ResolveConditionedColumn(const v1::TrainingConfig& training, v1::ModelConfig* model);
 // What a party's marginal release covers (MarginalTarget).
 struct MarginalOptions {
@@ -67,7 +68,8 @@ absl::Status ResolveModeDefaults(const v1::PrivacyConfig& privacy, v1::TrainingC
 // and participation_cap apply to signds only); privacy mode signds (its default), epsilon
 // per user against everyone, or dpfedavg, (epsilon, delta) per user against everyone,
 // with epsilon required and no setting of the vertical modes.
-absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* horizontal, v1::PrivacyConfig::Mode mode);
+absl::Status ResolveHorizontalConfig(v1::HorizontalConfig* horizontal,
+                                     v1::PrivacyConfig::Mode mode);
 absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* privacy);
 
 // Daemon configs: defaults, validation, paths relative to the config file. Settings of

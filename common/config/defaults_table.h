@@ -73,7 +73,8 @@ const DefaultRow* DefaultFor(absl::string_view path, const DefaultsContext& cont
 // just those. INTERNAL for a row the message cannot take (a table bug, which the
 // table's test catches).
 absl::Status ApplyDefaults(const DefaultsContext& context, absl::string_view section,
-                           google::protobuf::Message* message, absl::Span<const absl::string_view> only = {});
+                           google::protobuf::Message* message,
+                           absl::Span<const absl::string_view> only = {});
 
 // The message type of a section, or nullptr.
 const google::protobuf::Descriptor* SectionDescriptor(absl::string_view section);

@@ -16,8 +16,7 @@ std::string AlignmentToken(absl::string_view key, absl::string_view id) {
   unsigned int length = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(id.data()), id.size(), digest, &length);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), length));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 absl::StatusOr<std::vector<std::string>> AlignmentTokens(absl::string_view key,

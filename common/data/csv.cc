@@ -31,9 +31,9 @@ class RecordScanner {
     fields->clear();
     blank_ = false;
     std::string field;
-    bool quoted = false;        // this field started with a quote
-    bool in_quotes = false;     // currently inside quotes
-    bool after_quote = false;   // closing quote seen, only delimiter/EOL may follow
+    bool quoted = false;       // this field started with a quote
+    bool in_quotes = false;    // currently inside quotes
+    bool after_quote = false;  // closing quote seen, only delimiter/EOL may follow
     absl::Status error = absl::OkStatus();
     const int64_t start_line = line_;
     while (pos_ < text_.size()) {
@@ -66,8 +66,7 @@ class RecordScanner {
       } else if (after_quote) {
         if (c != ' ' && c != '\t' && error.ok()) {
           error = absl::InvalidArgumentError(
-              absl::StrCat("unexpected character '", std::string(1, c),
-                           "' after a closing quote"));
+              absl::StrCat("unexpected character '", std::string(1, c), "' after a closing quote"));
         }
       } else if (c == '"' && absl::StripAsciiWhitespace(field).empty() && !quoted) {
         field.clear();
@@ -174,17 +173,17 @@ absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& sou
     absl::Status status = scanner.Next(&fields);
     if (status.ok() && scanner.blank()) continue;  // blank lines carry no record
     if (status.ok() && fields.size() != table.header.size()) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          "expected ", table.header.size(), " fields, found ", fields.size()));
+      status = absl::InvalidArgumentError(
+          absl::StrCat("expected ", table.header.size(), " fields, found ", fields.size()));
     }
     if (!status.ok()) {
       if (options.skip_bad_rows) {
         ++table.skipped_rows;
         continue;
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ":", line, ": ", status.message(),
-          " (fix the row or pass the skip-bad-rows option to drop such rows)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", line, ": ", status.message(),
+                       " (fix the row or pass the skip-bad-rows option to drop such rows)"));
     }
     table.rows.push_back(fields);
     table.line_numbers.push_back(line);

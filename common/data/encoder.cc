@@ -142,15 +142,14 @@ absl::Status TableEncoder::EncodeValue(const ColumnCodec& codec, const std::stri
   return absl::OkStatus();
 }
 
-absl::StatusOr<EncodeResult> TableEncoder::Encode(const CsvTable& table,
-                                                  const std::string& source,
+absl::StatusOr<EncodeResult> TableEncoder::Encode(const CsvTable& table, const std::string& source,
                                                   const EncodeOptions& options) const {
   std::vector<int> positions;
   for (const ColumnCodec& codec : codecs_) {
     const int index = table.ColumnIndex(ColumnOf(codec).name());
     if (index < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": column '", ColumnOf(codec).name(), "' of the schema is not in the header"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ": column '", ColumnOf(codec).name(),
+                                                     "' of the schema is not in the header"));
     }
     positions.push_back(index);
   }
@@ -176,9 +175,9 @@ absl::StatusOr<EncodeResult> TableEncoder::Encode(const CsvTable& table,
         continue;
       }
       const int64_t line = r < table.line_numbers.size() ? table.line_numbers[r] : -1;
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ":", line, ": column '", ColumnOf(codecs_[c - 1]).name(), "': ",
-          status.message()));
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": column '",
+                                                     ColumnOf(codecs_[c - 1]).name(),
+                                                     "': ", status.message()));
     }
     for (size_t k = 0; k < codecs_.size(); ++k) result.clipped_values[k] += clipped[k];
     result.table.values.insert(result.table.values.end(), row.begin(), row.end());
@@ -196,8 +195,8 @@ std::string TableEncoder::DecodeValue(const ColumnCodec& codec, const float* row
   const bool integer = codec.kind == ColumnKind::kInteger;
   if (codec.kind == ColumnKind::kCategorical || codec.binned) {
     const int index = ArgMax(row + codec.value_offset, codec.value_width);
-    const int values = codec.kind == ColumnKind::kCategorical ? column.categories_size()
-                                                              : column.bins_size() - 1;
+    const int values =
+        codec.kind == ColumnKind::kCategorical ? column.categories_size() : column.bins_size() - 1;
     if (index >= values) return codec.missing_token;
     if (codec.kind == ColumnKind::kCategorical) return column.categories(index);
     if (codec.within_offset >= 0) {

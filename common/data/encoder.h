@@ -44,9 +44,9 @@ struct EncodeOptions {
 
 struct EncodeResult {
   EncodedTable table;
-  std::vector<int64_t> kept_rows;        // indices into the CsvTable rows
+  std::vector<int64_t> kept_rows;  // indices into the CsvTable rows
   int64_t skipped_rows = 0;
-  std::vector<int64_t> clipped_values;   // per schema column: values clipped to bounds
+  std::vector<int64_t> clipped_values;  // per schema column: values clipped to bounds
 };
 
 // Table <-> tensor encoding driven only by the schema (public metadata), never by
@@ -85,11 +85,11 @@ class TableEncoder {
     int index;  // into schema_.columns()
     ColumnKind kind;
     std::string missing_token;
-    int value_offset;     // start of the category/bin block or the scalar
-    int value_width;      // categories(+missing) or bins(+missing) or 1
-    int missing_offset;   // scalar numerics: offset of the 2-wide present/missing block, else -1
+    int value_offset;    // start of the category/bin block or the scalar
+    int value_width;     // categories(+missing) or bins(+missing) or 1
+    int missing_offset;  // scalar numerics: offset of the 2-wide present/missing block, else -1
     bool binned;
-    int within_offset;    // binned with within_bin: the position scalar, else -1
+    int within_offset;  // binned with within_bin: the position scalar, else -1
   };
 
   absl::Status EncodeValue(const ColumnCodec& codec, const std::string& text, float* row,

@@ -16,7 +16,8 @@ bool IsInteger(const v1::Column& column) { return column.type() == "integer"; }
 constexpr double kExactIntegers = 4503599627370496.0;  // 2^52
 
 bool OneBinPerValue(const v1::Column& column, int cells) {
-  return IsInteger(column) && std::abs(column.min()) < kExactIntegers && std::abs(column.max()) < kExactIntegers &&
+  return IsInteger(column) && std::abs(column.min()) < kExactIntegers &&
+         std::abs(column.max()) < kExactIntegers &&
          std::floor(column.max()) - std::ceil(column.min()) + 1 <= cells;
 }
 
@@ -69,7 +70,8 @@ std::vector<double> NumericGridEdges(const v1::Column& column, int cells) {
 void ResolveNumericGrids(int64_t records, v1::Schema* schema) {
   const int cells = GridCells(records);
   for (v1::Column& column : *schema->mutable_columns()) {
-    if (column.type() == "categorical" || column.bins_size() > 0 || column.encoding() == "scalar") continue;
+    if (column.type() == "categorical" || column.bins_size() > 0 || column.encoding() == "scalar")
+      continue;
     const std::vector<double> edges = NumericGridEdges(column, cells);
     column.clear_encoding();
     for (double edge : edges) column.add_bins(edge);

@@ -10,8 +10,8 @@
 
 namespace vfsynth {
 
-absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path, bool skip_bad_rows,
-                                        int64_t grid_records) {
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path,
+                                        bool skip_bad_rows, int64_t grid_records) {
   ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
@@ -20,13 +20,15 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::
   CsvReadOptions read_options;
   read_options.skip_bad_rows = skip_bad_rows;
   ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
-  ResolveNumericGrids(grid_records >= 0 ? grid_records : static_cast<int64_t>(table.rows.size()), &schema);
+  ResolveNumericGrids(grid_records >= 0 ? grid_records : static_cast<int64_t>(table.rows.size()),
+                      &schema);
   const int id_index = table.ColumnIndex(schema.id_column());
   if (id_index < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(csv_path, ": id column '", schema.id_column(), "' is not in the header"));
   }
-  const int user_index = schema.user_column().empty() ? -1 : table.ColumnIndex(schema.user_column());
+  const int user_index =
+      schema.user_column().empty() ? -1 : table.ColumnIndex(schema.user_column());
   if (!schema.user_column().empty() && user_index < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(csv_path, ": user column '", schema.user_column(), "' is not in the header"));
@@ -40,15 +42,17 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::
   for (int64_t row : result.kept_rows) {
     const std::string& id = table.rows[row][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(csv_path, ":", table.line_numbers[row], ": id ", QuotedValue(id), " is empty or not unique"));
+      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
+                                                     ": id ", QuotedValue(id),
+                                                     " is empty or not unique"));
     }
     data.ids.push_back(id);
     if (user_index < 0) continue;
     const std::string& user = table.rows[row][user_index];
     if (user.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(csv_path, ":", table.line_numbers[row], ": user column '", schema.user_column(), "' is empty"));
+      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
+                                                     ": user column '", schema.user_column(),
+                                                     "' is empty"));
     }
     data.users.push_back(user);
   }

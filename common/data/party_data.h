@@ -18,8 +18,8 @@ struct PartyData {
   // schema.user_column's value of each encoded row (empty without a user column).
   std::vector<std::string> users;
   EncodedTable encoded;
-  int64_t skipped_rows = 0;      // malformed rows dropped (skip_bad_rows only)
-  int64_t clipped_values = 0;    // numeric values clipped to declared bounds
+  int64_t skipped_rows = 0;    // malformed rows dropped (skip_bad_rows only)
+  int64_t clipped_values = 0;  // numeric values clipped to declared bounds
 };
 
 // Reads a party CSV with its schema. The schema must name the id column, which
@@ -27,8 +27,8 @@ struct PartyData {
 // encoded over their public grid, sized by the table's record count (numeric_grid.h) or,
 // with `grid_records` >= 0, by that count (the horizontal topology: one grid for every
 // party). A schema's user_column must be present and non-empty in every row.
-absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path, bool skip_bad_rows,
-                                        int64_t grid_records = -1);
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path,
+                                        bool skip_bad_rows, int64_t grid_records = -1);
 
 // Keeps the rows listed in `order`, in that order (ids and encoded values).
 void ReorderRows(const std::vector<int64_t>& order, PartyData* data);

@@ -10,8 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "common/privacy/secure_random.h"
 #include "common/base/status_macros.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -34,7 +34,8 @@ Point HashToGroup(absl::string_view id) {
   unsigned char digest[crypto_hash_sha512_BYTES];
   crypto_hash_sha512_state state;
   crypto_hash_sha512_init(&state);
-  crypto_hash_sha512_update(&state, reinterpret_cast<const unsigned char*>(kDomain), sizeof(kDomain) - 1);
+  crypto_hash_sha512_update(&state, reinterpret_cast<const unsigned char*>(kDomain),
+                            sizeof(kDomain) - 1);
   crypto_hash_sha512_update(&state, reinterpret_cast<const unsigned char*>(id.data()), id.size());
   crypto_hash_sha512_final(&state, digest);
   Point point;
@@ -58,14 +59,16 @@ absl::Status BadElement(size_t index, absl::string_view problem) {
 
 static_assert(kPsiElementBytes == crypto_core_ristretto255_BYTES);
 
-absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret, const std::vector<std::string>& ids) {
+absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret,
+                                          const std::vector<std::string>& ids) {
   RETURN_IF_ERROR(InitSodium());
   if (ids.empty()) return absl::InvalidArgumentError("no records to align");
   absl::flat_hash_set<absl::string_view> seen;
   seen.reserve(ids.size());
   for (const std::string& id : ids) {
     if (!seen.insert(id).second) {
-      return absl::InvalidArgumentError(absl::StrCat("record id '", id, "' appears more than once"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("record id '", id, "' appears more than once"));
     }
   }
   unsigned char wide[crypto_core_ristretto255_NONREDUCEDSCALARBYTES];
@@ -79,7 +82,8 @@ absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret, const std::v
   std::vector<int64_t> rows(ids.size());
   std::iota(rows.begin(), rows.end(), 0);
   SecureRandom shuffle = SecureRandom::Derived(secret, kShufflePurpose, 0);
-  for (size_t i = rows.size() - 1; i > 0; --i) std::swap(rows[i], rows[shuffle.UniformBelow(i + 1)]);
+  for (size_t i = rows.size() - 1; i > 0; --i)
+    std::swap(rows[i], rows[shuffle.UniformBelow(i + 1)]);
 
   PsiParty party(exponent, std::move(rows));
   sodium_memzero(exponent.data(), exponent.size());
@@ -93,10 +97,13 @@ absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret, const std::v
   return party;
 }
 
-PsiParty::PsiParty(const Scalar& exponent, std::vector<int64_t> rows) : exponent_(exponent), rows_(std::move(rows)) {}
+PsiParty::PsiParty(const Scalar& exponent, std::vector<int64_t> rows)
+    : exponent_(exponent), rows_(std::move(rows)) {}
 
 PsiParty::PsiParty(PsiParty&& other) noexcept
-    : exponent_(other.exponent_), rows_(std::move(other.rows_)), own_list_(std::move(other.own_list_)) {
+    : exponent_(other.exponent_),
+      rows_(std::move(other.rows_)),
+      own_list_(std::move(other.own_list_)) {
   sodium_memzero(other.exponent_.data(), other.exponent_.size());
 }
 
@@ -112,7 +119,8 @@ PsiParty& PsiParty::operator=(PsiParty&& other) noexcept {
 
 PsiParty::~PsiParty() { sodium_memzero(exponent_.data(), exponent_.size()); }
 
-absl::StatusOr<std::vector<std::string>> PsiParty::Blind(const std::vector<std::string>& elements) const {
+absl::StatusOr<std::vector<std::string>> PsiParty::Blind(
+    const std::vector<std::string>& elements) const {
   std::vector<std::string> blinded(elements.size());
   // Per chunk: the first element that is not a point, or -1.
   auto blind_range = [&](size_t begin, size_t end) -> int64_t {
@@ -159,8 +167,8 @@ absl::StatusOr<std::vector<int64_t>> PsiParty::Rows(const std::vector<int64_t>& 
   for (size_t i = 0; i < positions.size(); ++i) {
     const int64_t p = positions[i];
     if (p < 0 || p >= static_cast<int64_t>(rows_.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("aligned position ", p, " is outside this party's ", rows_.size(), " records"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "aligned position ", p, " is outside this party's ", rows_.size(), " records"));
     }
     if (i > 0 && p <= positions[i - 1]) {
       return absl::InvalidArgumentError("aligned positions are not ascending and unique");
@@ -175,15 +183,18 @@ absl::Status CheckPsiList(const std::vector<std::string>& elements) {
   seen.reserve(elements.size());
   for (size_t i = 0; i < elements.size(); ++i) {
     if (elements[i].size() != kPsiElementBytes) {
-      return BadElement(i, absl::StrCat("has ", elements[i].size(), " bytes, not ", kPsiElementBytes));
+      return BadElement(i,
+                        absl::StrCat("has ", elements[i].size(), " bytes, not ", kPsiElementBytes));
     }
-    if (sodium_is_zero(Bytes(elements[i]), kPsiElementBytes)) return BadElement(i, "is the identity");
+    if (sodium_is_zero(Bytes(elements[i]), kPsiElementBytes))
+      return BadElement(i, "is the identity");
     if (!seen.insert(elements[i]).second) return BadElement(i, "appears more than once");
   }
   return absl::OkStatus();
 }
 
-std::vector<std::vector<int64_t>> PsiIntersectionPositions(const std::vector<std::vector<std::string>>& lists) {
+std::vector<std::vector<int64_t>> PsiIntersectionPositions(
+    const std::vector<std::vector<std::string>>& lists) {
   absl::flat_hash_map<absl::string_view, size_t> holders;
   for (const std::vector<std::string>& list : lists) {
     for (const std::string& element : list) ++holders[element];

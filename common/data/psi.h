@@ -28,7 +28,8 @@ class PsiParty {
  public:
   // Derives the exponent and the shuffle from `secret` and blinds every id. Errors on
   // an empty or duplicated id list.
-  static absl::StatusOr<PsiParty> Create(absl::string_view secret, const std::vector<std::string>& ids);
+  static absl::StatusOr<PsiParty> Create(absl::string_view secret,
+                                         const std::vector<std::string>& ids);
 
   PsiParty(PsiParty&& other) noexcept;
   PsiParty& operator=(PsiParty&& other) noexcept;
@@ -63,7 +64,8 @@ absl::Status CheckPsiList(const std::vector<std::string>& elements);
 
 // For each fully blinded list, the positions (ascending) of the elements present in
 // every list.
-std::vector<std::vector<int64_t>> PsiIntersectionPositions(const std::vector<std::vector<std::string>>& lists);
+std::vector<std::vector<int64_t>> PsiIntersectionPositions(
+    const std::vector<std::vector<std::string>>& lists);
 
 }  // namespace vfsynth
 

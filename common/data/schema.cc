@@ -29,7 +29,8 @@ absl::Status ValidateNumeric(const v1::Column& column) {
   }
   if (column.bins_size() == 1) return ColumnError(column, "'bins' needs at least 2 edges");
   if (!column.encoding().empty() && column.encoding() != "grid" && column.encoding() != "scalar") {
-    return ColumnError(column, absl::StrCat("unknown encoding '", column.encoding(), "' (expected grid or scalar)"));
+    return ColumnError(column, absl::StrCat("unknown encoding '", column.encoding(),
+                                            "' (expected grid or scalar)"));
   }
   if (!column.encoding().empty() && column.bins_size() > 0) {
     return ColumnError(column, "declared 'bins' are the encoding: drop 'encoding'");
@@ -77,8 +78,10 @@ absl::Status ValidateSchema(const v1::Schema& schema) {
     if (!kind.ok()) return ColumnError(column, kind.status().message());
     if (*kind == ColumnKind::kCategorical) {
       if (column.categories_size() == 0) return ColumnError(column, "no 'categories' declared");
-      if (column.has_min() || column.has_max() || column.bins_size() > 0 || !column.encoding().empty()) {
-        return ColumnError(column, "categorical columns take 'categories', not bounds, bins or an encoding");
+      if (column.has_min() || column.has_max() || column.bins_size() > 0 ||
+          !column.encoding().empty()) {
+        return ColumnError(
+            column, "categorical columns take 'categories', not bounds, bins or an encoding");
       }
       absl::flat_hash_set<std::string> seen;
       const std::string missing = MissingToken(schema, column);

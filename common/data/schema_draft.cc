@@ -56,7 +56,8 @@ std::pair<double, double> RoundBoundsOutward(double lo, double hi) {
 
 absl::StatusOr<SchemaDraft> DraftSchema(const CsvTable& table, const SchemaDraftOptions& options) {
   const int width = static_cast<int>(table.header.size());
-  if (table.rows.empty() || width == 0) return absl::InvalidArgumentError("the table has no rows or no columns");
+  if (table.rows.empty() || width == 0)
+    return absl::InvalidArgumentError("the table has no rows or no columns");
   if (options.parties < 1 || options.parties > width) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot cut ", width, " columns into ", options.parties, " parties"));
@@ -69,7 +70,8 @@ absl::StatusOr<SchemaDraft> DraftSchema(const CsvTable& table, const SchemaDraft
     const std::string& name = table.header[c];
     const ColumnValues values = Collect(table, static_cast<size_t>(c), options.missing_token);
     if (values.counts.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("column '", name, "' has no value: drop it from the table"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("column '", name, "' has no value: drop it from the table"));
     }
     v1::Column* column = draft.schema.add_columns();
     column->set_name(name);
@@ -79,9 +81,10 @@ absl::StatusOr<SchemaDraft> DraftSchema(const CsvTable& table, const SchemaDraft
       const auto [lo, hi] = RoundBoundsOutward(values.lo, values.hi);
       column->set_min(lo);
       column->set_max(hi);
-      draft.warnings.push_back(absl::StrFormat(
-          "column '%s': bounds [%.15g, %.15g] drafted from the data; replace them with the domain's public limits",
-          name, lo, hi));
+      draft.warnings.push_back(
+          absl::StrFormat("column '%s': bounds [%.15g, %.15g] drafted from the data; replace them "
+                          "with the domain's public limits",
+                          name, lo, hi));
       continue;
     }
     column->set_type("categorical");
@@ -91,12 +94,14 @@ absl::StatusOr<SchemaDraft> DraftSchema(const CsvTable& table, const SchemaDraft
       if (count < options.rare_count) rare.push_back(value);
     }
     if (static_cast<int>(values.counts.size()) > options.max_categories) {
-      draft.warnings.push_back(absl::StrCat("column '", name, "': ", values.counts.size(),
-                                            " distinct values: an id or free text? drop it or group its values"));
+      draft.warnings.push_back(
+          absl::StrCat("column '", name, "': ", values.counts.size(),
+                       " distinct values: an id or free text? drop it or group its values"));
     } else if (!rare.empty()) {
-      draft.warnings.push_back(absl::StrCat("column '", name, "': seen fewer than ", options.rare_count, " times: ",
-                                            absl::StrJoin(rare, ", "),
-                                            "; listing a category publishes that it occurs: keep only public ones"));
+      draft.warnings.push_back(
+          absl::StrCat("column '", name, "': seen fewer than ", options.rare_count,
+                       " times: ", absl::StrJoin(rare, ", "),
+                       "; listing a category publishes that it occurs: keep only public ones"));
     }
   }
   draft.parties.set_id_column("id");

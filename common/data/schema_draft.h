@@ -15,7 +15,7 @@
 namespace vfsynth {
 
 struct SchemaDraftOptions {
-  int parties = 1;              // columns cut into this many contiguous groups
+  int parties = 1;  // columns cut into this many contiguous groups
   std::string missing_token = "?";
   // A categorical value seen fewer times than this is flagged: listing it publishes
   // that it occurs in the data.

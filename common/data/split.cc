@@ -23,8 +23,7 @@ namespace vfsynth {
 namespace {
 
 // Returns the id of every row: the existing id column, or the row number.
-absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
-                                                const v1::Schema& schema) {
+absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint, const v1::Schema& schema) {
   std::vector<std::string> ids;
   ids.reserve(joint.rows.size());
   const int id_index = schema.id_column().empty() ? -1 : joint.ColumnIndex(schema.id_column());
@@ -36,8 +35,8 @@ absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
   for (size_t r = 0; r < joint.rows.size(); ++r) {
     const std::string& id = joint.rows[r][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", joint.line_numbers[r], ": id ", QuotedValue(id), " is empty or not unique"));
+      return absl::InvalidArgumentError(absl::StrCat("line ", joint.line_numbers[r], ": id ",
+                                                     QuotedValue(id), " is empty or not unique"));
     }
     ids.push_back(id);
   }
@@ -47,8 +46,8 @@ absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint,
 // A party's table of `columns` (indices into the schema, ascending) over the rows `keep`
 // says it holds, with the id first.
 PartyTable CutParty(const CsvTable& joint, const v1::Schema& schema, const std::string& name,
-                    const std::string& id_column, const std::vector<std::string>& ids, const std::vector<int>& columns,
-                    const std::function<bool(size_t)>& keep) {
+                    const std::string& id_column, const std::vector<std::string>& ids,
+                    const std::vector<int>& columns, const std::function<bool(size_t)>& keep) {
   PartyTable party;
   party.name = name;
   party.schema.set_name(absl::StrCat(schema.name(), schema.name().empty() ? "" : ".", name));
@@ -71,8 +70,10 @@ PartyTable CutParty(const CsvTable& joint, const v1::Schema& schema, const std::
   return party;
 }
 
-absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& schema, const v1::PartiesFile& parties) {
-  const std::string id_column = parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
+absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& schema,
+                                      const v1::PartiesFile& parties) {
+  const std::string id_column =
+      parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
   std::vector<int> columns;
   for (int i = 0; i < schema.columns_size(); ++i) {
     if (joint.ColumnIndex(schema.columns(i).name()) < 0) {
@@ -83,7 +84,8 @@ absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& s
   }
   const size_t count = static_cast<size_t>(parties.parties_size());
   if (joint.rows.size() < count) {
-    return absl::InvalidArgumentError(absl::StrCat(joint.rows.size(), " rows cannot be cut over ", count, " parties"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(joint.rows.size(), " rows cannot be cut over ", count, " parties"));
   }
   ASSIGN_OR_RETURN(const std::vector<std::string> ids, RowIds(joint, schema));
   absl::flat_hash_set<std::string> names;
@@ -93,10 +95,11 @@ absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& s
     RETURN_IF_ERROR(AddUniquePartyName(spec.name(), "parties file: party", &names));
     if (spec.columns_size() > 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("party '", spec.name(), "' lists columns, but a cut by rows gives every party every column"));
+          absl::StrCat("party '", spec.name(),
+                       "' lists columns, but a cut by rows gives every party every column"));
     }
-    result.parties.push_back(
-        CutParty(joint, schema, spec.name(), id_column, ids, columns, [&](size_t r) { return r % count == k; }));
+    result.parties.push_back(CutParty(joint, schema, spec.name(), id_column, ids, columns,
+                                      [&](size_t r) { return r % count == k; }));
   }
   return result;
 }
@@ -106,7 +109,8 @@ absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& s
 absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& schema,
                                        const v1::PartiesFile& parties) {
   RETURN_IF_ERROR(ValidateSchema(schema));
-  if (parties.parties_size() == 0) return absl::InvalidArgumentError("parties file lists no parties");
+  if (parties.parties_size() == 0)
+    return absl::InvalidArgumentError("parties file lists no parties");
   if (parties.by_rows()) return SplitRows(joint, schema, parties);
   const std::string id_column =
       parties.has_id_column() ? parties.id_column() : std::string(kDefaultIdColumn);
@@ -132,8 +136,8 @@ absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& 
     for (const std::string& column : spec.columns()) {
       auto it = schema_index.find(column);
       if (it == schema_index.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "party '", spec.name(), "' lists column '", column, "', which the schema lacks"));
+        return absl::InvalidArgumentError(absl::StrCat("party '", spec.name(), "' lists column '",
+                                                       column, "', which the schema lacks"));
       }
       if (column == id_column) {
         return absl::InvalidArgumentError(
@@ -141,8 +145,9 @@ absl::StatusOr<SplitResult> SplitTable(const CsvTable& joint, const v1::Schema& 
       }
       auto [owner_it, inserted] = owner.emplace(column, spec.name());
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat("column '", column, "' is assigned to both '",
-                                                       owner_it->second, "' and '", spec.name(), "'"));
+        return absl::InvalidArgumentError(absl::StrCat("column '", column,
+                                                       "' is assigned to both '", owner_it->second,
+                                                       "' and '", spec.name(), "'"));
       }
       indices.push_back(it->second);
     }
@@ -175,8 +180,8 @@ std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOp
   return {std::move(kept), std::move(out)};
 }
 
-absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema, const std::string& source,
-                                       bool skip_bad_rows) {
+absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema,
+                                       const std::string& source, bool skip_bad_rows) {
   v1::Schema resolved = schema;
   ResolveNumericGrids(static_cast<int64_t>(table.rows.size()), &resolved);
   ASSIGN_OR_RETURN(const TableEncoder encoder, TableEncoder::Create(resolved));
@@ -190,7 +195,8 @@ absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema,
     kept.rows.push_back(std::move(table.rows[row]));
     if (!table.line_numbers.empty()) kept.line_numbers.push_back(table.line_numbers[row]);
   }
-  spdlog::warn("{}: skipped {} rows with values the schema does not admit", source, checked.skipped_rows);
+  spdlog::warn("{}: skipped {} rows with values the schema does not admit", source,
+               checked.skipped_rows);
   return kept;
 }
 
@@ -212,8 +218,9 @@ absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::stri
   if (holdout.fraction > 0) {
     auto [kept, held] = HoldOutRows(joint, holdout);
     if (kept.rows.empty() || held.rows.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("a holdout fraction of ", holdout.fraction, " of ",
-                                                     joint.rows.size(), " rows leaves a side empty"));
+      return absl::InvalidArgumentError(absl::StrCat("a holdout fraction of ", holdout.fraction,
+                                                     " of ", joint.rows.size(),
+                                                     " rows leaves a side empty"));
     }
     RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/train.csv"), kept));
     RETURN_IF_ERROR(WriteCsv(absl::StrCat(out_dir, "/holdout.csv"), held));

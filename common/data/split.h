@@ -16,8 +16,8 @@ inline constexpr char kDefaultIdColumn[] = "id";
 
 struct PartyTable {
   std::string name;
-  CsvTable table;      // id column first, then the party's columns in schema order
-  v1::Schema schema;   // the party's columns, id_column set
+  CsvTable table;     // id column first, then the party's columns in schema order
+  v1::Schema schema;  // the party's columns, id_column set
 };
 
 struct SplitResult {
@@ -47,12 +47,12 @@ std::pair<CsvTable, CsvTable> HoldOutRows(const CsvTable& table, const HoldoutOp
 // The rows of `table` whose values `schema` admits, as each party will check them (its
 // categories, finite numbers, integers, declared nulls). A bad value is an error naming
 // its line and column, or with `skip_bad_rows` its row is dropped and counted.
-absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema, const std::string& source,
-                                       bool skip_bad_rows);
+absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema,
+                                       const std::string& source, bool skip_bad_rows);
 
-// Reads, checks (KeepValidRows), splits and writes DIR/<party>.csv and DIR/<party>.schema.json. With a
-// holdout, the held-out rows go (joint, all columns) to DIR/holdout.csv, the others
-// to DIR/train.csv, and only those others are cut into party files.
+// Reads, checks (KeepValidRows), splits and writes DIR/<party>.csv and DIR/<party>.schema.json.
+// With a holdout, the held-out rows go (joint, all columns) to DIR/holdout.csv, the others to
+// DIR/train.csv, and only those others are cut into party files.
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
                                        const std::string& parties_path, const std::string& out_dir,
                                        bool skip_bad_rows, const HoldoutOptions& holdout = {});

@@ -6,9 +6,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/eval/dcr.h"
 #include "common/eval/eval_table.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -51,7 +51,8 @@ std::string FreshId(const CsvTable& data, int id_index) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> CanaryRecord(const CsvTable& data, const v1::Schema& schema) {
+absl::StatusOr<std::vector<std::string>> CanaryRecord(const CsvTable& data,
+                                                      const v1::Schema& schema) {
   ASSIGN_OR_RETURN(const EvalTable table, MakeEvalTable(data, schema, "audit data"));
   std::vector<std::string> record(data.header.size());
   for (int c = 0; c < schema.columns_size(); ++c) {

@@ -16,7 +16,8 @@ namespace vfsynth {
 // fresh id if `data` has the schema's id column, and empty cells for columns the schema
 // does not declare. Built from the schema's declarations, so it is a valid record that
 // no generator needs real data to produce, yet far from every real record.
-absl::StatusOr<std::vector<std::string>> CanaryRecord(const CsvTable& data, const v1::Schema& schema);
+absl::StatusOr<std::vector<std::string>> CanaryRecord(const CsvTable& data,
+                                                      const v1::Schema& schema);
 
 }  // namespace vfsynth
 

@@ -25,8 +25,8 @@ ClassificationScores ScorePredictions(const std::vector<int>& truth,
   };
   ClassificationScores scores;
   scores.accuracy = truth.empty() ? 0 : correct / static_cast<double>(truth.size());
-  scores.binary_f1 = positive_class >= 0 ? f1(positive_class)
-                                         : std::numeric_limits<double>::quiet_NaN();
+  scores.binary_f1 =
+      positive_class >= 0 ? f1(positive_class) : std::numeric_limits<double>::quiet_NaN();
   double sum = 0;
   int present = 0;
   for (int c = 0; c < num_classes; ++c) {

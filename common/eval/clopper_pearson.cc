@@ -39,8 +39,8 @@ double BetaContinuedFraction(double a, double b, double x) {
 double RegularizedIncompleteBeta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double log_front =
-      privacy::LogGamma(a + b) - privacy::LogGamma(a) - privacy::LogGamma(b) + a * std::log(x) + b * std::log1p(-x);
+  const double log_front = privacy::LogGamma(a + b) - privacy::LogGamma(a) - privacy::LogGamma(b) +
+                           a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * BetaContinuedFraction(a, b, x) / a;
   return 1 - std::exp(log_front) * BetaContinuedFraction(b, a, 1 - x) / b;
 }
@@ -62,17 +62,16 @@ Interval ClopperPearson(int64_t successes, int64_t trials, double alpha) {
   return {BetaQuantile(alpha / 2, x, n - x + 1), BetaQuantile(1 - alpha / 2, x + 1, n - x)};
 }
 
-EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives,
-                              int64_t false_positives, int64_t negatives, double delta,
-                              double alpha) {
+EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives, int64_t false_positives,
+                              int64_t negatives, double delta, double alpha) {
   EpsilonBound out;
   out.fnr_upper = ClopperPearson(false_negatives, positives, alpha).upper;
   out.fpr_upper = ClopperPearson(false_positives, negatives, alpha).upper;
   const auto bound = [delta](double miss, double other) {
     return miss < 1 - delta ? std::log((1 - delta - miss) / other) : 0.0;
   };
-  out.lower_bound = std::max({0.0, bound(out.fnr_upper, out.fpr_upper),
-                              bound(out.fpr_upper, out.fnr_upper)});
+  out.lower_bound =
+      std::max({0.0, bound(out.fnr_upper, out.fpr_upper), bound(out.fpr_upper, out.fnr_upper)});
   const double fnr = positives > 0 ? static_cast<double>(false_negatives) / positives : 0;
   const double fpr = negatives > 0 ? static_cast<double>(false_positives) / negatives : 0;
   if (fnr == 0 || fpr == 0) {

@@ -21,7 +21,7 @@ struct Interval {
 Interval ClopperPearson(int64_t successes, int64_t trials, double alpha = 0.05);
 
 struct EpsilonBound {
-  double fnr_upper = 0;    // Clopper–Pearson upper bounds of the error rates
+  double fnr_upper = 0;  // Clopper–Pearson upper bounds of the error rates
   double fpr_upper = 0;
   double lower_bound = 0;  // empirical ε lower bound at confidence 1 - alpha
   double point = 0;        // point estimate (infinite when an error rate is 0)
@@ -30,9 +30,8 @@ struct EpsilonBound {
 // Empirical ε of a membership test with FN false negatives among `positives` and
 // FP false positives among `negatives` (Jagielski et al. 2020; anchors §5):
 //   ε_lb = max(0, ln((1 - δ - FNR_ub) / FPR_ub), ln((1 - δ - FPR_ub) / FNR_ub)).
-EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives,
-                              int64_t false_positives, int64_t negatives, double delta,
-                              double alpha = 0.05);
+EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives, int64_t false_positives,
+                              int64_t negatives, double delta, double alpha = 0.05);
 
 }  // namespace vfsynth
 

@@ -108,7 +108,8 @@ DcrResult ComputeDcr(const EvalTable& synthetic, const EvalTable& train, const E
   const EvalTable sample =
       synthetic.Subset(SampleRows(synthetic.rows, options.max_synthetic_rows, options.seed + 3));
   result.synthetic_to_train = DistanceToClosestRecord(sample, train_ref, ranges, options.threads);
-  result.synthetic_to_holdout = DistanceToClosestRecord(sample, holdout_ref, ranges, options.threads);
+  result.synthetic_to_holdout =
+      DistanceToClosestRecord(sample, holdout_ref, ranges, options.threads);
   int64_t closer = 0;
   for (int64_t i = 0; i < sample.rows; ++i) {
     if (result.synthetic_to_train[i] < result.synthetic_to_holdout[i]) ++closer;

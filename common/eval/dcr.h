@@ -30,13 +30,13 @@ struct DcrOptions {
 };
 
 struct DcrResult {
-  std::vector<double> synthetic_to_train;    // one DCR per sampled synthetic row
+  std::vector<double> synthetic_to_train;  // one DCR per sampled synthetic row
   std::vector<double> synthetic_to_holdout;
-  double share_closer_to_train = 0;          // P[DCR_train < DCR_holdout]
-  double overfitting_protection = 0;         // min(2 (1 - share), 1)  (SDMetrics)
+  double share_closer_to_train = 0;   // P[DCR_train < DCR_holdout]
+  double overfitting_protection = 0;  // min(2 (1 - share), 1)  (SDMetrics)
   double median_to_train = 0;
   double median_to_holdout = 0;
-  int64_t reference_rows = 0;                // rows of train and of holdout used (equal)
+  int64_t reference_rows = 0;  // rows of train and of holdout used (equal)
 };
 
 // DCR of synthetic rows to `train` and to `holdout`. The larger of the two reference

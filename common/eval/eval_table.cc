@@ -66,8 +66,8 @@ absl::StatusOr<EvalTable> MakeEvalTable(const CsvTable& table, const v1::Schema&
       const std::string& text = table.rows[r][index];
       const bool is_missing = text.empty() || text == missing;
       const auto where = [&] {
-        const int64_t line = r < table.line_numbers.size() ? table.line_numbers[r]
-                                                           : static_cast<int64_t>(r) + 2;
+        const int64_t line =
+            r < table.line_numbers.size() ? table.line_numbers[r] : static_cast<int64_t>(r) + 2;
         return absl::StrCat(source, ":", line, " column '", column.name(), "'");
       };
       if (typed.numeric()) {

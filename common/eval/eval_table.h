@@ -20,9 +20,9 @@ inline constexpr int kMissingCode = -1;
 struct EvalColumn {
   std::string name;
   ColumnKind kind = ColumnKind::kCategorical;
-  int num_categories = 0;       // categoricals only
-  std::vector<double> values;   // numerics only
-  std::vector<int> codes;       // categoricals only
+  int num_categories = 0;      // categoricals only
+  std::vector<double> values;  // numerics only
+  std::vector<int> codes;      // categoricals only
 
   bool numeric() const { return kind != ColumnKind::kCategorical; }
   bool IsMissing(int64_t row) const;

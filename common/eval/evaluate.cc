@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/data/encoder.h"
 #include "common/eval/frechet.h"
 #include "common/eval/json_writer.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -19,7 +19,8 @@ CsvTable SubsetCsv(const CsvTable& table, const std::vector<int64_t>& indices) {
   out.header = table.header;
   for (int64_t i : indices) {
     out.rows.push_back(table.rows[i]);
-    if (static_cast<size_t>(i) < table.line_numbers.size()) out.line_numbers.push_back(table.line_numbers[i]);
+    if (static_cast<size_t>(i) < table.line_numbers.size())
+      out.line_numbers.push_back(table.line_numbers[i]);
   }
   return out;
 }
@@ -69,7 +70,8 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
                                           const EvalOptions& options, const CsvTable* holdout_csv) {
   const auto start = std::chrono::steady_clock::now();
   const CsvTable real_rows = SubsetCsv(
-      real_csv, SampleRows(static_cast<int64_t>(real_csv.rows.size()), options.max_rows, options.seed));
+      real_csv,
+      SampleRows(static_cast<int64_t>(real_csv.rows.size()), options.max_rows, options.seed));
   const CsvTable synthetic_rows =
       SubsetCsv(synthetic_csv, SampleRows(static_cast<int64_t>(synthetic_csv.rows.size()),
                                           options.max_rows, options.seed + 1));
@@ -81,9 +83,12 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
   }
 
   result.quality = ComputeQuality(result.real, result.synthetic, options.bins);
-  result.avd2 = KWayAvd(result.real, result.synthetic, 2, options.avd_sets, options.seed, options.bins);
-  result.avd3 = KWayAvd(result.real, result.synthetic, 3, options.avd_sets, options.seed, options.bins);
-  result.avd4 = KWayAvd(result.real, result.synthetic, 4, options.avd_sets, options.seed, options.bins);
+  result.avd2 =
+      KWayAvd(result.real, result.synthetic, 2, options.avd_sets, options.seed, options.bins);
+  result.avd3 =
+      KWayAvd(result.real, result.synthetic, 3, options.avd_sets, options.seed, options.bins);
+  result.avd4 =
+      KWayAvd(result.real, result.synthetic, 4, options.avd_sets, options.seed, options.bins);
   ASSIGN_OR_RETURN(result.frechet_distance,
                    EncodedFrechetDistance(real_rows, synthetic_rows, schema));
   const std::vector<Binning> binnings = RealBinnings(result.real, options.bins);
@@ -106,8 +111,8 @@ absl::StatusOr<EvalResult> EvaluateTables(const CsvTable& real_csv, const CsvTab
       utility_options.models.resize(1);
       utility_options.excluded_features = options.target_party_columns;
       ASSIGN_OR_RETURN(result.cross_party_utility,
-                       ComputeUtility(result.real, result.synthetic, schema, target, utility_options,
-                                      real_test));
+                       ComputeUtility(result.real, result.synthetic, schema, target,
+                                      utility_options, real_test));
     }
   }
 
@@ -135,7 +140,8 @@ std::string SummaryLine(const EvalResult& r) {
   if (r.utility.has_value() && !r.utility->models.empty()) {
     const ModelUtility& m = r.utility->models.front();
     line += absl::StrFormat(", %s TRTR/TSTR acc %.3f/%.3f, F1 %.3f/%.3f, total difference %.3f",
-                            m.model, m.trtr.accuracy, m.tstr.accuracy, TargetF1(r.utility->num_classes, m.trtr),
+                            m.model, m.trtr.accuracy, m.tstr.accuracy,
+                            TargetF1(r.utility->num_classes, m.trtr),
                             TargetF1(r.utility->num_classes, m.tstr), m.total_difference);
   }
   if (r.cross_party_utility.has_value() && !r.cross_party_utility->models.empty()) {
@@ -202,7 +208,8 @@ std::string MetricsJson(const EvalResult& r) {
     json.EndArray().EndObject();
   }
   if (r.utility.has_value()) WriteUtility(json, "utility", *r.utility);
-  if (r.cross_party_utility.has_value()) WriteUtility(json, "cross_party_utility", *r.cross_party_utility);
+  if (r.cross_party_utility.has_value())
+    WriteUtility(json, "cross_party_utility", *r.cross_party_utility);
 
   json.Key("privacy").BeginObject();
   json.Key("dcr").BeginObject();

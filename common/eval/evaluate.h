@@ -32,7 +32,7 @@ struct EvalOptions {
 };
 
 struct EvalResult {
-  EvalTable real;       // the (subsampled) tables the metrics were computed on
+  EvalTable real;  // the (subsampled) tables the metrics were computed on
   EvalTable synthetic;
   QualityScores quality;
   double avd2 = 0;
@@ -42,8 +42,8 @@ struct EvalResult {
   std::optional<UtilityResult> utility;
   std::optional<UtilityResult> cross_party_utility;  // see EvalOptions::target_party_columns
   DcrResult dcr;
-  std::string holdout_source;  // "holdout file" or "real 20% split"
-  std::vector<double> real_association;       // AssociationMatrix of real / synthetic
+  std::string holdout_source;            // "holdout file" or "real 20% split"
+  std::vector<double> real_association;  // AssociationMatrix of real / synthetic
   std::vector<double> synthetic_association;
   double summary_score = 0;  // = quality.overall (SDMetrics quality score)
   double seconds = 0;

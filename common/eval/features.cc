@@ -12,7 +12,8 @@ absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Sc
                                             const std::string& target,
                                             const std::vector<std::string>& excluded) {
   const int target_index = table.ColumnIndex(target);
-  if (target_index < 0) return absl::InvalidArgumentError(absl::StrCat("no target column '", target, "'"));
+  if (target_index < 0)
+    return absl::InvalidArgumentError(absl::StrCat("no target column '", target, "'"));
   const EvalColumn& label = table.columns[target_index];
   if (label.numeric()) {
     return absl::InvalidArgumentError(
@@ -26,7 +27,8 @@ absl::StatusOr<LabeledData> MakeLabeledData(const EvalTable& table, const v1::Sc
   for (const std::string& name : excluded) {
     const int index = table.ColumnIndex(name);
     if (index < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("no column '", name, "' to leave out of the features"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no column '", name, "' to leave out of the features"));
     }
     feature[index] = false;
   }

@@ -45,7 +45,8 @@ JointCounts CountTuples(const std::vector<const std::vector<int>*>& columns) {
   for (size_t r = 0; r < rows; ++r) {
     uint64_t key = 0;
     // Codes are >= kBelowRange (-2) and below 2^16 - 2: 16 bits each, k <= 4.
-    for (const std::vector<int>* column : columns) key = (key << 16) | static_cast<uint64_t>((*column)[r] + 2);
+    for (const std::vector<int>* column : columns)
+      key = (key << 16) | static_cast<uint64_t>((*column)[r] + 2);
     counts[static_cast<int64_t>(key)] += 1;
   }
   return counts;
@@ -79,7 +80,8 @@ double KsComplement(const std::vector<double>& real, const std::vector<double>& 
     const double x = j == b.size() || (i < a.size() && a[i] <= b[j]) ? a[i] : b[j];
     while (i < a.size() && a[i] == x) ++i;
     while (j < b.size() && b[j] == x) ++j;
-    d = std::max(d, std::abs(static_cast<double>(i) / a.size() - static_cast<double>(j) / b.size()));
+    d = std::max(d,
+                 std::abs(static_cast<double>(i) / a.size() - static_cast<double>(j) / b.size()));
   }
   return 1.0 - d;
 }
@@ -125,8 +127,8 @@ double ContingencySimilarity(const std::vector<int>& real_a, const std::vector<i
   if (real_a.empty() || syn_a.empty()) return kNaN;
   const JointCounts rc = CountTuples({&real_a, &real_b});
   const JointCounts sc = CountTuples({&syn_a, &syn_b});
-  return 1.0 - CountsTvd(rc, static_cast<double>(real_a.size()), sc,
-                         static_cast<double>(syn_a.size()));
+  return 1.0 -
+         CountsTvd(rc, static_cast<double>(real_a.size()), sc, static_cast<double>(syn_a.size()));
 }
 
 double CramersV(const std::vector<int>& a, const std::vector<int>& b) {
@@ -211,7 +213,8 @@ QualityScores ComputeQuality(const EvalTable& real, const EvalTable& synthetic, 
     const EvalColumn& rc = real.columns[c];
     const EvalColumn& sc = synthetic.columns[c];
     ColumnShape shape{rc.name, rc.numeric() ? "KSComplement" : "TVComplement", 0};
-    shape.score = rc.numeric() ? KsComplement(rc.values, sc.values) : TvComplement(rc.codes, sc.codes);
+    shape.score =
+        rc.numeric() ? KsComplement(rc.values, sc.values) : TvComplement(rc.codes, sc.codes);
     shape_scores.push_back(shape.score);
     q.column_shapes.push_back(shape);
   }
@@ -228,7 +231,8 @@ QualityScores ComputeQuality(const EvalTable& real, const EvalTable& synthetic, 
         trend.score = 1.0 - std::abs(trend.real_correlation - trend.synthetic_correlation) / 2;
       } else {
         trend.metric = "ContingencySimilarity";
-        trend.score = ContingencySimilarity(real_codes[a], real_codes[b], syn_codes[a], syn_codes[b]);
+        trend.score =
+            ContingencySimilarity(real_codes[a], real_codes[b], syn_codes[a], syn_codes[b]);
       }
       trend_scores.push_back(trend.score);
       q.pair_trends.push_back(trend);
@@ -240,7 +244,8 @@ QualityScores ComputeQuality(const EvalTable& real, const EvalTable& synthetic, 
   return q;
 }
 
-std::vector<double> AssociationMatrix(const EvalTable& table, const std::vector<Binning>& binnings) {
+std::vector<double> AssociationMatrix(const EvalTable& table,
+                                      const std::vector<Binning>& binnings) {
   const size_t n = table.columns.size();
   const auto codes = DiscreteCodes(table, binnings);
   std::vector<double> m(n * n, 1.0);
@@ -274,7 +279,8 @@ double KWayAvd(const EvalTable& real, const EvalTable& synthetic, int k, int set
       std::swap(order[i], order[j]);
     }
     std::vector<const std::vector<int>*> rs, ss;
-    for (int i = 0; i < k; ++i) rs.push_back(&real_codes[order[i]]), ss.push_back(&syn_codes[order[i]]);
+    for (int i = 0; i < k; ++i)
+      rs.push_back(&real_codes[order[i]]), ss.push_back(&syn_codes[order[i]]);
     total += CountsTvd(CountTuples(rs), static_cast<double>(real.rows), CountTuples(ss),
                        static_cast<double>(synthetic.rows));
   }

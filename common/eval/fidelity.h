@@ -64,7 +64,7 @@ struct PairTrend {
   std::string column_b;
   std::string metric;  // "CorrelationSimilarity" or "ContingencySimilarity"
   double score = 0;
-  double real_correlation = 0;       // Pearson (numeric pairs) else NaN
+  double real_correlation = 0;  // Pearson (numeric pairs) else NaN
   double synthetic_correlation = 0;
 };
 

@@ -48,7 +48,8 @@ double FrechetDistance(const std::vector<float>& real, int64_t real_rows,
   std::vector<double> inner = MatMul(MatMul(root_r, g.covariance, width), root_r, width);
   for (int i = 0; i < width; ++i) {  // symmetrise away round-off before Jacobi
     for (int j = i + 1; j < width; ++j) {
-      inner[i * width + j] = inner[j * width + i] = 0.5 * (inner[i * width + j] + inner[j * width + i]);
+      inner[i * width + j] = inner[j * width + i] =
+          0.5 * (inner[i * width + j] + inner[j * width + i]);
     }
   }
   const SymmetricEigen eig = JacobiEigen(std::move(inner), width);

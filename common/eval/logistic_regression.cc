@@ -62,8 +62,10 @@ absl::Status LogisticRegression::Fit(const FeatureMatrix& x, const std::vector<i
 }
 
 absl::StatusOr<std::vector<double>> LogisticRegression::PredictProba(const FeatureMatrix& x) const {
-  if (weights_.empty()) return absl::FailedPreconditionError("logistic regression: PredictProba before Fit");
-  if (x.cols != cols_) return absl::InvalidArgumentError("logistic regression: feature count differs");
+  if (weights_.empty())
+    return absl::FailedPreconditionError("logistic regression: PredictProba before Fit");
+  if (x.cols != cols_)
+    return absl::InvalidArgumentError("logistic regression: feature count differs");
   std::vector<double> out(static_cast<size_t>(x.rows) * num_classes_);
   for (int64_t r = 0; r < x.rows; ++r) {
     RowProba(x.row(r), cols_, weights_, num_classes_, out.data() + r * num_classes_);

@@ -8,9 +8,9 @@
 namespace vfsynth {
 
 struct LogisticRegressionOptions {
-  int iterations = 300;       // full-batch Adam steps
+  int iterations = 300;  // full-batch Adam steps
   double learning_rate = 0.05;
-  double l2 = 1e-4;           // on the weights, not the bias
+  double l2 = 1e-4;  // on the weights, not the bias
 };
 
 // Multinomial (softmax) logistic regression trained full-batch with Adam; a

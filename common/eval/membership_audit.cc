@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/eval/classification_metrics.h"
 #include "common/eval/dcr.h"
 #include "common/eval/fidelity.h"
 #include "common/eval/json_writer.h"
 #include "common/eval/random_forest.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -63,7 +63,8 @@ std::vector<double> AuditFeatures(const EvalTable& synthetic, const EvalTable& t
   for (size_t a = 0; a < synthetic.columns.size(); ++a) {
     for (size_t b = a + 1; b < synthetic.columns.size(); ++b) {
       if (synthetic.columns[a].numeric() && synthetic.columns[b].numeric()) {
-        f.push_back(Finite(PearsonCorrelation(synthetic.columns[a].values, synthetic.columns[b].values)));
+        f.push_back(
+            Finite(PearsonCorrelation(synthetic.columns[a].values, synthetic.columns[b].values)));
       }
     }
   }
@@ -86,13 +87,14 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
                                                const SyntheticSampler& sampler,
                                                const AuditOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.shadow_models < 2) return absl::InvalidArgumentError("audit needs >= 2 shadow models per side");
+  if (options.shadow_models < 2)
+    return absl::InvalidArgumentError("audit needs >= 2 shadow models per side");
   if (!options.canary.empty() && options.target_row >= 0) {
     return absl::InvalidArgumentError("audit takes either a canary or a target row, not both");
   }
   if (!options.canary.empty() && options.canary.size() != data.header.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the canary has ", options.canary.size(), " fields, the data ",
-                                                   data.header.size()));
+    return absl::InvalidArgumentError(absl::StrCat("the canary has ", options.canary.size(),
+                                                   " fields, the data ", data.header.size()));
   }
   CsvTable with_canary;
   if (!options.canary.empty()) {
@@ -118,7 +120,8 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
     result.target_row = std::max_element(nn.begin(), nn.end()) - nn.begin();
   }
   if (result.target_row >= table.rows) {
-    return absl::InvalidArgumentError(absl::StrCat("target row ", result.target_row, " out of range"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target row ", result.target_row, " out of range"));
   }
   const EvalTable target = table.Subset({result.target_row});
   for (const v1::Column& column : schema.columns()) {
@@ -126,7 +129,8 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   }
   CsvTable without = d;
   without.rows.erase(without.rows.begin() + result.target_row);
-  if (!without.line_numbers.empty()) without.line_numbers.erase(without.line_numbers.begin() + result.target_row);
+  if (!without.line_numbers.empty())
+    without.line_numbers.erase(without.line_numbers.begin() + result.target_row);
 
   // features[side][i]: side 1 = trained with the target.
   std::vector<std::vector<double>> features[2];
@@ -141,15 +145,16 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   }
 
   // Balanced split of each side into attack-train and attack-test sets.
-  const int train_per_side = std::clamp(
-      static_cast<int>(std::lround(options.train_fraction * options.shadow_models)), 1,
-      options.shadow_models - 1);
+  const int train_per_side =
+      std::clamp(static_cast<int>(std::lround(options.train_fraction * options.shadow_models)), 1,
+                 options.shadow_models - 1);
   FeatureMatrix train_x, test_x;
   std::vector<int> train_y, test_y;
   const int width = static_cast<int>(features[0][0].size());
   train_x.cols = test_x.cols = width;
   for (int side = 0; side < 2; ++side) {
-    const std::vector<int64_t> order = SampleRows(options.shadow_models, 0, options.seed + 17 + side);
+    const std::vector<int64_t> order =
+        SampleRows(options.shadow_models, 0, options.seed + 17 + side);
     for (int k = 0; k < options.shadow_models; ++k) {
       const bool train = k < train_per_side;
       FeatureMatrix& x = train ? train_x : test_x;

@@ -27,7 +27,7 @@ struct AuditOptions {
   // data as the last row and is the target; target_row must then be -1.
   std::vector<std::string> canary;
   double delta = 1e-5;
-  double alpha = 0.05;          // Clopper–Pearson level
+  double alpha = 0.05;  // Clopper–Pearson level
   int attack_trees = 200;
   int threads = 2;
   uint64_t seed = 0;
@@ -39,7 +39,7 @@ struct AuditResult {
   std::vector<std::string> target_record;  // the schema columns of the target
   int64_t training_rows = 0;
   int shadow_models = 0;
-  int test_in = 0, test_out = 0;            // held-out synthetic sets per side
+  int test_in = 0, test_out = 0;  // held-out synthetic sets per side
   int false_negatives = 0, false_positives = 0;
   double accuracy = 0;
   double auc = 0;

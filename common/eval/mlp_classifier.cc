@@ -26,7 +26,8 @@ struct MlpClassifier::Net {
   }
   std::vector<torch::Tensor> parameters() const { return {w1, b1, w2, b2}; }
   torch::Tensor forward(const torch::Tensor& x) const {
-    return torch::nn::functional::linear(torch::relu(torch::nn::functional::linear(x, w1, b1)), w2, b2);
+    return torch::nn::functional::linear(torch::relu(torch::nn::functional::linear(x, w1, b1)), w2,
+                                         b2);
   }
 };
 
@@ -47,7 +48,8 @@ absl::Status MlpClassifier::Fit(const FeatureMatrix& x, const std::vector<int>& 
         torch::from_blob(const_cast<float*>(x.values.data()), {x.rows, x.cols}, torch::kFloat32);
     std::vector<int64_t> labels64(y.begin(), y.end());
     const torch::Tensor labels = torch::tensor(labels64, torch::kInt64);
-    torch::optim::Adam optimizer(net_->parameters(), torch::optim::AdamOptions(options_.learning_rate));
+    torch::optim::Adam optimizer(net_->parameters(),
+                                 torch::optim::AdamOptions(options_.learning_rate));
     for (int epoch = 0; epoch < options_.epochs; ++epoch) {
       const torch::Tensor order = torch::randperm(x.rows, generator, torch::kInt64);
       for (int64_t start = 0; start < x.rows; start += options_.batch_size) {

@@ -46,7 +46,8 @@ absl::Status RandomForest::Fit(const FeatureMatrix& x, const std::vector<int>& y
   }
   for (int label : y) {
     if (label < 0 || label >= num_classes) {
-      return absl::InvalidArgumentError(absl::StrCat("random forest: label ", label, " out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("random forest: label ", label, " out of range"));
     }
   }
   num_classes_ = num_classes;
@@ -109,8 +110,8 @@ RandomForest::Tree RandomForest::BuildTree(const std::vector<uint8_t>& binned,
     std::fill(counts.begin(), counts.end(), 0.0);
     for (int64_t i = task.begin; i < task.end; ++i) counts[y[index[i]]] += weight[index[i]];
     const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
-    const int nonzero = static_cast<int>(std::count_if(counts.begin(), counts.end(),
-                                                       [](double c) { return c > 0; }));
+    const int nonzero = static_cast<int>(
+        std::count_if(counts.begin(), counts.end(), [](double c) { return c > 0; }));
     double parent_score = 0;  // sum_c n_c^2 / n: higher = purer
     for (double c : counts) parent_score += c * c / total;
 
@@ -142,7 +143,8 @@ RandomForest::Tree RandomForest::BuildTree(const std::vector<uint8_t>& binned,
         std::fill(left_counts.begin(), left_counts.end(), 0.0);
         double left_total = 0;
         for (int b = lo; b < hi; ++b) {
-          for (int c = 0; c < k; ++c) left_counts[c] += hist[b * k + c], left_total += hist[b * k + c];
+          for (int c = 0; c < k; ++c)
+            left_counts[c] += hist[b * k + c], left_total += hist[b * k + c];
           if (left_total == 0 || left_total == total) continue;
           double left_sq = 0, right_sq = 0;
           for (int c = 0; c < k; ++c) {
@@ -181,8 +183,10 @@ RandomForest::Tree RandomForest::BuildTree(const std::vector<uint8_t>& binned,
 absl::StatusOr<std::vector<double>> RandomForest::PredictProba(const FeatureMatrix& x) const {
   const int k = num_classes_;
   std::vector<double> out(static_cast<size_t>(x.rows) * k, 0.0);
-  if (trees_.empty()) return absl::FailedPreconditionError("random forest: PredictProba before Fit");
-  if (x.cols != cols_) return absl::InvalidArgumentError("random forest: feature count differs from Fit");
+  if (trees_.empty())
+    return absl::FailedPreconditionError("random forest: PredictProba before Fit");
+  if (x.cols != cols_)
+    return absl::InvalidArgumentError("random forest: feature count differs from Fit");
   const int threads = std::max(1, options_.threads);
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {

@@ -37,7 +37,7 @@ class RandomForest : public Classifier {
 
  private:
   struct Node {
-    int feature = -1;  // -1: leaf
+    int feature = -1;     // -1: leaf
     float threshold = 0;  // go left when x < threshold
     int left = -1;
     int right = -1;

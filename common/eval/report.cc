@@ -17,49 +17,64 @@ namespace {
 std::string PrivacyScope(const v1::PrivacyPlan& plan) {
   std::string html;
   if (plan.privacy().mode() == v1::PrivacyConfig::signds) {
-    absl::StrAppendFormat(&html,
-                          "<p id=\"ledger\">Each party's participation ledger: a user answers at most %d "
-                          "round(s) of the %d, each answer &epsilon; = %.4g local DP, %.4g per user in all.</p>",
-                          plan.horizontal().participation_cap(), plan.rounds(), EpsilonPerAnswer(plan),
-                          plan.privacy().epsilon());
+    absl::StrAppendFormat(
+        &html,
+        "<p id=\"ledger\">Each party's participation ledger: a user answers at most %d "
+        "round(s) of the %d, each answer &epsilon; = %.4g local DP, %.4g per user in all.</p>",
+        plan.horizontal().participation_cap(), plan.rounds(), EpsilonPerAnswer(plan),
+        plan.privacy().epsilon());
     html +=
         "<p id=\"scope\"><b>Protected</b>, up to &epsilon; against everyone, the curator included: "
-        "everything about any one user's rows (replacing them changes the odds of anything anyone sees, "
-        "this table included, by at most e<sup>&epsilon;</sup>). <b>Not protected</b>: patterns of the "
-        "population, which the table is meant to show; the schema (public metadata); how many rows and "
+        "everything about any one user's rows (replacing them changes the odds of anything anyone "
+        "sees, "
+        "this table included, by at most e<sup>&epsilon;</sup>). <b>Not protected</b>: patterns of "
+        "the "
+        "population, which the table is meant to show; the schema (public metadata); how many rows "
+        "and "
         "users each party holds, and which party a report came from.</p>\n";
     return html;
   }
   if (plan.privacy().mode() == v1::PrivacyConfig::dpfedavg) {
-    absl::StrAppendFormat(&html,
-                          "<p id=\"ledger\">Each party's privacy ledger: %d rounds, each releasing the party's sum "
-                          "of its sampled users' updates (each user drawn with probability %.4g, clipped to %g) "
-                          "with Gaussian noise at multiplier %.4g: &epsilon; = %.4g at &delta; = %g per user.</p>",
-                          plan.rounds(), DpFedAvgMechanism(plan).sample_rate, plan.privacy().clip_norm(),
-                          plan.noise_multiplier(), Guarantee(plan, Observer::kPublished).epsilon_planned(),
-                          plan.privacy().delta());
+    absl::StrAppendFormat(
+        &html,
+        "<p id=\"ledger\">Each party's privacy ledger: %d rounds, each releasing the party's sum "
+        "of its sampled users' updates (each user drawn with probability %.4g, clipped to %g) "
+        "with Gaussian noise at multiplier %.4g: &epsilon; = %.4g at &delta; = %g per user.</p>",
+        plan.rounds(), DpFedAvgMechanism(plan).sample_rate, plan.privacy().clip_norm(),
+        plan.noise_multiplier(), Guarantee(plan, Observer::kPublished).epsilon_planned(),
+        plan.privacy().delta());
     html +=
-        "<p id=\"scope\"><b>Protected</b>, up to (&epsilon;, &delta;) against everyone, the curator included: "
-        "everything about any one user's rows. <b>Not protected</b>: patterns of the population, which the "
-        "table is meant to show; the schema (public metadata); how many rows and users each party holds. "
+        "<p id=\"scope\"><b>Protected</b>, up to (&epsilon;, &delta;) against everyone, the "
+        "curator included: "
+        "everything about any one user's rows. <b>Not protected</b>: patterns of the population, "
+        "which the "
+        "table is meant to show; the schema (public metadata); how many rows and users each party "
+        "holds. "
         "The user's own party holds its rows and is not an observer this protects against.</p>\n";
     return html;
   }
   const absl::StatusOr<std::optional<double>> own = OwnReleasesEpsilonAfter(plan, plan.rounds());
   if (own.ok() && own->has_value()) {
-    absl::StrAppendFormat(&html,
-                          "<p id=\"ledger\">Each party's ledger: its own releases over the run's %d rounds "
-                          "(critic releases%s%s) come to &epsilon; = %.4g at &delta; = %g.</p>",
-                          plan.rounds(), plan.marginal_noise_multiplier() > 0 ? ", the marginal release" : "",
-                          plan.label_epsilon() > 0 ? ", the label release" : "", **own, plan.privacy().delta());
+    absl::StrAppendFormat(
+        &html,
+        "<p id=\"ledger\">Each party's ledger: its own releases over the run's %d rounds "
+        "(critic releases%s%s) come to &epsilon; = %.4g at &delta; = %g.</p>",
+        plan.rounds(), plan.marginal_noise_multiplier() > 0 ? ", the marginal release" : "",
+        plan.label_epsilon() > 0 ? ", the label release" : "", **own, plan.privacy().delta());
   }
   html +=
-      "<p id=\"scope\"><b>Protected</b>, up to each &epsilon; above against that observer: the values of "
-      "any one person's record at every party (replacing them changes the odds of anything the observer "
-      "sees, this table and the published generator included, by at most e<sup>&epsilon;</sup>, up to "
-      "&delta;). <b>Not protected</b>: patterns of the population, which the table is meant to show; the "
-      "schemas and the party layout (public metadata); which ids the parties share and how many, which "
-      "the alignment fixes before training (the curator learns only the count); and anything against an "
+      "<p id=\"scope\"><b>Protected</b>, up to each &epsilon; above against that observer: the "
+      "values of "
+      "any one person's record at every party (replacing them changes the odds of anything the "
+      "observer "
+      "sees, this table and the published generator included, by at most e<sup>&epsilon;</sup>, up "
+      "to "
+      "&delta;). <b>Not protected</b>: patterns of the population, which the table is meant to "
+      "show; the "
+      "schemas and the party layout (public metadata); which ids the parties share and how many, "
+      "which "
+      "the alignment fixes before training (the curator learns only the count); and anything "
+      "against an "
       "observer marked not DP.</p>\n";
   return html;
 }
@@ -119,7 +134,8 @@ Marginal ColumnMarginal(const EvalColumn& real, const EvalColumn& syn, const v1:
   };
   m.real = fill(real.values);
   m.synthetic = fill(syn.values);
-  for (int b = 0; b < kHistogramBins; ++b) m.labels.push_back(absl::StrFormat("%.4g", lo + b * width));
+  for (int b = 0; b < kHistogramBins; ++b)
+    m.labels.push_back(absl::StrFormat("%.4g", lo + b * width));
   return m;
 }
 
@@ -137,8 +153,8 @@ std::string DcrHistogram(const DcrResult& dcr) {
   std::vector<std::string> labels;
   for (int b = 0; b < kHistogramBins; ++b) labels.push_back(absl::StrFormat("%.3f", b * width));
   return SvgGroupedBars("Distance to closest record (share of sampled synthetic rows)", labels,
-                        fill(dcr.synthetic_to_train), fill(dcr.synthetic_to_holdout),
-                        "to train", "to holdout");
+                        fill(dcr.synthetic_to_train), fill(dcr.synthetic_to_holdout), "to train",
+                        "to holdout");
 }
 
 std::string Fmt(double v) { return std::isfinite(v) ? absl::StrFormat("%.4f", v) : "n/a"; }
@@ -146,11 +162,14 @@ std::string Fmt(double v) { return std::isfinite(v) ? absl::StrFormat("%.4f", v)
 std::string UtilityTable(const UtilityResult& u) {
   std::string html = absl::StrCat(
       "<p>Target <b>", HtmlEscape(u.target), "</b>",
-      u.positive_label.empty() ? "" : absl::StrCat(", positive class <b>", HtmlEscape(u.positive_label), "</b>"),
+      u.positive_label.empty()
+          ? ""
+          : absl::StrCat(", positive class <b>", HtmlEscape(u.positive_label), "</b>"),
       absl::StrFormat("; real %d train / %d test rows, synthetic %d / %d.</p>", u.real_train_rows,
                       u.real_test_rows, u.synthetic_train_rows, u.synthetic_test_rows));
-  html += "<table><tr><th>model</th><th>metric</th><th>TRTR</th><th>TSTR</th><th>TRTS</th>"
-          "<th>TSTS</th><th>total difference</th></tr>";
+  html +=
+      "<table><tr><th>model</th><th>metric</th><th>TRTR</th><th>TSTR</th><th>TRTS</th>"
+      "<th>TSTS</th><th>total difference</th></tr>";
   for (const ModelUtility& m : u.models) {
     const struct {
       const char* name;
@@ -184,23 +203,27 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
       "text-align:right}th{background:#eee}.grid{display:flex;flex-wrap:wrap;gap:10px}"
       ".summary{font-size:1.1em;background:#f4f7fb;padding:8px;border-left:4px solid #1f77b4}"
       "</style></head><body>\n<h1>vfsynth evaluation report</h1>\n";
-  absl::StrAppend(&html, "<p class=\"summary\" id=\"summary\">", HtmlEscape(SummaryLine(r)), "</p>\n");
+  absl::StrAppend(&html, "<p class=\"summary\" id=\"summary\">", HtmlEscape(SummaryLine(r)),
+                  "</p>\n");
   absl::StrAppendFormat(&html, "<p>%d real rows, %d synthetic rows; computed in %.1f s.</p>\n",
                         r.real.rows, r.synthetic.rows, r.seconds);
 
   if (!r.party.empty()) {
-    absl::StrAppend(&html, "<h2>Scope</h2><p id=\"scope\">Computed by party <b>", HtmlEscape(r.party),
-                    "</b> from its own rows, on its own ", r.real.columns.size(),
-                    " columns only. These figures are a function of the party's private data and are not "
-                    "differentially private: publishing them releases information about its rows that the "
-                    "run's &epsilon; does not cover. Keep them inside the party unless that is acceptable.</p>\n");
+    absl::StrAppend(
+        &html, "<h2>Scope</h2><p id=\"scope\">Computed by party <b>", HtmlEscape(r.party),
+        "</b> from its own rows, on its own ", r.real.columns.size(),
+        " columns only. These figures are a function of the party's private data and are not "
+        "differentially private: publishing them releases information about its rows that the "
+        "run's &epsilon; does not cover. Keep them inside the party unless that is "
+        "acceptable.</p>\n");
   }
   if (r.privacy.has_value()) {
-    absl::StrAppendFormat(&html,
-                          "<h2>Differential privacy</h2><p>Mode %s, &delta; = %g: the guarantee to a person whose "
-                          "record every party holds.</p><table><tr><th>against</th><th>&epsilon;</th></tr>",
-                          HtmlEscape(v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode())),
-                          r.privacy->privacy().delta());
+    absl::StrAppendFormat(
+        &html,
+        "<h2>Differential privacy</h2><p>Mode %s, &delta; = %g: the guarantee to a person whose "
+        "record every party holds.</p><table><tr><th>against</th><th>&epsilon;</th></tr>",
+        HtmlEscape(v1::PrivacyConfig::Mode_Name(r.privacy->privacy().mode())),
+        r.privacy->privacy().delta());
     for (const v1::ObserverGuarantee& g : r.privacy->guarantees()) {
       absl::StrAppend(&html, "<tr><td>", HtmlEscape(g.observer()), "</td><td>",
                       g.has_epsilon_planned() ? absl::StrFormat("%.4g", g.epsilon_planned())
@@ -220,7 +243,8 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
       {"4-way marginal AVD (lower is better)", r.avd4},
       {"Fréchet distance on encoded data (lower is better)", r.frechet_distance}};
   for (const auto& [name, value] : scores) {
-    absl::StrAppend(&html, "<tr><td style=\"text-align:left\">", name, "</td><td>", Fmt(value), "</td></tr>");
+    absl::StrAppend(&html, "<tr><td style=\"text-align:left\">", name, "</td><td>", Fmt(value),
+                    "</td></tr>");
   }
   html += "</table>\n<h3>Marginals: real vs synthetic</h3><div class=\"grid\">\n";
   for (size_t c = 0; c < r.real.columns.size(); ++c) {
@@ -230,8 +254,9 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
                            m.labels, m.real, m.synthetic, "real", "synthetic");
     html += "\n";
   }
-  html += "</div>\n<h3>Column associations (Pearson for numeric pairs, Cramér's V otherwise)</h3>"
-          "<div class=\"grid\">\n";
+  html +=
+      "</div>\n<h3>Column associations (Pearson for numeric pairs, Cramér's V otherwise)</h3>"
+      "<div class=\"grid\">\n";
   std::vector<std::string> names;
   for (const EvalColumn& column : r.real.columns) names.push_back(column.name);
   std::vector<double> difference(r.real_association.size());
@@ -246,9 +271,11 @@ std::string RenderReportHtml(const EvalResult& r, const v1::Schema& schema) {
   html += r.utility.has_value() ? UtilityTable(*r.utility)
                                 : std::string("<p>No target column given; utility skipped.</p>");
   if (r.cross_party_utility.has_value()) {
-    html += absl::StrCat("\n<h3>From the other parties' columns only</h3>\n<p>Without the columns of the "
-                         "target's party (", HtmlEscape(absl::StrJoin(r.cross_party_utility->excluded_features, ", ")),
-                         "): does the table carry the target's dependence across the party boundary?</p>");
+    html += absl::StrCat(
+        "\n<h3>From the other parties' columns only</h3>\n<p>Without the columns of the "
+        "target's party (",
+        HtmlEscape(absl::StrJoin(r.cross_party_utility->excluded_features, ", ")),
+        "): does the table carry the target's dependence across the party boundary?</p>");
     html += UtilityTable(*r.cross_party_utility);
   }
   html += "\n<h2>Privacy: distance to closest record</h2>\n";

@@ -20,13 +20,15 @@ std::string Truncate(const std::string& text, size_t limit) {
 std::string Blend(int r0, int g0, int b0, int r1, int g1, int b1, double t) {
   t = std::clamp(t, 0.0, 1.0);
   return absl::StrFormat("rgb(%d,%d,%d)", static_cast<int>(r0 + (r1 - r0) * t),
-                         static_cast<int>(g0 + (g1 - g0) * t), static_cast<int>(b0 + (b1 - b0) * t));
+                         static_cast<int>(g0 + (g1 - g0) * t),
+                         static_cast<int>(b0 + (b1 - b0) * t));
 }
 
 std::string HeatColour(double v, double lo, double hi) {
   if (std::isnan(v)) return "#cccccc";
   if (lo < 0) {  // diverging around 0
-    return v < 0 ? Blend(255, 255, 255, 33, 102, 172, v / lo) : Blend(255, 255, 255, 178, 24, 43, v / hi);
+    return v < 0 ? Blend(255, 255, 255, 33, 102, 172, v / lo)
+                 : Blend(255, 255, 255, 178, 24, 43, v / hi);
   }
   return Blend(255, 255, 255, 178, 24, 43, (v - lo) / (hi - lo));
 }
@@ -37,12 +39,23 @@ std::string HtmlEscape(absl::string_view text) {
   std::string out;
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -73,20 +86,24 @@ std::string SvgGroupedBars(absl::string_view title, const std::vector<std::strin
                         left, kFirstColour, left + 11, HtmlEscape(first_name), left + 80,
                         kSecondColour, left + 91, HtmlEscape(second_name));
   const double base = top + plot_h;
-  absl::StrAppendFormat(&svg,
-                        "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
-                        "<text x=\"%.0f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%.2f</text>",
-                        left, base, left + group_w * n, base, left - 3, top + 8, max_value);
+  absl::StrAppendFormat(
+      &svg,
+      "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
+      "<text x=\"%.0f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%.2f</text>",
+      left, base, left + group_w * n, base, left - 3, top + 8, max_value);
   for (int i = 0; i < n; ++i) {
     const double x = left + group_w * i;
     const double bar_w = group_w * 0.4;
-    const double h1 = plot_h * 0.9 * (i < static_cast<int>(first.size()) ? first[i] : 0) / max_value;
-    const double h2 = plot_h * 0.9 * (i < static_cast<int>(second.size()) ? second[i] : 0) / max_value;
-    absl::StrAppendFormat(&svg,
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
-                          x + group_w * 0.1, base - h1, bar_w, h1, kFirstColour,
-                          x + group_w * 0.5, base - h2, bar_w, h2, kSecondColour);
+    const double h1 =
+        plot_h * 0.9 * (i < static_cast<int>(first.size()) ? first[i] : 0) / max_value;
+    const double h2 =
+        plot_h * 0.9 * (i < static_cast<int>(second.size()) ? second[i] : 0) / max_value;
+    absl::StrAppendFormat(
+        &svg,
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+        x + group_w * 0.1, base - h1, bar_w, h1, kFirstColour, x + group_w * 0.5, base - h2, bar_w,
+        h2, kSecondColour);
     const double lx = x + group_w / 2, ly = base + 8;
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" text-anchor=\"end\" "
@@ -110,9 +127,9 @@ std::string SvgHeatmap(absl::string_view title, const std::vector<std::string>& 
                   HtmlEscape(title), "</text>");
   for (int i = 0; i < n; ++i) {
     const std::string label = HtmlEscape(Truncate(labels[i], 16));
-    absl::StrAppendFormat(&svg,
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%s</text>",
-                          left - 3, top + cell * i + cell * 0.7, label);
+    absl::StrAppendFormat(
+        &svg, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%s</text>", left - 3,
+        top + cell * i + cell * 0.7, label);
     const double x = left + cell * i + cell * 0.6, y = top - 4;
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
@@ -133,12 +150,15 @@ std::string SvgHeatmap(absl::string_view title, const std::vector<std::string>& 
   svg += "<g class=\"legend\">";
   for (int k = 0; k < kStops; ++k) {
     const double v = hi - (hi - lo) * (k + 0.5) / kStops;
-    absl::StrAppendFormat(&svg, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"%.1f\" fill=\"%s\"/>", legend_x,
-                          top + stop_h * k, stop_h, HeatColour(v, lo, hi));
+    absl::StrAppendFormat(&svg,
+                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"%.1f\" fill=\"%s\"/>",
+                          legend_x, top + stop_h * k, stop_h, HeatColour(v, lo, hi));
   }
-  for (const auto& [value, y] : {std::pair{hi, top + 8}, std::pair{(lo + hi) / 2, top + stop_h * kStops / 2 + 3},
-                                 std::pair{lo, top + stop_h * kStops}}) {
-    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%g</text>", legend_x + 15, y, value);
+  for (const auto& [value, y] :
+       {std::pair{hi, top + 8}, std::pair{(lo + hi) / 2, top + stop_h * kStops / 2 + 3},
+        std::pair{lo, top + stop_h * kStops}}) {
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%g</text>",
+                          legend_x + 15, y, value);
   }
   return svg + "</g></svg>";
 }

@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/eval/features.h"
 #include "common/eval/logistic_regression.h"
 #include "common/eval/mlp_classifier.h"
 #include "common/eval/random_forest.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -41,7 +41,8 @@ absl::StatusOr<TrainTest> LabeledPair(const EvalTable& train, const EvalTable& t
   ASSIGN_OR_RETURN(out.train, MakeLabeledData(train, schema, target, excluded));
   ASSIGN_OR_RETURN(out.test, MakeLabeledData(test, schema, target, excluded));
   if (out.train.x.rows == 0 || out.test.x.rows == 0) {
-    return absl::InvalidArgumentError("no rows with a target value in the real or the holdout table");
+    return absl::InvalidArgumentError(
+        "no rows with a target value in the real or the holdout table");
   }
   return out;
 }
@@ -82,9 +83,10 @@ absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTa
                                              const v1::Schema& schema, const std::string& target,
                                              const UtilityOptions& options,
                                              const EvalTable* real_test) {
-  ASSIGN_OR_RETURN(const TrainTest r, real_test != nullptr
-                                          ? LabeledPair(real, *real_test, schema, target, options.excluded_features)
-                                          : SplitLabeled(real, schema, target, options));
+  ASSIGN_OR_RETURN(const TrainTest r,
+                   real_test != nullptr
+                       ? LabeledPair(real, *real_test, schema, target, options.excluded_features)
+                       : SplitLabeled(real, schema, target, options));
   ASSIGN_OR_RETURN(const TrainTest s, SplitLabeled(synthetic, schema, target, options));
   UtilityResult result;
   result.target = target;
@@ -113,8 +115,9 @@ absl::StatusOr<UtilityResult> ComputeUtility(const EvalTable& real, const EvalTa
     ASSIGN_OR_RETURN(m.tstr, Score(*on_synthetic, r.test, result.positive_class));
     ASSIGN_OR_RETURN(m.tsts, Score(*on_synthetic, s.test, result.positive_class));
     for (const ClassificationScores* other : {&m.tsts, &m.trts, &m.tstr}) {
-      m.total_difference += std::abs(other->accuracy - m.trtr.accuracy) +
-                            std::abs(TargetF1(result.num_classes, *other) - TargetF1(result.num_classes, m.trtr));
+      m.total_difference +=
+          std::abs(other->accuracy - m.trtr.accuracy) +
+          std::abs(TargetF1(result.num_classes, *other) - TargetF1(result.num_classes, m.trtr));
     }
     spdlog::info("utility {}: TRTR acc {:.4f} TSTR acc {:.4f} total difference {:.4f}", name,
                  m.trtr.accuracy, m.tstr.accuracy, m.total_difference);

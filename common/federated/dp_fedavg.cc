@@ -4,15 +4,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/privacy/dp_sgd.h"
-#include "common/privacy/random_tensors.h"
+#include "common/dp/dp_sgd.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 
-absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates, int64_t dim, double clip_norm,
+absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates,
+                                               int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise) {
   if (!(clip_norm > 0) || !std::isfinite(clip_norm)) {
-    return absl::InvalidArgumentError(absl::StrCat("the clipping norm must be finite and > 0, got ", clip_norm));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the clipping norm must be finite and > 0, got ", clip_norm));
   }
   if (!(noise_multiplier >= 0) || !std::isfinite(noise_multiplier)) {
     return absl::InvalidArgumentError(
@@ -20,22 +22,26 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
   }
   for (const torch::Tensor& update : updates) {
     if (update.dim() != 1 || update.size(0) != dim) {
-      return absl::InvalidArgumentError(absl::StrCat("a user update of ", update.numel(), " values in ", update.dim(),
-                                                     " dimensions for a model of ", dim, " parameters"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a user update of ", update.numel(), " values in ", update.dim(),
+                       " dimensions for a model of ", dim, " parameters"));
     }
   }
   torch::Tensor sum = torch::zeros({dim}, torch::kDouble);
   if (!updates.empty()) {
-    ASSIGN_OR_RETURN(const ClippedSum clipped, ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
+    ASSIGN_OR_RETURN(const ClippedSum clipped,
+                     ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
     sum = clipped.sum.front();
   }
   if (noise_multiplier > 0) sum += GaussianTensor(noise, {dim}, noise_multiplier * clip_norm);
   return sum.to(torch::kFloat32);
 }
 
-absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums, int64_t users_asked) {
+absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums,
+                                            int64_t users_asked) {
   if (released_sums.empty()) return absl::InvalidArgumentError("no party released a sum");
-  if (users_asked < 1) return absl::InvalidArgumentError(absl::StrCat("a round asks for ", users_asked, " users"));
+  if (users_asked < 1)
+    return absl::InvalidArgumentError(absl::StrCat("a round asks for ", users_asked, " users"));
   torch::Tensor total = torch::zeros_like(released_sums.front());
   for (const torch::Tensor& sum : released_sums) {
     if (!sum.sizes().equals(total.sizes())) {
@@ -63,7 +69,8 @@ void FedAdam::Step(const torch::Tensor& average, torch::Tensor& flat) {
   state_.second_moment.mul_(kBeta2).addcmul_(average, average, 1 - kBeta2);
   const double first_correction = 1 - std::pow(kBeta1, static_cast<double>(state_.steps));
   const double second_correction = 1 - std::pow(kBeta2, static_cast<double>(state_.steps));
-  const torch::Tensor denominator = (state_.second_moment / second_correction).sqrt_().add_(kEpsilon);
+  const torch::Tensor denominator =
+      (state_.second_moment / second_correction).sqrt_().add_(kEpsilon);
   flat.addcdiv_(state_.first_moment, denominator, learning_rate_ / first_correction);
 }
 
@@ -71,11 +78,13 @@ absl::Status FedAdam::Restore(State state) {
   for (const torch::Tensor* moment : {&state.first_moment, &state.second_moment}) {
     if (!moment->defined() || moment->dim() != 1 || moment->numel() != dim_ ||
         moment->scalar_type() != torch::kFloat32 || !torch::isfinite(*moment).all().item<bool>()) {
-      return absl::InvalidArgumentError(absl::StrCat("an Adam moment must be ", dim_, " finite float32 values"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("an Adam moment must be ", dim_, " finite float32 values"));
     }
   }
   if ((state.second_moment < 0).any().item<bool>() || state.steps < 0) {
-    return absl::InvalidArgumentError("an Adam state needs a non-negative second moment and step count");
+    return absl::InvalidArgumentError(
+        "an Adam state needs a non-negative second moment and step count");
   }
   state_ = std::move(state);
   return absl::OkStatus();

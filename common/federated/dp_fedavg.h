@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -24,12 +24,14 @@ namespace vfsynth {
 // C as DP-SGD clips an example (ClipAndSum, dp_sgd.h: a non-finite update counts as zero),
 // plus Gaussian noise of standard deviation z·C per coordinate (from `noise`), as float32.
 // INVALID_ARGUMENT for a non-positive C, a negative z, or updates of different shapes.
-absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates, int64_t dim, double clip_norm,
+absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates,
+                                               int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise);
 
 // The round's average update: the parties' released sums added up and divided by the
 // round's expected users (users_per_round, public; not the number drawn, which is private).
-absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums, int64_t users_asked);
+absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums,
+                                            int64_t users_asked);
 
 // The curator's optimiser under dpfedavg: Adam with the rounds' averages as the descent
 // direction (FedAdam, Reddi et al., ICLR 2021), β1 = 0.9, β2 = 0.99, ε = 1e-8. Its

@@ -7,16 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/federated/dp_fedavg.h"
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 
-absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round, const torch::Tensor& global,
-                                                                  int64_t count,
-                                                                  const HorizontalRoundOptions& options) {
+absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(
+    int64_t round, const torch::Tensor& global, int64_t count,
+    const HorizontalRoundOptions& options) {
   if (count < 0) return absl::InvalidArgumentError(absl::StrCat("asked for ", count, " users"));
   if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
-  if (ledger_ == nullptr) return absl::FailedPreconditionError("SignDS answers need a participation ledger");
+  if (ledger_ == nullptr)
+    return absl::FailedPreconditionError("SignDS answers need a participation ledger");
   std::vector<int64_t> eligible;
   for (int64_t u = 0; u < users(); ++u) {
     // Rounds run forwards: a user whose latest answer is to a later round sits out a
@@ -37,11 +38,12 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
   for (int64_t i = 0; i < drawn.numel(); ++i) {
     const int64_t user = eligible[drawn[i].item<int64_t>()];
     RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
-    ASSIGN_OR_RETURN(const torch::Tensor update,
-                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
+    ASSIGN_OR_RETURN(
+        const torch::Tensor update,
+        LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
     const torch::Tensor values = update.contiguous();
-    ASSIGN_OR_RETURN(SignDsReport report,
-                     SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d), k, options.epsilon_per_round, coins));
+    ASSIGN_OR_RETURN(SignDsReport report, SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d),
+                                                 k, options.epsilon_per_round, coins));
     reports.push_back(report);
   }
   return reports;
@@ -50,10 +52,12 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(int64_t round,
 absl::StatusOr<torch::Tensor> HorizontalParty::AnswerSum(int64_t round, const torch::Tensor& global,
                                                          const HorizontalRoundOptions& options) {
   if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
-  if (!options.dp_fedavg.has_value()) return absl::InvalidArgumentError("a dpfedavg answer needs its options");
+  if (!options.dp_fedavg.has_value())
+    return absl::InvalidArgumentError("a dpfedavg answer needs its options");
   const DpFedAvgOptions& dp = *options.dp_fedavg;
   if (!(dp.sample_rate > 0 && dp.sample_rate <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("the sample rate must be in (0, 1], got ", dp.sample_rate));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the sample rate must be in (0, 1], got ", dp.sample_rate));
   }
   const uint64_t counter = static_cast<uint64_t>(round);
   SecureRandom noise = SecureRandom::Derived(secret_, "horizontal-noise", counter);
@@ -61,15 +65,16 @@ absl::StatusOr<torch::Tensor> HorizontalParty::AnswerSum(int64_t round, const to
       SecureRandom::Derived(secret_, "horizontal-training", counter).NextUint64());
   std::vector<torch::Tensor> updates;
   for (const int64_t user : DrawnUsers(round, dp.sample_rate)) {
-    ASSIGN_OR_RETURN(torch::Tensor update,
-                     LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
+    ASSIGN_OR_RETURN(torch::Tensor update, LocalWaeUpdate(options.architecture, global,
+                                                          users_[user], options.local, generator));
     updates.push_back(std::move(update));
   }
   return NoisedClippedSum(updates, global.numel(), dp.clip_norm, dp.noise_multiplier, noise);
 }
 
 std::vector<int64_t> HorizontalParty::DrawnUsers(int64_t round, double sample_rate) const {
-  SecureRandom coins = SecureRandom::Derived(secret_, "horizontal-poisson", static_cast<uint64_t>(round));
+  SecureRandom coins =
+      SecureRandom::Derived(secret_, "horizontal-poisson", static_cast<uint64_t>(round));
   std::vector<int64_t> drawn;
   for (int64_t u = 0; u < users(); ++u) {
     if (coins.Uniform() < sample_rate) drawn.push_back(u);
@@ -77,7 +82,8 @@ std::vector<int64_t> HorizontalParty::DrawnUsers(int64_t round, double sample_ra
   return drawn;
 }
 
-int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round) {
+int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party,
+                     int64_t round) {
   int64_t all = 0;
   int64_t before = 0;  // users of the parties before `party`
   for (size_t k = 0; k < populations.size(); ++k) {
@@ -90,10 +96,12 @@ int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& popula
   return below(before + populations[party]) - below(before);
 }
 
-absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
-                                                       int64_t users_per_round, double gamma, uint64_t seed,
+absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options,
+                                                       int64_t rounds, int64_t users_per_round,
+                                                       double gamma, uint64_t seed,
                                                        std::vector<HorizontalParty*> parties) {
-  if (parties.empty()) return absl::InvalidArgumentError("a horizontal run needs at least one party");
+  if (parties.empty())
+    return absl::InvalidArgumentError("a horizontal run needs at least one party");
   torch::manual_seed(seed);
   Wae model(options.architecture);
   torch::Tensor flat = FlatParameters(*model);
@@ -113,8 +121,10 @@ absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOpti
     }
     std::vector<SignDsReport> reports;
     for (size_t p = 0; p < parties.size(); ++p) {
-      ASSIGN_OR_RETURN(std::vector<SignDsReport> answer,
-                       parties[p]->Answer(round, flat, UsersAskedOf(users_per_round, populations, p, round), options));
+      ASSIGN_OR_RETURN(
+          std::vector<SignDsReport> answer,
+          parties[p]->Answer(round, flat, UsersAskedOf(users_per_round, populations, p, round),
+                             options));
       reports.insert(reports.end(), answer.begin(), answer.end());
     }
     RETURN_IF_ERROR(ApplySignDsReports(reports, gamma, flat));

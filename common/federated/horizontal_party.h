@@ -11,8 +11,8 @@
 #include "absl/status/statusor.h"
 #include "common/federated/wae_round.h"
 #include "common/privacy/participation_ledger.h"
-#include "common/privacy/secure_random.h"
 #include "common/privacy/sign_ds.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -44,14 +44,18 @@ class HorizontalParty {
   // whose rounds the caller charges to its privacy ledger) caps each user's answers.
   HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
                   privacy::ParticipationLedger* ledger, std::string secret)
-      : users_(std::move(users)), keys_(std::move(user_keys)), ledger_(ledger), secret_(std::move(secret)) {}
+      : users_(std::move(users)),
+        keys_(std::move(user_keys)),
+        ledger_(ledger),
+        secret_(std::move(secret)) {}
 
   // Round `round`'s answer to the broadcast model `global`: `count` users drawn uniformly
   // from those under their cap (fewer if fewer remain), each charged in the ledger before
   // its update is trained, then one SignDS report per user. A round asked again (after a
   // restart or a reconnect) with the same model gets the same answer: the users it drew
   // then count as under their cap for it, and every stream restarts with the round.
-  absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global, int64_t count,
+  absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global,
+                                                   int64_t count,
                                                    const HorizontalRoundOptions& options);
 
   // dpfedavg: round `round`'s release for `global`: every user drawn independently with
@@ -80,14 +84,16 @@ class HorizontalParty {
 // floor((n C_(k+1) + o) / U) - floor((n C_k + o) / U), C_k the users of the parties before k,
 // U all users and o = round * n mod U: the shares sum to n in every round and, as o runs
 // over [0, U), average n * populations[k] / U.
-int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party, int64_t round);
+int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party,
+                     int64_t round);
 
 // The horizontal mode's math in one process, the reference a distributed run equals: the
 // model of `seed`, then per round every party's answer (SignDS reports, or under
 // options.dp_fedavg its noised sum) and the curator's step (signds: ±γ/n per report;
 // dpfedavg: FedAdam at learning rate γ on the average).
-absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options, int64_t rounds,
-                                                       int64_t users_per_round, double gamma, uint64_t seed,
+absl::StatusOr<torch::Tensor> TrainHorizontalReference(const HorizontalRoundOptions& options,
+                                                       int64_t rounds, int64_t users_per_round,
+                                                       double gamma, uint64_t seed,
                                                        std::vector<HorizontalParty*> parties);
 
 }  // namespace vfsynth

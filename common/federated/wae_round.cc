@@ -12,13 +12,15 @@ LocalUpdateOptions::Optimizer LocalOptimizer(v1::PrivacyConfig::Mode mode) {
                                              : LocalUpdateOptions::Optimizer::kAdam;
 }
 
-LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal, v1::PrivacyConfig::Mode mode) {
-  return LocalUpdateOptions{horizontal.local_epochs(), horizontal.local_learning_rate(), horizontal.local_batch_size(),
-                            LocalOptimizer(mode)};
+LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal,
+                                 v1::PrivacyConfig::Mode mode) {
+  return LocalUpdateOptions{horizontal.local_epochs(), horizontal.local_learning_rate(),
+                            horizontal.local_batch_size(), LocalOptimizer(mode)};
 }
 
-absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
-                                             const torch::Tensor& rows, const LocalUpdateOptions& options,
+absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture,
+                                             const torch::Tensor& global, const torch::Tensor& rows,
+                                             const LocalUpdateOptions& options,
                                              torch::Generator& generator) {
   if (rows.dim() != 2 || rows.size(0) < 1 || rows.size(1) != architecture.input_dim) {
     return absl::InvalidArgumentError(
@@ -28,11 +30,11 @@ absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, con
   RETURN_IF_ERROR(AssignFlatParameters(*local, global));
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (options.optimizer == LocalUpdateOptions::Optimizer::kSgd) {
-    optimizer =
-        std::make_unique<torch::optim::SGD>(local->parameters(), torch::optim::SGDOptions(options.learning_rate));
+    optimizer = std::make_unique<torch::optim::SGD>(
+        local->parameters(), torch::optim::SGDOptions(options.learning_rate));
   } else {
-    optimizer =
-        std::make_unique<torch::optim::Adam>(local->parameters(), torch::optim::AdamOptions(options.learning_rate));
+    optimizer = std::make_unique<torch::optim::Adam>(
+        local->parameters(), torch::optim::AdamOptions(options.learning_rate));
   }
   const int64_t n = rows.size(0);
   const int64_t batch = std::min(options.batch_size, n);
@@ -49,17 +51,19 @@ absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, con
   return FlatParameters(*local) - global;
 }
 
-absl::Status ApplySignDsReports(const std::vector<SignDsReport>& reports, double gamma, torch::Tensor& flat) {
+absl::Status ApplySignDsReports(const std::vector<SignDsReport>& reports, double gamma,
+                                torch::Tensor& flat) {
   if (reports.empty()) return absl::OkStatus();
   for (const SignDsReport& report : reports) {
     if (report.index < 0 || report.index >= flat.numel()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("a SignDS report names coordinate ", report.index, " of a model of ", flat.numel()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a SignDS report names coordinate ", report.index, " of a model of ", flat.numel()));
     }
   }
   const double step = gamma / static_cast<double>(reports.size());
   auto values = flat.accessor<float, 1>();
-  for (const SignDsReport& report : reports) values[report.index] += static_cast<float>(report.positive ? step : -step);
+  for (const SignDsReport& report : reports)
+    values[report.index] += static_cast<float>(report.positive ? step : -step);
   return absl::OkStatus();
 }
 

@@ -28,19 +28,22 @@ struct LocalUpdateOptions {
 // The local optimiser of privacy mode `mode` (signds or dpfedavg).
 LocalUpdateOptions::Optimizer LocalOptimizer(v1::PrivacyConfig::Mode mode);
 // The local update of resolved settings `horizontal` under `mode`, as every party runs it.
-LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal, v1::PrivacyConfig::Mode mode);
+LocalUpdateOptions LocalUpdateOf(const v1::HorizontalConfig& horizontal,
+                                 v1::PrivacyConfig::Mode mode);
 
 // One user's local update: `global` (the broadcast model's flat parameters) trained on the
 // user's encoded rows (n × D, n >= 1), minus `global`. Batches and prior
 // samples come from `generator`.
-absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture, const torch::Tensor& global,
-                                             const torch::Tensor& rows, const LocalUpdateOptions& options,
+absl::StatusOr<torch::Tensor> LocalWaeUpdate(const WaeOptions& architecture,
+                                             const torch::Tensor& global, const torch::Tensor& rows,
+                                             const LocalUpdateOptions& options,
                                              torch::Generator& generator);
 
 // The curator's step from the round's reports: every report moves its coordinate by
 // ±gamma / n, n the number of reports. INVALID_ARGUMENT, changing nothing, for a report
 // whose index is outside the model.
-absl::Status ApplySignDsReports(const std::vector<SignDsReport>& reports, double gamma, torch::Tensor& flat);
+absl::Status ApplySignDsReports(const std::vector<SignDsReport>& reports, double gamma,
+                                torch::Tensor& flat);
 
 }  // namespace vfsynth
 

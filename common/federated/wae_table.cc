@@ -19,8 +19,9 @@ std::vector<int64_t> ScalarColumns(const std::vector<OutputBlock>& blocks) {
 }  // namespace
 
 torch::Tensor WaeInputs(const EncodedTable& table, const std::vector<OutputBlock>& blocks) {
-  torch::Tensor inputs =
-      torch::from_blob(const_cast<float*>(table.values.data()), {table.rows, table.width}, torch::kFloat32).clone();
+  torch::Tensor inputs = torch::from_blob(const_cast<float*>(table.values.data()),
+                                          {table.rows, table.width}, torch::kFloat32)
+                             .clone();
   for (int64_t column : ScalarColumns(blocks)) {
     inputs.select(1, column).add_(1.0).mul_(0.5);
   }
@@ -67,7 +68,8 @@ CsvTable SampleWaeTable(Wae& model, const TableEncoder& encoder, int64_t rows, u
     // The block's category drawn in proportion to the decoder's probabilities, not its
     // argmax, which gives every row of a region of z the same value and so sharpens the
     // table's marginals towards their modes.
-    const torch::Tensor drawn = torch::multinomial(span + 1e-12, 1, /*replacement=*/false, generator);
+    const torch::Tensor drawn =
+        torch::multinomial(span + 1e-12, 1, /*replacement=*/false, generator);
     span.zero_().scatter_(1, drawn, 1.0);
   }
   return encoder.Decode(values.data_ptr<float>(), rows);

@@ -19,8 +19,8 @@ torch::Tensor RealBatchIndices(const std::string& sampling_secret, int64_t rows,
 // `party`'s local gradient-penalty weights of critic step `step`: [rows, 1] uniforms in
 // (0, 1), float32, from the same secret's stream for (party, step). The party and the
 // reference trainer draw them with this call.
-torch::Tensor LocalGpAlphas(const std::string& sampling_secret, const std::string& party, int64_t rows,
-                            int64_t step);
+torch::Tensor LocalGpAlphas(const std::string& sampling_secret, const std::string& party,
+                            int64_t rows, int64_t step);
 
 }  // namespace vfsynth
 

@@ -10,8 +10,9 @@ CrossPartyIndependence::CrossPartyIndependence(const std::vector<const TableEnco
   std::vector<int> blocks;
   for (const TableEncoder* encoder : encoders) {
     std::vector<int64_t> columns;
-    const absl::StatusOr<OutputBlock> excluded =
-        excluded_column.empty() ? absl::NotFoundError("") : encoder->CategoricalBlock(excluded_column);
+    const absl::StatusOr<OutputBlock> excluded = excluded_column.empty()
+                                                     ? absl::NotFoundError("")
+                                                     : encoder->CategoricalBlock(excluded_column);
     int kept = 0;
     for (const OutputBlock& block : OneHotBlocks(encoder->blocks())) {
       if (excluded.ok() && excluded->offset == block.offset) continue;

@@ -1,15 +1,15 @@
 #include "common/gan/curator_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
-#include "common/nn/mlp_gradient_penalty.h"
+#include "common/dp/dp_sgd.h"
+#include "common/dp/per_example_gradients.h"
 #include "common/gan/model_factory.h"
 #include "common/gan/stream_purposes.h"
+#include "common/nn/mlp_gradient_penalty.h"
 #include "common/nn/wgan.h"
-#include "common/privacy/dp_sgd.h"
-#include "common/privacy/per_example_gradients.h"
-#include "common/base/status_macros.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -41,13 +41,14 @@ std::vector<torch::Tensor> CuratorModel::Split(const torch::Tensor& joint) const
 std::vector<torch::Tensor> CuratorModel::CriticSlices(int64_t step) {
   const std::string key = CuratorStreamKey(training_.seed());
   torch::NoGradGuard no_grad;
-  const torch::Tensor z =
-      generator_->SampleLatent(training_.batch_size(), StreamGenerator(key, streams::kCriticZ, step));
+  const torch::Tensor z = generator_->SampleLatent(training_.batch_size(),
+                                                   StreamGenerator(key, streams::kCriticZ, step));
   return Split(generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step)));
 }
 
 absl::StatusOr<CuratorModel::FeatureGradients> CuratorModel::SharedFeatureGradients(
-    int64_t step, const std::vector<torch::Tensor>& h_real, const std::vector<torch::Tensor>& h_fake) {
+    int64_t step, const std::vector<torch::Tensor>& h_real,
+    const std::vector<torch::Tensor>& h_fake) {
   std::vector<torch::Tensor> real_leaves, fake_leaves;
   for (const auto& h : h_real) real_leaves.push_back(h.detach().requires_grad_(true));
   for (const auto& h : h_fake) fake_leaves.push_back(h.detach().requires_grad_(true));
@@ -58,14 +59,15 @@ absl::StatusOr<CuratorModel::FeatureGradients> CuratorModel::SharedFeatureGradie
   pending.step = step;
   pending.hr = hr.detach();
   pending.hf = hf.detach();
-  pending.alpha =
-      torch::rand({hr.size(0), 1}, StreamGenerator(CuratorStreamKey(training_.seed()), streams::kSharedGpAlpha, step));
+  pending.alpha = torch::rand({hr.size(0), 1}, StreamGenerator(CuratorStreamKey(training_.seed()),
+                                                               streams::kSharedGpAlpha, step));
   const double weight = model_.experimental().shared_critic_weight();
   FeatureGradients gradients;
   if (private_shared_) {
     // Per-example DP-SGD takes each row as one example (config.cc refuses the pair).
     if (model_.experimental().pack() != 1) {
-      return absl::FailedPreconditionError(absl::StrCat("model.experimental.pack ", model_.experimental().pack(),
+      return absl::FailedPreconditionError(absl::StrCat("model.experimental.pack ",
+                                                        model_.experimental().pack(),
                                                         " cannot be used with DP-SGD for D_s"));
     }
     CriticExamples examples;
@@ -113,16 +115,17 @@ absl::StatusOr<double> CuratorModel::StepSharedCritic() {
   PendingSharedStep pending = *std::move(pending_shared_);
   pending_shared_.reset();
   if (pending.per_example.has_value()) return StepSharedCriticPrivately(pending);
-  ASSIGN_OR_RETURN(const torch::Tensor penalty,
-                   MlpGradientPenalty({shared_critic_.ptr()}, pending.hr, pending.hf, pending.alpha));
+  ASSIGN_OR_RETURN(
+      const torch::Tensor penalty,
+      MlpGradientPenalty({shared_critic_.ptr()}, pending.hr, pending.hf, pending.alpha));
   const torch::Tensor weighted_penalty = training_.gp_lambda() * penalty;
   // D_s's gradients: the WGAN term's (its graph kept), then the penalty's added to
   // them. That is how the reference trainer's one backward pass sums them, so the two
   // stay bit-identical (split_equivalence_test).
   shared_optimizer_->zero_grad();
   const std::vector<torch::Tensor> params = shared_critic_->parameters();
-  torch::autograd::backward({pending.wgan}, /*grad_tensors=*/{}, /*retain_graph=*/false, /*create_graph=*/false,
-                            params);
+  torch::autograd::backward({pending.wgan}, /*grad_tensors=*/{}, /*retain_graph=*/false,
+                            /*create_graph=*/false, params);
   torch::autograd::backward({weighted_penalty}, {}, false, false, params);
   const torch::Tensor loss = pending.wgan + weighted_penalty;
   shared_optimizer_->step();
@@ -135,16 +138,18 @@ absl::StatusOr<double> CuratorModel::StepSharedCriticPrivately(PendingSharedStep
   dp.clip_norm = shared_clip_norm_;
   dp.noise_multiplier = shared_noise_multiplier_;
   shared_optimizer_->zero_grad();
-  SecureRandom noise =
-      SecureRandom::Derived(shared_noise_key_, "shared-critic-noise", static_cast<uint64_t>(pending.step));
-  ASSIGN_OR_RETURN(const ClipDiagnostics clip, DpSgdStepFactored(params, pending.per_example->grads, dp, noise));
+  SecureRandom noise = SecureRandom::Derived(shared_noise_key_, "shared-critic-noise",
+                                             static_cast<uint64_t>(pending.step));
+  ASSIGN_OR_RETURN(const ClipDiagnostics clip,
+                   DpSgdStepFactored(params, pending.per_example->grads, dp, noise));
   LogClipDiagnostics("D_s", pending.step, training_.log_every(), clip);
   shared_optimizer_->step();
   return pending.per_example->loss.mean().item<double>();
 }
 
 absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
-    int64_t step, const std::vector<torch::Tensor>& h_real, const std::vector<torch::Tensor>& h_fake) {
+    int64_t step, const std::vector<torch::Tensor>& h_real,
+    const std::vector<torch::Tensor>& h_fake) {
   SharedCriticResult result;
   ASSIGN_OR_RETURN(result.gradients, SharedFeatureGradients(step, h_real, h_fake));
   ASSIGN_OR_RETURN(result.loss, StepSharedCritic());
@@ -153,8 +158,8 @@ absl::StatusOr<CuratorModel::SharedCriticResult> CuratorModel::SharedCriticStep(
 
 std::vector<torch::Tensor> CuratorModel::GeneratorSlices(int64_t round) {
   const std::string key = CuratorStreamKey(training_.seed());
-  const torch::Tensor z = generator_->SampleLatent(training_.batch_size(),
-                                                   StreamGenerator(key, streams::kGeneratorZ, round));
+  const torch::Tensor z = generator_->SampleLatent(
+      training_.batch_size(), StreamGenerator(key, streams::kGeneratorZ, round));
   pending_fake_ = generator_->forward(z, StreamGenerator(key, streams::kGeneratorGumbel, round));
   pending_round_ = round;
   std::vector<torch::Tensor> slices;
@@ -176,8 +181,8 @@ std::vector<torch::Tensor> CuratorModel::SharedGeneratorGradients(
 absl::Status CuratorModel::GeneratorStep(int64_t round,
                                          const std::vector<torch::Tensor>& slice_grads) {
   if (round != pending_round_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("slice gradients for round ", round, " but round ", pending_round_, " is pending"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "slice gradients for round ", round, " but round ", pending_round_, " is pending"));
   }
   pending_round_ = -1;
   const std::vector<torch::Tensor> params = generator_->parameters();
@@ -186,11 +191,13 @@ absl::Status CuratorModel::GeneratorStep(int64_t round,
     // The parties' slice gradients and the curator's own terms, in one backward pass.
     torch::Tensor loss = (pending_fake_ * torch::cat(slice_grads, 1)).sum();
     if (independence_.has_value()) {
-      loss = loss + training_.experimental().cross_party_independence_weight() * independence_->Loss(pending_fake_);
+      loss = loss + training_.experimental().cross_party_independence_weight() *
+                        independence_->Loss(pending_fake_);
     }
     if (label_pairs_.has_value())
-      loss = loss +
-             label_pair_weight_ * label_pairs_->Loss(pending_fake_, training_.experimental().marginal_reverse_weight());
+      loss = loss + label_pair_weight_ *
+                        label_pairs_->Loss(pending_fake_,
+                                           training_.experimental().marginal_reverse_weight());
     grads = torch::autograd::grad({loss}, params);
   } else {
     grads = torch::autograd::grad({pending_fake_}, params, {torch::cat(slice_grads, 1)});

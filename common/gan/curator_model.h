@@ -9,17 +9,17 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
+#include "common/dp/per_example_gradients.h"
 #include "common/gan/cross_party_independence.h"
 #include "common/gan/marginal_target.h"
 #include "common/nn/generator_average.h"
 #include "common/nn/networks.h"
-#include "common/privacy/per_example_gradients.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
 
-// The curator's half of the round protocol (docs/architecture.md, "One round"): the global generator G and
-// the shared critic D_s. Party order is fixed at construction (slices, features and
+// The curator's half of the round protocol (docs/architecture.md, "One round"): the global
+// generator G and the shared critic D_s. Party order is fixed at construction (slices, features and
 // gradients are indexed by party). Inputs must already be validated by the caller.
 class CuratorModel {
  public:
@@ -63,7 +63,8 @@ class CuratorModel {
     std::vector<torch::Tensor> real;  // dL_s/dh_real per party
     std::vector<torch::Tensor> fake;  // dL_s/dh_fake per party
   };
-  absl::StatusOr<FeatureGradients> SharedFeatureGradients(int64_t step, const std::vector<torch::Tensor>& h_real,
+  absl::StatusOr<FeatureGradients> SharedFeatureGradients(int64_t step,
+                                                          const std::vector<torch::Tensor>& h_real,
                                                           const std::vector<torch::Tensor>& h_fake);
   // FAILED_PRECONDITION unless SharedFeatureGradients ran since the last step.
   absl::StatusOr<double> StepSharedCritic();
@@ -71,7 +72,8 @@ class CuratorModel {
     FeatureGradients gradients;
     double loss = 0;
   };
-  absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step, const std::vector<torch::Tensor>& h_real,
+  absl::StatusOr<SharedCriticResult> SharedCriticStep(int64_t step,
+                                                      const std::vector<torch::Tensor>& h_real,
                                                       const std::vector<torch::Tensor>& h_fake);
 
   // Generator round: slices of G(z) (graph kept for GeneratorStep).
@@ -101,8 +103,8 @@ class CuratorModel {
   // A D_s step between its two halves.
   struct PendingSharedStep {
     int64_t step = 0;
-    torch::Tensor hr, hf, alpha;                             // packed, detached
-    torch::Tensor wgan;                                      // without DP-SGD: the WGAN term, its graph kept
+    torch::Tensor hr, hf, alpha;  // packed, detached
+    torch::Tensor wgan;           // without DP-SGD: the WGAN term, its graph kept
     std::optional<FactoredPerExampleGradients> per_example;  // dpsgd
   };
   absl::StatusOr<double> StepSharedCriticPrivately(PendingSharedStep& pending);
@@ -115,7 +117,8 @@ class CuratorModel {
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<torch::optim::Adam> shared_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;
-  std::optional<CrossPartyIndependence> independence_;  // training.experimental.cross_party_independence_weight > 0
+  std::optional<CrossPartyIndependence>
+      independence_;  // training.experimental.cross_party_independence_weight > 0
   std::optional<MarginalTarget> label_pairs_;
   double label_pair_weight_ = 0;
   bool private_shared_ = false;

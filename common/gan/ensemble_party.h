@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/nn/networks.h"
 #include "common/gan/party_model.h"
 #include "common/gan/shard_critics.h"
+#include "common/nn/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
@@ -30,8 +30,8 @@ class EnsembleParty {
  public:
   // `privacy.mode` is gswgan or pate; `table` and `feat` are the PartyModel's.
   EnsembleParty(const std::string& name, const v1::TrainingConfig& training,
-                const v1::ModelConfig& model, PartyPrivacy privacy,
-                const std::string& party_secret, torch::Tensor table, FeatureNet feat);
+                const v1::ModelConfig& model, PartyPrivacy privacy, const std::string& party_secret,
+                torch::Tensor table, FeatureNet feat);
 
   // Critic step: one step of every shard critic against the fake slice, then the
   // released (h_real, h_fake) for the shared critic, both clipped and noised.

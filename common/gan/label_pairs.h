@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
 #include "common/gan/marginal_target.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -65,8 +65,8 @@ int64_t LabelPairCells(int categories, const std::vector<OutputBlock>& one_hot_b
 // party p's LabelPairCounts (ignored for the holder). Each table's confusion by the
 // randomized response (keep probability of `label_epsilon`) is inverted, and the result
 // projected onto the distributions over `rows` records (ProjectToTotal).
-absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEncoder*>& encoders, int holder,
-                                               const OutputBlock& label,
+absl::StatusOr<MarginalTarget> LabelPairTarget(const std::vector<const TableEncoder*>& encoders,
+                                               int holder, const OutputBlock& label,
                                                const std::vector<torch::Tensor>& counts,
                                                double label_epsilon, int64_t rows);
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 
@@ -19,7 +19,9 @@ torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total) {
   return (counts - shifts[kept]).clamp_min(0);
 }
 
-double HistogramReleaseSensitivity(int64_t histograms) { return std::sqrt(2.0 * static_cast<double>(histograms)); }
+double HistogramReleaseSensitivity(int64_t histograms) {
+  return std::sqrt(2.0 * static_cast<double>(histograms));
+}
 
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks) {
   std::vector<OutputBlock> one_hot;
@@ -33,11 +35,13 @@ namespace {
 
 absl::Status CheckBlocksFit(const std::vector<OutputBlock>& blocks, int64_t columns) {
   for (const OutputBlock& block : blocks) {
-    const bool fits = block.offset >= 0 && block.width >= 1 && block.offset + block.width <= columns &&
-                      block.position_offset < columns && block.position_slots <= block.width;
+    const bool fits = block.offset >= 0 && block.width >= 1 &&
+                      block.offset + block.width <= columns && block.position_offset < columns &&
+                      block.position_slots <= block.width;
     if (!fits) {
-      return absl::InvalidArgumentError(absl::StrCat("one-hot block at column ", block.offset, " (width ",
-                                                     block.width, ") does not fit ", columns, " columns"));
+      return absl::InvalidArgumentError(absl::StrCat("one-hot block at column ", block.offset,
+                                                     " (width ", block.width, ") does not fit ",
+                                                     columns, " columns"));
     }
   }
   return absl::OkStatus();
@@ -45,19 +49,22 @@ absl::Status CheckBlocksFit(const std::vector<OutputBlock>& blocks, int64_t colu
 
 // A refined block's cells: each bin slot times each position part (rows x slots x parts,
 // flattened), then the slots without a position (missing) as they are.
-torch::Tensor RefineByPosition(const torch::Tensor& one_hot, const torch::Tensor& parts, const OutputBlock& block) {
+torch::Tensor RefineByPosition(const torch::Tensor& one_hot, const torch::Tensor& parts,
+                               const OutputBlock& block) {
   const int64_t slots = block.position_slots;
-  const torch::Tensor refined =
-      (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1)).reshape({one_hot.size(0), -1});
+  const torch::Tensor refined = (one_hot.narrow(1, 0, slots).unsqueeze(2) * parts.unsqueeze(1))
+                                    .reshape({one_hot.size(0), -1});
   return torch::cat({refined, one_hot.narrow(1, slots, block.width - slots)}, 1);
 }
 
 // Within-party pairs of one-hot blocks with at most `pair_cells` joint cells, in order.
-std::vector<std::pair<int, int>> SelectPairs(const std::vector<OutputBlock>& blocks, int pair_cells) {
+std::vector<std::pair<int, int>> SelectPairs(const std::vector<OutputBlock>& blocks,
+                                             int pair_cells) {
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
     for (int j = i + 1; j < static_cast<int>(blocks.size()); ++j) {
-      if (static_cast<int64_t>(blocks[i].width) * blocks[j].width <= pair_cells) pairs.emplace_back(i, j);
+      if (static_cast<int64_t>(blocks[i].width) * blocks[j].width <= pair_cells)
+        pairs.emplace_back(i, j);
     }
   }
   return pairs;
@@ -65,20 +72,23 @@ std::vector<std::pair<int, int>> SelectPairs(const std::vector<OutputBlock>& blo
 
 }  // namespace
 
-MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs, int position_bins,
-                               torch::Tensor probabilities)
+MarginalTarget::MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs,
+                               int position_bins, torch::Tensor probabilities)
     : blocks_(std::move(blocks)),
       pairs_(std::move(pairs)),
       position_bins_(position_bins),
       probabilities_(std::move(probabilities)) {}
 
-MarginalTarget MarginalTarget::ShapeOf(const std::vector<OutputBlock>& one_hot, const MarginalOptions& options) {
-  return MarginalTarget(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins, torch::Tensor());
+MarginalTarget MarginalTarget::ShapeOf(const std::vector<OutputBlock>& one_hot,
+                                       const MarginalOptions& options) {
+  return MarginalTarget(one_hot, SelectPairs(one_hot, options.pair_cells), options.position_bins,
+                        torch::Tensor());
 }
 
 int64_t MarginalTarget::Cells(const OutputBlock& block) const {
   if (position_bins_ <= 1 || block.position_offset < 0) return block.width;
-  return static_cast<int64_t>(block.position_slots) * position_bins_ + (block.width - block.position_slots);
+  return static_cast<int64_t>(block.position_slots) * position_bins_ +
+         (block.width - block.position_slots);
 }
 
 std::vector<int64_t> MarginalTarget::HistogramSizes() const {
@@ -86,11 +96,13 @@ std::vector<int64_t> MarginalTarget::HistogramSizes() const {
   if (one_way_) {
     for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
   }
-  for (const auto& [a, b] : pairs_) sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
+  for (const auto& [a, b] : pairs_)
+    sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
   return sizes;
 }
 
-torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table, const OutputBlock& block) const {
+torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table,
+                                        const OutputBlock& block) const {
   const torch::Tensor one_hot = table.narrow(1, block.offset, block.width).to(torch::kDouble);
   if (Cells(block) == block.width) return one_hot;
   const torch::Tensor position = table.select(1, block.position_offset).to(torch::kDouble);
@@ -99,7 +111,8 @@ torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table, const Output
   return RefineByPosition(one_hot, torch::one_hot(part, position_bins_).to(torch::kDouble), block);
 }
 
-torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice, const OutputBlock& block) const {
+torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice,
+                                        const OutputBlock& block) const {
   const torch::Tensor one_hot = slice.narrow(1, block.offset, block.width);
   if (Cells(block) == block.width) return one_hot;
   const int64_t rows = slice.size(0);
@@ -138,7 +151,8 @@ std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows,
 
 absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& table,
                                                          const std::vector<OutputBlock>& blocks,
-                                                         const MarginalOptions& options, double noise_multiplier,
+                                                         const MarginalOptions& options,
+                                                         double noise_multiplier,
                                                          SecureRandom* noise) {
   const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
   if (table.dim() != 2 || table.size(0) < 1) {
@@ -161,8 +175,9 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromTable(const torch::Tensor& ta
     }
     counts = ProjectToTotal(counts, rows) / rows;
   }
-  return MarginalTarget(shape.blocks_, shape.pairs_, options.position_bins,
-                        histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
+  return MarginalTarget(
+      shape.blocks_, shape.pairs_, options.position_bins,
+      histograms.empty() ? torch::zeros({0}, torch::kDouble) : torch::cat(histograms));
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::FromRelease(const std::vector<OutputBlock>& blocks,
@@ -176,7 +191,8 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromRelease(const std::vector<Out
   return shape.WithProbabilities(probabilities);
 }
 
-int64_t MarginalTarget::ReleaseCells(const std::vector<OutputBlock>& blocks, const MarginalOptions& options) {
+int64_t MarginalTarget::ReleaseCells(const std::vector<OutputBlock>& blocks,
+                                     const MarginalOptions& options) {
   if (options.position_bins < 1 || options.pair_cells < 0) return 0;
   const std::vector<OutputBlock> one_hot = OneHotBlocks(blocks);
   const MarginalTarget shape = ShapeOf(one_hot, options);
@@ -192,13 +208,14 @@ torch::Tensor MarginalTarget::TableProbabilities(const torch::Tensor& table) con
   return torch::cat(histograms) / rows;
 }
 
-absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(std::vector<OutputBlock> blocks,
-                                                                     std::vector<std::pair<int, int>> pairs,
-                                                                     const torch::Tensor& probabilities) {
+absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(
+    std::vector<OutputBlock> blocks, std::vector<std::pair<int, int>> pairs,
+    const torch::Tensor& probabilities) {
   for (const auto& [a, b] : pairs) {
     const int n = static_cast<int>(blocks.size());
     if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
-      return absl::InvalidArgumentError(absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
     }
   }
   MarginalTarget shape(std::move(blocks), std::move(pairs), 1, torch::Tensor());
@@ -206,13 +223,15 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(std::vector
   return shape.WithProbabilities(probabilities);
 }
 
-absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(const torch::Tensor& probabilities) const {
+absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(
+    const torch::Tensor& probabilities) const {
   const std::vector<int64_t> sizes = HistogramSizes();
   int64_t cells = 0;
   for (const int64_t size : sizes) cells += size;
   if (probabilities.dim() != 1 || probabilities.size(0) != cells) {
-    return absl::InvalidArgumentError(absl::StrCat("saved marginals have ", probabilities.numel(),
-                                                   " values; this party's marginal histograms need ", cells));
+    return absl::InvalidArgumentError(
+        absl::StrCat("saved marginals have ", probabilities.numel(),
+                     " values; this party's marginal histograms need ", cells));
   }
   const torch::Tensor p = probabilities.to(torch::kDouble);
   int64_t at = 0;
@@ -243,7 +262,10 @@ torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice, double reverse_we
       const double scale = 1.0 / (1.0 + kReverseFloor * static_cast<double>(cells));
       const torch::Tensor smoothed_batch = (histogram + kReverseFloor) * scale;
       const torch::Tensor smoothed_target = (target + kReverseFloor) * scale;
-      loss = loss + reverse_weight * (smoothed_batch * (torch::log(smoothed_batch) - torch::log(smoothed_target))).sum();
+      loss =
+          loss +
+          reverse_weight *
+              (smoothed_batch * (torch::log(smoothed_batch) - torch::log(smoothed_target))).sum();
     }
   }
   return loss;

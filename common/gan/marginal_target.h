@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/data/encoder.h"
 #include "common/config/config.h"
-#include "common/privacy/secure_random.h"
+#include "common/data/encoder.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -31,23 +31,23 @@ namespace vfsynth {
 // noised critic conveys poorly. Which pairs are covered depends on the schema only.
 class MarginalTarget {
  public:
-  // Histograms of `table`'s one-hot blocks (and selected pairs), normalised. With `noise` (not null)
-  // (a DP mode), each count first gets N(0, (z·√(2m))²) noise for m histograms: under
+  // Histograms of `table`'s one-hot blocks (and selected pairs), normalised. With `noise` (not
+  // null) (a DP mode), each count first gets N(0, (z·√(2m))²) noise for m histograms: under
   // replace-one, a record moves one count down and one up in every histogram, an L2
   // change of √(2m). The noised counts are then projected onto the histograms with the
   // table's row count (public under replace-one) as total (ProjectToTotal). The caller
   // charges the release (run_accounting.h, MarginalReleaseCharge) before any of it leaves.
   static absl::StatusOr<MarginalTarget> FromTable(const torch::Tensor& table,
                                                   const std::vector<OutputBlock>& blocks,
-                                                  const MarginalOptions& options, double noise_multiplier,
-                                                  SecureRandom* noise);
+                                                  const MarginalOptions& options,
+                                                  double noise_multiplier, SecureRandom* noise);
 
   // A target of the given pairs of `blocks` (indices into them) only, without 1-way
   // histograms, from their probabilities (row-major, in pair order; each a probability
   // vector). Label pairs (label_pairs.h) build theirs this way.
-  static absl::StatusOr<MarginalTarget> FromPairProbabilities(std::vector<OutputBlock> blocks,
-                                                              std::vector<std::pair<int, int>> pairs,
-                                                              const torch::Tensor& probabilities);
+  static absl::StatusOr<MarginalTarget> FromPairProbabilities(
+      std::vector<OutputBlock> blocks, std::vector<std::pair<int, int>> pairs,
+      const torch::Tensor& probabilities);
 
   // The same blocks with the probabilities of a saved target (probabilities() of one
   // built for the same blocks): each block's part must be a probability vector.
@@ -56,9 +56,11 @@ class MarginalTarget {
   // The target FromTable builds for `blocks` and `options`, with the probabilities of a
   // release received from its party (checked as by WithProbabilities).
   static absl::StatusOr<MarginalTarget> FromRelease(const std::vector<OutputBlock>& blocks,
-                                                    const MarginalOptions& options, const torch::Tensor& probabilities);
+                                                    const MarginalOptions& options,
+                                                    const torch::Tensor& probabilities);
   // The values such a release holds (0 for options FromTable refuses).
-  static int64_t ReleaseCells(const std::vector<OutputBlock>& blocks, const MarginalOptions& options);
+  static int64_t ReleaseCells(const std::vector<OutputBlock>& blocks,
+                              const MarginalOptions& options);
 
   // The exact histograms of `table` (rows in the blocks' encoding), normalised, in
   // probabilities()' order: what an exact release of that table would hold.
@@ -94,7 +96,8 @@ class MarginalTarget {
   MarginalTarget(std::vector<OutputBlock> blocks, std::vector<Pair> pairs, int position_bins,
                  torch::Tensor probabilities);
   // The histograms (no probabilities) a release for these one-hot blocks holds.
-  static MarginalTarget ShapeOf(const std::vector<OutputBlock>& one_hot, const MarginalOptions& options);
+  static MarginalTarget ShapeOf(const std::vector<OutputBlock>& one_hot,
+                                const MarginalOptions& options);
   // Cells of a block's histogram.
   int64_t Cells(const OutputBlock& block) const;
   // Per row, the block's cell (hard: real rows) or cell probabilities (soft: G's rows).
@@ -105,8 +108,8 @@ class MarginalTarget {
 
   std::vector<OutputBlock> blocks_;  // one-hot blocks only
   std::vector<Pair> pairs_;
-  int position_bins_;                // 1: no refinement
-  bool one_way_ = true;              // false: pair histograms only
+  int position_bins_;    // 1: no refinement
+  bool one_way_ = true;  // false: pair histograms only
   torch::Tensor probabilities_;
 };
 

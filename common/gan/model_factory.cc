@@ -1,9 +1,9 @@
 #include "common/gan/model_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
 #include "common/gan/stream_purposes.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 
@@ -27,7 +27,8 @@ absl::StatusOr<int> JointCategoricalOffset(const std::vector<const TableEncoder*
 
 }  // namespace
 
-absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const std::vector<const TableEncoder*>& encoders) {
+absl::Status CheckConditionedColumn(const v1::ModelConfig& model,
+                                    const std::vector<const TableEncoder*>& encoders) {
   const std::string column = model.experimental().conditioned_column();
   if (column.empty()) return absl::OkStatus();
   return JointCategoricalOffset(encoders, column, "model.experimental.conditioned_column").status();
@@ -54,10 +55,9 @@ Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& 
   return generator;
 }
 
-std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
-                                                       const v1::TrainingConfig& training,
-                                                       const std::vector<const TableEncoder*>& encoders,
-                                                       const Generator& live) {
+std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(
+    const v1::ModelConfig& model, const v1::TrainingConfig& training,
+    const std::vector<const TableEncoder*>& encoders, const Generator& live) {
   if (training.experimental().generator_average_decay() <= 0) return nullptr;
   return std::make_unique<GeneratorAverage>(MakeGenerator(model, training, encoders), live,
                                             training.experimental().generator_average_decay());
@@ -65,18 +65,22 @@ std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& mo
 
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties) {
   const std::vector<int> hidden(model.shared_hidden().begin(), model.shared_hidden().end());
-  return SeededModule<ScoreNet>(CuratorStreamKey(seed), absl::StrCat(streams::kInit, "/shared-critic"),
-                                model.experimental().pack() * num_parties * model.feature_dim(), hidden,
-                                model.experimental().leaky_slope());
+  return SeededModule<ScoreNet>(CuratorStreamKey(seed),
+                                absl::StrCat(streams::kInit, "/shared-critic"),
+                                model.experimental().pack() * num_parties * model.feature_dim(),
+                                hidden, model.experimental().leaky_slope());
 }
 
-FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width) {
-  return PrivateModule<FeatureNet>(party_secret, absl::StrCat(streams::kInit, "/feat"), width, model);
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret,
+                               int width) {
+  return PrivateModule<FeatureNet>(party_secret, absl::StrCat(streams::kInit, "/feat"), width,
+                                   model);
 }
 
 ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& party_secret) {
-  return PrivateModule<ScoreNet>(party_secret, absl::StrCat(streams::kInit, "/head"), model.feature_dim(),
-                                 std::vector<int>{}, model.experimental().leaky_slope());
+  return PrivateModule<ScoreNet>(party_secret, absl::StrCat(streams::kInit, "/head"),
+                                 model.feature_dim(), std::vector<int>{},
+                                 model.experimental().leaky_slope());
 }
 
 std::string ReferencePartySecret(uint64_t seed, const std::string& party) {
@@ -114,18 +118,19 @@ torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
     const int64_t n = std::min(kChunk, rows - start);
     const torch::Tensor z =
         generator->SampleLatent(n, StreamGenerator(key, streams::kSynthesis, 2 * index));
-    outputs.push_back(
-        generator->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1), temperature));
+    outputs.push_back(generator->SampleHard(
+        z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1), temperature));
   }
   generator->train(was_training);
   return torch::cat(outputs, 0).contiguous();
 }
 
-absl::StatusOr<std::map<int, double>> PublicationTemperatures(const v1::OutputConfig& output,
-                                                              const std::vector<const TableEncoder*>& encoders) {
+absl::StatusOr<std::map<int, double>> PublicationTemperatures(
+    const v1::OutputConfig& output, const std::vector<const TableEncoder*>& encoders) {
   std::map<int, double> temperature;
   if (output.label_column().empty()) return temperature;
-  ASSIGN_OR_RETURN(const int offset, JointCategoricalOffset(encoders, output.label_column(), "output.label_column"));
+  ASSIGN_OR_RETURN(const int offset,
+                   JointCategoricalOffset(encoders, output.label_column(), "output.label_column"));
   if (output.label_temperature() != 1) temperature[offset] = output.label_temperature();
   return temperature;
 }

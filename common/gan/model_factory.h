@@ -20,22 +20,23 @@ namespace vfsynth {
 // One place that builds every network from its named init stream, so the reference
 // trainer, the curator and the parties construct bit-identical starting weights.
 // G over the parties' columns, in party order (`encoders` give each party's layout), its
-// init stream from training.seed, with the head of model.experimental().conditioned_column() conditioned on the
-// rest of the row. Throws c10::Error if that column is no party's categorical column;
-// CheckConditionedColumn() tells first.
+// init stream from training.seed, with the head of model.experimental().conditioned_column()
+// conditioned on the rest of the row. Throws c10::Error if that column is no party's categorical
+// column; CheckConditionedColumn() tells first.
 Generator MakeGenerator(const v1::ModelConfig& model, const v1::TrainingConfig& training,
                         const std::vector<const TableEncoder*>& encoders);
-absl::Status CheckConditionedColumn(const v1::ModelConfig& model, const std::vector<const TableEncoder*>& encoders);
+absl::Status CheckConditionedColumn(const v1::ModelConfig& model,
+                                    const std::vector<const TableEncoder*>& encoders);
 // The moving average of `live` that synthesis publishes, or null when
 // training.experimental.generator_average_decay is 0 (the last iterate is published).
-std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(const v1::ModelConfig& model,
-                                                       const v1::TrainingConfig& training,
-                                                       const std::vector<const TableEncoder*>& encoders,
-                                                       const Generator& live);
+std::unique_ptr<GeneratorAverage> MakeGeneratorAverage(
+    const v1::ModelConfig& model, const v1::TrainingConfig& training,
+    const std::vector<const TableEncoder*>& encoders, const Generator& live);
 // D_s over model.experimental.pack packed rows of the K parties' features: pack * K * d_h inputs.
 ScoreNet MakeSharedCritic(const v1::ModelConfig& model, uint64_t seed, int num_parties);
 // A party's feat_k and head_k, initialised from `party_secret`, which only that party holds.
-FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret, int width);
+FeatureNet MakePartyFeatureNet(const v1::ModelConfig& model, const std::string& party_secret,
+                               int width);
 ScoreNet MakePartyHead(const v1::ModelConfig& model, const std::string& party_secret);
 // The party secret the single-process reference trainer gives `party`: a function of the
 // run's public seed, which a daemon's test can hand its party to reproduce the reference.
@@ -58,8 +59,8 @@ torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
 // The sampling temperatures output.label_column / label_temperature ask for, keyed by
 // the label block's offset in G's joint layout; empty at temperature 1. An error names
 // the column if no party holds it or it is not categorical.
-absl::StatusOr<std::map<int, double>> PublicationTemperatures(const v1::OutputConfig& output,
-                                                              const std::vector<const TableEncoder*>& encoders);
+absl::StatusOr<std::map<int, double>> PublicationTemperatures(
+    const v1::OutputConfig& output, const std::vector<const TableEncoder*>& encoders);
 
 // Decodes joint samples into one table: every party's columns, in party order.
 CsvTable DecodeJoint(const torch::Tensor& samples,

@@ -3,15 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/gan/batch_sampler.h"
-#include "common/config/config.h"
-#include "common/gan/ensemble_party.h"
-#include "common/nn/mlp_gradient_penalty.h"
-#include "common/gan/model_factory.h"
-#include "common/nn/wgan.h"
-#include "common/privacy/dp_sgd.h"
-#include "common/privacy/per_example_gradients.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/dp/dp_sgd.h"
+#include "common/dp/per_example_gradients.h"
+#include "common/gan/batch_sampler.h"
+#include "common/gan/ensemble_party.h"
+#include "common/gan/model_factory.h"
+#include "common/nn/mlp_gradient_penalty.h"
+#include "common/nn/wgan.h"
+#include "common/privacy/mode_traits.h"
 
 namespace vfsynth {
 
@@ -34,13 +35,13 @@ PartyModel::PartyModel(std::string name, const v1::ModelConfig& model,
 PartyModel::~PartyModel() = default;
 
 absl::Status PartyModel::SetPrivacy(PartyPrivacy privacy) {
-  if (privacy.mode != v1::PrivacyConfig::none && privacy.noise == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy mode ", v1::PrivacyConfig::Mode_Name(privacy.mode), " needs its noise streams"));
+  if (privacy::TraitsOf(privacy.mode).draws_noise() && privacy.noise == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy mode ", v1::PrivacyConfig::Mode_Name(privacy.mode), " needs its noise streams"));
   }
   privacy_ = std::move(privacy);
   ensemble_.reset();
-  if (privacy_.mode == v1::PrivacyConfig::gswgan || privacy_.mode == v1::PrivacyConfig::pate) {
+  if (privacy::TraitsOf(privacy_.mode).ensemble()) {
     ensemble_ = std::make_unique<EnsembleParty>(name_, training_, model_, privacy_, party_secret_,
                                                 table_, feat_);
   }
@@ -48,7 +49,8 @@ absl::Status PartyModel::SetPrivacy(PartyPrivacy privacy) {
 }
 
 torch::Tensor PartyModel::RealBatch(int64_t step) const {
-  return table_.index_select(0, RealBatchIndices(sampling_secret_, rows(), training_.batch_size(), step));
+  return table_.index_select(
+      0, RealBatchIndices(sampling_secret_, rows(), training_.batch_size(), step));
 }
 
 absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatures(
@@ -67,14 +69,18 @@ absl::StatusOr<std::pair<torch::Tensor, torch::Tensor>> PartyModel::CriticFeatur
   h_real_ = feat_->forward(real_);
   h_fake_ = feat_->forward(slice_);
   pending_step_ = step;
-  if (privacy_.mode != v1::PrivacyConfig::strict) return std::make_pair(h_real_.detach(), h_fake_.detach());
+  if (privacy::TraitsOf(privacy_.mode).party_release !=
+      privacy::PartyRelease::kFeaturesAndGradient) {
+    return std::make_pair(h_real_.detach(), h_fake_.detach());
+  }
   // Synthetic rows get the same clipping and noise, so noise does not tell them apart.
   // Each from its own stream: the curator can recompute the synthetic rows' clean features.
-  ASSIGN_OR_RETURN(NoisyRows real, ClipAndNoiseRows(h_real_.detach(), privacy_.feature_clip_norm,
-                                                    privacy_.noise_multiplier, privacy_.noise->real_features));
-  ASSIGN_OR_RETURN(NoisyRows fake, ClipAndNoiseRows(h_fake_.detach(), privacy_.feature_clip_norm,
-                                                    privacy_.noise_multiplier,
-                                                    privacy_.noise->synthetic_features));
+  ASSIGN_OR_RETURN(NoisyRows real,
+                   ClipAndNoiseRows(h_real_.detach(), privacy_.feature_clip_norm,
+                                    privacy_.noise_multiplier, privacy_.noise->real_features));
+  ASSIGN_OR_RETURN(NoisyRows fake,
+                   ClipAndNoiseRows(h_fake_.detach(), privacy_.feature_clip_norm,
+                                    privacy_.noise_multiplier, privacy_.noise->synthetic_features));
   return std::make_pair(real.rows, fake.rows);
 }
 
@@ -92,7 +98,7 @@ absl::StatusOr<double> PartyModel::CriticUpdate(int64_t step, const torch::Tenso
     RETURN_IF_ERROR(ensemble_->CriticUpdate(grad_fake));
     return 0.0;  // the shard critics' losses stay local
   }
-  if (privacy_.mode != v1::PrivacyConfig::none) {
+  if (privacy::TraitsOf(privacy_.mode).draws_noise()) {
     return PrivateCriticUpdate(step, LocalGpAlpha(step), grad_real, grad_fake);
   }
   if (!local_.ready) RETURN_IF_ERROR(PrepareLocalPart(step));
@@ -121,8 +127,9 @@ absl::Status PartyModel::PrepareLocalPart(int64_t step) {
   // curator's dL_s/dh to be added (CriticUpdate).
   const torch::Tensor h_real = h_real_.detach().requires_grad_(true);
   const torch::Tensor h_fake = h_fake_.detach().requires_grad_(true);
-  ASSIGN_OR_RETURN(const torch::Tensor penalty,
-                   MlpGradientPenalty({feat_.ptr(), head_.ptr()}, real_, slice_, LocalGpAlpha(step)));
+  ASSIGN_OR_RETURN(
+      const torch::Tensor penalty,
+      MlpGradientPenalty({feat_.ptr(), head_.ptr()}, real_, slice_, LocalGpAlpha(step)));
   const torch::Tensor local =
       CriticLoss(head_->forward(h_real), head_->forward(h_fake)) + training_.gp_lambda() * penalty;
   optimizer_->zero_grad();
@@ -136,7 +143,7 @@ absl::Status PartyModel::PrepareLocalPart(int64_t step) {
 
 void PartyModel::PrepareAhead() {
   if (pending_step_ < 0) return;  // nothing to prepare for (or already done)
-  if (ensemble_ == nullptr && privacy_.mode == v1::PrivacyConfig::none && !local_.ready) {
+  if (ensemble_ == nullptr && !privacy::TraitsOf(privacy_.mode).draws_noise() && !local_.ready) {
     // A failure leaves local_ unready: CriticUpdate prepares again and returns the error.
     PrepareLocalPart(pending_step_).IgnoreError();
   }
@@ -162,24 +169,29 @@ absl::StatusOr<double> PartyModel::PrivateCriticUpdate(int64_t step, const torch
   // In strict the curator's D_s sees only released (noised) features, so its gradient for
   // the fake rows is post-processing; in dpsgd and vflgan it is taken next to clean real
   // features and stays with the real-row half.
-  examples.fake_terms_public = privacy_.mode == v1::PrivacyConfig::strict;
+  examples.fake_terms_public =
+      privacy::TraitsOf(privacy_.mode).party_release == privacy::PartyRelease::kFeaturesAndGradient;
   real_ = slice_ = h_real_ = h_fake_ = torch::Tensor();
-  ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example, CriticFactoredGradients(stages, examples));
+  ASSIGN_OR_RETURN(FactoredPerExampleGradients per_example,
+                   CriticFactoredGradients(stages, examples));
   ASSIGN_OR_RETURN(std::vector<torch::Tensor> params, CriticParameters(stages));
   DpSgdOptions options;
   options.clip_norm = privacy_.clip_norm;
   options.noise_multiplier = privacy_.noise_multiplier;
   optimizer_->zero_grad();
   ClipDiagnostics clip;
-  if (privacy_.mode == v1::PrivacyConfig::vflgan) {
+  if (privacy::TraitsOf(privacy_.mode).party_release ==
+      privacy::PartyRelease::kFirstLayerGradient) {
     // VFLGAN sanitises only the first layer's weight gradient; the rest is plain.
-    ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options, privacy_.noise->critic_gradients));
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored({params[0]}, {per_example.grads[0]}, options,
+                                             privacy_.noise->critic_gradients));
     const torch::Tensor mean = torch::full({static_cast<int64_t>(b)}, 1.0 / b, torch::kDouble);
     for (size_t p = 1; p < params.size(); ++p) {
       params[p].mutable_grad() = FactoredWeightedSum(per_example.grads[p], mean);
     }
   } else {
-    ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options, privacy_.noise->critic_gradients));
+    ASSIGN_OR_RETURN(clip, DpSgdStepFactored(params, per_example.grads, options,
+                                             privacy_.noise->critic_gradients));
   }
   LogClipDiagnostics("", step, training_.log_every(), clip);
   optimizer_->step();
@@ -205,7 +217,8 @@ absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
   const torch::Tensor marginal =
       marginal_target_.has_value()
           ? training_.marginal_weight() *
-                marginal_target_->Loss(gen_slice_, training_.experimental().marginal_reverse_weight())
+                marginal_target_->Loss(gen_slice_,
+                                       training_.experimental().marginal_reverse_weight())
           : torch::zeros({}, gen_slice_.options());
   if (ensemble_ != nullptr) {
     // D_s's gradient through feat (trained on synthetic rows only) is post-processing;

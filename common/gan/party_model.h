@@ -20,19 +20,19 @@ namespace vfsynth {
 // from its own configuration only, never from anything the curator sends.
 struct PartyPrivacy {
   v1::PrivacyConfig::Mode mode = v1::PrivacyConfig::none;
-  double noise_multiplier = 0;   // z: every release has noise std z * 2C
-  double clip_norm = 1;          // C: per-example critic-gradient clip
-  double feature_clip_norm = 1;  // C_f: per-row feature clip (strict)
+  double noise_multiplier = 0;        // z: every release has noise std z * 2C
+  double clip_norm = 1;               // C: per-example critic-gradient clip
+  double feature_clip_norm = 1;       // C_f: per-row feature clip (strict)
   std::shared_ptr<PartyNoise> noise;  // set in every mode but none
-  v1::EnsembleConfig ensemble;   // gswgan / pate
+  v1::EnsembleConfig ensemble;        // gswgan / pate
 };
 
 class EnsembleParty;
 
-// A party's half of the round protocol (docs/architecture.md, "One round"): its critic D_k = head_k ∘ feat_k
-// over its private, aligned, encoded rows. It is driven one message at a time and
-// keeps the autograd graph between the two halves of a step. All tensor arguments
-// must already be validated (shape, finiteness) by the caller.
+// A party's half of the round protocol (docs/architecture.md, "One round"): its critic D_k = head_k
+// ∘ feat_k over its private, aligned, encoded rows. It is driven one message at a time and keeps
+// the autograd graph between the two halves of a step. All tensor arguments must already be
+// validated (shape, finiteness) by the caller.
 class PartyModel {
  public:
   // `sampling_secret` is shared by the parties (real batches, local penalty weights);

@@ -6,15 +6,15 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/data/alignment.h"
-#include "common/gan/batch_sampler.h"
-#include "common/config/config.h"
-#include "common/nn/mlp_gradient_penalty.h"
-#include "common/gan/model_factory.h"
-#include "common/gan/stream_purposes.h"
-#include "common/nn/wgan.h"
 #include "common/base/status_macros.h"
 #include "common/base/stream_seed.h"
+#include "common/config/config.h"
+#include "common/data/alignment.h"
+#include "common/gan/batch_sampler.h"
+#include "common/gan/model_factory.h"
+#include "common/gan/stream_purposes.h"
+#include "common/nn/mlp_gradient_penalty.h"
+#include "common/nn/wgan.h"
 
 namespace vfsynth {
 namespace {
@@ -63,9 +63,9 @@ absl::Status ReferenceTrainer::Build() {
   const std::vector<std::string> common = IntersectTokens(tokens);
   rows_ = static_cast<int64_t>(common.size());
   if (rows_ < t.batch_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "only ", rows_, " records are held by every party; batch_size ", t.batch_size(),
-        " needs at least that many"));
+    return absl::InvalidArgumentError(absl::StrCat("only ", rows_,
+                                                   " records are held by every party; batch_size ",
+                                                   t.batch_size(), " needs at least that many"));
   }
   spdlog::info("aligned {} records held by all {} parties", rows_, parties_.size());
 
@@ -76,9 +76,8 @@ absl::Status ReferenceTrainer::Build() {
     ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens[p], common));
     ReorderRows(order, &party.data);
     const int width = party.data.encoder.width();
-    party.table = torch::from_blob(party.data.encoded.values.data(), {rows_, width},
-                                   torch::kFloat32)
-                      .clone();
+    party.table =
+        torch::from_blob(party.data.encoded.values.data(), {rows_, width}, torch::kFloat32).clone();
     party.data.encoded.values.clear();
     party.data.encoded.values.shrink_to_fit();
     party.offset = total_width_;
@@ -118,7 +117,8 @@ double ReferenceTrainer::CriticStep(int64_t step) {
   torch::Tensor fake;
   {
     torch::NoGradGuard no_grad;
-    const torch::Tensor z = generator_->SampleLatent(b, StreamGenerator(key, streams::kCriticZ, step));
+    const torch::Tensor z =
+        generator_->SampleLatent(b, StreamGenerator(key, streams::kCriticZ, step));
     fake = generator_->forward(z, StreamGenerator(key, streams::kCriticGumbel, step));
   }
   const torch::Tensor indices = SampleRealIndices(step);
@@ -166,11 +166,13 @@ double ReferenceTrainer::GeneratorStep(int64_t round) {
     features.push_back(h);
     loss = loss - party.head->forward(h).mean();
     if (party.marginals.has_value())
-      loss = loss + t.marginal_weight() * party.marginals->Loss(slice, t.experimental().marginal_reverse_weight());
+      loss = loss + t.marginal_weight() *
+                        party.marginals->Loss(slice, t.experimental().marginal_reverse_weight());
   }
   loss = loss - shared_critic_
                     ->forward(PackRows(
-                        ScaleGradient(torch::cat(features, 1), config_.model().experimental().shared_critic_weight()),
+                        ScaleGradient(torch::cat(features, 1),
+                                      config_.model().experimental().shared_critic_weight()),
                         config_.model().experimental().pack()))
                     .mean();
   if (independence_.has_value())
@@ -202,18 +204,20 @@ absl::Status ReferenceTrainer::Train(const std::function<void(const RoundStats&)
       stats.rounds_per_second = stats.round / std::max(elapsed, 1e-9);
       stats.eta_seconds = (t.rounds() - stats.round) / std::max(stats.rounds_per_second, 1e-9);
       if (!std::isfinite(stats.critic_loss) || !std::isfinite(stats.generator_loss)) {
-        return absl::InternalError(absl::StrCat("training diverged at round ", stats.round,
-                                                ": non-finite loss"));
+        return absl::InternalError(
+            absl::StrCat("training diverged at round ", stats.round, ": non-finite loss"));
       }
       if (stats.round % t.log_every() == 0 || stats.round == t.rounds()) {
-        spdlog::info("round {}/{} critic_loss={:.4f} generator_loss={:.4f} rounds/s={:.2f} eta={:.0f}s",
-                     stats.round, t.rounds(), stats.critic_loss, stats.generator_loss,
-                     stats.rounds_per_second, stats.eta_seconds);
+        spdlog::info(
+            "round {}/{} critic_loss={:.4f} generator_loss={:.4f} rounds/s={:.2f} eta={:.0f}s",
+            stats.round, t.rounds(), stats.critic_loss, stats.generator_loss,
+            stats.rounds_per_second, stats.eta_seconds);
       }
       if (progress) progress(stats);
     }
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("LibTorch error during training: ", e.what_without_backtrace()));
+    return absl::InternalError(
+        absl::StrCat("LibTorch error during training: ", e.what_without_backtrace()));
   }
   return absl::OkStatus();
 }

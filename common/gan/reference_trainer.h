@@ -15,17 +15,17 @@
 #include "common/data/csv.h"
 #include "common/data/party_data.h"
 #include "common/gan/cross_party_independence.h"
-#include "common/nn/generator_average.h"
 #include "common/gan/marginal_target.h"
+#include "common/nn/generator_average.h"
 #include "common/nn/networks.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
 
 struct RoundStats {
-  int round = 0;            // generator rounds completed
+  int round = 0;  // generator rounds completed
   int total_rounds = 0;
-  double critic_loss = 0;   // shared + local critic losses of the last critic step
+  double critic_loss = 0;  // shared + local critic losses of the last critic step
   double generator_loss = 0;
   double rounds_per_second = 0;
   double eta_seconds = 0;
@@ -83,7 +83,8 @@ class ReferenceTrainer {
   int total_width_ = 0;
   std::map<int, double> publication_temperature_;  // output.label_temperature by block offset
   Generator generator_{nullptr};
-  std::optional<CrossPartyIndependence> independence_;  // training.experimental.cross_party_independence_weight > 0
+  std::optional<CrossPartyIndependence>
+      independence_;  // training.experimental.cross_party_independence_weight > 0
   ScoreNet shared_critic_{nullptr};
   std::unique_ptr<torch::optim::Adam> generator_optimizer_;
   std::unique_ptr<GeneratorAverage> average_;

@@ -21,7 +21,8 @@ torch::Tensor GaussianDraw(std::mt19937_64& rng, int64_t size, double std) {
 
 // What a marginal release of `truth` (probabilities) over `records` records could hold:
 // Gaussian noise on the counts, then the projection onto `records` records.
-torch::Tensor SimulatedRelease(const torch::Tensor& truth, double records, double noise, std::mt19937_64& rng) {
+torch::Tensor SimulatedRelease(const torch::Tensor& truth, double records, double noise,
+                               std::mt19937_64& rng) {
   const torch::Tensor counts = truth * records + GaussianDraw(rng, truth.numel(), noise);
   return ProjectToTotal(counts, records) / records;
 }
@@ -29,8 +30,9 @@ torch::Tensor SimulatedRelease(const torch::Tensor& truth, double records, doubl
 // The same for a label-pair table (k x w, row-major) whose label axis went through
 // randomized response keeping a label with probability `keep`, debiased as the curator
 // does (LabelPairTarget).
-torch::Tensor SimulatedLabelRelease(const torch::Tensor& truth, int k, double keep, const torch::Tensor& unconfuse,
-                                    double records, double noise, std::mt19937_64& rng) {
+torch::Tensor SimulatedLabelRelease(const torch::Tensor& truth, int k, double keep,
+                                    const torch::Tensor& unconfuse, double records, double noise,
+                                    std::mt19937_64& rng) {
   const int64_t w = truth.numel() / k;
   const torch::Tensor counts = (truth * records).round().reshape({k, w}).contiguous();
   torch::Tensor observed = torch::zeros({k, w}, torch::kDouble);
@@ -46,7 +48,8 @@ torch::Tensor SimulatedLabelRelease(const torch::Tensor& truth, int k, double ke
       int others = k - 1;
       for (int m = 0; m < k && left > 0; ++m) {
         if (m == l) continue;
-        const int64_t moved = others == 1 ? left : std::binomial_distribution<int64_t>(left, 1.0 / others)(rng);
+        const int64_t moved =
+            others == 1 ? left : std::binomial_distribution<int64_t>(left, 1.0 / others)(rng);
         out[m][j] += moved;
         left -= moved;
         --others;
@@ -61,8 +64,9 @@ torch::Tensor SimulatedLabelRelease(const torch::Tensor& truth, int k, double ke
 // The mean TVD from `released` of `draws` simulated releases of it: a label-pair table of
 // `categories` labels (0: a marginal) under randomized response keeping `keep`, and each
 // count's Gaussian of std `noise`. 0 for an exact marginal.
-absl::StatusOr<double> NoiseDistance(const torch::Tensor& released, int categories, double keep, double noise,
-                                     double records, int draws, std::mt19937_64& rng) {
+absl::StatusOr<double> NoiseDistance(const torch::Tensor& released, int categories, double keep,
+                                     double noise, double records, int draws,
+                                     std::mt19937_64& rng) {
   if (categories == 0 && noise == 0) return 0.0;
   torch::Tensor unconfuse;
   if (categories > 0) {
@@ -70,9 +74,10 @@ absl::StatusOr<double> NoiseDistance(const torch::Tensor& released, int categori
   }
   double total = 0;
   for (int d = 0; d < draws; ++d) {
-    const torch::Tensor draw = categories > 0
-                                   ? SimulatedLabelRelease(released, categories, keep, unconfuse, records, noise, rng)
-                                   : SimulatedRelease(released, records, noise, rng);
+    const torch::Tensor draw =
+        categories > 0
+            ? SimulatedLabelRelease(released, categories, keep, unconfuse, records, noise, rng)
+            : SimulatedRelease(released, records, noise, rng);
     total += TotalVariation(draw, released);
   }
   return total / draws;
@@ -88,16 +93,21 @@ absl::Status CheckRelease(const ReleasedHistograms& release, const torch::Tensor
     return absl::InvalidArgumentError("the published table must be a non-empty 2-D table");
   }
   for (const OutputBlock& block : release.target.one_hot_blocks()) {
-    if (block.offset + block.width > published.size(1) || block.position_offset >= published.size(1)) {
-      return absl::InvalidArgumentError(absl::StrCat("the published table has ", published.size(1),
-                                                     " encoded columns; a released block ends past them"));
+    if (block.offset + block.width > published.size(1) ||
+        block.position_offset >= published.size(1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the published table has ", published.size(1),
+                       " encoded columns; a released block ends past them"));
     }
   }
   for (const double noise : release.block_noise) {
-    if (!(noise >= 0 && std::isfinite(noise))) return absl::InvalidArgumentError("noise must be finite and >= 0");
+    if (!(noise >= 0 && std::isfinite(noise)))
+      return absl::InvalidArgumentError("noise must be finite and >= 0");
   }
-  if (release.label_pairs && (release.target.has_one_way() || !(release.label_keep > 0 && release.label_keep <= 1))) {
-    return absl::InvalidArgumentError("label pairs are pairs only, with a keep probability in (0, 1]");
+  if (release.label_pairs &&
+      (release.target.has_one_way() || !(release.label_keep > 0 && release.label_keep <= 1))) {
+    return absl::InvalidArgumentError(
+        "label pairs are pairs only, with a keep probability in (0, 1]");
   }
   return absl::OkStatus();
 }
@@ -114,9 +124,9 @@ double DependenceOf(const torch::Tensor& joint) {
   return TotalVariation(p, independent);
 }
 
-absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(const std::vector<ReleasedHistograms>& releases,
-                                                          const std::vector<torch::Tensor>& published, int64_t records,
-                                                          int draws, uint64_t seed) {
+absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
+    const std::vector<ReleasedHistograms>& releases, const std::vector<torch::Tensor>& published,
+    int64_t records, int draws, uint64_t seed) {
   if (releases.size() != published.size()) {
     return absl::InvalidArgumentError("one published encoding per release");
   }
@@ -144,14 +154,16 @@ absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(const std::vector<Rele
       at += sizes[h];
       v1::ReleasedHistogramFidelity* score = report.add_histograms();
       score->set_party(release.block_parties[owner]);
-      score->set_histogram(is_pair ? absl::StrCat(release.block_names[first], " x ", release.block_names[owner])
-                                   : release.block_names[owner]);
+      score->set_histogram(
+          is_pair ? absl::StrCat(release.block_names[first], " x ", release.block_names[owner])
+                  : release.block_names[owner]);
       score->set_kind(release.label_pairs ? "label_pair" : is_pair ? "pair" : "marginal");
       score->set_cells(sizes[h]);
       score->set_distance(TotalVariation(published_h, released_h));
       const int categories = release.label_pairs ? target.one_hot_blocks()[first].width : 0;
-      ASSIGN_OR_RETURN(const double noise_distance, NoiseDistance(released_h, categories, release.label_keep,
-                                                                  release.block_noise[owner], n, draws, rng));
+      ASSIGN_OR_RETURN(const double noise_distance,
+                       NoiseDistance(released_h, categories, release.label_keep,
+                                     release.block_noise[owner], n, draws, rng));
       if (release.label_pairs) {
         v1::LabelDependence* dependence = report.add_label_dependence();
         dependence->set_party(score->party());
@@ -164,7 +176,8 @@ absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(const std::vector<Rele
       noise_distances += score->noise_distance();
     }
   }
-  if (report.histograms().empty()) return absl::InvalidArgumentError("no released histogram to score against");
+  if (report.histograms().empty())
+    return absl::InvalidArgumentError("no released histogram to score against");
   report.set_score(1.0 - distances / report.histograms_size());
   report.set_noise_floor(noise_distances / report.histograms_size());
   return report;

@@ -36,9 +36,9 @@ struct ReleasedHistograms {
 // Scores `published[i]` (the published rows in releases[i]'s encoding) against
 // releases[i], for `records` released records. `draws` bootstrap draws per histogram
 // estimate each release's noise distance (seeded: the report is reproducible).
-absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(const std::vector<ReleasedHistograms>& releases,
-                                                          const std::vector<torch::Tensor>& published, int64_t records,
-                                                          int draws = 20, uint64_t seed = 1);
+absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
+    const std::vector<ReleasedHistograms>& releases, const std::vector<torch::Tensor>& published,
+    int64_t records, int draws = 20, uint64_t seed = 1);
 
 // Total variation distance between two probability vectors (float64).
 double TotalVariation(const torch::Tensor& p, const torch::Tensor& q);

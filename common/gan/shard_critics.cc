@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 namespace {
@@ -29,8 +29,7 @@ ShardCritics::ShardCritics(const Options& options, SecureRandom& init) : options
 torch::Tensor ShardCritics::Forward(const torch::Tensor& x, const torch::Tensor& w1,
                                     const torch::Tensor& b1, const torch::Tensor& w2,
                                     const torch::Tensor& b2) const {
-  const torch::Tensor hidden =
-      torch::leaky_relu(torch::baddbmm(b1, x, w1), options_.leaky_slope);
+  const torch::Tensor hidden = torch::leaky_relu(torch::baddbmm(b1, x, w1), options_.leaky_slope);
   return torch::baddbmm(b2, hidden, w2).squeeze(-1);
 }
 
@@ -38,7 +37,8 @@ torch::Tensor ShardCritics::Scores(const torch::Tensor& x) const {
   return Forward(x, w1_, b1_, w2_, b2_);
 }
 
-torch::Tensor ShardCritics::SelectedScores(const torch::Tensor& x, const torch::Tensor& shard) const {
+torch::Tensor ShardCritics::SelectedScores(const torch::Tensor& x,
+                                           const torch::Tensor& shard) const {
   // Row i becomes a batch of one for its own critic's gathered weights.
   return Forward(x.unsqueeze(1), w1_.index_select(0, shard), b1_.index_select(0, shard),
                  w2_.index_select(0, shard), b2_.index_select(0, shard))
@@ -51,7 +51,7 @@ double ShardCritics::Step(const torch::Tensor& real, const torch::Tensor& fake,
   const torch::Tensor grad =
       torch::autograd::grad({Scores(interpolates).sum()}, {interpolates}, /*grad_outputs=*/{},
                             /*retain_graph=*/true, /*create_graph=*/true)[0];
-  const torch::Tensor penalty = (grad.norm(2, -1) - 1).pow(2).mean(1);            // [E]
+  const torch::Tensor penalty = (grad.norm(2, -1) - 1).pow(2).mean(1);  // [E]
   const torch::Tensor loss = Scores(fake).mean(1) - Scores(real).mean(1) + gp_lambda * penalty;
   optimizer_->zero_grad();
   // Summing over critics gives each critic exactly the gradient of its own loss.

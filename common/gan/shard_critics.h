@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -19,7 +19,7 @@ class ShardCritics {
  public:
   struct Options {
     int shards = 1;
-    int width = 1;   // d: the party's encoded width
+    int width = 1;  // d: the party's encoded width
     int hidden = 64;
     double leaky_slope = 0.2;
     double lr = 2e-4;

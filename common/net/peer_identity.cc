@@ -20,9 +20,9 @@ absl::StatusOr<std::string> PartyFromIdentities(const std::vector<std::string>& 
   }
   if (matches.size() == 1) return matches[0];
   if (matches.empty()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "certificate identities [", absl::StrJoin(identities, ", "),
-        "] name no party of the roster"));
+    return absl::PermissionDeniedError(absl::StrCat("certificate identities [",
+                                                    absl::StrJoin(identities, ", "),
+                                                    "] name no party of the roster"));
   }
   return absl::PermissionDeniedError(
       absl::StrCat("certificate names several parties: ", absl::StrJoin(matches, ", ")));

@@ -26,7 +26,8 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   ASSIGN_OR_RETURN(files.cert, ReadFile(tls.cert()));
   ASSIGN_OR_RETURN(files.key, ReadFile(tls.key()));
   if (const auto warning = ReadableByOthersWarning(tls.key())) spdlog::warn("{}", *warning);
-  for (const auto& [pem, path] : {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
+  for (const auto& [pem, path] :
+       {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
     if (pem->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM certificate"));
     }

@@ -11,22 +11,23 @@ namespace {
 
 absl::StatusOr<std::shared_ptr<torch::nn::SequentialImpl>> ResolveSequential(
     const CriticStage& stage, size_t index) {
-  if (stage == nullptr) return absl::InvalidArgumentError(absl::StrCat("stage ", index, " is null"));
+  if (stage == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("stage ", index, " is null"));
   if (auto seq = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(stage)) return seq;
   const auto children = stage->children();
   if (children.size() == 1) {
     if (auto seq = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(children[0])) {
       // A wrapper with parameters of its own would be silently left out of the gradients.
       if (stage->parameters().size() != seq->parameters().size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "stage ", index, " (", stage->name(), ") has parameters outside its Sequential"));
+        return absl::InvalidArgumentError(absl::StrCat("stage ", index, " (", stage->name(),
+                                                       ") has parameters outside its Sequential"));
       }
       return seq;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "stage ", index, " (", stage->name(),
-      ") is neither a Sequential nor a module wrapping exactly one Sequential"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("stage ", index, " (", stage->name(),
+                   ") is neither a Sequential nor a module wrapping exactly one Sequential"));
 }
 
 // Appends the stage's layers and parameters to *critic.
@@ -44,9 +45,9 @@ absl::Status ParseStage(const CriticStage& module, size_t index, MlpCritic* crit
     } else if (auto* leaky = dynamic_cast<torch::nn::LeakyReLUImpl*>(child.get())) {
       critic->layers.push_back({nullptr, leaky->options.negative_slope()});
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "stage ", index, " layer ", layer_index, " is a ", child->name(),
-          "; MLP critics support only Linear and LeakyReLU"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("stage ", index, " layer ", layer_index, " is a ", child->name(),
+                       "; MLP critics support only Linear and LeakyReLU"));
     }
     ++layer_index;
   }
@@ -71,8 +72,8 @@ size_t StageBegin(const MlpCritic& critic, size_t stage) {
 
 int64_t InputWidth(const MlpCritic& critic) { return critic.layers.front().linear->weight.size(1); }
 
-absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real, const torch::Tensor& fake,
-                              const torch::Tensor& alpha) {
+absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real,
+                              const torch::Tensor& fake, const torch::Tensor& alpha) {
   if (!real.defined() || !fake.defined() || !alpha.defined()) {
     return absl::InvalidArgumentError("real, fake and alpha are required");
   }
@@ -105,8 +106,9 @@ absl::StatusOr<MlpCritic> ParseMlpCritic(const std::vector<CriticStage>& stages)
   for (size_t k = 1; k < stages.size(); ++k) {
     const int64_t input = critic.layers[StageBegin(critic, k)].linear->weight.size(1);
     if (input != StageOutputWidth(critic, k - 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("stage ", k, " takes width ", input, " but stage ",
-                                                     k - 1, " outputs ", StageOutputWidth(critic, k - 1)));
+      return absl::InvalidArgumentError(absl::StrCat("stage ", k, " takes width ", input,
+                                                     " but stage ", k - 1, " outputs ",
+                                                     StageOutputWidth(critic, k - 1)));
     }
   }
   if (StageOutputWidth(critic, stages.size() - 1) != 1) {
@@ -124,8 +126,9 @@ std::vector<torch::Tensor> LayerInputs(const MlpCritic& critic, const torch::Ten
   for (size_t l = 0; l < layers.size(); ++l) {
     inputs[l] = a;
     if (l == evaluated) break;
-    a = layers[l].linear != nullptr ? torch::linear(a, layers[l].linear->weight, layers[l].linear->bias)
-                                    : torch::leaky_relu(a, layers[l].slope);
+    a = layers[l].linear != nullptr
+            ? torch::linear(a, layers[l].linear->weight, layers[l].linear->bias)
+            : torch::leaky_relu(a, layers[l].slope);
   }
   if (output != nullptr) *output = a;
   return inputs;
@@ -173,7 +176,8 @@ torch::Tensor PenaltyRows(const torch::Tensor& g, double scale, torch::Tensor* r
   return (norm.squeeze(1) - 1).pow(2);
 }
 
-std::vector<torch::Tensor> PenaltyWeightFactors(const std::vector<ChainLayer>& chain, torch::Tensor rho) {
+std::vector<torch::Tensor> PenaltyWeightFactors(const std::vector<ChainLayer>& chain,
+                                                torch::Tensor rho) {
   std::vector<torch::Tensor> factors(chain.size());
   size_t last_linear = 0;
   for (size_t l = 0; l < chain.size(); ++l) {

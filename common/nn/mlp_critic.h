@@ -34,8 +34,9 @@ struct MlpLayer {
 };
 
 struct MlpCritic {
-  std::vector<MlpLayer> layers;       // every stage's layers, stage after stage
-  std::vector<size_t> stage_ends;     // stage k is layers [stage_ends[k - 1] (0 for k = 0), stage_ends[k])
+  std::vector<MlpLayer> layers;  // every stage's layers, stage after stage
+  std::vector<size_t>
+      stage_ends;  // stage k is layers [stage_ends[k - 1] (0 for k = 0), stage_ends[k])
   std::vector<torch::Tensor> params;  // each stage's parameters() order, stage after stage
 };
 
@@ -48,8 +49,8 @@ int64_t InputWidth(const MlpCritic& critic);
 
 // Checks one penalty batch against the critic: real [B, d_in] with B >= 1, fake of
 // real's shape, alpha [B, 1]. Errors: InvalidArgument.
-absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real, const torch::Tensor& fake,
-                              const torch::Tensor& alpha);
+absl::Status CheckCriticBatch(const MlpCritic& critic, const torch::Tensor& real,
+                              const torch::Tensor& fake, const torch::Tensor& alpha);
 int64_t StageOutputWidth(const MlpCritic& critic, size_t stage);
 
 // Forward pass over the rows of x: the input of every layer. Fills *output with the
@@ -82,7 +83,8 @@ torch::Tensor ScoreInputGradient(const std::vector<ChainLayer>& chain, int64_t r
 torch::Tensor PenaltyRows(const torch::Tensor& g, double scale, torch::Tensor* rho);
 
 // ρ_l for each Linear l (undefined for LeakyReLUs), from ρ_1 = `rho`.
-std::vector<torch::Tensor> PenaltyWeightFactors(const std::vector<ChainLayer>& chain, torch::Tensor rho);
+std::vector<torch::Tensor> PenaltyWeightFactors(const std::vector<ChainLayer>& chain,
+                                                torch::Tensor rho);
 
 }  // namespace vfsynth
 

@@ -17,13 +17,14 @@ using torch::autograd::variable_list;
 constexpr size_t kRealEdge = 0, kFakeEdge = 1, kAlphaEdge = 2;
 
 struct MlpGradientPenaltyFunction : public torch::autograd::Function<MlpGradientPenaltyFunction> {
-  static torch::Tensor forward(AutogradContext* ctx, const MlpCritic& critic, const torch::Tensor& real,
-                               const torch::Tensor& fake, const torch::Tensor& alpha,
-                               at::TensorList weights) {
+  static torch::Tensor forward(AutogradContext* ctx, const MlpCritic& critic,
+                               const torch::Tensor& real, const torch::Tensor& fake,
+                               const torch::Tensor& alpha, at::TensorList weights) {
     const torch::Tensor x_hat = alpha * real + (1 - alpha) * fake;
     const int64_t b = x_hat.size(0);
     // The last layer's output (the scores) is not needed, only its gradient, which is 1.
-    const std::vector<ChainLayer> chain = ChainAt(critic, LayerInputs(critic, x_hat, nullptr), 0, b);
+    const std::vector<ChainLayer> chain =
+        ChainAt(critic, LayerInputs(critic, x_hat, nullptr), 0, b);
     std::vector<torch::Tensor> u;
     const torch::Tensor grad_x = ScoreInputGradient(chain, b, &u);
     torch::Tensor rho;  // ∂(mean penalty)/∂grad_x
@@ -93,11 +94,13 @@ struct MlpGradientPenaltyFunction : public torch::autograd::Function<MlpGradient
 }  // namespace
 
 absl::StatusOr<torch::Tensor> MlpGradientPenalty(const std::vector<CriticStage>& stages,
-                                                 const torch::Tensor& real, const torch::Tensor& fake,
+                                                 const torch::Tensor& real,
+                                                 const torch::Tensor& fake,
                                                  const torch::Tensor& alpha) {
   absl::StatusOr<MlpCritic> critic = ParseMlpCritic(stages);
   if (!critic.ok()) return critic.status();
-  if (absl::Status status = CheckCriticBatch(*critic, real, fake, alpha); !status.ok()) return status;
+  if (absl::Status status = CheckCriticBatch(*critic, real, fake, alpha); !status.ok())
+    return status;
   std::vector<torch::Tensor> weights;
   for (const MlpLayer& layer : critic->layers) {
     if (layer.linear != nullptr) weights.push_back(layer.linear->weight);

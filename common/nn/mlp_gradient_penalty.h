@@ -26,7 +26,8 @@ namespace vfsynth {
 // Errors: InvalidArgument for stages that are not an MLP critic or inputs of the
 // wrong shape; Internal for a LibTorch failure.
 absl::StatusOr<torch::Tensor> MlpGradientPenalty(const std::vector<CriticStage>& stages,
-                                                 const torch::Tensor& real, const torch::Tensor& fake,
+                                                 const torch::Tensor& real,
+                                                 const torch::Tensor& fake,
                                                  const torch::Tensor& alpha);
 
 }  // namespace vfsynth

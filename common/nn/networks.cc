@@ -4,8 +4,8 @@
 
 #include <numeric>
 
-#include "common/privacy/random_tensors.h"
 #include "common/base/stream_seed.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 
@@ -33,8 +33,8 @@ void InitializeFromStream(torch::nn::Module& module, SecureRandom& stream) {
   }
 }
 
-torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,
-                              double slope, bool activate_output) {
+torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output, double slope,
+                              bool activate_output) {
   torch::nn::Sequential net;
   int width = input;
   const auto leaky = torch::nn::LeakyReLUOptions().negative_slope(slope);
@@ -48,19 +48,21 @@ torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int out
   return net;
 }
 
-GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks, int output_width,
-                             const std::vector<int>& tower_widths)
+GeneratorImpl::GeneratorImpl(const v1::ModelConfig& config, std::vector<OutputBlock> blocks,
+                             int output_width, const std::vector<int>& tower_widths)
     : blocks_(std::move(blocks)),
       output_width_(output_width),
       shared_z_(config.z_dim()),
       private_z_(config.experimental().generator_private_z()),
-      gumbel_(config.experimental().categorical_output() == "gumbel"),
+      gumbel_(config.experimental().categorical_output() == v1::ExperimentalModelConfig::gumbel),
       tau_(config.experimental().gumbel_tau()) {
-  const bool per_party = config.experimental().generator_towers() == "per_party";
+  const bool per_party =
+      config.experimental().generator_towers() == v1::ExperimentalModelConfig::per_party;
   const std::vector<int> towers = per_party ? tower_widths : std::vector<int>{output_width};
   TORCH_CHECK(std::accumulate(towers.begin(), towers.end(), 0) == output_width,
               "generator towers must cover the ", output_width, " output columns");
-  const bool batch_norm = config.experimental().generator_norm() == "batch";
+  const bool batch_norm =
+      config.experimental().generator_norm() == v1::ExperimentalModelConfig::batch;
   for (size_t k = 0; k < towers.size(); ++k) {
     torch::nn::Sequential body;
     int width = shared_z_ + private_z_;
@@ -85,11 +87,12 @@ torch::Tensor GeneratorImpl::Logits(const torch::Tensor& z) {
   logits.reserve(bodies_.size());
   for (size_t k = 0; k < bodies_.size(); ++k) {
     const torch::Tensor input =
-        private_z_ == 0 ? z
-                        : torch::cat({z.narrow(1, 0, shared_z_),
-                                      z.narrow(1, shared_z_ + static_cast<int64_t>(k) * private_z_,
-                                               private_z_)},
-                                     1);
+        private_z_ == 0
+            ? z
+            : torch::cat(
+                  {z.narrow(1, 0, shared_z_),
+                   z.narrow(1, shared_z_ + static_cast<int64_t>(k) * private_z_, private_z_)},
+                  1);
     logits.push_back(outs_[k](bodies_[k]->forward(input)));
   }
   return torch::cat(logits, 1);
@@ -113,17 +116,20 @@ int64_t ParameterCount(const torch::nn::Module& module) {
 void GeneratorImpl::ConditionBlock(int offset) {
   TORCH_CHECK(conditioned_ < 0, "the generator already conditions a block");
   for (size_t b = 0; b < blocks_.size(); ++b) {
-    if (blocks_[b].offset == offset && blocks_[b].kind == BlockKind::kSoftmax) conditioned_ = static_cast<int>(b);
+    if (blocks_[b].offset == offset && blocks_[b].kind == BlockKind::kSoftmax)
+      conditioned_ = static_cast<int>(b);
   }
   TORCH_CHECK(conditioned_ >= 0, "no categorical block starts at encoded column ", offset);
-  condition_ = register_module("condition", torch::nn::Linear(output_width_, blocks_[conditioned_].width));
+  condition_ =
+      register_module("condition", torch::nn::Linear(output_width_, blocks_[conditioned_].width));
   // Zero: training starts from the unconditioned generator.
   torch::NoGradGuard no_grad;
   condition_->weight.zero_();
   condition_->bias.zero_();
 }
 
-torch::Tensor GeneratorImpl::ConditionedLogits(const torch::Tensor& logits, const torch::Tensor& row) {
+torch::Tensor GeneratorImpl::ConditionedLogits(const torch::Tensor& logits,
+                                               const torch::Tensor& row) {
   const OutputBlock& block = blocks_[conditioned_];
   return logits.narrow(1, block.offset, block.width) + condition_(row);
 }
@@ -147,7 +153,8 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, at::Generator gumbe
     }
   }
   if (conditioned_ < 0) return torch::cat(parts, 1);
-  parts[conditioned_] = relax(blocks_[conditioned_], ConditionedLogits(logits, torch::cat(parts, 1)));
+  parts[conditioned_] =
+      relax(blocks_[conditioned_], ConditionedLogits(logits, torch::cat(parts, 1)));
   return torch::cat(parts, 1);
 }
 
@@ -169,7 +176,8 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
     const torch::Tensor x = logits.narrow(1, block.offset, block.width);
     if (block.kind == BlockKind::kTanh) {
       out.narrow(1, block.offset, 1).copy_(torch::tanh(x));
-    } else if (static_cast<int>(b) != conditioned_) {  // that one is drawn below, from the rest of the row
+    } else if (static_cast<int>(b) !=
+               conditioned_) {  // that one is drawn below, from the rest of the row
       draw(block, x);
     }
   }
@@ -179,8 +187,8 @@ torch::Tensor GeneratorImpl::SampleHard(const torch::Tensor& z, at::Generator ge
 
 FeatureNetImpl::FeatureNetImpl(int input_width, const v1::ModelConfig& config) {
   const std::vector<int> hidden(config.feature_hidden().begin(), config.feature_hidden().end());
-  net_ = register_module("net",
-                         MakeMlp(input_width, hidden, config.feature_dim(), config.experimental().leaky_slope(), true));
+  net_ = register_module("net", MakeMlp(input_width, hidden, config.feature_dim(),
+                                        config.experimental().leaky_slope(), true));
 }
 
 ScoreNetImpl::ScoreNetImpl(int input_width, const std::vector<int>& hidden, double slope) {

@@ -7,9 +7,9 @@
 #include <mutex>
 #include <vector>
 
-#include "common/data/encoder.h"
-#include "common/privacy/secure_random.h"
 #include "common/base/stream_seed.h"
+#include "common/data/encoder.h"
+#include "common/random/secure_random.h"
 #include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth {
@@ -47,10 +47,10 @@ class GeneratorImpl : public torch::nn::Module {
   // model.experimental.generator_private_z for each tower.
   int latent_width() const { return shared_z_ + private_z_ * static_cast<int>(bodies_.size()); }
 
-  // Conditions the categorical block at encoded column `offset` (model.experimental.conditioned_column)
-  // on the rest of the row: its logits gain a linear map (registered as "condition", zero
-  // at the start) of the row's other outputs, which forward() and SampleHard() draw first.
-  // Call once, right after construction.
+  // Conditions the categorical block at encoded column `offset`
+  // (model.experimental.conditioned_column) on the rest of the row: its logits gain a linear map
+  // (registered as "condition", zero at the start) of the row's other outputs, which forward() and
+  // SampleHard() draw first. Call once, right after construction.
   void ConditionBlock(int offset);
 
   // `rows` standard normal z of latent_width() columns, drawn from `gen`.
@@ -78,8 +78,8 @@ class GeneratorImpl : public torch::nn::Module {
 TORCH_MODULE(Generator);
 
 // Multi-layer perceptron with LeakyReLU after every layer but (optionally) the last.
-torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output,
-                              double slope, bool activate_output);
+torch::nn::Sequential MakeMlp(int input, const std::vector<int>& hidden, int output, double slope,
+                              bool activate_output);
 
 // Number of scalar parameters of `module` (all of its submodules'): the P that DP-SGD
 // noises (MeanGradientNoiseToClip, dp_sgd.h).

@@ -8,11 +8,13 @@ namespace vfsynth {
 
 WaeImpl::WaeImpl(const WaeOptions& options) : options_(options) {
   encoder_ = register_module(
-      "encoder", torch::nn::Sequential(torch::nn::Linear(options.input_dim, options.hidden), torch::nn::ReLU(),
-                                       torch::nn::Linear(options.hidden, options.latent)));
-  decoder_ = register_module("decoder",
-                             torch::nn::Sequential(torch::nn::Linear(options.latent, options.hidden), torch::nn::ReLU(),
-                                                   torch::nn::Linear(options.hidden, options.input_dim)));
+      "encoder",
+      torch::nn::Sequential(torch::nn::Linear(options.input_dim, options.hidden), torch::nn::ReLU(),
+                            torch::nn::Linear(options.hidden, options.latent)));
+  decoder_ = register_module(
+      "decoder",
+      torch::nn::Sequential(torch::nn::Linear(options.latent, options.hidden), torch::nn::ReLU(),
+                            torch::nn::Linear(options.hidden, options.input_dim)));
 }
 
 torch::Tensor WaeImpl::Encode(const torch::Tensor& x) { return encoder_->forward(x); }
@@ -35,9 +37,11 @@ torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kapp
          2.0 * kernel(p, q).sum() / (q.size(0) * p.size(0));
 }
 
-torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior, double lambda) {
+torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior,
+                      double lambda) {
   const torch::Tensor codes = model->Encode(x);
-  const torch::Tensor reconstruction = torch::binary_cross_entropy_with_logits(model->DecodeLogits(codes), x);
+  const torch::Tensor reconstruction =
+      torch::binary_cross_entropy_with_logits(model->DecodeLogits(codes), x);
   return reconstruction + lambda * ImqMmd(codes, prior, 2.0 * static_cast<double>(model->latent()));
 }
 
@@ -49,7 +53,8 @@ int64_t WaeParameterCount(const WaeOptions& options) {
 
 torch::Tensor FlatParameters(torch::nn::Module& module) {
   std::vector<torch::Tensor> pieces;
-  for (const torch::Tensor& parameter : module.parameters()) pieces.push_back(parameter.detach().reshape({-1}));
+  for (const torch::Tensor& parameter : module.parameters())
+    pieces.push_back(parameter.detach().reshape({-1}));
   return torch::cat(pieces);
 }
 
@@ -58,8 +63,8 @@ absl::Status AssignFlatParameters(torch::nn::Module& module, const torch::Tensor
   int64_t total = 0;
   for (const torch::Tensor& parameter : parameters) total += parameter.numel();
   if (flat.dim() != 1 || flat.numel() != total) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a flat parameter vector of ", flat.numel(), " values for ", total, " parameters"));
+    return absl::InvalidArgumentError(absl::StrCat("a flat parameter vector of ", flat.numel(),
+                                                   " values for ", total, " parameters"));
   }
   torch::NoGradGuard no_grad;
   int64_t offset = 0;

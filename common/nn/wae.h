@@ -42,7 +42,8 @@ torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kapp
 
 // WAE loss on a batch of encoded rows `x` (values in [0, 1]): mean binary cross-entropy of
 // the reconstruction + `lambda` · ImqMmd(codes, prior) with κ = 2·d_z (prior N(0, I)).
-torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior, double lambda = 1.0);
+torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior,
+                      double lambda = 1.0);
 
 // Every parameter of `module` as one vector, in registration order: the coordinates a
 // SignDS index and a federated update refer to, the same at the curator and every party.

@@ -24,8 +24,8 @@ torch::Tensor ScaleGradient(const torch::Tensor& x, double weight) {
 
 torch::Tensor PackRows(const torch::Tensor& rows, int64_t pack) {
   if (pack == 1) return rows;
-  TORCH_CHECK(rows.dim() == 2 && pack > 1 && rows.size(0) % pack == 0, "PackRows: ",
-              rows.size(0), " rows cannot be packed by ", pack);
+  TORCH_CHECK(rows.dim() == 2 && pack > 1 && rows.size(0) % pack == 0, "PackRows: ", rows.size(0),
+              " rows cannot be packed by ", pack);
   return rows.reshape({rows.size(0) / pack, pack * rows.size(1)});
 }
 

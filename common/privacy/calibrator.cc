@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/privacy/accountant.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/accountant.h"
 
 namespace vfsynth::privacy {
 namespace {
@@ -31,8 +31,7 @@ absl::Status ValidateTarget(const CalibrationTarget& target) {
     return absl::InvalidArgumentError(absl::StrCat("steps must be >= 1, got ", target.steps));
   }
   if (target.releases < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("releases must be >= 1, got ", target.releases));
+    return absl::InvalidArgumentError(absl::StrCat("releases must be >= 1, got ", target.releases));
   }
   return absl::OkStatus();
 }
@@ -51,10 +50,10 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(const CalibrationTarget& target,
   };
   absl::StatusOr<double> z = CalibrateNoise(epsilon_at, target.epsilon, relative_tolerance);
   if (absl::IsOutOfRange(z.status())) {
-    return absl::OutOfRangeError(absl::StrCat(
-        z.status().message(), " with the ", ConversionName(target.conversion),
-        " conversion (its floor at the largest RDP order); raise epsilon or delta, or "
-        "lower the sample rate or steps"));
+    return absl::OutOfRangeError(
+        absl::StrCat(z.status().message(), " with the ", ConversionName(target.conversion),
+                     " conversion (its floor at the largest RDP order); raise epsilon or delta, or "
+                     "lower the sample rate or steps"));
   }
   return z;
 }

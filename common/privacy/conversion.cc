@@ -14,8 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 absl::Status CheckCurve(const std::vector<double>& orders, const std::vector<double>& rdp) {
   if (orders.size() != rdp.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("RDP curve has ", orders.size(),
-                                                   " orders but ", rdp.size(), " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RDP curve has ", orders.size(), " orders but ", rdp.size(), " values"));
   }
   if (orders.empty()) return absl::InvalidArgumentError("RDP curve has no orders");
   for (double r : rdp) {
@@ -57,11 +57,10 @@ absl::StatusOr<EpsilonAndOrder> EpsilonFromRdp(const std::vector<double>& orders
     // Bretagnolle-Huber: TV <= sqrt(1 - e^{-KL}) and KL <= RDP, so a curve this
     // small is (0, δ)-DP outright (dp_accounting applies the same rule).
     const bool within_delta = -std::expm1(-rdp[i]) <= delta * delta;
-    const double eps =
-        within_delta ? 0.0
-        : conversion == Conversion::kClassic
-            ? rdp[i] - log_delta / (a - 1.0)
-            : rdp[i] + std::log1p(-1.0 / a) - (log_delta + std::log(a)) / (a - 1.0);
+    const double eps = within_delta ? 0.0
+                       : conversion == Conversion::kClassic
+                           ? rdp[i] - log_delta / (a - 1.0)
+                           : rdp[i] + std::log1p(-1.0 / a) - (log_delta + std::log(a)) / (a - 1.0);
     if (eps < best.epsilon) {
       best.epsilon = eps;
       best.order = a;
@@ -88,10 +87,10 @@ absl::StatusOr<DeltaAndOrder> DeltaFromRdp(const std::vector<double>& orders,
     const double a = orders[i];
     if (!Usable(a, rdp[i])) continue;
     // Each conversion solved for log δ at this order.
-    const double log_delta = conversion == Conversion::kClassic
-                                 ? (a - 1.0) * (rdp[i] - epsilon)
-                                 : (a - 1.0) * (rdp[i] - epsilon + std::log1p(-1.0 / a)) -
-                                       std::log(a);
+    const double log_delta =
+        conversion == Conversion::kClassic
+            ? (a - 1.0) * (rdp[i] - epsilon)
+            : (a - 1.0) * (rdp[i] - epsilon + std::log1p(-1.0 / a)) - std::log(a);
     if (log_delta < best_log_delta) {
       best_log_delta = log_delta;
       best.order = a;

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "common/privacy/accountant.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/accountant.h"
 
 namespace vfsynth::privacy {
 

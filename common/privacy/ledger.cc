@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "common/privacy/ledger_file.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth::privacy {
 namespace {
@@ -51,12 +51,14 @@ absl::Status ValidateConfig(const LedgerConfig& config) {
 
 bool SameMechanism(const StepMechanism& a, const StepMechanism& b) {
   return a.sample_rate == b.sample_rate && a.sampler == b.sampler &&
-         a.noise_multipliers == b.noise_multipliers && a.randomized_responses == b.randomized_responses;
+         a.noise_multipliers == b.noise_multipliers &&
+         a.randomized_responses == b.randomized_responses;
 }
 
 }  // namespace
 
-PrivacyLedger::PrivacyLedger(std::string path, LedgerConfig config, std::unique_ptr<LedgerFile> file)
+PrivacyLedger::PrivacyLedger(std::string path, LedgerConfig config,
+                             std::unique_ptr<LedgerFile> file)
     : path_(std::move(path)),
       config_(std::move(config)),
       file_(std::move(file)),
@@ -70,21 +72,24 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::Open(const std::st
   return OpenFile(path, config, /*create=*/true);
 }
 
-absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenExisting(const std::string& path,
-                                                                           const LedgerConfig& config) {
+absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenExisting(
+    const std::string& path, const LedgerConfig& config) {
   return OpenFile(path, config, /*create=*/false);
 }
 
 absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenFile(const std::string& path,
-                                                                       const LedgerConfig& config, bool create) {
+                                                                       const LedgerConfig& config,
+                                                                       bool create) {
   RETURN_IF_ERROR(ValidateConfig(config));
-  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file, LedgerFile::Open(path, create, "privacy ledger"));
+  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file,
+                   LedgerFile::Open(path, create, "privacy ledger"));
   std::unique_ptr<PrivacyLedger> ledger(new PrivacyLedger(path, config, std::move(file)));
   absl::MutexLock lock(&ledger->mu_);
   if (ledger->file_->lines().empty()) {
     ASSIGN_OR_RETURN(ledger->id_, NewHexSecret());
     RETURN_IF_ERROR(ledger->file_->WriteHeader(kMagic, HeaderFields(config, ledger->id_)));
-    spdlog::info("privacy ledger {}: created for run {} (ledger id {})", path, config.run_id, ledger->id_);
+    spdlog::info("privacy ledger {}: created for run {} (ledger id {})", path, config.run_id,
+                 ledger->id_);
     return ledger;
   }
   RETURN_IF_ERROR(ledger->Replay(ledger->file_->lines()));
@@ -120,7 +125,8 @@ absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
     ASSIGN_OR_RETURN(record.mechanism.noise_multipliers, LedgerDoubleList(z_list, "z", line_no));
     // Written only for charges with randomized response.
     if (auto rr = fields.find("rr"); rr != fields.end()) {
-      ASSIGN_OR_RETURN(record.mechanism.randomized_responses, LedgerDoubleList(rr->second, "rr", line_no));
+      ASSIGN_OR_RETURN(record.mechanism.randomized_responses,
+                       LedgerDoubleList(rr->second, "rr", line_no));
     }
     ASSIGN_OR_RETURN(const double recorded_eps, LedgerDoubleField(fields, "epsilon", line_no));
     if (!records_.empty() && record.round <= records_.rbegin()->first) {
@@ -130,8 +136,8 @@ absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
     if (absl::Status s = Apply(record); !s.ok()) {
       return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": ", s.message()));
     }
-    ASSIGN_OR_RETURN(const EpsilonAndOrder now, amplified_.GetEpsilon(config_.delta,
-                                                                      config_.conversion));
+    ASSIGN_OR_RETURN(const EpsilonAndOrder now,
+                     amplified_.GetEpsilon(config_.delta, config_.conversion));
     // A newer accountant may compute a slightly different ε; the parameters
     // are the record, the stored ε is only for humans.
     if (std::fabs(now.epsilon - recorded_eps) > 1e-6 * std::max(1.0, recorded_eps)) {
@@ -140,18 +146,21 @@ absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
     }
   }
   const PrivacySpent spent = SpentLocked();
-  spdlog::info("privacy ledger {}: replayed {} rounds (last {}), epsilon {:.4f} (no amplification "
-               "{:.4f}) of budget {}",
-               path_, spent.rounds, spent.last_round, spent.epsilon, spent.epsilon_unamplified,
-               config_.epsilon_budget);
+  spdlog::info(
+      "privacy ledger {}: replayed {} rounds (last {}), epsilon {:.4f} (no amplification "
+      "{:.4f}) of budget {}",
+      path_, spent.rounds, spent.last_round, spent.epsilon, spent.epsilon_unamplified,
+      config_.epsilon_budget);
   return absl::OkStatus();
 }
 
 absl::Status PrivacyLedger::ReplayHeader() {
-  ASSIGN_OR_RETURN(const LedgerFields header, file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
+  ASSIGN_OR_RETURN(const LedgerFields header,
+                   file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
   id_ = HeaderField(header, "ledger_id");
   if (!IsLedgerFieldValue(id_) || id_ == "<missing>") {
-    return absl::DataLossError(absl::StrCat("privacy ledger ", path_, " has no ledger id in its header"));
+    return absl::DataLossError(
+        absl::StrCat("privacy ledger ", path_, " has no ledger id in its header"));
   }
   return absl::OkStatus();
 }
@@ -184,9 +193,8 @@ absl::StatusOr<PrivacySpent> PrivacyLedger::SpentAfterLocked(const StepMechanism
   }
   ASSIGN_OR_RETURN(const EpsilonAndOrder amp, EpsilonFromRdp(amplified_.orders(), amplified,
                                                              config_.delta, config_.conversion));
-  ASSIGN_OR_RETURN(const EpsilonAndOrder unamp,
-                   EpsilonFromRdp(unamplified_.orders(), unamplified, config_.delta,
-                                  config_.conversion));
+  ASSIGN_OR_RETURN(const EpsilonAndOrder unamp, EpsilonFromRdp(unamplified_.orders(), unamplified,
+                                                               config_.delta, config_.conversion));
   PrivacySpent spent;
   spent.epsilon = amp.epsilon;
   spent.order = amp.order;
@@ -204,15 +212,13 @@ absl::StatusOr<PrivacySpent> PrivacyLedger::SpentAfter(const StepMechanism& mech
   return SpentAfterLocked(mechanism, steps);
 }
 
-absl::StatusOr<bool> PrivacyLedger::CanCharge(const StepMechanism& mechanism,
-                                              int64_t steps) const {
+absl::StatusOr<bool> PrivacyLedger::CanCharge(const StepMechanism& mechanism, int64_t steps) const {
   ASSIGN_OR_RETURN(const PrivacySpent after, SpentAfter(mechanism, steps));
   return after.epsilon <= config_.epsilon_budget &&
          after.epsilon_unamplified <= config_.epsilon_budget_unamplified;
 }
 
-absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism,
-                                   int64_t steps) {
+absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism, int64_t steps) {
   absl::MutexLock lock(&mu_);
   if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
   if (steps < 1) return absl::InvalidArgumentError(absl::StrCat("steps must be >= 1, got ", steps));
@@ -226,18 +232,20 @@ absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism
       spdlog::debug("privacy ledger {}: round {} already charged", path_, round);
       return absl::OkStatus();
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "round ", round, " was already charged with different parameters"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("round ", round, " was already charged with different parameters"));
   }
   if (!records_.empty() && round < records_.rbegin()->first) {
-    return absl::FailedPreconditionError(absl::StrCat("round ", round, " is older than the last "
-                                                      "charged round ", records_.rbegin()->first));
+    return absl::FailedPreconditionError(absl::StrCat("round ", round,
+                                                      " is older than the last "
+                                                      "charged round ",
+                                                      records_.rbegin()->first));
   }
   ASSIGN_OR_RETURN(const PrivacySpent after, SpentAfterLocked(mechanism, steps));
   if (after.epsilon > config_.epsilon_budget) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("privacy budget exhausted: round ", round, " would bring epsilon to ",
-                     after.epsilon, " > budget ", config_.epsilon_budget));
+    return absl::ResourceExhaustedError(absl::StrCat("privacy budget exhausted: round ", round,
+                                                     " would bring epsilon to ", after.epsilon,
+                                                     " > budget ", config_.epsilon_budget));
   }
   if (after.epsilon_unamplified > config_.epsilon_budget_unamplified) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -254,7 +262,8 @@ absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism
       {"steps", absl::StrCat(steps)},
       {"q", ExactDouble(mechanism.sample_rate)},
       {"z", exact_list(mechanism.noise_multipliers)}};
-  if (!mechanism.randomized_responses.empty()) fields.emplace_back("rr", exact_list(mechanism.randomized_responses));
+  if (!mechanism.randomized_responses.empty())
+    fields.emplace_back("rr", exact_list(mechanism.randomized_responses));
   fields.insert(fields.end(), {{"epsilon", ExactDouble(after.epsilon)},
                                {"order", ExactDouble(after.order)},
                                {"epsilon_unamplified", ExactDouble(after.epsilon_unamplified)},
@@ -265,23 +274,28 @@ absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism
 
 absl::Status PrivacyLedger::AppendLine(const std::string& line) { return file_->Append(line); }
 
-absl::Status PrivacyLedger::RecordRelease(int64_t round, const std::string& name, const std::string& sha256) {
+absl::Status PrivacyLedger::RecordRelease(int64_t round, const std::string& name,
+                                          const std::string& sha256) {
   if (!IsLedgerFieldValue(name) || !IsLedgerFieldValue(sha256)) {
-    return absl::InvalidArgumentError("a release's name and digest must be non-empty without tabs, newlines or '='");
+    return absl::InvalidArgumentError(
+        "a release's name and digest must be non-empty without tabs, newlines or '='");
   }
   absl::MutexLock lock(&mu_);
   if (records_.count(round) == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("privacy ledger ", path_, ": release '", name, "' of round ", round, ", which is not charged"));
+    return absl::FailedPreconditionError(absl::StrCat("privacy ledger ", path_, ": release '", name,
+                                                      "' of round ", round,
+                                                      ", which is not charged"));
   }
   if (auto it = releases_.find(name); it != releases_.end()) {
     if (it->second == sha256) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", path_, " records the release '", name, "' with SHA-256 ", it->second, ", not ", sha256,
-        ": its charge covers that release alone, and another would be released without being counted"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("privacy ledger ", path_, " records the release '", name, "' with SHA-256 ",
+                     it->second, ", not ", sha256,
+                     ": its charge covers that release alone, and another would be released "
+                     "without being counted"));
   }
-  RETURN_IF_ERROR(
-      AppendLine(FormatLedgerLine(kReleaseTag, {{"round", absl::StrCat(round)}, {"name", name}, {"sha256", sha256}})));
+  RETURN_IF_ERROR(AppendLine(FormatLedgerLine(
+      kReleaseTag, {{"round", absl::StrCat(round)}, {"name", name}, {"sha256", sha256}})));
   releases_[name] = sha256;
   return absl::OkStatus();
 }

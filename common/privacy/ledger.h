@@ -72,8 +72,7 @@ class PrivacyLedger {
   PrivacyLedger& operator=(const PrivacyLedger&) = delete;
 
   // What Spent() would be after charging `steps` steps of `mechanism`.
-  absl::StatusOr<PrivacySpent> SpentAfter(const StepMechanism& mechanism,
-                                          int64_t steps = 1) const;
+  absl::StatusOr<PrivacySpent> SpentAfter(const StepMechanism& mechanism, int64_t steps = 1) const;
   // True iff charging them keeps both views within their budgets.
   absl::StatusOr<bool> CanCharge(const StepMechanism& mechanism, int64_t steps = 1) const;
 
@@ -113,12 +112,12 @@ class PrivacyLedger {
 
   PrivacyLedger(std::string path, LedgerConfig config, std::unique_ptr<LedgerFile> file);
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenFile(const std::string& path,
-                                                                 const LedgerConfig& config, bool create);
+                                                                 const LedgerConfig& config,
+                                                                 bool create);
   absl::Status Replay(const std::vector<std::string>& lines) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReplayHeader();
   absl::Status Apply(const Record& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism,
-                                                int64_t steps) const
+  absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism, int64_t steps) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivacySpent SpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendLine(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -126,7 +125,7 @@ class PrivacyLedger {
   const std::string path_;
   const LedgerConfig config_;
   const std::unique_ptr<LedgerFile> file_;  // appended under mu_
-  std::string id_;  // set by OpenFile before the ledger is handed out
+  std::string id_;                          // set by OpenFile before the ledger is handed out
   mutable absl::Mutex mu_;
   RdpAccountant amplified_ ABSL_GUARDED_BY(mu_);
   RdpAccountant unamplified_ ABSL_GUARDED_BY(mu_);

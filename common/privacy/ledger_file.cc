@@ -28,7 +28,8 @@ absl::Status BadField(const std::string& key, const std::string& text, int line_
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& path, bool create, std::string what) {
+absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& path, bool create,
+                                                             std::string what) {
   const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
   if (fd < 0 && errno == ENOENT && !create)
     return absl::NotFoundError(absl::StrCat(what, " ", path, " does not exist"));
@@ -36,7 +37,8 @@ absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& 
   // One writer per ledger: a second daemon on the same file would double-spend.
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(what, " ", path, " is in use by another process"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", path, " is in use by another process"));
   }
   std::unique_ptr<LedgerFile> file(new LedgerFile(path, std::move(what), fd));
   ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
@@ -51,9 +53,11 @@ absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& 
     contents.resize(complete);
   }
   file->size_ = static_cast<int64_t>(contents.size());
-  for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipEmpty())) file->lines_.emplace_back(line);
+  for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipEmpty()))
+    file->lines_.emplace_back(line);
   if (file->lines_.empty() && !create) {
-    return absl::NotFoundError(absl::StrCat(file->what_, " ", path, " is empty (it has no header)"));
+    return absl::NotFoundError(
+        absl::StrCat(file->what_, " ", path, " is empty (it has no header)"));
   }
   return file;
 }
@@ -63,22 +67,25 @@ absl::Status LedgerFile::WriteHeader(absl::string_view magic, const LedgerFieldL
   return SyncDirectoryOf(path_);
 }
 
-absl::StatusOr<LedgerFields> LedgerFile::CheckHeader(absl::string_view magic, absl::string_view version,
+absl::StatusOr<LedgerFields> LedgerFile::CheckHeader(absl::string_view magic,
+                                                     absl::string_view version,
                                                      const LedgerFieldList& expected) const {
   if (lines_.empty()) return absl::DataLossError(absl::StrCat(path_, " has no ledger header"));
   ASSIGN_OR_RETURN(auto header, ParseLedgerLine(lines_[0], 1));
-  if (header.first != magic) return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth ", what_));
+  if (header.first != magic)
+    return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth ", what_));
   const std::string found = HeaderField(header.second, "version");
   if (found != version) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what_, " ", path_, " has format version ", found, "; this build reads version ", version,
-                     " only: finish its run with the build that started it, or start a new run with a new ledger"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        what_, " ", path_, " has format version ", found, "; this build reads version ", version,
+        " only: finish its run with the build that started it, or start a new run with a new "
+        "ledger"));
   }
   for (const auto& [key, value] : expected) {
     if (HeaderField(header.second, key) != value) {
       return absl::FailedPreconditionError(
-          absl::StrCat(what_, " ", path_, " belongs to another run or configuration: ", key, " is '",
-                       HeaderField(header.second, key), "', this run has '", value, "'"));
+          absl::StrCat(what_, " ", path_, " belongs to another run or configuration: ", key,
+                       " is '", HeaderField(header.second, key), "', this run has '", value, "'"));
     }
   }
   return std::move(header.second);
@@ -115,9 +122,11 @@ std::string FormatLedgerLine(absl::string_view tag, const LedgerFieldList& field
   return absl::StrCat(body, "\t", kChecksumKey, absl::Hex(Fnv1a64(body), absl::kZeroPad16), "\n");
 }
 
-absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line, int line_no) {
+absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line,
+                                                                     int line_no) {
   const size_t last_tab = line.rfind('\t');
-  if (last_tab == absl::string_view::npos || !absl::StartsWith(line.substr(last_tab + 1), kChecksumKey)) {
+  if (last_tab == absl::string_view::npos ||
+      !absl::StartsWith(line.substr(last_tab + 1), kChecksumKey)) {
     return absl::DataLossError(absl::StrCat("ledger line ", line_no, " has no checksum"));
   }
   const absl::string_view body = line.substr(0, last_tab);
@@ -135,20 +144,24 @@ absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::strin
   return std::make_pair(std::string(parts[0]), std::move(fields));
 }
 
-absl::StatusOr<std::string> LedgerField(const LedgerFields& fields, const std::string& key, int line_no) {
+absl::StatusOr<std::string> LedgerField(const LedgerFields& fields, const std::string& key,
+                                        int line_no) {
   auto it = fields.find(key);
-  if (it == fields.end()) return absl::DataLossError(absl::StrCat("ledger line ", line_no, " lacks ", key));
+  if (it == fields.end())
+    return absl::DataLossError(absl::StrCat("ledger line ", line_no, " lacks ", key));
   return it->second;
 }
 
-absl::StatusOr<double> LedgerDoubleField(const LedgerFields& fields, const std::string& key, int line_no) {
+absl::StatusOr<double> LedgerDoubleField(const LedgerFields& fields, const std::string& key,
+                                         int line_no) {
   ASSIGN_OR_RETURN(const std::string text, LedgerField(fields, key, line_no));
   double value = 0.0;
   if (!absl::SimpleAtod(text, &value)) return BadField(key, text, line_no);
   return value;
 }
 
-absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text, const std::string& key, int line_no) {
+absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text,
+                                                     const std::string& key, int line_no) {
   std::vector<double> values;
   if (text.empty()) return values;
   for (absl::string_view item : absl::StrSplit(text, ',')) {
@@ -159,7 +172,8 @@ absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text, co
   return values;
 }
 
-absl::StatusOr<int64_t> LedgerIntField(const LedgerFields& fields, const std::string& key, int line_no) {
+absl::StatusOr<int64_t> LedgerIntField(const LedgerFields& fields, const std::string& key,
+                                       int line_no) {
   ASSIGN_OR_RETURN(const std::string text, LedgerField(fields, key, line_no));
   int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value)) return BadField(key, text, line_no);

@@ -28,7 +28,8 @@ class LedgerFile {
   // Opens `path` (created 0600 with `create`) and locks it; `what` ("privacy ledger")
   // names it in messages. NOT_FOUND for a missing or empty file without `create`;
   // FAILED_PRECONDITION if another process holds it.
-  static absl::StatusOr<std::unique_ptr<LedgerFile>> Open(const std::string& path, bool create, std::string what);
+  static absl::StatusOr<std::unique_ptr<LedgerFile>> Open(const std::string& path, bool create,
+                                                          std::string what);
   ~LedgerFile();  // also releases the lock
   LedgerFile(const LedgerFile&) = delete;
   LedgerFile& operator=(const LedgerFile&) = delete;
@@ -49,7 +50,8 @@ class LedgerFile {
   const std::string& path() const { return path_; }
 
  private:
-  LedgerFile(std::string path, std::string what, int fd) : path_(std::move(path)), what_(std::move(what)), fd_(fd) {}
+  LedgerFile(std::string path, std::string what, int fd)
+      : path_(std::move(path)), what_(std::move(what)), fd_(fd) {}
 
   const std::string path_;
   const std::string what_;
@@ -62,14 +64,19 @@ class LedgerFile {
 // "<tag>\tk=v\t...\tfnv64=<hex>\n".
 std::string FormatLedgerLine(absl::string_view tag, const LedgerFieldList& fields);
 // One complete line (without '\n'): its tag and fields, the checksum checked (DATA_LOSS).
-absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line, int line_no);
+absl::StatusOr<std::pair<std::string, LedgerFields>> ParseLedgerLine(absl::string_view line,
+                                                                     int line_no);
 
 // A field of line `line_no`, parsed; DATA_LOSS naming the line when missing or malformed.
-absl::StatusOr<std::string> LedgerField(const LedgerFields& fields, const std::string& key, int line_no);
-absl::StatusOr<int64_t> LedgerIntField(const LedgerFields& fields, const std::string& key, int line_no);
-absl::StatusOr<double> LedgerDoubleField(const LedgerFields& fields, const std::string& key, int line_no);
+absl::StatusOr<std::string> LedgerField(const LedgerFields& fields, const std::string& key,
+                                        int line_no);
+absl::StatusOr<int64_t> LedgerIntField(const LedgerFields& fields, const std::string& key,
+                                       int line_no);
+absl::StatusOr<double> LedgerDoubleField(const LedgerFields& fields, const std::string& key,
+                                         int line_no);
 // A comma-separated list of doubles; "" is the empty list.
-absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text, const std::string& key, int line_no);
+absl::StatusOr<std::vector<double>> LedgerDoubleList(const std::string& text,
+                                                     const std::string& key, int line_no);
 
 // Shortest text that parses back to the same double.
 std::string ExactDouble(double value);

@@ -42,7 +42,9 @@ double LogGamma(double x) {
   return lgamma_r(x, &sign);
 }
 
-double LogBinomial(int n, int k) { return LogGamma(n + 1.0) - LogGamma(k + 1.0) - LogGamma(n - k + 1.0); }
+double LogBinomial(int n, int k) {
+  return LogGamma(n + 1.0) - LogGamma(k + 1.0) - LogGamma(n - k + 1.0);
+}
 
 double LogExpm1(double x) {
   // For x > 40, e^x - 1 == e^x to double precision.
@@ -55,8 +57,7 @@ double LogErfc(double x) {
   // erfc(x) = e^{-x^2} / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8) ...);
   // at x >= 25 the truncation error is below 1e-13.
   const double inv2 = 1.0 / (x * x);
-  const double series =
-      inv2 * (-0.5 + inv2 * (0.75 + inv2 * (-1.875 + inv2 * 6.5625)));
+  const double series = inv2 * (-0.5 + inv2 * (0.75 + inv2 * (-1.875 + inv2 * 6.5625)));
   return -x * x - std::log(x) - 0.5 * std::log(M_PI) + std::log1p(series);
 }
 

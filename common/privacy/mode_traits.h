@@ -11,8 +11,8 @@ namespace vfsynth {
 // (it draws the same batches, so no amplification by sampling); the curator with one
 // party colluding (the curator's view plus the batches).
 enum class Observer { kPublished, kCurator, kOtherParty, kCuratorWithParty };
-inline constexpr Observer kObservers[] = {Observer::kPublished, Observer::kCurator, Observer::kOtherParty,
-                                          Observer::kCuratorWithParty};
+inline constexpr Observer kObservers[] = {Observer::kPublished, Observer::kCurator,
+                                          Observer::kOtherParty, Observer::kCuratorWithParty};
 
 namespace privacy {
 
@@ -28,13 +28,13 @@ enum class Protection {
 
 // What a party sanitises before anything computed from its batch of real rows leaves it.
 enum class PartyRelease {
-  kNothing,               // none: clean features and gradients
-  kCriticGradient,        // dpsgd: its critic's clipped, noised gradient
-  kFeaturesAndGradient,   // strict: its real-row features and its critic's gradient
-  kFirstLayerGradient,    // vflgan: the feature nets' first-layer gradient only
-  kShardEnsemble,         // gswgan, pate: features of a shared batch and its shard critics' votes
-  kUserReports,           // signds: each drawn user's local randomised report
-  kNoisedUpdateSum,       // dpfedavg: the party's clipped, noised sum of its users' updates
+  kNothing,              // none: clean features and gradients
+  kCriticGradient,       // dpsgd: its critic's clipped, noised gradient
+  kFeaturesAndGradient,  // strict: its real-row features and its critic's gradient
+  kFirstLayerGradient,   // vflgan: the feature nets' first-layer gradient only
+  kShardEnsemble,        // gswgan, pate: features of a shared batch and its shard critics' votes
+  kUserReports,          // signds: each drawn user's local randomised report
+  kNoisedUpdateSum,      // dpfedavg: the party's clipped, noised sum of its users' updates
 };
 
 // What a party's ledger counts, and so what a charge is.
@@ -65,14 +65,28 @@ struct ModeTraits {
   // Gaussian releases per party per critic step, and the curator's own (dpsgd noises D_s).
   int releases_per_party_step;
   int curator_releases_per_step;
-  // The parties may release their one-hot marginals (and label pairs) once before the rounds.
+  // The parties may release their one-hot marginals once before the rounds, and with them
+  // the label pairs (the label's dependence on the other parties' columns).
   bool may_release_marginals;
+  bool may_release_label_pairs;
 
   bool dp_against(Observer observer) const {
     return views[static_cast<int>(observer)].protection != Protection::kNotDp;
   }
   const View& view(Observer observer) const { return views[static_cast<int>(observer)]; }
   bool ensemble() const { return party_release == PartyRelease::kShardEnsemble; }
+  // A party's releases carry noise it draws (and so must never be drawn twice).
+  bool draws_noise() const { return party_release != PartyRelease::kNothing; }
+  // A party's real-row features leave it noised (strict, the ensembles).
+  bool noises_features() const {
+    return party_release == PartyRelease::kFeaturesAndGradient ||
+           party_release == PartyRelease::kShardEnsemble;
+  }
+  // A party's critic is trained with DP-SGD on its own rows (dpsgd, strict).
+  bool dp_sgd_party_critic() const {
+    return party_release == PartyRelease::kCriticGradient ||
+           party_release == PartyRelease::kFeaturesAndGradient;
+  }
   bool horizontal() const { return topology == v1::Topology::horizontal; }
 };
 

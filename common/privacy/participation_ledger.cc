@@ -25,21 +25,24 @@ LedgerFieldList ConfigFields(const ParticipationConfig& config) {
 
 absl::Status ValidateConfig(const ParticipationConfig& config) {
   if (!IsLedgerFieldValue(config.run_id)) {
-    return absl::InvalidArgumentError("ledger run id must be non-empty without tabs, newlines or '='");
+    return absl::InvalidArgumentError(
+        "ledger run id must be non-empty without tabs, newlines or '='");
   }
   if (config.cap < 1)
-    return absl::InvalidArgumentError(absl::StrCat("participation cap must be >= 1, got ", config.cap));
+    return absl::InvalidArgumentError(
+        absl::StrCat("participation cap must be >= 1, got ", config.cap));
   if (!(config.epsilon_per_participation > 0) || !std::isfinite(config.epsilon_per_participation)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("epsilon per participation must be finite and > 0, got ", config.epsilon_per_participation));
+        absl::StrCat("epsilon per participation must be finite and > 0, got ",
+                     config.epsilon_per_participation));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::Open(const std::string& path,
-                                                                               const ParticipationConfig& config) {
+absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::Open(
+    const std::string& path, const ParticipationConfig& config) {
   return OpenFile(path, config, /*create=*/true);
 }
 
@@ -48,11 +51,11 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenEx
   return OpenFile(path, config, /*create=*/false);
 }
 
-absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFile(const std::string& path,
-                                                                                   const ParticipationConfig& config,
-                                                                                   bool create) {
+absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFile(
+    const std::string& path, const ParticipationConfig& config, bool create) {
   RETURN_IF_ERROR(ValidateConfig(config));
-  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file, LedgerFile::Open(path, create, "participation ledger"));
+  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file,
+                   LedgerFile::Open(path, create, "participation ledger"));
   std::unique_ptr<ParticipationLedger> ledger(new ParticipationLedger(config, std::move(file)));
   absl::MutexLock lock(&ledger->mu_);
   if (ledger->file_->lines().empty()) {
@@ -73,21 +76,23 @@ absl::Status ParticipationLedger::Replay() {
     const int line_no = static_cast<int>(i) + 1;
     ASSIGN_OR_RETURN(const auto parsed, ParseLedgerLine(lines[i], line_no));
     if (parsed.first != kTakeTag) {
-      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": unknown record ", parsed.first));
+      return absl::DataLossError(
+          absl::StrCat("ledger line ", line_no, ": unknown record ", parsed.first));
     }
     ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(parsed.second, "round", line_no));
     ASSIGN_OR_RETURN(const std::string key, LedgerField(parsed.second, "user", line_no));
     User& user = users_[key];
     if (round <= user.last_round || user.participations >= config_.cap) {
-      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": user ", key, " takes round ", round,
+      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": user ", key,
+                                              " takes round ", round,
                                               " out of order or beyond its cap"));
     }
     ++user.participations;
     user.last_round = round;
     most_ = std::max(most_, user.participations);
   }
-  spdlog::info("participation ledger {}: replayed {} users, at most {} of {} participations each", path, users_.size(),
-               most_, config_.cap);
+  spdlog::info("participation ledger {}: replayed {} users, at most {} of {} participations each",
+               path, users_.size(), most_, config_.cap);
   return absl::OkStatus();
 }
 
@@ -101,15 +106,17 @@ absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
   const User before = it == users_.end() ? User{} : it->second;
   if (round == before.last_round) return absl::OkStatus();
   if (round < before.last_round) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("user ", user, " answered round ", before.last_round, " already, not ", round, " after it"));
+    return absl::FailedPreconditionError(absl::StrCat("user ", user, " answered round ",
+                                                      before.last_round, " already, not ", round,
+                                                      " after it"));
   }
   if (before.participations >= config_.cap) {
-    return absl::ResourceExhaustedError(absl::StrCat("user ", user, " has answered its cap of ", config_.cap,
-                                                     " rounds (epsilon ",
-                                                     config_.cap * config_.epsilon_per_participation, ")"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("user ", user, " has answered its cap of ", config_.cap, " rounds (epsilon ",
+                     config_.cap * config_.epsilon_per_participation, ")"));
   }
-  RETURN_IF_ERROR(file_->Append(FormatLedgerLine(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}})));
+  RETURN_IF_ERROR(
+      file_->Append(FormatLedgerLine(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}})));
   User& after = users_[user];
   ++after.participations;
   after.last_round = round;

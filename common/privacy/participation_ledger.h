@@ -32,11 +32,11 @@ class ParticipationLedger {
  public:
   // Creates `path` or replays it, as PrivacyLedger::Open does (format version, run and
   // configuration, checksums, torn last line, one process at a time).
-  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> Open(const std::string& path,
-                                                                   const ParticipationConfig& config);
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> Open(
+      const std::string& path, const ParticipationConfig& config);
   // The same for a ledger that must exist already (a resumed run): NOT_FOUND otherwise.
-  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenExisting(const std::string& path,
-                                                                           const ParticipationConfig& config);
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenExisting(
+      const std::string& path, const ParticipationConfig& config);
 
   // Records, fsynced, that `user` answers `round`. OK without writing if it already did;
   // RESOURCE_EXHAUSTED (nothing written) if the user has answered `cap` rounds;
@@ -63,8 +63,8 @@ class ParticipationLedger {
 
   ParticipationLedger(ParticipationConfig config, std::unique_ptr<LedgerFile> file)
       : config_(std::move(config)), file_(std::move(file)) {}
-  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenFile(const std::string& path,
-                                                                       const ParticipationConfig& config, bool create);
+  static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenFile(
+      const std::string& path, const ParticipationConfig& config, bool create);
   absl::Status Replay() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ParticipationConfig config_;

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -17,8 +17,8 @@ struct PartyNoise {
   SecureRandom critic_gradients;    // DP-SGD noise of the local critic's steps
   SecureRandom real_features;       // noise on released features of real rows
   SecureRandom synthetic_features;  // the same release's noise on synthetic rows
-  SecureRandom slice_gradients;     // gswgan / pate: noise of the sanitised slice gradients and votes
-  SecureRandom shard_choice;        // gswgan: the secret shard critic drawn per synthetic row
+  SecureRandom slice_gradients;  // gswgan / pate: noise of the sanitised slice gradients and votes
+  SecureRandom shard_choice;     // gswgan: the secret shard critic drawn per synthetic row
 
   // Every stream under a fresh key from the OS.
   static absl::StatusOr<std::shared_ptr<PartyNoise>> FromOsEntropy();

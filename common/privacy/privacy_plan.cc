@@ -11,9 +11,9 @@
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
-#include "common/privacy/rdp.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
+#include "common/privacy/rdp.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -27,14 +27,15 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 // ε of the plan's releases over the first `rounds` rounds, with `shape`, as `view` sees them.
-absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::RunShape& shape, int64_t rounds,
-                                   privacy::View view) {
+absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::RunShape& shape,
+                                   int64_t rounds, privacy::View view) {
   RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
-                   privacy::ParseConversion(plan.privacy().experimental().conversion()));
+                   privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
+                       plan.privacy().experimental().conversion())));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
-                   privacy::RunEpsilon(plan.privacy().mode(), plan.noise_multiplier(), shape, rounds, view,
-                                       plan.privacy().delta(), conversion));
+                   privacy::RunEpsilon(plan.privacy().mode(), plan.noise_multiplier(), shape,
+                                       rounds, view, plan.privacy().delta(), conversion));
   return epsilon.epsilon;
 }
 
@@ -42,7 +43,9 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
 // and with them the label pairs (the accountant's marginal mechanism carries both).
 bool HasOneOffReleases(const v1::PrivacyPlan& plan) { return plan.marginal_noise_multiplier() > 0; }
 
-bool IsHorizontal(const v1::PrivacyPlan& plan) { return privacy::IsHorizontalMode(plan.privacy().mode()); }
+bool IsHorizontal(const v1::PrivacyPlan& plan) {
+  return privacy::IsHorizontalMode(plan.privacy().mode());
+}
 
 // signds: a user answers at most participation_cap rounds, each pure ε_r-LDP (the answer
 // is a function of nothing but the user's rows, the broadcast model and the party's coins),
@@ -58,13 +61,14 @@ absl::StatusOr<double> HorizontalEpsilonAfter(const v1::PrivacyPlan& plan, int64
            EpsilonPerAnswer(plan);
   }
   if (rounds == 0) return 0.0;
-  ASSIGN_OR_RETURN(
-      const privacy::EpsilonAndOrder epsilon,
-      privacy::ComputeEpsilon(DpFedAvgMechanism(plan), rounds, plan.privacy().delta(), privacy::Conversion::kImproved));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
+                   privacy::ComputeEpsilon(DpFedAvgMechanism(plan), rounds, plan.privacy().delta(),
+                                           privacy::Conversion::kImproved));
   return epsilon.epsilon;
 }
 
-absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
+absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, Observer observer,
+                                                  int64_t rounds) {
   if (IsHorizontal(plan)) {
     ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
     return epsilon;
@@ -72,10 +76,11 @@ absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, O
   const privacy::ModeTraits::View& view = privacy::TraitsOf(plan.privacy().mode()).view(observer);
   if (view.protection == privacy::Protection::kNotDp) return std::nullopt;
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
-  ASSIGN_OR_RETURN(
-      const double epsilon,
-      PlanEpsilon(plan, PlanShape(plan), rounds,
-                  view.protection == privacy::Protection::kAmplified ? privacy::View::kJoint : privacy::View::kAgainstParties));
+  ASSIGN_OR_RETURN(const double epsilon,
+                   PlanEpsilon(plan, PlanShape(plan), rounds,
+                               view.protection == privacy::Protection::kAmplified
+                                   ? privacy::View::kJoint
+                                   : privacy::View::kAgainstParties));
   return epsilon;
 }
 
@@ -86,24 +91,35 @@ std::string ScalarText(const Message& message, const FieldDescriptor* field, int
   const bool repeated = field->is_repeated();
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      return absl::StrFormat("%.17g", repeated ? r->GetRepeatedDouble(message, field, index) : r->GetDouble(message, field));
+      return absl::StrFormat("%.17g", repeated ? r->GetRepeatedDouble(message, field, index)
+                                               : r->GetDouble(message, field));
     case FieldDescriptor::CPPTYPE_FLOAT:
-      return absl::StrFormat("%.9g", repeated ? r->GetRepeatedFloat(message, field, index) : r->GetFloat(message, field));
+      return absl::StrFormat("%.9g", repeated ? r->GetRepeatedFloat(message, field, index)
+                                              : r->GetFloat(message, field));
     case FieldDescriptor::CPPTYPE_INT32:
-      return absl::StrCat(repeated ? r->GetRepeatedInt32(message, field, index) : r->GetInt32(message, field));
+      return absl::StrCat(repeated ? r->GetRepeatedInt32(message, field, index)
+                                   : r->GetInt32(message, field));
     case FieldDescriptor::CPPTYPE_INT64:
-      return absl::StrCat(repeated ? r->GetRepeatedInt64(message, field, index) : r->GetInt64(message, field));
+      return absl::StrCat(repeated ? r->GetRepeatedInt64(message, field, index)
+                                   : r->GetInt64(message, field));
     case FieldDescriptor::CPPTYPE_UINT32:
-      return absl::StrCat(repeated ? r->GetRepeatedUInt32(message, field, index) : r->GetUInt32(message, field));
+      return absl::StrCat(repeated ? r->GetRepeatedUInt32(message, field, index)
+                                   : r->GetUInt32(message, field));
     case FieldDescriptor::CPPTYPE_UINT64:
-      return absl::StrCat(repeated ? r->GetRepeatedUInt64(message, field, index) : r->GetUInt64(message, field));
+      return absl::StrCat(repeated ? r->GetRepeatedUInt64(message, field, index)
+                                   : r->GetUInt64(message, field));
     case FieldDescriptor::CPPTYPE_BOOL:
-      return (repeated ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field)) ? "true" : "false";
+      return (repeated ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field))
+                 ? "true"
+                 : "false";
     case FieldDescriptor::CPPTYPE_ENUM:
-      return (repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))->name();
+      return (repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))
+          ->name();
     case FieldDescriptor::CPPTYPE_STRING:
-      return absl::StrCat("'", repeated ? r->GetRepeatedString(message, field, index) : r->GetString(message, field),
-                          "'");
+      return absl::StrCat(
+          "'",
+          repeated ? r->GetRepeatedString(message, field, index) : r->GetString(message, field),
+          "'");
     case FieldDescriptor::CPPTYPE_MESSAGE:
       break;
   }
@@ -113,7 +129,8 @@ std::string ScalarText(const Message& message, const FieldDescriptor* field, int
 // Doubles print with as many digits as tell the two apart.
 void ShortenNumbers(std::string* ours, std::string* theirs) {
   double a = 0, b = 0;
-  if (std::sscanf(ours->c_str(), "%lf", &a) != 1 || std::sscanf(theirs->c_str(), "%lf", &b) != 1) return;
+  if (std::sscanf(ours->c_str(), "%lf", &a) != 1 || std::sscanf(theirs->c_str(), "%lf", &b) != 1)
+    return;
   if (Number(a) != Number(b)) {
     *ours = Number(a);
     *theirs = Number(b);
@@ -126,7 +143,8 @@ struct Difference {
   std::string theirs;
 };
 
-std::optional<Difference> FirstDifference(const Message& ours, const Message& theirs, const std::string& prefix) {
+std::optional<Difference> FirstDifference(const Message& ours, const Message& theirs,
+                                          const std::string& prefix) {
   const google::protobuf::Descriptor* descriptor = ours.GetDescriptor();
   const Reflection* r = ours.GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
@@ -139,8 +157,8 @@ std::optional<Difference> FirstDifference(const Message& ours, const Message& th
       for (int j = 0; j < std::min(n, m); ++j) {
         const std::string item = absl::StrCat(path, "[", j, "]");
         if (message) {
-          auto difference =
-              FirstDifference(r->GetRepeatedMessage(ours, field, j), r->GetRepeatedMessage(theirs, field, j), item + ".");
+          auto difference = FirstDifference(r->GetRepeatedMessage(ours, field, j),
+                                            r->GetRepeatedMessage(theirs, field, j), item + ".");
           if (difference.has_value()) return difference;
         } else if (ScalarText(ours, field, j) != ScalarText(theirs, field, j)) {
           return Difference{item, ScalarText(ours, field, j), ScalarText(theirs, field, j)};
@@ -157,7 +175,8 @@ std::optional<Difference> FirstDifference(const Message& ours, const Message& th
     }
     if (!has_ours) continue;
     if (message) {
-      auto difference = FirstDifference(r->GetMessage(ours, field), r->GetMessage(theirs, field), path + ".");
+      auto difference =
+          FirstDifference(r->GetMessage(ours, field), r->GetMessage(theirs, field), path + ".");
       if (difference.has_value()) return difference;
     } else if (ScalarText(ours, field, -1) != ScalarText(theirs, field, -1)) {
       return Difference{path, ScalarText(ours, field, -1), ScalarText(theirs, field, -1)};
@@ -190,9 +209,9 @@ privacy::RunShape PlanShape(const v1::PrivacyPlan& plan) {
   shape.n_critic = plan.n_critic();
   shape.critic_steps = plan.rounds() * plan.n_critic();
   const v1::EnsembleConfig& ensemble = plan.privacy().ensemble();
-  shape.ensemble =
-      privacy::MakeEnsembleShape(plan.privacy().mode(), ensemble.shards(), ensemble.experimental().vote_aggregation(),
-                                 ensemble.experimental().projection_dim());
+  shape.ensemble = privacy::MakeEnsembleShape(plan.privacy().mode(), ensemble.shards(),
+                                              ensemble.experimental().vote_aggregation(),
+                                              ensemble.experimental().projection_dim());
   shape.marginal_noise_multiplier = plan.marginal_noise_multiplier();
   shape.label_epsilon = plan.label_epsilon();
   shape.shared_critic_share = plan.privacy().experimental().shared_critic_budget_share();
@@ -206,7 +225,8 @@ namespace {
 // (run_accounting.h).
 double BudgetRho(const v1::PrivacyConfig& privacy) {
   const double log_inverse_delta = std::log(1.0 / privacy.delta());
-  const double root = std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
+  const double root =
+      std::sqrt(log_inverse_delta + privacy.epsilon()) - std::sqrt(log_inverse_delta);
   return root * root;
 }
 
@@ -224,7 +244,7 @@ double MarginalNoiseMultiplier(const v1::PrivacyConfig& privacy, const v1::Train
 
 double LabelEpsilon(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training) {
   if (training.label_column().empty() || training.marginal_weight() <= 0) return 0;
-  if (privacy.mode() != v1::PrivacyConfig::dpsgd && privacy.mode() != v1::PrivacyConfig::strict) return 0;
+  if (!privacy::TraitsOf(privacy.mode()).may_release_label_pairs) return 0;
   if (privacy.has_label_epsilon()) return privacy.label_epsilon();
   if (!privacy.has_epsilon()) return kLabelEpsilonWithoutBudget;
   const double share = privacy.experimental().label_budget_share();
@@ -238,8 +258,9 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
                                                    const v1::TrainingConfig& training, int parties,
                                                    int64_t records) {
   if (parties < 1 || records < training.batch_size() || training.batch_size() < 1) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot plan privacy for ", parties, " parties, ", records,
-                                                      " records and batch size ", training.batch_size()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot plan privacy for ", parties, " parties, ", records,
+                     " records and batch size ", training.batch_size()));
   }
   const privacy::Mode mode = privacy.mode();
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
@@ -259,8 +280,10 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     double z = privacy.noise_multiplier();
     if (!privacy.has_noise_multiplier()) {
       ASSIGN_OR_RETURN(const privacy::Conversion conversion,
-                       privacy::ParseConversion(privacy.experimental().conversion()));
-      ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, privacy.epsilon(), privacy.delta(), conversion, shape));
+                       privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
+                           privacy.experimental().conversion())));
+      ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, privacy.epsilon(), privacy.delta(),
+                                                     conversion, shape));
     }
     const privacy::ReleaseNoise split = privacy::SplitReleaseNoise(mode, z, shape);
     plan.set_noise_multiplier(z);
@@ -272,7 +295,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   for (Observer observer : kObservers) {
     v1::ObserverGuarantee* guarantee = plan.add_guarantees();
     guarantee->set_observer(ObserverName(observer));
-    ASSIGN_OR_RETURN(const std::optional<double> epsilon, ViewEpsilon(plan, observer, plan.rounds()));
+    ASSIGN_OR_RETURN(const std::optional<double> epsilon,
+                     ViewEpsilon(plan, observer, plan.rounds()));
     if (epsilon.has_value()) {
       guarantee->set_epsilon_planned(*epsilon);
     } else {
@@ -284,33 +308,38 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
 
 absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
                                                       const v1::HorizontalConfig& horizontal,
-                                                      const v1::TrainingConfig& training, int parties, int64_t users) {
+                                                      const v1::TrainingConfig& training,
+                                                      int parties, int64_t users) {
   if (!privacy::IsHorizontalMode(privacy.mode()) || !(privacy.epsilon() > 0)) {
-    return absl::InvalidArgumentError("a horizontal plan needs privacy mode 'signds' or 'dpfedavg' and an epsilon");
+    return absl::InvalidArgumentError(
+        "a horizontal plan needs privacy mode 'signds' or 'dpfedavg' and an epsilon");
   }
   const bool sign_ds = privacy.mode() == v1::PrivacyConfig::signds;
   const int64_t n = horizontal.users_per_round();
   const int64_t cap = sign_ds ? horizontal.participation_cap() : 1;
   if (parties < 1 || n < 1 || cap < 1 || users < 1) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot plan a horizontal run of ", parties, " parties, ", users,
-                                                      " users and ", n, " users per round"));
+    return absl::FailedPreconditionError(absl::StrCat("cannot plan a horizontal run of ", parties,
+                                                      " parties, ", users, " users and ", n,
+                                                      " users per round"));
   }
   if (!sign_ds && n > users) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("horizontal.users_per_round ", n, " exceeds the run's ", users,
-                     " users: each user's sampling rate would be above 1; set it to at most ", users));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "horizontal.users_per_round ", n, " exceeds the run's ", users,
+        " users: each user's sampling rate would be above 1; set it to at most ", users));
   }
   // signds: as many rounds as the caps allow. dpfedavg: FedAdam's steps, each user drawn
   // at rate n / users in every one (docs/decisions/horizontal-optimisers.md).
   constexpr int64_t kDpFedAvgRounds = 300;
   const int64_t answers = users * cap;
-  const int64_t rounds = training.rounds() > 0 ? training.rounds() : sign_ds ? answers / n : kDpFedAvgRounds;
+  const int64_t rounds = training.rounds() > 0 ? training.rounds()
+                         : sign_ds             ? answers / n
+                                               : kDpFedAvgRounds;
   if (rounds < 1 || (sign_ds && rounds * n > answers)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the run asks for ", rounds, " rounds of ", n, " users, but the parties' ", users,
-                     " users answer at most ", cap, " round(s) each (", answers,
-                     " answers in all): lower training.rounds or horizontal.users_per_round, or raise "
-                     "horizontal.participation_cap"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the run asks for ", rounds, " rounds of ", n, " users, but the parties' ", users,
+        " users answer at most ", cap, " round(s) each (", answers,
+        " answers in all): lower training.rounds or horizontal.users_per_round, or raise "
+        "horizontal.participation_cap"));
   }
   v1::PrivacyPlan plan;
   *plan.mutable_privacy() = privacy;
@@ -347,34 +376,40 @@ absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& p
 privacy::StepMechanism DpFedAvgMechanism(const v1::PrivacyPlan& plan) {
   privacy::StepMechanism mechanism;
   mechanism.noise_multipliers = {plan.noise_multiplier()};
-  mechanism.sample_rate =
-      static_cast<double>(plan.batch_size()) / static_cast<double>(std::max<int64_t>(1, plan.records()));
+  mechanism.sample_rate = static_cast<double>(plan.batch_size()) /
+                          static_cast<double>(std::max<int64_t>(1, plan.records()));
   mechanism.sampler = privacy::Sampler::kPoisson;
   return mechanism;
 }
 
 double EpsilonPerAnswer(const v1::PrivacyPlan& plan) {
-  return plan.privacy().epsilon() / static_cast<double>(std::max(1, plan.horizontal().participation_cap()));
+  return plan.privacy().epsilon() /
+         static_cast<double>(std::max(1, plan.horizontal().participation_cap()));
 }
 
 const v1::ObserverGuarantee& Guarantee(const v1::PrivacyPlan& plan, Observer observer) {
   return plan.guarantees(static_cast<int>(observer));
 }
 
-absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer, int64_t rounds) {
+absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, Observer observer,
+                                                   int64_t rounds) {
   if (!IsHorizontal(plan)) RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
   return ViewEpsilon(plan, observer, rounds);
 }
 
-absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan) {
-  if (IsHorizontal(plan) || !Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
+absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(
+    const v1::PrivacyPlan& plan) {
+  if (IsHorizontal(plan) || !Guarantee(plan, Observer::kPublished).has_epsilon_planned())
+    return std::nullopt;
   privacy::RunShape shape = PlanShape(plan);
   EpsilonBreakdown breakdown;
   if (HasOneOffReleases(plan)) {
-    ASSIGN_OR_RETURN(breakdown.one_off, PlanEpsilon(plan, shape, /*rounds=*/0, privacy::View::kJoint));
+    ASSIGN_OR_RETURN(breakdown.one_off,
+                     PlanEpsilon(plan, shape, /*rounds=*/0, privacy::View::kJoint));
   }
   shape.marginal_noise_multiplier = 0;  // the critic releases alone
-  ASSIGN_OR_RETURN(breakdown.critic, PlanEpsilon(plan, shape, plan.rounds(), privacy::View::kJoint));
+  ASSIGN_OR_RETURN(breakdown.critic,
+                   PlanEpsilon(plan, shape, plan.rounds(), privacy::View::kJoint));
   return breakdown;
 }
 
@@ -382,20 +417,24 @@ std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan) {
   const absl::StatusOr<std::optional<EpsilonBreakdown>> breakdown = PublishedEpsilonBreakdown(plan);
   if (!breakdown.ok() || !breakdown->has_value() || (*breakdown)->one_off <= 0) return "";
   return absl::StrFormat(
-      "of the published epsilon %.3g, the one-off releases alone (marginals%s) come to %.3g and the %d rounds' "
+      "of the published epsilon %.3g, the one-off releases alone (marginals%s) come to %.3g and "
+      "the %d rounds' "
       "critic releases alone to %.3g; composed, not added",
-      Guarantee(plan, Observer::kPublished).epsilon_planned(), plan.label_epsilon() > 0 ? ", labels" : "",
-      (*breakdown)->one_off, plan.rounds(), (*breakdown)->critic);
+      Guarantee(plan, Observer::kPublished).epsilon_planned(),
+      plan.label_epsilon() > 0 ? ", labels" : "", (*breakdown)->one_off, plan.rounds(),
+      (*breakdown)->critic);
 }
 
-absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan,
+                                                              int64_t rounds) {
   if (!Guarantee(plan, Observer::kPublished).has_epsilon_planned()) return std::nullopt;
   if (IsHorizontal(plan)) {
     ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
     return epsilon;
   }
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
-  ASSIGN_OR_RETURN(const double epsilon, PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
+  ASSIGN_OR_RETURN(const double epsilon,
+                   PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));
   return epsilon;
 }
 
@@ -404,26 +443,28 @@ absl::Status CheckPlanBudgets(const v1::PrivacyPlan& plan) {
   const v1::ObserverGuarantee& published = Guarantee(plan, Observer::kPublished);
   // Relative slack: a calibrated z lands on the budget up to the calibrator's tolerance.
   constexpr double kSlack = 1 + 1e-6;
-  if (p.has_epsilon() && published.has_epsilon_planned() && published.epsilon_planned() > p.epsilon() * kSlack) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the run would spend joint epsilon ", published.epsilon_planned(), " > privacy.epsilon ",
-                     p.epsilon(), " (raise privacy.noise_multiplier, or lower training.rounds or ",
-                     IsHorizontal(plan) ? "horizontal.users_per_round" : "training.batch_size", ")"));
+  if (p.has_epsilon() && published.has_epsilon_planned() &&
+      published.epsilon_planned() > p.epsilon() * kSlack) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the run would spend joint epsilon ", published.epsilon_planned(), " > privacy.epsilon ",
+        p.epsilon(), " (raise privacy.noise_multiplier, or lower training.rounds or ",
+        IsHorizontal(plan) ? "horizontal.users_per_round" : "training.batch_size", ")"));
   }
   if (!p.has_epsilon_budget_against_parties()) return absl::OkStatus();
   const v1::ObserverGuarantee& parties = Guarantee(plan, Observer::kOtherParty);
   if (!parties.has_epsilon_planned()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("privacy.epsilon_budget_against_parties is ", p.epsilon_budget_against_parties(), " but mode '",
-                     privacy::ModeName(p.mode()), "' gives no guarantee against other parties (", parties.not_dp(),
-                     "): use strict, gswgan or pate"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "privacy.epsilon_budget_against_parties is ", p.epsilon_budget_against_parties(),
+        " but mode '", privacy::ModeName(p.mode()), "' gives no guarantee against other parties (",
+        parties.not_dp(), "): use strict, gswgan or pate"));
   }
   if (parties.epsilon_planned() > p.epsilon_budget_against_parties() * kSlack) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the run would spend epsilon ", parties.epsilon_planned(),
         " against other parties (they draw the same batches, so sampling does not amplify) > "
         "privacy.epsilon_budget_against_parties ",
-        p.epsilon_budget_against_parties(), " (lower privacy.epsilon, rounds or batch_size, or raise the budget)"));
+        p.epsilon_budget_against_parties(),
+        " (lower privacy.epsilon, rounds or batch_size, or raise the budget)"));
   }
   return absl::OkStatus();
 }
@@ -439,14 +480,15 @@ std::string PlanDigest(const v1::PrivacyPlan& plan) {
   return Sha256Hex(bytes);
 }
 
-absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_name, const v1::PrivacyPlan& theirs,
-                           absl::string_view their_name) {
+absl::Status CheckSamePlan(const v1::PrivacyPlan& ours, absl::string_view our_name,
+                           const v1::PrivacyPlan& theirs, absl::string_view their_name) {
   std::optional<Difference> difference = FirstDifference(ours, theirs, "");
   if (!difference.has_value()) return absl::OkStatus();
   ShortenNumbers(&difference->ours, &difference->theirs);
   return absl::FailedPreconditionError(absl::StrCat(
-      their_name, " plans ", difference->path, " = ", difference->theirs, " but ", our_name, " plans ",
-      difference->ours, ": every daemon of a run must hold the same privacy plan (the joint epsilon assumes one)"));
+      their_name, " plans ", difference->path, " = ", difference->theirs, " but ", our_name,
+      " plans ", difference->ours,
+      ": every daemon of a run must hold the same privacy plan (the joint epsilon assumes one)"));
 }
 
 std::string PrivacyStatementPath(const std::string& table_path) {
@@ -459,11 +501,14 @@ absl::Status WritePrivacyStatement(const std::string& table_path, const v1::Priv
 }
 
 std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta) {
-  if (!guarantee.has_epsilon_planned()) return absl::StrCat(guarantee.observer(), ": not DP (", guarantee.not_dp(), ")");
+  if (!guarantee.has_epsilon_planned())
+    return absl::StrCat(guarantee.observer(), ": not DP (", guarantee.not_dp(), ")");
   auto epsilon = [](double value) { return absl::StrFormat("%.4g", value); };
   std::string text = absl::StrCat(guarantee.observer(), ": epsilon ");
-  if (guarantee.has_epsilon_spent()) absl::StrAppend(&text, epsilon(guarantee.epsilon_spent()), " spent of ");
-  absl::StrAppend(&text, epsilon(guarantee.epsilon_planned()), " at delta ", absl::StrFormat("%g", delta));
+  if (guarantee.has_epsilon_spent())
+    absl::StrAppend(&text, epsilon(guarantee.epsilon_spent()), " spent of ");
+  absl::StrAppend(&text, epsilon(guarantee.epsilon_planned()), " at delta ",
+                  absl::StrFormat("%g", delta));
   return text;
 }
 

@@ -53,7 +53,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
 // privacy.delta, the same (ε, δ) against every observer (DpFedAvgMechanism).
 absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
                                                       const v1::HorizontalConfig& horizontal,
-                                                      const v1::TrainingConfig& training, int parties, int64_t users);
+                                                      const v1::TrainingConfig& training,
+                                                      int parties, int64_t users);
 // ε_r of one SignDS answer of a horizontal plan: privacy.epsilon / participation_cap.
 double EpsilonPerAnswer(const v1::PrivacyPlan& plan);
 // What one round of a dpfedavg plan releases about a user: its party's sum noised at the
@@ -88,7 +89,8 @@ struct EpsilonBreakdown {
   double critic = 0;
 };
 // nullopt where the run makes no DP claim on the published output.
-absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(const v1::PrivacyPlan& plan);
+absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(
+    const v1::PrivacyPlan& plan);
 // The breakdown as a log line for a run with one-off releases; "" otherwise.
 std::string DescribeEpsilonBreakdown(const v1::PrivacyPlan& plan);
 
@@ -105,7 +107,8 @@ absl::Status WritePrivacyStatement(const std::string& table_path, const v1::Priv
 
 // ε of one party's own releases in the first `rounds` rounds (every party's are
 // alike); nullopt where the run makes no DP claim.
-absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds);
+absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyPlan& plan,
+                                                              int64_t rounds);
 
 // One line per observer: "published: ε = 9.98 (δ = 1e-05)" or "other_party: not DP (…)".
 std::string DescribeGuarantee(const v1::ObserverGuarantee& guarantee, double delta);

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "common/privacy/log_math.h"
 #include "common/base/status_macros.h"
+#include "common/privacy/log_math.h"
 
 namespace vfsynth::privacy {
 namespace {
@@ -130,8 +130,9 @@ absl::StatusOr<double> MechanismNoiseMultiplier(const StepMechanism& mechanism) 
   }
   if (!mechanism.randomized_responses.empty()) {
     if (mechanism.sample_rate != 1.0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "randomized response is accounted only unsampled (sample rate 1), got ", mechanism.sample_rate));
+      return absl::InvalidArgumentError(
+          absl::StrCat("randomized response is accounted only unsampled (sample rate 1), got ",
+                       mechanism.sample_rate));
     }
     if (mechanism.noise_multipliers.empty()) return 0.0;
   }
@@ -168,8 +169,7 @@ double GaussianRdp(double noise_multiplier, double order) {
   return order / (2.0 * noise_multiplier * noise_multiplier);
 }
 
-absl::StatusOr<double> WorSubsampledGaussianRdp(double q, double noise_multiplier,
-                                                double order) {
+absl::StatusOr<double> WorSubsampledGaussianRdp(double q, double noise_multiplier, double order) {
   RETURN_IF_ERROR(CheckSampling(q, noise_multiplier, order));
   if (q == 0.0) return 0.0;
   if (noise_multiplier == 0.0 || std::isinf(order)) return kInf;
@@ -227,14 +227,16 @@ absl::StatusOr<std::vector<double>> ComposedRdp(const StepMechanism& mechanism, 
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double order : orders) {
-    if (!(order > 1.0)) return absl::InvalidArgumentError(absl::StrCat("RDP order must be > 1, got ", order));
+    if (!(order > 1.0))
+      return absl::InvalidArgumentError(absl::StrCat("RDP order must be > 1, got ", order));
     double step = 0.0;
     if (gaussian) {
       ASSIGN_OR_RETURN(step, mechanism.sampler == Sampler::kPoisson
                                  ? PoissonSubsampledGaussianRdp(mechanism.sample_rate, z, order)
                                  : WorSubsampledGaussianRdp(mechanism.sample_rate, z, order));
     }
-    for (double epsilon : mechanism.randomized_responses) step += RandomizedResponseRdp(epsilon, order);
+    for (double epsilon : mechanism.randomized_responses)
+      step += RandomizedResponseRdp(epsilon, order);
     // 0 · ∞ must stay 0 (no steps, no loss).
     rdp.push_back(steps == 0 ? 0.0 : step * static_cast<double>(steps));
   }

@@ -5,15 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/mode_traits.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
 namespace {
 
 constexpr char kModeNames[] = "none, dpsgd, strict, vflgan, gswgan, pate";
-
 
 double BatchRate(const RunShape& shape) {
   return static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);
@@ -42,12 +41,15 @@ bool ReleasesMarginals(Mode mode, const RunShape& shape) {
 StepMechanism MarginalMechanism(int parties, const RunShape& shape) {
   const bool label_pairs = shape.label_epsilon > 0;
   const int tables = label_pairs ? std::max(parties - 1, 1) : 0;
-  StepMechanism mechanism = WithoutAmplification(Mechanism(parties + tables, shape.marginal_noise_multiplier, shape));
+  StepMechanism mechanism =
+      WithoutAmplification(Mechanism(parties + tables, shape.marginal_noise_multiplier, shape));
   if (label_pairs) mechanism.randomized_responses.push_back(shape.label_epsilon);
   return mechanism;
 }
 
-int64_t KeyOffset(Mode mode, const RunShape& shape) { return ReleasesMarginals(mode, shape) ? 1 : 0; }
+int64_t KeyOffset(Mode mode, const RunShape& shape) {
+  return ReleasesMarginals(mode, shape) ? 1 : 0;
+}
 
 }  // namespace
 
@@ -55,12 +57,15 @@ absl::StatusOr<Mode> ParseMode(const std::string& name) {
   Mode mode = v1::PrivacyConfig::MODE_UNSPECIFIED;
   v1::PrivacyConfig::Mode_Parse(name, &mode);
   if (!ValidateMode(mode).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("privacy mode '", name, "' is not one of ", kModeNames));
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy mode '", name, "' is not one of ", kModeNames));
   }
   return mode;
 }
 
-bool SharedCriticSeesOnlyReleases(Mode mode) { return TraitsOf(mode).shared_critic_sees_only_releases; }
+bool SharedCriticSeesOnlyReleases(Mode mode) {
+  return TraitsOf(mode).shared_critic_sees_only_releases;
+}
 
 bool IsEnsembleMode(Mode mode) { return TraitsOf(mode).ensemble(); }
 
@@ -70,8 +75,8 @@ bool IsHorizontalMode(Mode mode) { return TraitsOf(mode).horizontal(); }
 
 absl::Status ValidateMode(Mode mode) {
   if (IsHorizontalMode(mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("privacy mode '", ModeName(mode), "' is the horizontal topology's, not one of the GAN's"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy mode '", ModeName(mode), "' is the horizontal topology's, not one of the GAN's"));
   }
   if (mode == v1::PrivacyConfig::MODE_UNSPECIFIED || !v1::PrivacyConfig::Mode_IsValid(mode)) {
     return absl::InvalidArgumentError(absl::StrCat("privacy mode is not one of ", kModeNames));
@@ -80,7 +85,8 @@ absl::Status ValidateMode(Mode mode) {
 }
 
 ReleaseNoise SplitReleaseNoise(Mode mode, double z, const RunShape& shape) {
-  if (TraitsOf(mode).curator_releases_per_step == 0 || shape.shared_critic_share <= 0 || shape.parties < 1) {
+  if (TraitsOf(mode).curator_releases_per_step == 0 || shape.shared_critic_share <= 0 ||
+      shape.parties < 1) {
     return {z, z};
   }
   // K + 1 releases at z carry (K + 1)/z² in all; D_s gets `share` of it, each party
@@ -104,7 +110,8 @@ std::string DescribeReleaseNoise(Mode mode, double z, const RunShape& shape) {
 }
 
 StepMechanism PartyMechanism(Mode mode, double z, const RunShape& shape) {
-  return Mechanism(TraitsOf(mode).releases_per_party_step, SplitReleaseNoise(mode, z, shape).party, shape);
+  return Mechanism(TraitsOf(mode).releases_per_party_step, SplitReleaseNoise(mode, z, shape).party,
+                   shape);
 }
 
 StepMechanism JointMechanism(Mode mode, double z, const RunShape& shape) {
@@ -122,13 +129,16 @@ StepMechanism WithoutAmplification(StepMechanism mechanism) {
   return mechanism;
 }
 
-EnsembleShape MakeEnsembleShape(Mode mode, int shards, const std::string& vote_aggregation, int projection_dim) {
+EnsembleShape MakeEnsembleShape(Mode mode, int shards,
+                                v1::ExperimentalEnsembleConfig::VoteAggregation vote_aggregation,
+                                int projection_dim) {
   EnsembleShape shape;
   shape.shards = shards;
   shape.projection_dim = projection_dim;
   shape.aggregation = mode == v1::PrivacyConfig::gswgan ? RowAggregation::kGswgan
-                      : vote_aggregation == "gnmax"     ? RowAggregation::kPateGnmax
-                                                        : RowAggregation::kPateThreshold;
+                      : vote_aggregation == v1::ExperimentalEnsembleConfig::gnmax
+                          ? RowAggregation::kPateGnmax
+                          : RowAggregation::kPateThreshold;
   return shape;
 }
 
@@ -139,8 +149,8 @@ std::vector<ChargedSteps> RunReleases(Mode mode, double z, const RunShape& shape
   const int parties = view == View::kParty ? 1 : shape.parties;
   if (rounds > 0) {
     const int64_t critic_steps = rounds * shape.n_critic;
-    StepMechanism features = view == View::kParty ? PartyMechanism(mode, z, shape)
-                                                  : JointMechanism(mode, z, shape);
+    StepMechanism features =
+        view == View::kParty ? PartyMechanism(mode, z, shape) : JointMechanism(mode, z, shape);
     if (view == View::kAgainstParties) features = WithoutAmplification(features);
     releases.push_back({features, critic_steps});
     if (IsEnsembleMode(mode)) {
@@ -160,7 +170,8 @@ absl::StatusOr<EpsilonAndOrder> RunEpsilon(Mode mode, double z, const RunShape& 
 LedgerCharge CriticStepCharge(Mode mode, double z, const RunShape& shape, int64_t step) {
   LedgerCharge charge;
   charge.mechanism = JointMechanism(mode, z, shape);
-  charge.key = (IsEnsembleMode(mode) ? step + step / shape.n_critic : step) + KeyOffset(mode, shape);
+  charge.key =
+      (IsEnsembleMode(mode) ? step + step / shape.n_critic : step) + KeyOffset(mode, shape);
   return charge;
 }
 
@@ -184,10 +195,14 @@ std::optional<LedgerCharge> MarginalReleaseCharge(Mode mode, const RunShape& sha
 
 absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta,
                                          Conversion conversion, const RunShape& shape) {
-  if (mode == v1::PrivacyConfig::none) return absl::InvalidArgumentError("mode 'none' has no noise to calibrate");
+  if (!TraitsOf(mode).draws_noise()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode '", ModeName(mode), "' has no noise to calibrate"));
+  }
   if (IsEnsembleMode(mode) || ReleasesMarginals(mode, shape)) {
     const int64_t rounds = shape.critic_steps / shape.n_critic;
-    if (rounds < 1) return absl::InvalidArgumentError("a run needs at least one round to calibrate");
+    if (rounds < 1)
+      return absl::InvalidArgumentError("a run needs at least one round to calibrate");
     absl::StatusOr<double> z = CalibrateNoise(
         [&](double z) -> absl::StatusOr<double> {
           ASSIGN_OR_RETURN(const EpsilonAndOrder result,
@@ -196,9 +211,10 @@ absl::StatusOr<double> CalibrateRunNoise(Mode mode, double epsilon, double delta
         },
         epsilon);
     if (absl::IsOutOfRange(z.status()) && ReleasesMarginals(mode, shape)) {
-      return absl::OutOfRangeError(absl::StrCat(
-          z.status().message(), "; the marginal release (noise multiplier ", shape.marginal_noise_multiplier,
-          ") is part of it: raise privacy.marginal_noise_multiplier or epsilon"));
+      return absl::OutOfRangeError(
+          absl::StrCat(z.status().message(), "; the marginal release (noise multiplier ",
+                       shape.marginal_noise_multiplier,
+                       ") is part of it: raise privacy.marginal_noise_multiplier or epsilon"));
     }
     return z;
   }

@@ -39,7 +39,7 @@ struct RunShape {
   int64_t batch_size = 0;
   int64_t critic_steps = 0;  // rounds * n_critic
   int n_critic = 1;
-  EnsembleShape ensemble;    // gswgan / pate only
+  EnsembleShape ensemble;  // gswgan / pate only
   // > 0: before training, each party releases its one-hot block marginals once with this
   // noise multiplier (no subsampling; common/gan/marginal_target.h). 0: no release.
   double marginal_noise_multiplier = 0;
@@ -81,7 +81,9 @@ StepMechanism WithoutAmplification(StepMechanism mechanism);
 
 // The ensemble shape of `mode` (gswgan: per-row shard draws; pate: the
 // vote aggregation "threshold" or "gnmax" with `projection_dim` coordinates).
-EnsembleShape MakeEnsembleShape(Mode mode, int shards, const std::string& vote_aggregation, int projection_dim);
+EnsembleShape MakeEnsembleShape(Mode mode, int shards,
+                                v1::ExperimentalEnsembleConfig::VoteAggregation vote_aggregation,
+                                int projection_dim);
 
 // Whose releases a run's epsilon covers.
 enum class View {

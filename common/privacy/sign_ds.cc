@@ -30,17 +30,21 @@ std::vector<int64_t> SignDsTopSet(absl::Span<const float> update, int64_t k, boo
   return order;
 }
 
-absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, double epsilon, SecureRandom& random) {
+absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, double epsilon,
+                                    SecureRandom& random) {
   const int64_t d = static_cast<int64_t>(update.size());
   if (d < 2 || k < 1 || k >= d) {
-    return absl::InvalidArgumentError(absl::StrCat("SignDS needs 1 <= k < d with d >= 2 (got d ", d, ", k ", k, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SignDS needs 1 <= k < d with d >= 2 (got d ", d, ", k ", k, ")"));
   }
   if (!(epsilon > 0) || !std::isfinite(epsilon)) {
-    return absl::InvalidArgumentError(absl::StrCat("SignDS needs a finite epsilon > 0 (got ", epsilon, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SignDS needs a finite epsilon > 0 (got ", epsilon, ")"));
   }
   for (int64_t i = 0; i < d; ++i) {
     if (!std::isfinite(update[i])) {
-      return absl::InvalidArgumentError(absl::StrCat("the local update's coordinate ", i, " is not finite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the local update's coordinate ", i, " is not finite"));
     }
   }
   SignDsReport report;

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -34,7 +34,8 @@ std::vector<int64_t> SignDsTopSet(absl::Span<const float> update, int64_t k, boo
 
 // One report of `update` at ε with top-k size k, every coin from `random`. INVALID_ARGUMENT
 // unless d >= 2, 1 <= k < d, ε > 0 is finite and every value of the update is finite.
-absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, double epsilon, SecureRandom& random);
+absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, double epsilon,
+                                    SecureRandom& random);
 
 }  // namespace vfsynth
 

@@ -19,7 +19,8 @@ inline constexpr size_t kChunkBytes = 1 << 20;
 // carrying only a `chunk` payload (plus the same run/round/step); smaller messages
 // pass through unchanged. `Message` is CuratorMessage or PartyMessage.
 template <typename Message>
-std::vector<Message> SplitIntoChunks(const Message& message, size_t max_bytes, uint64_t message_id) {
+std::vector<Message> SplitIntoChunks(const Message& message, size_t max_bytes,
+                                     uint64_t message_id) {
   if (message.ByteSizeLong() <= max_bytes) return {message};
   const std::string bytes = message.SerializeAsString();
   const uint32_t count = static_cast<uint32_t>((bytes.size() + max_bytes - 1) / max_bytes);
@@ -68,10 +69,12 @@ class ChunkAssembler {
     }
     const auto& chunk = message.chunk();
     Pending& pending = pending_[chunk.message_id()];
-    if (chunk.count() == 0 || chunk.index() != pending.next || (pending.next > 0 && chunk.count() != pending.count)) {
+    if (chunk.count() == 0 || chunk.index() != pending.next ||
+        (pending.next > 0 && chunk.count() != pending.count)) {
       Drop(chunk.message_id());
       return absl::InvalidArgumentError(absl::StrCat("chunk ", chunk.index(), "/", chunk.count(),
-                                                     " of message ", chunk.message_id(), " out of order"));
+                                                     " of message ", chunk.message_id(),
+                                                     " out of order"));
     }
     if (chunk.data().size() > max_total_bytes_ - buffered_bytes_) {
       Drop(chunk.message_id());

@@ -71,10 +71,11 @@ absl::Status ValidateTensor(const v1::Tensor& tensor, absl::Span<const int64_t> 
         absl::StrCat(name, ": ", bytes, " bytes exceed the limit of ", max_bytes));
   }
   if (static_cast<int64_t>(tensor.data().size()) != bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": shape needs ", bytes,
-                                                   " bytes of data, got ", tensor.data().size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": shape needs ", bytes, " bytes of data, got ", tensor.data().size()));
   }
-  if (const int64_t bad = FirstNonFinite(tensor.data().data(), ElementCount(expected_shape)); bad >= 0) {
+  if (const int64_t bad = FirstNonFinite(tensor.data().data(), ElementCount(expected_shape));
+      bad >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": non-finite value at element ", bad));
   }
   return absl::OkStatus();

@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "common/config/config.h"
-#include "common/checkpoint/checkpoint_file.h"
 #include "common/base/sha256.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/config/config.h"
 
 namespace vfsynth {
 
@@ -64,7 +64,8 @@ v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
   return header;
 }
 
-absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
+absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found,
+                                          const v1::CuratorConfig& config,
                                           const std::string& data_digest, const std::string& path) {
   const v1::CheckpointHeader expected = CuratorCheckpointHeader(config, data_digest, 0);
   return CheckCheckpointMatches(found, expected, path);

@@ -37,7 +37,8 @@ v1::CheckpointHeader CuratorCheckpointHeader(const v1::CuratorConfig& config,
 // A digest only says that some setting differs; where the checkpoint's is this
 // configuration's as builds before a setting existed hashed it, the error names the
 // values that resume it.
-absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found, const v1::CuratorConfig& config,
+absl::Status CheckCuratorCheckpointHeader(const v1::CheckpointHeader& found,
+                                          const v1::CuratorConfig& config,
                                           const std::string& data_digest, const std::string& path);
 
 }  // namespace vfsynth

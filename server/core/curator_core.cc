@@ -26,7 +26,8 @@ std::vector<std::string> Roster(const v1::CuratorConfig& config) {
 
 }  // namespace
 
-CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol, bool resume)
+CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol,
+                         bool resume)
     : config_(std::move(config)),
       roster_(Roster(config_)),
       registry_(roster_.size()),
@@ -35,7 +36,8 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtoc
       checkpoints_(config_),
       run_{config_, roster_, registry_, hub_, profile_, status_, checkpoints_,
            // Resuming, the parties only have to come back, not to be started.
-           absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds() : config_.join_timeout_seconds()),
+           absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
+                                              : config_.join_timeout_seconds()),
            resume},
       protocol_(std::move(protocol)) {
   attested_.assign(roster_.size(), false);
@@ -45,9 +47,11 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtoc
 // A checkpoint job may still read the protocol's state.
 CuratorCore::~CuratorCore() { checkpoints_.Await().IgnoreError(); }
 
-absl::StatusOr<int> CuratorCore::RosterIndex(const std::string& party, const std::string& run_id) const {
+absl::StatusOr<int> CuratorCore::RosterIndex(const std::string& party,
+                                             const std::string& run_id) const {
   const int index = hub_.Index(party);
-  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
+  if (index < 0)
+    return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
   if (run_id != config_.run_id()) {
     return absl::FailedPreconditionError(
         absl::StrCat("run id '", run_id, "' does not match this run '", config_.run_id(), "'"));
@@ -56,33 +60,37 @@ absl::StatusOr<int> CuratorCore::RosterIndex(const std::string& party, const std
 }
 
 absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& party,
-                                                          const v1::RegisterRequest& request) {
+                                                           const v1::RegisterRequest& request) {
   const int index = hub_.Index(party);
-  if (index < 0) return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
+  if (index < 0)
+    return absl::PermissionDeniedError(absl::StrCat("'", party, "' is not in the roster"));
   if (request.protocol_version() != kProtocolVersion) {
-    return absl::FailedPreconditionError(absl::StrCat("party speaks protocol version ", request.protocol_version(),
+    return absl::FailedPreconditionError(absl::StrCat("party speaks protocol version ",
+                                                      request.protocol_version(),
                                                       ", this curator speaks ", kProtocolVersion));
   }
   if (request.topology() != config_.topology()) {
-    return absl::FailedPreconditionError(absl::StrCat("party '", party, "' is configured for topology '",
-                                                      v1::Topology_Name(request.topology()), "' but this run is '",
-                                                      v1::Topology_Name(config_.topology()), "'"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party '", party, "' is configured for topology '", v1::Topology_Name(request.topology()),
+        "' but this run is '", v1::Topology_Name(config_.topology()), "'"));
   }
   if (request.privacy().mode() != config_.privacy().mode()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("party '", party, "' declares privacy mode '", privacy::ModeName(request.privacy().mode()),
-                     "' but this run uses '", privacy::ModeName(config_.privacy().mode()), "'"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party '", party, "' declares privacy mode '", privacy::ModeName(request.privacy().mode()),
+        "' but this run uses '", privacy::ModeName(config_.privacy().mode()), "'"));
   }
   const double share = config_.privacy().experimental().shared_critic_budget_share();
   if (request.privacy().shared_critic_budget_share() != share) {
     return absl::FailedPreconditionError(absl::StrCat(
         "party '", party, "' splits each step's privacy with shared_critic_budget_share ",
         request.privacy().shared_critic_budget_share(), " but this run uses ", share,
-        " (the joint epsilon assumes one split: set privacy.experimental.shared_critic_budget_share alike)"));
+        " (the joint epsilon assumes one split: set "
+        "privacy.experimental.shared_critic_budget_share alike)"));
   }
   auto encoder = TableEncoder::Create(request.schema());
   if (!encoder.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("schema of '", party, "': ", encoder.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("schema of '", party, "': ", encoder.status().message()));
   }
   {
     // One registration at a time: the protocol's checks see every earlier one.
@@ -98,8 +106,8 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
     } else {
       const int64_t width = encoder->width();
       registry_.Add(index, request, std::make_unique<TableEncoder>(std::move(*encoder)));
-      spdlog::info("party {} registered: {} columns, {} encoded, {} records", party, request.schema().columns_size(),
-                   width, request.rows());
+      spdlog::info("party {} registered: {} columns, {} encoded, {} records", party,
+                   request.schema().columns_size(), width, request.rows());
     }
   }
   v1::RegisterResponse response;
@@ -113,7 +121,8 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
   return response;
 }
 
-absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party, const v1::AlignRequest& request) {
+absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party,
+                                                     const v1::AlignRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   {
     absl::MutexLock lock(&mu_);
@@ -121,7 +130,8 @@ absl::StatusOr<v1::AlignResponse> CuratorCore::Align(const std::string& party, c
   }
   const std::optional<v1::RegisterRequest> registration = registry_.Get(index);
   if (!registration.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat("party '", party, "' must Register before Align"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' must Register before Align"));
   }
   RETURN_IF_ERROR(protocol_->CheckAlign(index, request, *registration));
   status_.Advance(v1::waiting, v1::aligning);
@@ -142,21 +152,21 @@ void CuratorCore::AcceptRecords(int64_t records) {
   records_ = records;
 }
 
-absl::StatusOr<v1::ShareLabelsResponse> CuratorCore::ShareLabels(const std::string& party,
-                                                                 const v1::ShareLabelsRequest& request) {
+absl::StatusOr<v1::ShareLabelsResponse> CuratorCore::ShareLabels(
+    const std::string& party, const v1::ShareLabelsRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   return protocol_->ShareLabels(index, request);
 }
 
-absl::StatusOr<v1::LabelPairsResponse> CuratorCore::ReleaseLabelPairs(const std::string& party,
-                                                                      const v1::LabelPairsRequest& request) {
+absl::StatusOr<v1::LabelPairsResponse> CuratorCore::ReleaseLabelPairs(
+    const std::string& party, const v1::LabelPairsRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   RETURN_IF_ERROR(protocol_->ReleaseLabelPairs(index, request));
   return v1::LabelPairsResponse();
 }
 
-absl::StatusOr<v1::MarginalsResponse> CuratorCore::ReleaseMarginals(const std::string& party,
-                                                                    const v1::MarginalsRequest& request) {
+absl::StatusOr<v1::MarginalsResponse> CuratorCore::ReleaseMarginals(
+    const std::string& party, const v1::MarginalsRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   RETURN_IF_ERROR(protocol_->ReleaseMarginals(index, request));
   return v1::MarginalsResponse();
@@ -164,7 +174,9 @@ absl::StatusOr<v1::MarginalsResponse> CuratorCore::ReleaseMarginals(const std::s
 
 absl::StatusOr<int64_t> CuratorCore::AwaitRecords() {
   absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !cancelled_.ok() || records_.has_value(); };
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return !cancelled_.ok() || records_.has_value();
+  };
   mu_.AwaitWithDeadline(absl::Condition(&ready), run_.join_deadline);
   if (!cancelled_.ok()) return cancelled_;
   if (!records_.has_value()) return absl::DeadlineExceededError(protocol_->DescribeWaiting());
@@ -187,39 +199,46 @@ absl::Status CuratorCore::PlanPrivacy(int64_t records) {
   protocol_->LogPlan(*plan, PlanDigest(*plan));
   const privacy::Mode mode = config_.privacy().mode();
   for (const v1::ObserverGuarantee& guarantee : plan->guarantees()) {
-    spdlog::info("privacy {}: against {}", privacy::ModeName(mode), DescribeGuarantee(guarantee, config_.privacy().delta()));
+    spdlog::info("privacy {}: against {}", privacy::ModeName(mode),
+                 DescribeGuarantee(guarantee, config_.privacy().delta()));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(const std::string& party,
-                                                              const v1::AttestPlanRequest& request) {
+absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
+    const std::string& party, const v1::AttestPlanRequest& request) {
   ASSIGN_OR_RETURN(const int index, RosterIndex(party, request.run_id()));
   if (!request.refusal().empty()) {
-    return FailRun(
-        absl::FailedPreconditionError(absl::StrCat("party '", party, "' refuses the run: ", request.refusal())));
+    return FailRun(absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' refuses the run: ", request.refusal())));
   }
   absl::Status same;
   v1::AttestPlanResponse response;
   {
     absl::MutexLock lock(&mu_);
-    auto planned = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !cancelled_.ok() || plan_.has_value(); };
+    auto planned = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return !cancelled_.ok() || plan_.has_value();
+    };
     if (!mu_.AwaitWithDeadline(absl::Condition(&planned), run_.join_deadline)) {
-      return absl::DeadlineExceededError("the curator had not planned the run's privacy before the join timeout");
+      return absl::DeadlineExceededError(
+          "the curator had not planned the run's privacy before the join timeout");
     }
     if (!cancelled_.ok()) return cancelled_;
     if (!plan_->ok()) return plan_->status();
-    same = CheckSamePlan(**plan_, "the curator", request.plan(), absl::StrCat("party '", party, "'"));
+    same =
+        CheckSamePlan(**plan_, "the curator", request.plan(), absl::StrCat("party '", party, "'"));
     if (same.ok()) {
       if (!attested_[index]) spdlog::info("party {} attested the privacy plan", party);
       attested_[index] = true;
       // Answer once every party's plan matched: a party answered earlier would charge its
       // ledger for a run that another party's plan then fails.
       auto all_attested = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return !cancelled_.ok() || std::all_of(attested_.begin(), attested_.end(), [](bool a) { return a; });
+        return !cancelled_.ok() ||
+               std::all_of(attested_.begin(), attested_.end(), [](bool a) { return a; });
       };
       if (!mu_.AwaitWithDeadline(absl::Condition(&all_attested), run_.join_deadline)) {
-        return absl::DeadlineExceededError("not every party attested the privacy plan before the join timeout");
+        return absl::DeadlineExceededError(
+            "not every party attested the privacy plan before the join timeout");
       }
       if (!cancelled_.ok()) return cancelled_;
       *response.mutable_plan() = **plan_;
@@ -241,20 +260,23 @@ absl::Status CuratorCore::CheckAttested(const std::string& party) const {
   absl::MutexLock lock(&mu_);
   if (index < 0 || !attested_[index]) {
     return absl::FailedPreconditionError(
-        absl::StrCat("party '", party, "' opened Train before its privacy plan matched the curator's (AttestPlan)"));
+        absl::StrCat("party '", party,
+                     "' opened Train before its privacy plan matched the curator's (AttestPlan)"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
-  checkpoints_.Bind(CuratorDataDigest(records_aligned_, registry_.Schemas()),
-                    MakeGeneratorHeader(config_, registry_.Schemas(), PublishedRows(), privacy_plan_));
+  checkpoints_.Bind(
+      CuratorDataDigest(records_aligned_, registry_.Schemas()),
+      MakeGeneratorHeader(config_, registry_.Schemas(), PublishedRows(), privacy_plan_));
   if (!run_.resume) {
     ASSIGN_OR_RETURN(const SavedState state, protocol_->Save());
     RETURN_IF_ERROR(checkpoints_.WriteFirst(state));
     return 0;
   }
-  ASSIGN_OR_RETURN(const RunCheckpoints::Restored restored, checkpoints_.Read(privacy_plan_.rounds()));
+  ASSIGN_OR_RETURN(const RunCheckpoints::Restored restored,
+                   checkpoints_.Read(privacy_plan_.rounds()));
   RETURN_IF_ERROR(protocol_->Restore(restored.payload));
   return restored.round;
 }
@@ -297,10 +319,12 @@ void CuratorCore::SendFinished(const absl::Status& outcome) {
   for (size_t k = 0; k < roster_.size() && !hub_.cancelled(); ++k) {
     v1::CuratorMessage message;
     message.set_run_id(config_.run_id());
-    message.set_round(privacy_plan_.rounds() > 0 ? privacy_plan_.rounds() : config_.training().rounds());
+    message.set_round(privacy_plan_.rounds() > 0 ? privacy_plan_.rounds()
+                                                 : config_.training().rounds());
     message.set_step(-1);
     message.set_durable_round(checkpoints_.durable_round());
-    message.mutable_finished()->set_message(outcome.ok() ? "training finished" : outcome.ToString());
+    message.mutable_finished()->set_message(outcome.ok() ? "training finished"
+                                                         : outcome.ToString());
     message.mutable_finished()->set_succeeded(outcome.ok());
     hub_.Send(static_cast<int>(k), std::move(message));
   }
@@ -355,8 +379,8 @@ v1::StatusResponse CuratorCore::Status() const {
     party->set_connected(hub_.connected(index));
     party->set_peer(hub_.peer(index));
     const absl::Time last = hub_.last_message(index);
-    party->set_seconds_since_last_message(last == absl::InfinitePast() ? -1
-                                                                       : absl::ToDoubleSeconds(absl::Now() - last));
+    party->set_seconds_since_last_message(
+        last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));
     if (party_epsilon_spent.has_value()) party->set_epsilon_spent(*party_epsilon_spent);
     party->set_bytes_sent(hub_.bytes_sent(index));
     party->set_bytes_received(hub_.bytes_received(index));

@@ -38,7 +38,8 @@ class CuratorCore {
   // topology runs. With `resume`, training continues from the checkpoint in
   // config.checkpoint_dir (same run, configuration, parties and records) and the parties
   // get reconnect_timeout_seconds to rejoin.
-  CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol, bool resume = false);
+  CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol,
+              bool resume = false);
   ~CuratorCore();
 
   const v1::CuratorConfig& config() const { return config_; }
@@ -48,26 +49,31 @@ class CuratorCore {
   // Per-step wall-clock breakdown of the rounds (docs/performance.md).
   StepProfile& profile() { return profile_; }
 
-  absl::StatusOr<v1::RegisterResponse> Register(const std::string& party, const v1::RegisterRequest& request);
+  absl::StatusOr<v1::RegisterResponse> Register(const std::string& party,
+                                                const v1::RegisterRequest& request);
   // One Align call (the protocol's alignment, or join): blocks until the party's answer
   // is ready (or the join deadline passes). An answer that fixes the run's records fails
   // for everyone if the run cannot train on them.
-  absl::StatusOr<v1::AlignResponse> Align(const std::string& party, const v1::AlignRequest& request);
+  absl::StatusOr<v1::AlignResponse> Align(const std::string& party,
+                                          const v1::AlignRequest& request);
 
   // After Align: blocks until the curator has planned and every party's plan matched
   // it (or the join deadline passes), then answers with its plan. A party whose plan
   // differs fails the whole run with an error naming the party and the first setting
   // that differs.
-  absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const std::string& party, const v1::AttestPlanRequest& request);
+  absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const std::string& party,
+                                                    const v1::AttestPlanRequest& request);
   // OK once `party`'s plan matched the curator's (Train is refused before).
   absl::Status CheckAttested(const std::string& party) const;
 
   // Releases between the plan and the rounds, where the protocol has them: label pairs
   // (training.label_column) and a party's marginal release (training.marginal_weight > 0).
-  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const std::string& party, const v1::ShareLabelsRequest& request);
+  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const std::string& party,
+                                                      const v1::ShareLabelsRequest& request);
   absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const std::string& party,
                                                            const v1::LabelPairsRequest& request);
-  absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const std::string& party, const v1::MarginalsRequest& request);
+  absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const std::string& party,
+                                                         const v1::MarginalsRequest& request);
 
   // Runs the whole job: waits for every party, trains, sends Finished, writes the
   // synthetic CSV (if configured). Returns the run's outcome.

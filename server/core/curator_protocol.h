@@ -31,8 +31,9 @@ class CuratorProtocol {
 
   // Checks a registration may make beyond the common ones, given the parties registered
   // so far (the same registration may come again after a reconnect).
-  virtual absl::Status Admit(int party, const v1::RegisterRequest& request,
-                             const std::vector<std::optional<v1::RegisterRequest>>& registered) const = 0;
+  virtual absl::Status Admit(
+      int party, const v1::RegisterRequest& request,
+      const std::vector<std::optional<v1::RegisterRequest>>& registered) const = 0;
   // The protocol's settings in the answer to Register.
   virtual void DescribeRun(v1::RegisterResponse* /*response*/) const {}
 
@@ -67,20 +68,24 @@ class CuratorProtocol {
   // Rows drawn from the current model (FAILED_PRECONDITION before Prepare).
   virtual absl::StatusOr<CsvTable> Sample(int64_t rows) = 0;
   // The report on the published table against the run's releases, if it has any.
-  virtual absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedReport(const CsvTable& /*published*/,
-                                                                           const v1::PrivacyPlan& /*plan*/) const {
+  virtual absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedReport(
+      const CsvTable& /*published*/, const v1::PrivacyPlan& /*plan*/) const {
     return std::nullopt;
   }
 
   // Releases between the plan and the rounds: only a protocol that has them overrides these.
-  virtual absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(int /*party*/, const v1::ShareLabelsRequest& /*request*/) {
-    return absl::FailedPreconditionError("this run releases no label pairs (training.label_column is unset)");
+  virtual absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(
+      int /*party*/, const v1::ShareLabelsRequest& /*request*/) {
+    return absl::FailedPreconditionError(
+        "this run releases no label pairs (training.label_column is unset)");
   }
   virtual absl::Status ReleaseLabelPairs(int /*party*/, const v1::LabelPairsRequest& /*request*/) {
-    return absl::FailedPreconditionError("this run releases no label pairs (training.label_column is unset)");
+    return absl::FailedPreconditionError(
+        "this run releases no label pairs (training.label_column is unset)");
   }
   virtual absl::Status ReleaseMarginals(int /*party*/, const v1::MarginalsRequest& /*request*/) {
-    return absl::FailedPreconditionError("this run has no marginal release (training.marginal_weight is 0)");
+    return absl::FailedPreconditionError(
+        "this run has no marginal release (training.marginal_weight is 0)");
   }
 
   // Wakes every wait of the protocol with `reason`.

@@ -5,12 +5,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/config/config.h"
-#include "common/checkpoint/checkpoint_file.h"
 #include "common/base/file_io.h"
 #include "common/base/format_header.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/config/config.h"
 
 namespace vfsynth {
 namespace {
@@ -32,8 +32,9 @@ std::string GeneratorArtefactPath(const v1::CuratorConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / kGeneratorFileName).string();
 }
 
-v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const std::vector<v1::Schema>& schemas,
-                                        int64_t rows, const v1::PrivacyPlan& plan) {
+v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config,
+                                        const std::vector<v1::Schema>& schemas, int64_t rows,
+                                        const v1::PrivacyPlan& plan) {
   v1::GeneratorHeader header;
   *header.mutable_privacy() = plan;
   header.set_run_id(config.run_id());
@@ -62,29 +63,35 @@ absl::Status WriteGeneratorArtefact(const std::string& path, const GeneratorArte
   const std::string header = artefact.header.SerializeAsString();
   std::string body = absl::StrCat(header.size(), "\n", header);
   body.append(artefact.payload);
-  return WriteFileAtomically(path, absl::StrCat(FormatHeader(kFormat), Sha256Hex(body), "\n", body));
+  return WriteFileAtomically(path,
+                             absl::StrCat(FormatHeader(kFormat), Sha256Hex(body), "\n", body));
 }
 
 absl::StatusOr<GeneratorArtefact> ReadGeneratorArtefact(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string file, ReadFile(path));
   if (IsCheckpointFile(file)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        path, " is a curator checkpoint, private to the curator (it holds the shared critic and the optimiser "
+        path,
+        " is a curator checkpoint, private to the curator (it holds the shared critic and the "
+        "optimiser "
         "states); synthesize from the generator artefact the curator writes beside it: ",
         (std::filesystem::path(path).parent_path() / kGeneratorFileName).string()));
   }
   const auto not_an_artefact = [&path] {
-    return absl::DataLossError(absl::StrCat(path, " is not a vfsynth generator artefact (", kGeneratorFileName, ")"));
+    return absl::DataLossError(
+        absl::StrCat(path, " is not a vfsynth generator artefact (", kGeneratorFileName, ")"));
   };
   ASSIGN_OR_RETURN(absl::string_view rest, BodyAfterHeader(kFormat, path, file));
   const std::optional<absl::string_view> checksum = TakeLine(rest);
   if (!checksum.has_value() || *checksum != Sha256Hex(rest)) {
-    return absl::DataLossError(absl::StrCat(path, ": generator artefact is damaged (checksum mismatch)"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": generator artefact is damaged (checksum mismatch)"));
   }
   const std::optional<absl::string_view> size_line = TakeLine(rest);
   size_t header_size = 0;
   GeneratorArtefact artefact;
-  if (!size_line.has_value() || !absl::SimpleAtoi(*size_line, &header_size) || header_size > rest.size() ||
+  if (!size_line.has_value() || !absl::SimpleAtoi(*size_line, &header_size) ||
+      header_size > rest.size() ||
       !artefact.header.ParseFromArray(rest.data(), static_cast<int>(header_size))) {
     return not_an_artefact();
   }

@@ -37,8 +37,9 @@ std::string GeneratorArtefactPath(const v1::CuratorConfig& config);
 // The header of this run's artefact (round 0): `schemas` are the parties' registered
 // schemas in roster order; `rows` the size of the table the curator publishes; `plan`
 // the run's privacy plan.
-v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config, const std::vector<v1::Schema>& schemas,
-                                        int64_t rows, const v1::PrivacyPlan& plan);
+v1::GeneratorHeader MakeGeneratorHeader(const v1::CuratorConfig& config,
+                                        const std::vector<v1::Schema>& schemas, int64_t rows,
+                                        const v1::PrivacyPlan& plan);
 
 absl::Status WriteGeneratorArtefact(const std::string& path, const GeneratorArtefact& artefact);
 

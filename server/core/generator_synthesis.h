@@ -18,7 +18,8 @@ namespace vfsynth {
 // output.label_temperature (resolved: ResolveOutputConfig). With the artefact's own
 // header.output() it is the table the curator published from that state. An artefact
 // whose settings do not build its G is refused (INVALID_ARGUMENT).
-absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefact, const v1::OutputConfig& output);
+absl::StatusOr<CsvTable> SynthesizeFromGenerator(const GeneratorArtefact& artefact,
+                                                 const v1::OutputConfig& output);
 
 // OK if one synthesis may draw `rows` rows (at least one, and not more than memory allows).
 absl::Status CheckSynthesisRows(int64_t rows);

@@ -32,7 +32,8 @@ void HorizontalModel::ToWire(v1::Tensor* out) const { vfsynth::ToWire(flat_, out
 void HorizontalModel::Step(const std::vector<v1::SignDsReports>& answers) {
   std::vector<SignDsReport> reports;
   for (const v1::SignDsReports& answer : answers) {
-    for (int i = 0; i < answer.indices_size(); ++i) reports.push_back({answer.indices(i), answer.positive(i)});
+    for (int i = 0; i < answer.indices_size(); ++i)
+      reports.push_back({answer.indices(i), answer.positive(i)});
   }
   // The answers passed CheckSignDsReports: every index is inside the model.
   ApplySignDsReports(reports, gamma_, flat_).IgnoreError();
@@ -60,13 +61,17 @@ std::string HorizontalModel::Save() const {
 
 absl::Status HorizontalModel::Restore(const std::string& bytes) {
   v1::HorizontalCuratorState state;
-  if (!state.ParseFromString(bytes)) return absl::DataLossError("the horizontal curator's state does not parse");
+  if (!state.ParseFromString(bytes))
+    return absl::DataLossError("the horizontal curator's state does not parse");
   const int64_t limit = static_cast<int64_t>(bytes.size());
   ASSIGN_OR_RETURN(torch::Tensor model, ModelFromWire(state.model(), limit));
-  FedAdam::State adam{torch::zeros({parameters()}), torch::zeros({parameters()}), state.adam_steps()};
+  FedAdam::State adam{torch::zeros({parameters()}), torch::zeros({parameters()}),
+                      state.adam_steps()};
   if (state.adam_steps() != 0) {
-    RETURN_IF_ERROR(ValidateTensor(state.adam_first_moment(), {parameters()}, "Adam's first moment", limit));
-    RETURN_IF_ERROR(ValidateTensor(state.adam_second_moment(), {parameters()}, "Adam's second moment", limit));
+    RETURN_IF_ERROR(
+        ValidateTensor(state.adam_first_moment(), {parameters()}, "Adam's first moment", limit));
+    RETURN_IF_ERROR(
+        ValidateTensor(state.adam_second_moment(), {parameters()}, "Adam's second moment", limit));
     adam.first_moment = FromWire(state.adam_first_moment());
     adam.second_moment = FromWire(state.adam_second_moment());
   }
@@ -83,12 +88,14 @@ std::string HorizontalModel::SavePublished() const {
 
 absl::Status HorizontalModel::RestorePublished(const std::string& bytes) {
   v1::Tensor tensor;
-  if (!tensor.ParseFromString(bytes)) return absl::DataLossError("the horizontal model's bytes do not parse");
+  if (!tensor.ParseFromString(bytes))
+    return absl::DataLossError("the horizontal model's bytes do not parse");
   ASSIGN_OR_RETURN(flat_, ModelFromWire(tensor, static_cast<int64_t>(bytes.size())));
   return absl::OkStatus();
 }
 
-absl::StatusOr<torch::Tensor> HorizontalModel::ModelFromWire(const v1::Tensor& tensor, int64_t bytes) const {
+absl::StatusOr<torch::Tensor> HorizontalModel::ModelFromWire(const v1::Tensor& tensor,
+                                                             int64_t bytes) const {
   RETURN_IF_ERROR(ValidateTensor(tensor, {parameters()}, "horizontal model", bytes));
   return FromWire(tensor);
 }
@@ -99,14 +106,16 @@ CsvTable HorizontalModel::Sample(const TableEncoder& encoder, int64_t rows, uint
   return SampleWaeTable(model, encoder, rows, seed);
 }
 
-absl::Status CheckSignDsReports(const v1::SignDsReports& reports, int64_t asked, int64_t parameters) {
+absl::Status CheckSignDsReports(const v1::SignDsReports& reports, int64_t asked,
+                                int64_t parameters) {
   if (reports.indices_size() != reports.positive_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("sign_ds_reports has ", reports.indices_size(), " indices but ",
-                                                   reports.positive_size(), " signs"));
+    return absl::InvalidArgumentError(absl::StrCat("sign_ds_reports has ", reports.indices_size(),
+                                                   " indices but ", reports.positive_size(),
+                                                   " signs"));
   }
   if (reports.indices_size() > asked) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sign_ds_reports has ", reports.indices_size(), " reports for ", asked, " users asked"));
+    return absl::InvalidArgumentError(absl::StrCat("sign_ds_reports has ", reports.indices_size(),
+                                                   " reports for ", asked, " users asked"));
   }
   for (int64_t index : reports.indices()) {
     if (index < 0 || index >= parameters) {

@@ -60,7 +60,8 @@ class HorizontalModel {
 // INVALID_ARGUMENT naming the problem if a party's answer does not fit the round: more
 // reports than the `asked` users, indices and signs of different lengths, or an index
 // outside a model of `parameters` coordinates.
-absl::Status CheckSignDsReports(const v1::SignDsReports& reports, int64_t asked, int64_t parameters);
+absl::Status CheckSignDsReports(const v1::SignDsReports& reports, int64_t asked,
+                                int64_t parameters);
 
 }  // namespace vfsynth
 

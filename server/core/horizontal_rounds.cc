@@ -24,8 +24,8 @@ std::string SchemaDifference(const v1::Schema& a, const v1::Schema& b) {
   }
   for (int i = 0; i < a.columns_size(); ++i) {
     if (a.columns(i).SerializeAsString() != b.columns(i).SerializeAsString()) {
-      return absl::StrCat("column ", i + 1, " ('", a.columns(i).name(), "' against '", b.columns(i).name(),
-                          "') is declared differently");
+      return absl::StrCat("column ", i + 1, " ('", a.columns(i).name(), "' against '",
+                          b.columns(i).name(), "') is declared differently");
     }
   }
   if (a.missing_token() != b.missing_token()) return "the missing-value token differs";
@@ -44,26 +44,28 @@ HorizontalRounds::~HorizontalRounds() = default;
 void HorizontalRounds::Bind(CuratorRun* run) {
   run_ = run;
   // One exchange a round: a reply's place is its round.
-  inbox_ = std::make_unique<PartyInbox>(*run, [](const v1::PartyMessage& message) -> std::optional<ReplyPosition> {
-    if (!message.has_sign_ds_reports() && !message.has_update_sum()) return std::nullopt;
-    return ReplyPosition{message.round(), 0};
-  });
+  inbox_ = std::make_unique<PartyInbox>(
+      *run, [](const v1::PartyMessage& message) -> std::optional<ReplyPosition> {
+        if (!message.has_sign_ds_reports() && !message.has_update_sum()) return std::nullopt;
+        return ReplyPosition{message.round(), 0};
+      });
 }
 
-absl::Status HorizontalRounds::Admit(int party, const v1::RegisterRequest& request,
-                                     const std::vector<std::optional<v1::RegisterRequest>>& registered) const {
+absl::Status HorizontalRounds::Admit(
+    int party, const v1::RegisterRequest& request,
+    const std::vector<std::optional<v1::RegisterRequest>>& registered) const {
   const std::string& name = run_->roster[party];
   if (request.users() < 1 || request.users() > request.rows()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("party '", name, "' registers ", request.users(), " users over ", request.rows(), " rows"));
+    return absl::InvalidArgumentError(absl::StrCat("party '", name, "' registers ", request.users(),
+                                                   " users over ", request.rows(), " rows"));
   }
   for (size_t k = 0; k < registered.size(); ++k) {
     if (static_cast<int>(k) == party || !registered[k].has_value()) continue;
     const std::string difference = SchemaDifference(registered[k]->schema(), request.schema());
     if (!difference.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("party '", name, "' registers another schema than '",
-                                                        run_->roster[k], "' (", difference,
-                                                        "): every party of a horizontal run holds the same columns"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("party '", name, "' registers another schema than '", run_->roster[k], "' (",
+                       difference, "): every party of a horizontal run holds the same columns"));
     }
   }
   return absl::OkStatus();
@@ -76,18 +78,20 @@ void HorizontalRounds::DescribeRun(v1::RegisterResponse* response) const {
 absl::Status HorizontalRounds::CheckAlign(int party, const v1::AlignRequest& request,
                                           const v1::RegisterRequest& /*registration*/) const {
   if (request.hop() != 0 || request.elements_size() > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("party '", run_->roster[party], "' sent alignment elements to a horizontal run"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "party '", run_->roster[party], "' sent alignment elements to a horizontal run"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::AlignResponse> HorizontalRounds::Align(int party, const v1::AlignRequest& /*request*/) {
+absl::StatusOr<v1::AlignResponse> HorizontalRounds::Align(int party,
+                                                          const v1::AlignRequest& /*request*/) {
   absl::MutexLock lock(&mu_);
   if (!joined_[party]) spdlog::info("party {} joined", run_->roster[party]);
   joined_[party] = true;
   auto all_joined = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return !cancelled_.ok() || std::all_of(joined_.begin(), joined_.end(), [](bool joined) { return joined; });
+    return !cancelled_.ok() ||
+           std::all_of(joined_.begin(), joined_.end(), [](bool joined) { return joined; });
   };
   if (!mu_.AwaitWithDeadline(absl::Condition(&all_joined), run_->join_deadline)) {
     return absl::DeadlineExceededError("not every party joined before the join timeout");
@@ -119,7 +123,8 @@ std::vector<std::string> HorizontalRounds::NotJoined() const {
 
 std::string HorizontalRounds::DescribeWaiting() const {
   absl::MutexLock lock(&mu_);
-  return absl::StrCat("join timeout: parties that did not register and join: ", absl::StrJoin(NotJoined(), ", "));
+  return absl::StrCat("join timeout: parties that did not register and join: ",
+                      absl::StrJoin(NotJoined(), ", "));
 }
 
 absl::StatusOr<v1::PrivacyPlan> HorizontalRounds::Plan(int64_t records) {
@@ -130,12 +135,17 @@ absl::StatusOr<v1::PrivacyPlan> HorizontalRounds::Plan(int64_t records) {
 void HorizontalRounds::LogPlan(const v1::PrivacyPlan& plan, const std::string& digest) const {
   const v1::PrivacyConfig& p = config_.privacy();
   if (p.mode() == v1::PrivacyConfig::signds) {
-    spdlog::info("privacy signds: epsilon {} per user over at most {} answer(s), {} rounds of {} users, plan {}",
-                 p.epsilon(), config_.horizontal().participation_cap(), plan.rounds(),
-                 config_.horizontal().users_per_round(), digest.substr(0, 16));
+    spdlog::info(
+        "privacy signds: epsilon {} per user over at most {} answer(s), {} rounds of {} users, "
+        "plan {}",
+        p.epsilon(), config_.horizontal().participation_cap(), plan.rounds(),
+        config_.horizontal().users_per_round(), digest.substr(0, 16));
   } else if (p.mode() == v1::PrivacyConfig::dpfedavg) {
-    spdlog::info("privacy dpfedavg: {} rounds, each user drawn at rate {:.4g}, noise multiplier {:.4f}, plan {}",
-                 plan.rounds(), DpFedAvgMechanism(plan).sample_rate, plan.noise_multiplier(), digest.substr(0, 16));
+    spdlog::info(
+        "privacy dpfedavg: {} rounds, each user drawn at rate {:.4g}, noise multiplier {:.4f}, "
+        "plan {}",
+        plan.rounds(), DpFedAvgMechanism(plan).sample_rate, plan.noise_multiplier(),
+        digest.substr(0, 16));
   }
 }
 
@@ -149,8 +159,9 @@ absl::Status HorizontalRounds::Prepare(const v1::PrivacyPlan& plan) {
   const v1::HorizontalConfig& h = config_.horizontal();
   const std::vector<const TableEncoder*> encoders = run_->registry.Encoders();
   absl::MutexLock model_lock(&model_mu_);
-  model_ = std::make_unique<HorizontalModel>(WaeOptions{encoders[0]->width(), h.hidden(), h.latent()}, h.gamma(),
-                                             config_.training().seed());
+  model_ =
+      std::make_unique<HorizontalModel>(WaeOptions{encoders[0]->width(), h.hidden(), h.latent()},
+                                        h.gamma(), config_.training().seed());
   parameters_ = model_->parameters();
   return absl::OkStatus();
 }
@@ -168,18 +179,20 @@ absl::Status HorizontalRounds::Restore(const std::string& payload) {
 absl::Status HorizontalRounds::Train(int64_t first_round) {
   // Every party has joined: the populations the rounds' users are split over are fixed.
   const std::vector<int64_t> populations = run_->registry.Users();
-  spdlog::info("training {} rounds: {} users a round over {} parties, a model of {} parameters", rounds_,
-               config_.horizontal().users_per_round(), run_->roster.size(), parameters_);
+  spdlog::info("training {} rounds: {} users a round over {} parties, a model of {} parameters",
+               rounds_, config_.horizontal().users_per_round(), run_->roster.size(), parameters_);
   for (int64_t round = first_round; round < rounds_; ++round) {
     RETURN_IF_ERROR(Round(round, populations));
     RETURN_IF_ERROR(AfterRound(round + 1));
     const RunStatus::Progress progress = run_->status.CompleteRound(round + 1);
     if (!progress.due) continue;
     int64_t received = 0;
-    for (size_t k = 0; k < run_->roster.size(); ++k) received += run_->hub.bytes_received(static_cast<int>(k));
-    spdlog::info("round {}/{} epsilon={:.3f} per user rounds/s={:.2f} eta={:.0f}s uplink={:.1f} KiB", round + 1,
-                 rounds_, progress.epsilon_spent.value_or(0), progress.rounds_per_second, progress.eta_seconds,
-                 received / 1024.0);
+    for (size_t k = 0; k < run_->roster.size(); ++k)
+      received += run_->hub.bytes_received(static_cast<int>(k));
+    spdlog::info(
+        "round {}/{} epsilon={:.3f} per user rounds/s={:.2f} eta={:.0f}s uplink={:.1f} KiB",
+        round + 1, rounds_, progress.epsilon_spent.value_or(0), progress.rounds_per_second,
+        progress.eta_seconds, received / 1024.0);
   }
   return absl::OkStatus();
 }
@@ -196,7 +209,8 @@ absl::Status HorizontalRounds::Round(int64_t round, const std::vector<int64_t>& 
   // dpfedavg: every party samples its own users (the curator asks for none).
   const bool sign_ds = config_.privacy().mode() == v1::PrivacyConfig::signds;
   for (int64_t k = 0; k < parties; ++k) {
-    asked_[k] = sign_ds ? UsersAskedOf(users_per_round, populations, static_cast<size_t>(k), round) : 0;
+    asked_[k] =
+        sign_ds ? UsersAskedOf(users_per_round, populations, static_cast<size_t>(k), round) : 0;
     v1::CuratorMessage message = task;
     message.mutable_horizontal_task()->set_users(asked_[k]);
     run_->hub.Send(static_cast<int>(k), std::move(message));
@@ -209,17 +223,20 @@ absl::Status HorizontalRounds::Round(int64_t round, const std::vector<int64_t>& 
                      inbox_->Expect(static_cast<int>(k), expected, round, -1,
                                     [&](const v1::PartyMessage& message) -> absl::Status {
                                       if (sign_ds) {
-                                        return CheckSignDsReports(message.sign_ds_reports(), asked_[k], parameters_);
+                                        return CheckSignDsReports(message.sign_ds_reports(),
+                                                                  asked_[k], parameters_);
                                       }
-                                      return ValidateTensor(message.update_sum().sum(), {parameters_},
-                                                            "update_sum.sum", config_.max_message_bytes());
+                                      return ValidateTensor(message.update_sum().sum(),
+                                                            {parameters_}, "update_sum.sum",
+                                                            config_.max_message_bytes());
                                     }));
     replies.push_back(std::move(reply));
   }
   absl::MutexLock model_lock(&model_mu_);
   if (sign_ds) {
     std::vector<v1::SignDsReports> reports;
-    for (v1::PartyMessage& reply : replies) reports.push_back(std::move(*reply.mutable_sign_ds_reports()));
+    for (v1::PartyMessage& reply : replies)
+      reports.push_back(std::move(*reply.mutable_sign_ds_reports()));
     model_->Step(reports);
   } else {
     std::vector<v1::UpdateSum> sums;

@@ -27,15 +27,16 @@ class LabelPairExchange {
   // `encoders` (roster order, kept by the caller) are the registered schemas; the one
   // party whose schema has categorical column `column` holds the label. `rows`: the
   // aligned records.
-  static absl::StatusOr<std::unique_ptr<LabelPairExchange>> Create(const std::string& column,
-                                                                   std::vector<const TableEncoder*> encoders,
-                                                                   std::vector<std::string> roster, int64_t rows);
+  static absl::StatusOr<std::unique_ptr<LabelPairExchange>> Create(
+      const std::string& column, std::vector<const TableEncoder*> encoders,
+      std::vector<std::string> roster, int64_t rows);
 
   int holder() const { return holder_; }
 
   // The holder's call stores its labels and returns at once; every other party's
   // returns the labels once they are in (DEADLINE_EXCEEDED at `deadline`).
-  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(int party, const v1::ShareLabelsRequest& request,
+  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(int party,
+                                                      const v1::ShareLabelsRequest& request,
                                                       absl::Time deadline);
   // Stores a non-holder's tables (checked against the labels and its blocks).
   absl::Status ReleasePairs(int party, const v1::LabelPairsRequest& request);
@@ -45,8 +46,8 @@ class LabelPairExchange {
   void Cancel(absl::Status reason);
 
  private:
-  LabelPairExchange(std::vector<const TableEncoder*> encoders, std::vector<std::string> roster, int holder,
-                    OutputBlock label, int64_t rows);
+  LabelPairExchange(std::vector<const TableEncoder*> encoders, std::vector<std::string> roster,
+                    int holder, OutputBlock label, int64_t rows);
 
   const std::vector<const TableEncoder*> encoders_;
   const std::vector<std::string> roster_;

@@ -67,7 +67,8 @@ void PartyFamily(std::string* out, const v1::StatusResponse& status, absl::strin
                  absl::string_view type, absl::string_view help,
                  const std::function<double(const v1::PartyStatus&)>& value) {
   Family family(out, name, type, help);
-  for (const v1::PartyStatus& party : status.parties()) family.Sample("party", party.name(), value(party));
+  for (const v1::PartyStatus& party : status.parties())
+    family.Sample("party", party.name(), value(party));
 }
 
 }  // namespace
@@ -95,7 +96,8 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
   Family(&out, "vfsynth_aligned_records", "gauge", "Records in the parties' intersection.")
       .Sample(status.aligned_records());
   if (status.has_critic_loss()) {
-    Family(&out, "vfsynth_critic_loss", "gauge", "Shared critic loss of the last critic step (released features only).")
+    Family(&out, "vfsynth_critic_loss", "gauge",
+           "Shared critic loss of the last critic step (released features only).")
         .Sample(status.critic_loss());
   }
   if (status.has_generator_loss()) {
@@ -104,8 +106,9 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
   }
   // Only observers against whom the run is DP get a sample: no number where it is not.
   {
-    Family spent(&out, "vfsynth_epsilon_spent", "gauge",
-                 "Epsilon of the rounds done against each observer where the run is DP, at vfsynth_delta.");
+    Family spent(
+        &out, "vfsynth_epsilon_spent", "gauge",
+        "Epsilon of the rounds done against each observer where the run is DP, at vfsynth_delta.");
     for (const v1::ObserverGuarantee& g : status.guarantees()) {
       if (g.has_epsilon_spent()) spent.Sample("observer", g.observer(), g.epsilon_spent());
     }
@@ -126,14 +129,16 @@ std::string FormatPrometheusMetrics(const v1::StatusResponse& status) {
   }
   Family(&out, "vfsynth_delta", "gauge", "The run's delta.").Sample(status.delta());
 
-  PartyFamily(&out, status, "vfsynth_party_connected", "gauge", "1 if the party's Train stream is open.",
+  PartyFamily(&out, status, "vfsynth_party_connected", "gauge",
+              "1 if the party's Train stream is open.",
               [](const v1::PartyStatus& p) { return p.connected() ? 1.0 : 0.0; });
   PartyFamily(&out, status, "vfsynth_party_seconds_since_last_message", "gauge",
               "Seconds since the party's last Train message (-1: none yet).",
               [](const v1::PartyStatus& p) { return p.seconds_since_last_message(); });
   {
-    Family own(&out, "vfsynth_party_epsilon_spent", "gauge",
-               "Epsilon of the party's own releases so far, at vfsynth_delta (where the run is DP).");
+    Family own(
+        &out, "vfsynth_party_epsilon_spent", "gauge",
+        "Epsilon of the party's own releases so far, at vfsynth_delta (where the run is DP).");
     for (const v1::PartyStatus& party : status.parties()) {
       if (party.has_epsilon_spent()) own.Sample("party", party.name(), party.epsilon_spent());
     }

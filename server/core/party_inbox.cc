@@ -21,8 +21,10 @@ v1::CuratorMessage PartyInbox::Envelope(int64_t round, int64_t step) const {
   return message;
 }
 
-absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party, v1::PartyMessage::PayloadCase expected,
-                                                    int64_t round, int64_t step, const CheckPayload& check) {
+absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party,
+                                                    v1::PartyMessage::PayloadCase expected,
+                                                    int64_t round, int64_t step,
+                                                    const CheckPayload& check) {
   const v1::CuratorConfig& config = run_.config;
   const std::string& name = run_.roster[party];
   absl::Time deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds());
@@ -32,8 +34,8 @@ absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party, v1::PartyMessage:
     if (received.status().code() == absl::StatusCode::kUnavailable) {
       spdlog::warn("party {} disconnected; waiting up to {}s for it to rejoin", name,
                    config.reconnect_timeout_seconds());
-      RETURN_IF_ERROR(
-          run_.hub.AwaitReconnect(party, absl::Now() + absl::Seconds(config.reconnect_timeout_seconds())));
+      RETURN_IF_ERROR(run_.hub.AwaitReconnect(
+          party, absl::Now() + absl::Seconds(config.reconnect_timeout_seconds())));
       deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds());
       continue;
     }
@@ -43,21 +45,25 @@ absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party, v1::PartyMessage:
     if (position.has_value() && consumed_[party].has_value() && *position <= *consumed_[party] &&
         message.run_id() == config.run_id()) {
       // A rejoined party answering resent messages from its journal: already used.
-      spdlog::debug("dropping {}'s repeated reply for round {}, step {}", name, message.round(), message.step());
+      spdlog::debug("dropping {}'s repeated reply for round {}, step {}", name, message.round(),
+                    message.step());
       continue;
     }
     if (message.has_error()) {
-      return absl::AbortedError(absl::StrCat("party '", name, "' stopped: ", message.error().message()));
+      return absl::AbortedError(
+          absl::StrCat("party '", name, "' stopped: ", message.error().message()));
     }
     ScopedPhase validation(run_.profile, StepPhase::kCodec);
     absl::Status problem;
     if (message.run_id() != config.run_id()) {
-      problem = absl::InvalidArgumentError(absl::StrCat("run id '", message.run_id(), "' is not this run"));
-    } else if (message.payload_case() != expected || message.round() != round || message.step() != step ||
-               !position.has_value()) {
-      problem = absl::InvalidArgumentError(absl::StrCat(
-          "unexpected message (payload ", message.payload_case(), ", round ", message.round(), ", step ",
-          message.step(), "); expected payload ", expected, " for round ", round, ", step ", step));
+      problem = absl::InvalidArgumentError(
+          absl::StrCat("run id '", message.run_id(), "' is not this run"));
+    } else if (message.payload_case() != expected || message.round() != round ||
+               message.step() != step || !position.has_value()) {
+      problem = absl::InvalidArgumentError(
+          absl::StrCat("unexpected message (payload ", message.payload_case(), ", round ",
+                       message.round(), ", step ", message.step(), "); expected payload ", expected,
+                       " for round ", round, ", step ", step));
     } else {
       problem = check(message);
     }

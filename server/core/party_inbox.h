@@ -38,8 +38,8 @@ class PartyInbox {
   // The next message of `party` with payload `expected` for (round, step), waiting up to
   // round_timeout_seconds (and, if the party disconnects, reconnect_timeout_seconds for
   // it to rejoin). A party's error message ends the wait with ABORTED naming it.
-  absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected, int64_t round,
-                                          int64_t step, const CheckPayload& check);
+  absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected,
+                                          int64_t round, int64_t step, const CheckPayload& check);
   // A curator message of this run for (round, step), with the durable round.
   v1::CuratorMessage Envelope(int64_t round, int64_t step) const;
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/data/psi.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/data/psi.h"
 
 namespace vfsynth {
 
@@ -21,8 +21,8 @@ PsiExchange::PsiExchange(std::vector<std::string> roster) : roster_(std::move(ro
 absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::AlignRequest& request,
                                                       absl::Time deadline) {
   if (request.hop() >= static_cast<uint32_t>(hops())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("alignment hop ", request.hop(), ": a run of ", hops(), " parties has hops 0 to ", hops() - 1));
+    return absl::InvalidArgumentError(absl::StrCat("alignment hop ", request.hop(), ": a run of ",
+                                                   hops(), " parties has hops 0 to ", hops() - 1));
   }
   const int hop = static_cast<int>(request.hop());
   if (request.elements().empty()) {
@@ -40,10 +40,13 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
   if (hop < static_cast<int>(sent.size())) {
     if (sent[hop] != list_digest) {
       return absl::FailedPreconditionError(
-          hop == 0 ? absl::StrCat("party '", roster_[party],
-                                  "' sent another list of its records than before; a party that rejoins must "
-                                  "send the same one (resume it with the same party.secret)")
-                   : absl::StrCat("party '", roster_[party], "' blinded hop ", hop, " differently than before"));
+          hop == 0
+              ? absl::StrCat(
+                    "party '", roster_[party],
+                    "' sent another list of its records than before; a party that rejoins must "
+                    "send the same one (resume it with the same party.secret)")
+              : absl::StrCat("party '", roster_[party], "' blinded hop ", hop,
+                             " differently than before"));
     }
   } else {
     RETURN_IF_ERROR(Take(party, hop, std::move(elements), std::move(list_digest)));
@@ -53,10 +56,11 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
     return !cancelled_.ok() || completed_hops_ > latest;
   };
   if (!mu_.AwaitWithDeadline(absl::Condition(&passed), deadline)) {
-    return absl::DeadlineExceededError(absl::StrCat("alignment hop ", latest,
-                                                    ": parties that did not send their list before the join "
-                                                    "timeout: ",
-                                                    absl::StrJoin(WaitingLocked(), ", ")));
+    return absl::DeadlineExceededError(
+        absl::StrCat("alignment hop ", latest,
+                     ": parties that did not send their list before the join "
+                     "timeout: ",
+                     absl::StrJoin(WaitingLocked(), ", ")));
   }
   if (!cancelled_.ok()) return cancelled_;
   v1::AlignResponse response;
@@ -75,20 +79,23 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
   return response;
 }
 
-absl::Status PsiExchange::Take(int party, int hop, std::vector<std::string> elements, std::string digest) {
+absl::Status PsiExchange::Take(int party, int hop, std::vector<std::string> elements,
+                               std::string digest) {
   std::vector<std::string>& sent = sent_[party];
   if (hop != static_cast<int>(sent.size())) {
-    return absl::FailedPreconditionError(absl::StrCat("party '", roster_[party], "' sent alignment hop ", hop,
-                                                      " before hop ", sent.size()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party '", roster_[party], "' sent alignment hop ", hop, " before hop ", sent.size()));
   }
   if (hop > completed_hops_) {
-    return absl::FailedPreconditionError(absl::StrCat("party '", roster_[party], "' sent alignment hop ", hop,
+    return absl::FailedPreconditionError(absl::StrCat("party '", roster_[party],
+                                                      "' sent alignment hop ", hop,
                                                       " before that hop's list was handed out"));
   }
   const int start = Start(party, hop);
   if (hop > 0 && elements.size() != lists_[start].size()) {
     return absl::InvalidArgumentError(absl::StrCat("alignment hop ", hop, ": ", elements.size(),
-                                                   " elements for the ", lists_[start].size(), " handed out"));
+                                                   " elements for the ", lists_[start].size(),
+                                                   " handed out"));
   }
   incoming_[start] = std::move(elements);
   sent.push_back(std::move(digest));

@@ -31,7 +31,8 @@ class PsiExchange {
   // hop was sent before). Waits until every party has sent its list of the party's
   // latest hop (DEADLINE_EXCEEDED naming the others at `deadline`), then returns the
   // party's next task: the list to blind at the next hop, or its aligned positions.
-  absl::StatusOr<v1::AlignResponse> Submit(int party, const v1::AlignRequest& request, absl::Time deadline);
+  absl::StatusOr<v1::AlignResponse> Submit(int party, const v1::AlignRequest& request,
+                                           absl::Time deadline);
 
   // True once `party` has sent its list of every hop.
   bool Done(int party) const;

@@ -11,7 +11,8 @@ namespace vfsynth {
 // The report's file beside a published table (synthetic.csv: synthetic.released.json).
 std::string ReleasedFidelityPath(const std::string& table_path);
 // Writes `report` there (atomically) and logs its score.
-absl::Status WriteReleasedFidelity(const v1::ReleasedFidelity& report, const std::string& table_path);
+absl::Status WriteReleasedFidelity(const v1::ReleasedFidelity& report,
+                                   const std::string& table_path);
 
 }  // namespace vfsynth
 

@@ -10,6 +10,7 @@
 #include "common/gan/label_pairs.h"
 #include "common/gan/released_fidelity.h"
 #include "common/nn/wire_tensor.h"
+#include "common/privacy/mode_traits.h"
 #include "common/protocol/tensor_codec.h"
 
 namespace vfsynth {
@@ -18,12 +19,14 @@ namespace {
 // Rows of `published` in `encoder`'s encoding.
 absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, const TableEncoder& encoder) {
   ASSIGN_OR_RETURN(EncodeResult result, encoder.Encode(published, "the published table"));
-  return torch::from_blob(result.table.values.data(), {result.table.rows, result.table.width}, torch::kFloat32).clone();
+  return torch::from_blob(result.table.values.data(), {result.table.rows, result.table.width},
+                          torch::kFloat32)
+      .clone();
 }
 
 // The Gaussian's std per count of a release of `histograms` histograms.
 double CountNoise(const v1::PrivacyPlan& plan, int histograms) {
-  if (plan.privacy().mode() == v1::PrivacyConfig::none) return 0;
+  if (!privacy::TraitsOf(plan.privacy().mode()).may_release_marginals) return 0;
   return plan.marginal_noise_multiplier() * HistogramReleaseSensitivity(histograms);
 }
 
@@ -37,7 +40,8 @@ ReleasedStatistics::ReleasedStatistics(std::vector<std::string> roster, Marginal
 absl::Status ReleasedStatistics::AddMarginals(int party, const TableEncoder& encoder,
                                               const v1::MarginalsRequest& request) {
   const int64_t cells = MarginalTarget::ReleaseCells(encoder.blocks(), options_);
-  RETURN_IF_ERROR(ValidateTensor(request.probabilities(), {cells}, absl::StrCat(roster_[party], "'s marginal release"),
+  RETURN_IF_ERROR(ValidateTensor(request.probabilities(), {cells},
+                                 absl::StrCat(roster_[party], "'s marginal release"),
                                  /*max_bytes=*/std::max<int64_t>(cells * 4, 1)));
   absl::StatusOr<MarginalTarget> target =
       MarginalTarget::FromRelease(encoder.blocks(), options_, FromWire(request.probabilities()));
@@ -49,13 +53,16 @@ absl::Status ReleasedStatistics::AddMarginals(int party, const TableEncoder& enc
   std::optional<MarginalTarget>& stored = marginals_[party];
   if (stored.has_value()) {
     if (!torch::equal(stored->probabilities(), target->probabilities())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "'", roster_[party], "' sent another marginal release than before: a release is never replaced"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", roster_[party],
+                       "' sent another marginal release than before: a release is never replaced"));
     }
     return absl::OkStatus();
   }
-  spdlog::info("marginal release: '{}' released {} histograms ({} values) for the report on the published table",
-               roster_[party], target->blocks() + target->pairs(), cells);
+  spdlog::info(
+      "marginal release: '{}' released {} histograms ({} values) for the report on the published "
+      "table",
+      roster_[party], target->blocks() + target->pairs(), cells);
   stored = *std::move(target);
   return absl::OkStatus();
 }
@@ -66,7 +73,8 @@ void ReleasedStatistics::SetLabelPairs(MarginalTarget target, int holder, std::s
 }
 
 absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
-    const CsvTable& published, const std::vector<const TableEncoder*>& encoders, const v1::PrivacyPlan& plan) const {
+    const CsvTable& published, const std::vector<const TableEncoder*>& encoders,
+    const v1::PrivacyPlan& plan) const {
   if (encoders.size() != roster_.size()) return absl::InvalidArgumentError("one encoder per party");
   std::vector<ReleasedHistograms> releases;
   std::vector<torch::Tensor> encoded;
@@ -92,9 +100,11 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
   if (label_pairs_.has_value()) {
     // LabelPairTarget's blocks: the label, then every other party's one-hot blocks.
     const MarginalTarget& target = label_pairs_->target;
-    ReleasedHistograms release{target, {label_pairs_->column}, {roster_[label_pairs_->holder]}, {0.0}};
+    ReleasedHistograms release{
+        target, {label_pairs_->column}, {roster_[label_pairs_->holder]}, {0.0}};
     release.label_pairs = true;
-    release.label_keep = LabelKeepProbability(plan.label_epsilon(), target.one_hot_blocks().front().width);
+    release.label_keep =
+        LabelKeepProbability(plan.label_epsilon(), target.one_hot_blocks().front().width);
     for (size_t p = 0; p < roster_.size(); ++p) {
       if (static_cast<int>(p) == label_pairs_->holder) continue;
       const std::vector<OutputBlock> own = OneHotBlocks(encoders[p]->blocks());

@@ -29,15 +29,16 @@ class ReleasedStatistics {
   ReleasedStatistics(std::vector<std::string> roster, MarginalOptions options);
 
   // Party `party`'s marginal release, for the blocks of `encoder` (its schema).
-  absl::Status AddMarginals(int party, const TableEncoder& encoder, const v1::MarginalsRequest& request);
+  absl::Status AddMarginals(int party, const TableEncoder& encoder,
+                            const v1::MarginalsRequest& request);
   // The debiased label-pair tables (LabelPairTarget) of label `column`, held by `holder`.
   void SetLabelPairs(MarginalTarget target, int holder, std::string column);
 
   // The report on `published` against every release kept, with each release's noise from
   // `plan` (nullopt when nothing was released). `encoders` in roster order.
-  absl::StatusOr<std::optional<v1::ReleasedFidelity>> Report(const CsvTable& published,
-                                                             const std::vector<const TableEncoder*>& encoders,
-                                                             const v1::PrivacyPlan& plan) const;
+  absl::StatusOr<std::optional<v1::ReleasedFidelity>> Report(
+      const CsvTable& published, const std::vector<const TableEncoder*>& encoders,
+      const v1::PrivacyPlan& plan) const;
 
  private:
   struct LabelPairs {

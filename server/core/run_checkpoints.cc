@@ -23,8 +23,9 @@ absl::StatusOr<RunCheckpoints::Restored> RunCheckpoints::Read(int64_t total_roun
   RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config_, data_digest_, path));
   const int64_t round = checkpoint.header.round();
   if (round < 0 || round > total_rounds) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", path, " is at round ", round, ", outside this run's ", total_rounds, " rounds"));
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, " is at round ", round,
+                                                      ", outside this run's ", total_rounds,
+                                                      " rounds"));
   }
   durable_round_ = round;
   spdlog::info("resumed run '{}' at round {} from {}", config_.run_id(), round, path);
@@ -43,12 +44,14 @@ bool RunCheckpoints::Due(int64_t next_round, int64_t total_rounds) const {
 absl::Status RunCheckpoints::Write(int64_t next_round, const SavedState& state) {
   const absl::Time start = absl::Now();
   RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
-                                  CuratorCheckpointHeader(config_, data_digest_, next_round), state.checkpoint));
+                                  CuratorCheckpointHeader(config_, data_digest_, next_round),
+                                  state.checkpoint));
   GeneratorArtefact artefact{generator_header_, state.generator};
   artefact.header.set_round(next_round);
   RETURN_IF_ERROR(WriteGeneratorArtefact(GeneratorArtefactPath(config_), artefact));
   spdlog::debug("checkpoint of round {}: {} bytes and the generator's {} in {:.1f} ms", next_round,
-                state.checkpoint.size(), state.generator.size(), absl::ToDoubleMilliseconds(absl::Now() - start));
+                state.checkpoint.size(), state.generator.size(),
+                absl::ToDoubleMilliseconds(absl::Now() - start));
   // Only now may parties forget their replies for the rounds before it.
   durable_round_ = next_round;
   return absl::OkStatus();
@@ -76,7 +79,8 @@ void RunCheckpoints::WriteAtShutdown() {
   if (status.ok()) {
     spdlog::info("checkpoint at round {} written on the way out", snapshot_round_);
   } else {
-    spdlog::error("could not write the checkpoint of round {}: {}", snapshot_round_, status.ToString());
+    spdlog::error("could not write the checkpoint of round {}: {}", snapshot_round_,
+                  status.ToString());
   }
 }
 

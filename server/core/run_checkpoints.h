@@ -50,7 +50,8 @@ class RunCheckpoints {
   // after round `next_round` - 1 on a helper thread, which writes it when `due`; the
   // bytes are kept for a write at shutdown. `save` may read what the caller does not
   // touch again before Await().
-  absl::Status WriteInBackground(int64_t next_round, bool due, std::function<absl::StatusOr<SavedState>()> save);
+  absl::Status WriteInBackground(int64_t next_round, bool due,
+                                 std::function<absl::StatusOr<SavedState>()> save);
   // Waits for the write in flight.
   absl::Status Await();
   // On a failed run's way out: the last completed round's state if it is newer than the

@@ -60,7 +60,8 @@ void RunStatus::StartRounds(int64_t first_round) {
 
 RunStatus::Progress RunStatus::CompleteRound(int64_t done) {
   absl::MutexLock lock(&mu_);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int64_t total = status_.total_rounds();
   Progress progress;
   progress.rounds_per_second = (done - first_round_) / std::max(elapsed, 1e-9);
@@ -98,7 +99,8 @@ void RunStatus::UpdateEpsilonSpent(int64_t rounds) {
     // The plan computed the whole run's figure; fewer rounds cannot fail where it did not.
     if (spent.ok() && spent->has_value()) guarantee->set_epsilon_spent(**spent);
   }
-  const v1::ObserverGuarantee& published = status_.guarantees(static_cast<int>(Observer::kPublished));
+  const v1::ObserverGuarantee& published =
+      status_.guarantees(static_cast<int>(Observer::kPublished));
   if (published.has_epsilon_spent()) status_.set_epsilon_spent(published.epsilon_spent());
   auto own = OwnReleasesEpsilonAfter(plan_, rounds);
   party_epsilon_spent_ = own.ok() ? *own : std::nullopt;

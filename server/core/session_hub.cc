@@ -65,8 +65,12 @@ std::optional<v1::CuratorMessage> SessionHub::NextOutgoing(int party) {
 std::optional<v1::CuratorMessage> SessionHub::NextOutgoing(int party, uint64_t connection) {
   absl::MutexLock lock(&mu_);
   Session& session = sessions_[party];
-  auto current = [&session, connection]() { return session.connected && session.connection == connection; };
-  auto ready = [&session, &current]() { return !session.outbox.empty() || session.closed || !current(); };
+  auto current = [&session, connection]() {
+    return session.connected && session.connection == connection;
+  };
+  auto ready = [&session, &current]() {
+    return !session.outbox.empty() || session.closed || !current();
+  };
   mu_.Await(absl::Condition(&ready));
   // An ended or replaced stream must not take messages meant for its successor.
   if (session.outbox.empty() || !current()) return std::nullopt;
@@ -100,8 +104,9 @@ absl::Status SessionHub::AwaitReconnect(int party, absl::Time deadline) {
   mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
   if (!cancelled_.ok()) return cancelled_;
   if (!session.connected) {
-    return absl::UnavailableError(absl::StrCat("party '", session.name,
-                                               "' disconnected and did not come back within the reconnect timeout"));
+    return absl::UnavailableError(
+        absl::StrCat("party '", session.name,
+                     "' disconnected and did not come back within the reconnect timeout"));
   }
   return absl::OkStatus();
 }

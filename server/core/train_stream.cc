@@ -12,7 +12,8 @@
 
 namespace vfsynth {
 
-absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const AuthenticateParty& authenticate) {
+absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream,
+                              const AuthenticateParty& authenticate) {
   // In plaintext mode the Hello names the party; with mTLS the certificate does.
   v1::PartyMessage hello;
   if (!stream.Read(&hello) || !hello.has_hello()) {
@@ -20,11 +21,12 @@ absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const Auth
   }
   ASSIGN_OR_RETURN(const std::string party, authenticate(hello.hello().party()));
   if (hello.hello().protocol_version() != kProtocolVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("protocol version ", hello.hello().protocol_version(), " is not ", kProtocolVersion));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "protocol version ", hello.hello().protocol_version(), " is not ", kProtocolVersion));
   }
   if (hello.run_id() != core.config().run_id()) {
-    return absl::FailedPreconditionError(absl::StrCat("run id '", hello.run_id(), "' is not this run"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("run id '", hello.run_id(), "' is not this run"));
   }
   RETURN_IF_ERROR(core.CheckAttested(party));
   SessionHub& hub = core.hub();
@@ -32,8 +34,9 @@ absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const Auth
   RETURN_IF_ERROR(hub.Connect(index, stream.peer()));
   const uint64_t connection = hub.connection(index);
   if (connection > 1) {
-    spdlog::info("party {} rejoined from {} (stream {}, committed critic step {}): resending its round", party,
-                 stream.peer(), connection, hello.hello().committed_step());
+    spdlog::info(
+        "party {} rejoined from {} (stream {}, committed critic step {}): resending its round",
+        party, stream.peer(), connection, hello.hello().committed_step());
   } else {
     spdlog::info("party {} opened its Train stream from {}", party, stream.peer());
   }
@@ -43,10 +46,11 @@ absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const Auth
   std::thread writer([&] {
     uint64_t next_id = 0;
     while (auto message = hub.NextOutgoing(index, connection)) {
-      const bool written = WriteChunked(*message, kChunkBytes, next_id++, [&](const v1::CuratorMessage& piece) {
-        hub.CountSent(index, piece.ByteSizeLong());
-        return stream.Write(piece);
-      });
+      const bool written =
+          WriteChunked(*message, kChunkBytes, next_id++, [&](const v1::CuratorMessage& piece) {
+            hub.CountSent(index, piece.ByteSizeLong());
+            return stream.Write(piece);
+          });
       if (!written) {
         write_failed = true;
         return;

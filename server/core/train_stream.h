@@ -35,7 +35,8 @@ using AuthenticateParty = std::function<absl::StatusOr<std::string>(const std::s
 // Serves one Train stream until it ends: checks the Hello (identity, protocol version,
 // run, attested plan), connects the party in the core's session hub, sends what the hub
 // queues for it and delivers what it sends. Returns how the stream ended.
-absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream, const AuthenticateParty& authenticate);
+absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream,
+                              const AuthenticateParty& authenticate);
 
 }  // namespace vfsynth
 

@@ -14,16 +14,17 @@
 #include "common/checkpoint/model_state.h"
 #include "common/config/config.h"
 #include "common/data/schema.h"
+#include "common/dp/dp_sgd.h"
 #include "common/gan/curator_model.h"
 #include "common/gan/model_factory.h"
 #include "common/nn/torch_boundary.h"
 #include "common/nn/wire_tensor.h"
-#include "common/privacy/dp_sgd.h"
+#include "common/privacy/mode_traits.h"
 #include "common/privacy/noise_figure.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/run_accounting.h"
-#include "common/privacy/secure_random.h"
 #include "common/protocol/tensor_codec.h"
+#include "common/random/secure_random.h"
 #include "server/core/curator_checkpoint.h"
 
 namespace vfsynth {
@@ -41,63 +42,73 @@ absl::StatusOr<SavedState> SaveModel(CuratorModel& model) {
 VerticalRounds::VerticalRounds(const v1::CuratorConfig& config)
     : config_(config),
       psi_({config.parties().begin(), config.parties().end()}),
-      released_({config.parties().begin(), config.parties().end()}, MarginalOptionsFor(config.training())) {}
+      released_({config.parties().begin(), config.parties().end()},
+                MarginalOptionsFor(config.training())) {}
 
 VerticalRounds::~VerticalRounds() = default;
 
 void VerticalRounds::Bind(CuratorRun* run) {
   run_ = run;
-  inbox_ = std::make_unique<PartyInbox>(*run, [this](const v1::PartyMessage& message) { return PositionOf(message); });
+  inbox_ = std::make_unique<PartyInbox>(
+      *run, [this](const v1::PartyMessage& message) { return PositionOf(message); });
 }
 
-absl::Status VerticalRounds::Admit(int /*party*/, const v1::RegisterRequest& /*request*/,
-                                   const std::vector<std::optional<v1::RegisterRequest>>& /*registered*/) const {
+absl::Status VerticalRounds::Admit(
+    int /*party*/, const v1::RegisterRequest& /*request*/,
+    const std::vector<std::optional<v1::RegisterRequest>>& /*registered*/) const {
   return absl::OkStatus();
 }
 
 absl::Status VerticalRounds::CheckAlign(int party, const v1::AlignRequest& request,
                                         const v1::RegisterRequest& registration) const {
   if (request.hop() == 0 && request.elements_size() != registration.rows()) {
-    return absl::InvalidArgumentError(absl::StrCat("party '", run_->roster[party], "' registered ", registration.rows(),
-                                                   " records but its alignment list has ", request.elements_size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("party '", run_->roster[party], "' registered ", registration.rows(),
+                     " records but its alignment list has ", request.elements_size()));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::AlignResponse> VerticalRounds::Align(int party, const v1::AlignRequest& request) {
+absl::StatusOr<v1::AlignResponse> VerticalRounds::Align(int party,
+                                                        const v1::AlignRequest& request) {
   return psi_.Submit(party, request, run_->join_deadline);
 }
 
 absl::Status VerticalRounds::AcceptRecords(int64_t records) {
   const v1::TrainingConfig& t = config_.training();
   if (records < t.batch_size()) {
-    return absl::FailedPreconditionError(absl::StrCat("only ", records, " records are held by every party; batch_size ",
-                                                      t.batch_size(), " needs at least that many"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("only ", records, " records are held by every party; batch_size ",
+                     t.batch_size(), " needs at least that many"));
   }
   spdlog::info("aligned {} records held by all {} parties", records, run_->roster.size());
   if (!t.label_column().empty()) {
     absl::MutexLock lock(&mu_);
-    label_exchange_ = LabelPairExchange::Create(t.label_column(), run_->registry.Encoders(), run_->roster, records);
+    label_exchange_ = LabelPairExchange::Create(t.label_column(), run_->registry.Encoders(),
+                                                run_->roster, records);
   }
   return absl::OkStatus();
 }
 
 std::string VerticalRounds::DescribeWaiting() const {
-  return absl::StrCat("join timeout: parties that did not register and align: ", absl::StrJoin(psi_.Waiting(), ", "));
+  return absl::StrCat("join timeout: parties that did not register and align: ",
+                      absl::StrJoin(psi_.Waiting(), ", "));
 }
 
 absl::StatusOr<LabelPairExchange*> VerticalRounds::label_exchange() {
   absl::MutexLock lock(&mu_);
   if (!label_exchange_.has_value()) {
-    return absl::FailedPreconditionError(config_.training().label_column().empty()
-                                             ? "this run releases no label pairs (training.label_column is unset)"
-                                             : "label pairs start after alignment");
+    return absl::FailedPreconditionError(
+        config_.training().label_column().empty()
+            ? "this run releases no label pairs (training.label_column is unset)"
+            : "label pairs start after alignment");
   }
   if (!label_exchange_->ok()) return label_exchange_->status();
   return label_exchange_->value().get();
 }
 
-absl::StatusOr<v1::ShareLabelsResponse> VerticalRounds::ShareLabels(int party, const v1::ShareLabelsRequest& request) {
+absl::StatusOr<v1::ShareLabelsResponse> VerticalRounds::ShareLabels(
+    int party, const v1::ShareLabelsRequest& request) {
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
   return exchange->ShareLabels(party, request, run_->join_deadline);
 }
@@ -128,14 +139,17 @@ absl::StatusOr<v1::PrivacyPlan> VerticalRounds::Plan(int64_t records) {
   // Settings the registered schemas cannot serve (a label column no party holds as a
   // category) fail here, before the plan is attested and so before any release.
   RETURN_IF_ERROR(CheckOutputFitsSchemas());
-  return ResolvePrivacyPlan(config_.privacy(), config_.training(), static_cast<int>(run_->roster.size()), records);
+  return ResolvePrivacyPlan(config_.privacy(), config_.training(),
+                            static_cast<int>(run_->roster.size()), records);
 }
 
 void VerticalRounds::LogPlan(const v1::PrivacyPlan& plan, const std::string& digest) const {
   const privacy::Mode mode = config_.privacy().mode();
-  if (mode == v1::PrivacyConfig::none) return;
-  spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", privacy::ModeName(mode), plan.noise_multiplier(),
-               privacy::DescribeReleaseNoise(mode, plan.noise_multiplier(), PlanShape(plan)), digest.substr(0, 16));
+  if (!privacy::TraitsOf(mode).draws_noise()) return;
+  spdlog::info("privacy {}: noise multiplier {:.4f}{}, plan {}", privacy::ModeName(mode),
+               plan.noise_multiplier(),
+               privacy::DescribeReleaseNoise(mode, plan.noise_multiplier(), PlanShape(plan)),
+               digest.substr(0, 16));
   if (const std::string breakdown = DescribeEpsilonBreakdown(plan); !breakdown.empty()) {
     spdlog::info("privacy {}: {}", privacy::ModeName(mode), breakdown);
   }
@@ -149,9 +163,10 @@ absl::Status VerticalRounds::CheckOutputFitsSchemas() {
 }
 
 absl::Status VerticalRounds::LoadOrDrawNoiseKey() {
-  ASSIGN_OR_RETURN(noise_key_, ResumeOrNewHexSecret(run_->resume, NoiseKeyPath(config_),
-                                                     "it holds the key of D_s's DP noise, without which "
-                                                     "replayed steps would release new noise"));
+  ASSIGN_OR_RETURN(noise_key_,
+                   ResumeOrNewHexSecret(run_->resume, NoiseKeyPath(config_),
+                                        "it holds the key of D_s's DP noise, without which "
+                                        "replayed steps would release new noise"));
   if (run_->resume) return absl::OkStatus();
   RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
   return WritePrivateFile(NoiseKeyPath(config_), noise_key_);
@@ -165,7 +180,7 @@ absl::Status VerticalRounds::Prepare(const v1::PrivacyPlan& plan) {
     absl::MutexLock model_lock(&model_mu_);
     model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
     snapshot_model_ = std::make_unique<CuratorModel>(config_.model(), t, encoders);
-    if (config_.privacy().mode() == v1::PrivacyConfig::dpsgd) {
+    if (privacy::TraitsOf(config_.privacy().mode()).curator_releases_per_step > 0) {
       RETURN_IF_ERROR(LoadOrDrawNoiseKey());
       const double z = plan_.shared_critic_noise_multiplier();
       model_->SetSharedCriticPrivacy(z, config_.privacy().clip_norm(), noise_key_);
@@ -174,15 +189,17 @@ absl::Status VerticalRounds::Prepare(const v1::PrivacyPlan& plan) {
       // No warning: the parties' threshold does not carry over to D_s, whose figure is
       // 5.6 in the best DP tables measured (ε = 10 over 10000 rounds).
       const int64_t parameters = model_->shared_critic_parameters();
-      LogPlannedCriticNoise("dpsgd", "shared critic D_s", MeanGradientNoiseToClip(z, parameters, t.batch_size()),
-                            parameters, t.batch_size(), std::numeric_limits<double>::infinity());
+      LogPlannedCriticNoise("dpsgd", "shared critic D_s",
+                            MeanGradientNoiseToClip(z, parameters, t.batch_size()), parameters,
+                            t.batch_size(), std::numeric_limits<double>::infinity());
     }
   }
   if (t.label_column().empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
   ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(run_->join_deadline));
-  spdlog::info("label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
-               t.label_column(), target.pairs(), t.experimental().label_pair_weight());
+  spdlog::info(
+      "label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
+      t.label_column(), target.pairs(), t.experimental().label_pair_weight());
   released_.SetLabelPairs(target, exchange->holder(), t.label_column());
   absl::MutexLock model_lock(&model_mu_);
   model_->SetLabelPairTarget(std::move(target), t.experimental().label_pair_weight());
@@ -201,8 +218,8 @@ absl::Status VerticalRounds::Restore(const std::string& payload) {
 
 absl::Status VerticalRounds::Train(int64_t first_round) {
   const v1::TrainingConfig& t = config_.training();
-  spdlog::info("training {} rounds: batch {}, n_critic {}, {} parties", t.rounds(), t.batch_size(), t.n_critic(),
-               run_->roster.size());
+  spdlog::info("training {} rounds: batch {}, n_critic {}, {} parties", t.rounds(), t.batch_size(),
+               t.n_critic(), run_->roster.size());
   for (int64_t round = first_round; round < t.rounds(); ++round) {
     run_->hub.BeginRound();
     for (int c = 0; c < t.n_critic(); ++c) {
@@ -214,11 +231,14 @@ absl::Status VerticalRounds::Train(int64_t first_round) {
     if (!progress.due) continue;
     int64_t wire = 0;
     for (size_t k = 0; k < run_->roster.size(); ++k) {
-      wire += run_->hub.bytes_sent(static_cast<int>(k)) + run_->hub.bytes_received(static_cast<int>(k));
+      wire +=
+          run_->hub.bytes_sent(static_cast<int>(k)) + run_->hub.bytes_received(static_cast<int>(k));
     }
-    spdlog::info("round {}/{} critic_loss={:.4f}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB", round + 1, t.rounds(),
-                 last_critic_loss_,
-                 progress.epsilon_spent.has_value() ? absl::StrFormat(" epsilon=%.3f", *progress.epsilon_spent) : "",
+    spdlog::info("round {}/{} critic_loss={:.4f}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
+                 round + 1, t.rounds(), last_critic_loss_,
+                 progress.epsilon_spent.has_value()
+                     ? absl::StrFormat(" epsilon=%.3f", *progress.epsilon_spent)
+                     : "",
                  progress.rounds_per_second, progress.eta_seconds, wire / 1048576.0);
   }
   return absl::OkStatus();
@@ -241,27 +261,31 @@ std::optional<ReplyPosition> VerticalRounds::PositionOf(const v1::PartyMessage& 
   }
 }
 
-absl::Status VerticalRounds::CheckTensor(const v1::Tensor& tensor, int64_t cols, const std::string& name) const {
-  return ValidateTensor(tensor, {config_.training().batch_size(), cols}, name, config_.max_message_bytes());
+absl::Status VerticalRounds::CheckTensor(const v1::Tensor& tensor, int64_t cols,
+                                         const std::string& name) const {
+  return ValidateTensor(tensor, {config_.training().batch_size(), cols}, name,
+                        config_.max_message_bytes());
 }
 
-absl::StatusOr<v1::PartyMessage> VerticalRounds::Expect(int party, v1::PartyMessage::PayloadCase expected,
+absl::StatusOr<v1::PartyMessage> VerticalRounds::Expect(int party,
+                                                        v1::PartyMessage::PayloadCase expected,
                                                         int64_t round, int64_t step) {
   const int64_t d_h = config_.model().feature_dim();
-  return inbox_->Expect(party, expected, round, step, [&](const v1::PartyMessage& message) -> absl::Status {
-    switch (message.payload_case()) {
-      case v1::PartyMessage::kFeatures:
-        RETURN_IF_ERROR(CheckTensor(message.features().h_real(), d_h, "features.h_real"));
-        return CheckTensor(message.features().h_fake(), d_h, "features.h_fake");
-      case v1::PartyMessage::kGeneratorFeatures:
-        return CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
-      case v1::PartyMessage::kSliceGradient:
-        return CheckTensor(message.slice_gradient().grad(), run_->registry.Encoders()[party]->width(),
-                           "slice_gradient.grad");
-      default:
-        return absl::InvalidArgumentError("not a message of the vertical rounds");
-    }
-  });
+  return inbox_->Expect(
+      party, expected, round, step, [&](const v1::PartyMessage& message) -> absl::Status {
+        switch (message.payload_case()) {
+          case v1::PartyMessage::kFeatures:
+            RETURN_IF_ERROR(CheckTensor(message.features().h_real(), d_h, "features.h_real"));
+            return CheckTensor(message.features().h_fake(), d_h, "features.h_fake");
+          case v1::PartyMessage::kGeneratorFeatures:
+            return CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
+          case v1::PartyMessage::kSliceGradient:
+            return CheckTensor(message.slice_gradient().grad(),
+                               run_->registry.Encoders()[party]->width(), "slice_gradient.grad");
+          default:
+            return absl::InvalidArgumentError("not a message of the vertical rounds");
+        }
+      });
 }
 
 void VerticalRounds::SendTasks(int64_t round, int64_t step, const std::vector<at::Tensor>& slices) {
@@ -281,7 +305,8 @@ absl::Status VerticalRounds::CriticStep(int64_t round, int64_t step, bool first,
   StepProfile& profile = run_->profile;
   ScopedStep timing(profile, v1::STEP_CRITIC, step);
   if (first) {
-    SendTasks(round, step, Timed(profile, StepPhase::kCompute, [&] { return model->CriticSlices(step); }));
+    SendTasks(round, step,
+              Timed(profile, StepPhase::kCompute, [&] { return model->CriticSlices(step); }));
   }
   std::vector<torch::Tensor> h_real, h_fake;
   for (size_t k = 0; k < run_->roster.size(); ++k) {
@@ -308,9 +333,9 @@ absl::Status VerticalRounds::CriticStep(int64_t round, int64_t step, bool first,
       return absl::OkStatus();
     });
   }));
-  ASSIGN_OR_RETURN(const CuratorModel::FeatureGradients gradients, Timed(profile, StepPhase::kCompute, [&] {
-                     return model->SharedFeatureGradients(step, h_real, h_fake);
-                   }));
+  ASSIGN_OR_RETURN(const CuratorModel::FeatureGradients gradients,
+                   Timed(profile, StepPhase::kCompute,
+                         [&] { return model->SharedFeatureGradients(step, h_real, h_fake); }));
   // The feature gradients leave now (the parties' updates need only them), the next
   // tasks as soon as the slicer is done: D_s's own update below overlaps the parties'.
   {
@@ -324,7 +349,8 @@ absl::Status VerticalRounds::CriticStep(int64_t round, int64_t step, bool first,
   }
   RETURN_IF_ERROR(Timed(profile, StepPhase::kCompute, [&] { return slicer_.Await(); }));
   SendTasks(round, last ? -1 : step + 1, next);
-  ASSIGN_OR_RETURN(const double loss, Timed(profile, StepPhase::kCompute, [&] { return model->StepSharedCritic(); }));
+  ASSIGN_OR_RETURN(const double loss,
+                   Timed(profile, StepPhase::kCompute, [&] { return model->StepSharedCritic(); }));
   // Outside the modes where D_s sees only released features, its loss is computed on
   // clean real features: it stays in the curator's own log.
   last_critic_loss_ = loss;
@@ -345,8 +371,8 @@ absl::Status VerticalRounds::GeneratorStep(int64_t round) {
     ScopedPhase codec(profile, StepPhase::kCodec);
     features.push_back(FromWire(reply.generator_features().h()));
   }
-  const std::vector<torch::Tensor> grads =
-      Timed(profile, StepPhase::kCompute, [&] { return model->SharedGeneratorGradients(features); });
+  const std::vector<torch::Tensor> grads = Timed(
+      profile, StepPhase::kCompute, [&] { return model->SharedGeneratorGradients(features); });
   if (publishes_critic_loss_) run_->status.SetGeneratorLoss(model->shared_generator_loss());
   {
     ScopedPhase codec(profile, StepPhase::kCodec);
@@ -363,7 +389,8 @@ absl::Status VerticalRounds::GeneratorStep(int64_t round) {
     ScopedPhase codec(profile, StepPhase::kCodec);
     slice_grads.push_back(FromWire(reply.slice_gradient().grad()));
   }
-  return Timed(profile, StepPhase::kCompute, [&] { return model->GeneratorStep(round, slice_grads); });
+  return Timed(profile, StepPhase::kCompute,
+               [&] { return model->GeneratorStep(round, slice_grads); });
 }
 
 absl::Status VerticalRounds::AfterRound(int64_t next_round) {
@@ -379,9 +406,9 @@ absl::Status VerticalRounds::AfterRound(int64_t next_round) {
   }
   // Serialized and written while the next round runs; parties learn the new durable
   // round only once it is on disk.
-  return run_->checkpoints.WriteInBackground(next_round,
-                                             run_->checkpoints.Due(next_round, config_.training().rounds()),
-                                             [this] { return SaveModel(*snapshot_model_); });
+  return run_->checkpoints.WriteInBackground(
+      next_round, run_->checkpoints.Due(next_round, config_.training().rounds()),
+      [this] { return SaveModel(*snapshot_model_); });
 }
 
 absl::StatusOr<CsvTable> VerticalRounds::Sample(int64_t rows) {
@@ -402,7 +429,8 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> VerticalRounds::ReleasedRepo
 void VerticalRounds::Cancel(const absl::Status& reason) {
   {
     absl::MutexLock lock(&mu_);
-    if (label_exchange_.has_value() && label_exchange_->ok()) label_exchange_->value()->Cancel(reason);
+    if (label_exchange_.has_value() && label_exchange_->ok())
+      label_exchange_->value()->Cancel(reason);
   }
   psi_.Cancel(reason);
 }

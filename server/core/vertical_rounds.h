@@ -36,8 +36,9 @@ class VerticalRounds : public CuratorProtocol {
   ~VerticalRounds() override;
 
   void Bind(CuratorRun* run) override;
-  absl::Status Admit(int party, const v1::RegisterRequest& request,
-                     const std::vector<std::optional<v1::RegisterRequest>>& registered) const override;
+  absl::Status Admit(
+      int party, const v1::RegisterRequest& request,
+      const std::vector<std::optional<v1::RegisterRequest>>& registered) const override;
   absl::Status CheckAlign(int party, const v1::AlignRequest& request,
                           const v1::RegisterRequest& registration) const override;
   absl::StatusOr<v1::AlignResponse> Align(int party, const v1::AlignRequest& request) override;
@@ -47,7 +48,9 @@ class VerticalRounds : public CuratorProtocol {
 
   absl::StatusOr<v1::PrivacyPlan> Plan(int64_t records) override;
   void LogPlan(const v1::PrivacyPlan& plan, const std::string& digest) const override;
-  int64_t DefaultPublishedRows(const v1::PrivacyPlan& plan) const override { return plan.records(); }
+  int64_t DefaultPublishedRows(const v1::PrivacyPlan& plan) const override {
+    return plan.records();
+  }
 
   absl::Status Prepare(const v1::PrivacyPlan& plan) override;
   absl::StatusOr<SavedState> Save() override;
@@ -55,10 +58,11 @@ class VerticalRounds : public CuratorProtocol {
   absl::Status Train(int64_t first_round) override;
 
   absl::StatusOr<CsvTable> Sample(int64_t rows) override;
-  absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedReport(const CsvTable& published,
-                                                                   const v1::PrivacyPlan& plan) const override;
+  absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedReport(
+      const CsvTable& published, const v1::PrivacyPlan& plan) const override;
 
-  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(int party, const v1::ShareLabelsRequest& request) override;
+  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(
+      int party, const v1::ShareLabelsRequest& request) override;
   absl::Status ReleaseLabelPairs(int party, const v1::LabelPairsRequest& request) override;
   absl::Status ReleaseMarginals(int party, const v1::MarginalsRequest& request) override;
 
@@ -87,8 +91,8 @@ class VerticalRounds : public CuratorProtocol {
   // The state after round `next_round` - 1 copied, then written in the background.
   absl::Status AfterRound(int64_t next_round);
   // The next reply of `party` of kind `expected` for (round, step), its tensors checked.
-  absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected, int64_t round,
-                                          int64_t step);
+  absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected,
+                                          int64_t round, int64_t step);
   // A reply's place in a round: its critic step, then the generator features, then
   // the slice gradient.
   std::optional<ReplyPosition> PositionOf(const v1::PartyMessage& message) const;
@@ -110,7 +114,8 @@ class VerticalRounds : public CuratorProtocol {
   mutable absl::Mutex mu_;
   // Set with the records when training.label_column is: the exchange, or why the roster
   // cannot release label pairs.
-  std::optional<absl::StatusOr<std::unique_ptr<LabelPairExchange>>> label_exchange_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::StatusOr<std::unique_ptr<LabelPairExchange>>> label_exchange_
+      ABSL_GUARDED_BY(mu_);
 
   absl::Mutex model_mu_;  // the orchestrator and Sample share the model
   std::unique_ptr<CuratorModel> model_ ABSL_GUARDED_BY(model_mu_);

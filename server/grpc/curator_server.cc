@@ -4,12 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/net/tls.h"
 #include "common/base/status_macros.h"
+#include "common/net/tls.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/horizontal_rounds.h"
-#include "server/core/vertical_rounds.h"
 #include "server/core/metrics_text.h"
+#include "server/core/vertical_rounds.h"
 
 namespace vfsynth {
 
@@ -28,7 +28,8 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   } else {
     protocol = std::make_unique<VerticalRounds>(options.config);
   }
-  server->core_ = std::make_unique<CuratorCore>(options.config, std::move(protocol), options.resume);
+  server->core_ =
+      std::make_unique<CuratorCore>(options.config, std::move(protocol), options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -39,16 +40,17 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
     absl::MutexLock lock(&server->server_mu_);
     server->server_ = builder.BuildAndStart();
     if (server->server_ == nullptr || server->port_ == 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen on ", options.config.listen(), " (address in use, or not this host's)"));
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options.config.listen(),
+                                                 " (address in use, or not this host's)"));
     }
     server->server_->GetHealthCheckService()->SetServingStatus(true);
   }
   if (!options.config.metrics_listen().empty()) {
     CuratorCore* core = server->core_.get();
     ASSIGN_OR_RETURN(server->metrics_,
-                     MetricsServer::Start(options.config.metrics_listen(),
-                                          [core] { return FormatPrometheusMetrics(core->Status()); }));
+                     MetricsServer::Start(options.config.metrics_listen(), [core] {
+                       return FormatPrometheusMetrics(core->Status());
+                     }));
   }
   spdlog::info("curator for run '{}' listening on port {} ({} parties)", options.config.run_id(),
                server->port_, options.config.parties_size());

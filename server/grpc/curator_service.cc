@@ -14,7 +14,8 @@ namespace {
 // A Train call as the core's PartyStream.
 class GrpcPartyStream final : public PartyStream {
  public:
-  GrpcPartyStream(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream)
+  GrpcPartyStream(grpc::ServerContext* context,
+                  grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream)
       : context_(context), stream_(stream) {}
 
   bool Read(v1::PartyMessage* piece) override { return stream_->Read(piece); }
@@ -33,7 +34,8 @@ class GrpcPartyStream final : public PartyStream {
 absl::StatusOr<std::string> CuratorService::Authenticate(const grpc::ServerContext& context,
                                                          const std::string& claimed) const {
   auto party = AuthenticatedParty(context, core_->roster(), core_->config().plaintext(), claimed);
-  if (!party.ok()) spdlog::warn("refused a call from {}: {}", context.peer(), party.status().ToString());
+  if (!party.ok())
+    spdlog::warn("refused a call from {}: {}", context.peer(), party.status().ToString());
   return party;
 }
 
@@ -48,22 +50,26 @@ grpc::Status CuratorService::Align(grpc::ServerContext* context, const v1::Align
   return Answer(*context, *request, response, &CuratorCore::Align);
 }
 
-grpc::Status CuratorService::AttestPlan(grpc::ServerContext* context, const v1::AttestPlanRequest* request,
+grpc::Status CuratorService::AttestPlan(grpc::ServerContext* context,
+                                        const v1::AttestPlanRequest* request,
                                         v1::AttestPlanResponse* response) {
   return Answer(*context, *request, response, &CuratorCore::AttestPlan);
 }
 
-grpc::Status CuratorService::ShareLabels(grpc::ServerContext* context, const v1::ShareLabelsRequest* request,
+grpc::Status CuratorService::ShareLabels(grpc::ServerContext* context,
+                                         const v1::ShareLabelsRequest* request,
                                          v1::ShareLabelsResponse* response) {
   return Answer(*context, *request, response, &CuratorCore::ShareLabels);
 }
 
-grpc::Status CuratorService::ReleaseLabelPairs(grpc::ServerContext* context, const v1::LabelPairsRequest* request,
+grpc::Status CuratorService::ReleaseLabelPairs(grpc::ServerContext* context,
+                                               const v1::LabelPairsRequest* request,
                                                v1::LabelPairsResponse* response) {
   return Answer(*context, *request, response, &CuratorCore::ReleaseLabelPairs);
 }
 
-grpc::Status CuratorService::ReleaseMarginals(grpc::ServerContext* context, const v1::MarginalsRequest* request,
+grpc::Status CuratorService::ReleaseMarginals(grpc::ServerContext* context,
+                                              const v1::MarginalsRequest* request,
                                               v1::MarginalsResponse* response) {
   return Answer(*context, *request, response, &CuratorCore::ReleaseMarginals);
 }
@@ -72,8 +78,9 @@ grpc::Status CuratorService::Train(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) {
   GrpcPartyStream party_stream(context, stream);
-  return ToGrpcStatus(ServeTrainStream(*core_, party_stream,
-                                       [&](const std::string& claimed) { return Authenticate(*context, claimed); }));
+  return ToGrpcStatus(ServeTrainStream(*core_, party_stream, [&](const std::string& claimed) {
+    return Authenticate(*context, claimed);
+  }));
 }
 
 grpc::Status CuratorService::GetStatus(grpc::ServerContext* context, const v1::StatusRequest*,

@@ -27,8 +27,9 @@ class CuratorService final : public v1::Curator::Service {
                                  v1::LabelPairsResponse* response) override;
   grpc::Status ReleaseMarginals(grpc::ServerContext* context, const v1::MarginalsRequest* request,
                                 v1::MarginalsResponse* response) override;
-  grpc::Status Train(grpc::ServerContext* context,
-                     grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) override;
+  grpc::Status Train(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CuratorMessage, v1::PartyMessage>* stream) override;
   grpc::Status GetStatus(grpc::ServerContext* context, const v1::StatusRequest* request,
                          v1::StatusResponse* response) override;
   grpc::Status Synthesize(grpc::ServerContext* context, const v1::SynthesizeRequest* request,
@@ -39,8 +40,8 @@ class CuratorService final : public v1::Curator::Service {
                                            const std::string& claimed) const;
   // A unary call from the party the request names: authenticated, then the core's answer.
   template <typename Request, typename Response, typename Method>
-  grpc::Status Answer(const grpc::ServerContext& context, const Request& request, Response* response,
-                      Method method) {
+  grpc::Status Answer(const grpc::ServerContext& context, const Request& request,
+                      Response* response, Method method) {
     auto party = Authenticate(context, request.party());
     if (!party.ok()) return ToGrpcStatus(party.status());
     auto result = (core_->*method)(*party, request);

@@ -16,10 +16,12 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   auto address = ParseHostPort(listen, "metrics_listen");
   if (!address.ok()) return address.status();
   if (!IsLoopbackHost(address->first)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metrics_listen '", listen, "': the metrics endpoint is plain HTTP without authentication, so it "
-        "binds a loopback address only (127.0.0.1:PORT or [::1]:PORT); scrape it through an agent on the "
-        "curator's host, or use `vfsynth status` over mTLS"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics_listen '", listen,
+                     "': the metrics endpoint is plain HTTP without authentication, so it "
+                     "binds a loopback address only (127.0.0.1:PORT or [::1]:PORT); scrape it "
+                     "through an agent on the "
+                     "curator's host, or use `vfsynth status` over mTLS"));
   }
   std::unique_ptr<MetricsServer> metrics(new MetricsServer());
   metrics->server_ = std::make_unique<httplib::Server>();
@@ -41,10 +43,11 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   metrics->port_ = port == 0 ? metrics->server_->bind_to_any_port(host)
                              : (metrics->server_->bind_to_port(host, port) ? port : -1);
   if (metrics->port_ <= 0) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics endpoint cannot listen on ", listen, " (address in use, or not this host's)"));
+    return absl::UnavailableError(absl::StrCat("metrics endpoint cannot listen on ", listen,
+                                               " (address in use, or not this host's)"));
   }
-  metrics->thread_ = std::thread([server = metrics->server_.get()] { server->listen_after_bind(); });
+  metrics->thread_ =
+      std::thread([server = metrics->server_.get()] { server->listen_after_bind(); });
   // stop() is a no-op until the accept loop runs: wait for it, so that destroying
   // the server right after Start cannot leave the loop (and join) running forever.
   for (int i = 0; i < 5000 && !metrics->server_->is_running(); ++i) {

@@ -20,7 +20,7 @@ class MetricsServer {
  public:
   // `listen` is "host:port" (port 0: any free port).
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
-                                                               std::function<std::string()> render);
+                                                              std::function<std::string()> render);
   ~MetricsServer();
 
   int port() const { return port_; }

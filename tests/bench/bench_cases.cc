@@ -1,8 +1,8 @@
 #include "tests/bench/bench_cases.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/config/config.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
 
 namespace vfsynth::bench {
 namespace {
@@ -24,7 +24,8 @@ v1::PrivacyConfig BenchPrivacy(const std::string& mode, const std::string& ledge
 }  // namespace
 
 std::string BenchCase::name() const {
-  return absl::StrCat(preset == "default" ? "" : preset + "-", "k", parties, "-b", batch, "-", mode);
+  return absl::StrCat(preset == "default" ? "" : preset + "-", "k", parties, "-b", batch, "-",
+                      mode);
 }
 
 std::vector<BenchCase> MakeGrid(const std::vector<int>& parties, const std::vector<int>& batches,
@@ -47,7 +48,7 @@ v1::ModelConfig BenchModel(const std::string& preset) {
     // head_k 128-1, D_s 256-128-1 (seed-003 §3.4).
     model.set_z_dim(20);
     for (int h : {32, 64, 128}) model.add_generator_hidden(h);
-    model.mutable_experimental()->set_generator_towers("per_party");
+    model.mutable_experimental()->set_generator_towers(v1::ExperimentalModelConfig::per_party);
     model.add_feature_hidden(256);
     model.set_feature_dim(128);
     model.add_shared_hidden(128);
@@ -103,8 +104,9 @@ absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const BenchCase& c, const Run
   return config;
 }
 
-absl::StatusOr<v1::PartyConfig> PartyConfigFor(const BenchCase& c, const RunSettings& s, const Fixture& f,
-                                               int party, const std::string& curator) {
+absl::StatusOr<v1::PartyConfig> PartyConfigFor(const BenchCase& c, const RunSettings& s,
+                                               const Fixture& f, int party,
+                                               const std::string& curator) {
   const std::string& name = f.names[party];
   v1::PartyConfig config;
   config.set_name(name);

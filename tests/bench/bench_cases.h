@@ -12,12 +12,13 @@ namespace vfsynth::bench {
 
 // One benchmark configuration.
 struct BenchCase {
-  std::string preset = "default";  // "default": the default sizes of docs/configuration.md; "vflgan": VFLGAN's Adult nets
+  std::string preset = "default";  // "default": the default sizes of docs/configuration.md;
+                                   // "vflgan": VFLGAN's Adult nets
   int parties = 2;
   int batch = 64;
-  std::string mode = "none";       // none | dpsgd | strict
+  std::string mode = "none";  // none | dpsgd | strict
 
-  std::string name() const;        // "k3-b256-none", "vflgan-k2-b64-none"
+  std::string name() const;  // "k3-b256-none", "vflgan-k2-b64-none"
 };
 
 // The grid: every (parties, batch, mode) with the default preset, plus the VFLGAN
@@ -28,12 +29,12 @@ std::vector<BenchCase> MakeGrid(const std::vector<int>& parties, const std::vect
 
 // Settings shared by the reference trainer and the daemons of one case.
 struct RunSettings {
-  int rounds = 10;          // generator rounds to run (warm-up included)
+  int rounds = 10;  // generator rounds to run (warm-up included)
   int n_critic = 5;
   int curator_threads = 1;  // torch intra-op threads
   int party_threads = 1;
   int reference_threads = 1;
-  std::string dir;          // run directory: configs, checkpoints, ledgers, logs
+  std::string dir;  // run directory: configs, checkpoints, ledgers, logs
 };
 
 v1::ModelConfig BenchModel(const std::string& preset);
@@ -45,8 +46,9 @@ absl::StatusOr<v1::LocalRunConfig> ReferenceConfig(const BenchCase& c, const Run
 absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const BenchCase& c, const RunSettings& s,
                                                    const Fixture& f);
 // `curator` is the host:port the party dials.
-absl::StatusOr<v1::PartyConfig> PartyConfigFor(const BenchCase& c, const RunSettings& s, const Fixture& f,
-                                               int party, const std::string& curator);
+absl::StatusOr<v1::PartyConfig> PartyConfigFor(const BenchCase& c, const RunSettings& s,
+                                               const Fixture& f, int party,
+                                               const std::string& curator);
 
 }  // namespace vfsynth::bench
 

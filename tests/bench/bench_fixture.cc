@@ -7,12 +7,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "common/data/encoder.h"
-#include "common/data/schema.h"
-#include "common/data/split.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
+#include "common/data/encoder.h"
+#include "common/data/schema.h"
+#include "common/data/split.h"
 
 namespace vfsynth::bench {
 namespace {
@@ -66,14 +66,17 @@ absl::Status MakeCertificates(const std::string& dir) {
   std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ", dir);
   for (int k = 0; k < kMaxParties; ++k) absl::StrAppend(&command, " p", k);
   absl::StrAppend(&command, " > /dev/null");
-  if (std::system(command.c_str()) != 0) return absl::InternalError(absl::StrCat("failed: ", command));
+  if (std::system(command.c_str()) != 0)
+    return absl::InternalError(absl::StrCat("failed: ", command));
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties, const std::string& preset) {
-  const std::string schema_path = absl::StrCat(VFSYNTH_SOURCE_DIR, "/deploy/schemas/adult.schema.json");
+absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties,
+                                       const std::string& preset) {
+  const std::string schema_path =
+      absl::StrCat(VFSYNTH_SOURCE_DIR, "/deploy/schemas/adult.schema.json");
   ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
   ASSIGN_OR_RETURN(const std::vector<int> owner, Assign(schema, parties, preset));
   Fixture fixture;
@@ -85,7 +88,8 @@ absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties, con
   for (int c = 0; c < schema.columns_size(); ++c) {
     layout.mutable_parties(owner[c])->add_columns(schema.columns(c).name());
   }
-  const std::string dir = absl::StrCat(root, "/k", parties, preset == "default" ? "" : "-" + preset);
+  const std::string dir =
+      absl::StrCat(root, "/k", parties, preset == "default" ? "" : "-" + preset);
   RETURN_IF_ERROR(MakeDirectories(dir));
   ASSIGN_OR_RETURN(const std::string layout_json, ToJson(layout));
   RETURN_IF_ERROR(WriteFileAtomically(dir + "/parties.json", layout_json));
@@ -103,8 +107,9 @@ absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties, con
   fixture.sampling_secret = kSamplingSecret;
   fixture.alignment_key = kAlignmentKey;
   fixture.secrets = root + "/secrets.txt";
-  RETURN_IF_ERROR(WriteFileAtomically(fixture.secrets, absl::StrCat("sampling_secret=", kSamplingSecret,
-                                                                    "\nalignment_key=", kAlignmentKey, "\n")));
+  RETURN_IF_ERROR(WriteFileAtomically(
+      fixture.secrets,
+      absl::StrCat("sampling_secret=", kSamplingSecret, "\nalignment_key=", kAlignmentKey, "\n")));
   return fixture;
 }
 

@@ -25,7 +25,8 @@ struct Fixture {
 // ("default"), or, for "vflgan" (2 parties), native-country, age, workclass and
 // fnlwgt (53 encoded columns, VFLGAN's party width) to p0 and the rest (57) to p1.
 // Certificates are made once under root/certs.
-absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties, const std::string& preset);
+absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties,
+                                       const std::string& preset);
 
 }  // namespace vfsynth::bench
 

@@ -20,25 +20,28 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "common/config/config.h"
 #include "common/base/cli.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
+#include "common/config/config.h"
 #include "tests/bench/bench_cases.h"
 #include "tests/bench/bench_fixture.h"
 #include "tests/bench/bench_report.h"
 #include "tests/bench/distributed_bench.h"
 #include "tests/bench/reference_bench.h"
 
-ABSL_FLAG(std::string, grid, "full", "full: K 2,3,5,8 x B 64,256,1024 x none,dpsgd,strict + VFLGAN sizes; smoke: a tiny grid");
+ABSL_FLAG(std::string, grid, "full",
+          "full: K 2,3,5,8 x B 64,256,1024 x none,dpsgd,strict + VFLGAN sizes; smoke: a tiny grid");
 ABSL_FLAG(std::string, parties, "", "override the grid's party counts, e.g. 2,3");
 ABSL_FLAG(std::string, batches, "", "override the grid's batch sizes, e.g. 64,256");
 ABSL_FLAG(std::string, modes, "", "override the grid's privacy modes, e.g. none,strict");
-ABSL_FLAG(std::string, vflgan_modes, "", "override the modes of the VFLGAN-size cases ('-' for none of them)");
+ABSL_FLAG(std::string, vflgan_modes, "",
+          "override the modes of the VFLGAN-size cases ('-' for none of them)");
 ABSL_FLAG(std::string, out, "bench.json", "JSON report (vfsynth.v1.BenchReport)");
 ABSL_FLAG(std::string, markdown, "", "also write the markdown tables here");
-ABSL_FLAG(std::string, work_dir, "/tmp/vfsynth-bench", "party files, certificates, checkpoints, logs");
+ABSL_FLAG(std::string, work_dir, "/tmp/vfsynth-bench",
+          "party files, certificates, checkpoints, logs");
 ABSL_FLAG(std::string, party_binary, "", "vfsynth-party (default: next to this binary)");
 ABSL_FLAG(double, budget_seconds, 8, "target duration of one distributed run's measured rounds");
 ABSL_FLAG(double, reference_budget_seconds, 2, "target duration of one reference timing");
@@ -49,9 +52,11 @@ ABSL_FLAG(int32_t, curator_threads, 1, "LibTorch threads of the curator");
 ABSL_FLAG(int32_t, party_threads, 1, "LibTorch threads of each party");
 ABSL_FLAG(std::string, reference_threads, "1,2",
           "LibTorch thread counts to time the reference trainer with; the fastest is compared");
-ABSL_FLAG(bool, wire, true, "count wire bytes in an extra short run through a TCP relay (mode none)");
+ABSL_FLAG(bool, wire, true,
+          "count wire bytes in an extra short run through a TCP relay (mode none)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
-ABSL_FLAG(std::string, party_log_level, "warn", "log level of the party processes (logs under --work_dir)");
+ABSL_FLAG(std::string, party_log_level, "warn",
+          "log level of the party processes (logs under --work_dir)");
 
 namespace vfsynth::bench {
 namespace {
@@ -64,7 +69,8 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& text, std::vector<T>
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     if constexpr (std::is_same_v<T, int>) {
       int value = 0;
-      if (!absl::SimpleAtoi(part, &value)) return absl::InvalidArgumentError(absl::StrCat("not a number: ", part));
+      if (!absl::SimpleAtoi(part, &value))
+        return absl::InvalidArgumentError(absl::StrCat("not a number: ", part));
       values.push_back(value);
     } else {
       values.emplace_back(part);
@@ -75,14 +81,18 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& text, std::vector<T>
 
 absl::StatusOr<std::vector<BenchCase>> Grid() {
   const bool smoke = absl::GetFlag(FLAGS_grid) == "smoke";
-  if (!smoke && absl::GetFlag(FLAGS_grid) != "full") return absl::InvalidArgumentError("--grid is full or smoke");
-  ASSIGN_OR_RETURN(const auto parties, ParseList<int>(absl::GetFlag(FLAGS_parties),
-                                                      smoke ? std::vector<int>{2} : std::vector<int>{2, 3, 5, 8}));
-  ASSIGN_OR_RETURN(const auto batches, ParseList<int>(absl::GetFlag(FLAGS_batches),
-                                                      smoke ? std::vector<int>{64} : std::vector<int>{64, 256, 1024}));
+  if (!smoke && absl::GetFlag(FLAGS_grid) != "full")
+    return absl::InvalidArgumentError("--grid is full or smoke");
+  ASSIGN_OR_RETURN(const auto parties,
+                   ParseList<int>(absl::GetFlag(FLAGS_parties),
+                                  smoke ? std::vector<int>{2} : std::vector<int>{2, 3, 5, 8}));
+  ASSIGN_OR_RETURN(const auto batches,
+                   ParseList<int>(absl::GetFlag(FLAGS_batches),
+                                  smoke ? std::vector<int>{64} : std::vector<int>{64, 256, 1024}));
   const std::vector<std::string> all_modes = {"none", "dpsgd", "strict"};
   ASSIGN_OR_RETURN(const auto modes, ParseList<std::string>(absl::GetFlag(FLAGS_modes), all_modes));
-  ASSIGN_OR_RETURN(const auto vflgan, ParseList<std::string>(absl::GetFlag(FLAGS_vflgan_modes), {"none"}));
+  ASSIGN_OR_RETURN(const auto vflgan,
+                   ParseList<std::string>(absl::GetFlag(FLAGS_vflgan_modes), {"none"}));
   return MakeGrid(parties, batches, modes, vflgan);
 }
 
@@ -101,18 +111,20 @@ double RoundMs(const ReferenceTiming& timing, int n_critic) {
 int MeasuredRounds(const BenchCase& c, const ReferenceTiming& reference, int n_critic) {
   const double round_ms = RoundMs(reference, n_critic);
   const double factor = c.mode == "none" ? 3.0 : 4.0;
-  const int rounds = static_cast<int>(absl::GetFlag(FLAGS_budget_seconds) * 1000 / std::max(1e-3, factor * round_ms));
+  const int rounds = static_cast<int>(absl::GetFlag(FLAGS_budget_seconds) * 1000 /
+                                      std::max(1e-3, factor * round_ms));
   return std::clamp(rounds, absl::GetFlag(FLAGS_min_rounds), absl::GetFlag(FLAGS_max_rounds));
 }
 
-absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSettings& settings, const Fixture& f,
-                                              bool relay) {
+absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSettings& settings,
+                                              const Fixture& f, bool relay) {
   std::filesystem::remove_all(settings.dir);  // checkpoints of an earlier run would be refused
   DistributedOptions options;
   ASSIGN_OR_RETURN(options.curator, CuratorConfigFor(c, settings, f));
   for (size_t k = 0; k < f.names.size(); ++k) {
     // A placeholder address: RunDistributed sets the curator's once it listens.
-    ASSIGN_OR_RETURN(v1::PartyConfig party, PartyConfigFor(c, settings, f, static_cast<int>(k), "127.0.0.1:1"));
+    ASSIGN_OR_RETURN(v1::PartyConfig party,
+                     PartyConfigFor(c, settings, f, static_cast<int>(k), "127.0.0.1:1"));
     options.parties.push_back(std::move(party));
   }
   options.party_binary = PartyBinary();
@@ -122,8 +134,8 @@ absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSetti
   return RunDistributed(options);
 }
 
-absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, const ReferenceTiming& reference,
-                                      RunSettings settings) {
+absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f,
+                                      const ReferenceTiming& reference, RunSettings settings) {
   const int n_critic = settings.n_critic;
   v1::BenchCase result;
   result.set_name(c.name());
@@ -147,11 +159,15 @@ absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, cons
   ASSIGN_OR_RETURN(const DistributedResult run, Distributed(c, settings, f, /*relay=*/false));
   result.set_measured_rounds(measured);
   *result.mutable_critic() = Summarize(run.curator, run.parties, v1::STEP_CRITIC, n_critic, 1);
-  *result.mutable_generator() = Summarize(run.curator, run.parties, v1::STEP_GENERATOR, n_critic, 1);
+  *result.mutable_generator() =
+      Summarize(run.curator, run.parties, v1::STEP_GENERATOR, n_critic, 1);
   result.set_checkpoint_ms(CheckpointMs(run.curator));
-  result.set_round_ms(n_critic * result.critic().total_ms() + result.generator().total_ms() + result.checkpoint_ms());
-  result.set_critic_ratio(result.critic().total_ms() / std::max(1e-9, result.reference_critic_ms()));
-  result.set_generator_ratio(result.generator().total_ms() / std::max(1e-9, result.reference_generator_ms()));
+  result.set_round_ms(n_critic * result.critic().total_ms() + result.generator().total_ms() +
+                      result.checkpoint_ms());
+  result.set_critic_ratio(result.critic().total_ms() /
+                          std::max(1e-9, result.reference_critic_ms()));
+  result.set_generator_ratio(result.generator().total_ms() /
+                             std::max(1e-9, result.reference_generator_ms()));
 
   if (c.mode == "none" && absl::GetFlag(FLAGS_wire)) {
     settings.rounds = 4;
@@ -159,7 +175,8 @@ absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, cons
     v1::BenchWire* w = result.mutable_wire();
     const double per = static_cast<double>(std::max(1, wire.counted_rounds)) * c.parties;
     double minimal = 0;
-    for (int width : f.widths) minimal += MinimalBytesPerRound(c.batch, width, result.feature_dim(), n_critic);
+    for (int width : f.widths)
+      minimal += MinimalBytesPerRound(c.batch, width, result.feature_dim(), n_critic);
     w->set_rounds(wire.counted_rounds);
     w->set_tcp_bytes(static_cast<double>(wire.tcp_bytes) / per);
     w->set_message_bytes(static_cast<double>(wire.message_bytes) / per);
@@ -171,24 +188,28 @@ absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f, cons
 }
 
 // The reference trainer timed with each --reference_threads count; the fastest round wins.
-absl::StatusOr<ReferenceTiming> FastestReference(const BenchCase& c, RunSettings settings, const Fixture& f) {
-  ASSIGN_OR_RETURN(const std::vector<int> threads, ParseList<int>(absl::GetFlag(FLAGS_reference_threads), {1}));
+absl::StatusOr<ReferenceTiming> FastestReference(const BenchCase& c, RunSettings settings,
+                                                 const Fixture& f) {
+  ASSIGN_OR_RETURN(const std::vector<int> threads,
+                   ParseList<int>(absl::GetFlag(FLAGS_reference_threads), {1}));
   std::optional<ReferenceTiming> best;
   double best_round = 0;
   for (int t : threads) {
     settings.reference_threads = t;
     settings.rounds = absl::GetFlag(FLAGS_max_rounds) + 1;
     ASSIGN_OR_RETURN(const v1::LocalRunConfig config, ReferenceConfig(c, settings, f));
-    ASSIGN_OR_RETURN(ReferenceTiming timing,
-                     TimeReference(config, absl::Seconds(absl::GetFlag(FLAGS_reference_budget_seconds)),
-                                   absl::GetFlag(FLAGS_min_rounds)));
+    ASSIGN_OR_RETURN(
+        ReferenceTiming timing,
+        TimeReference(config, absl::Seconds(absl::GetFlag(FLAGS_reference_budget_seconds)),
+                      absl::GetFlag(FLAGS_min_rounds)));
     const double round = RoundMs(timing, settings.n_critic);
     if (!best.has_value() || round < best_round) {
       best = std::move(timing);
       best_round = round;
     }
   }
-  if (!best.has_value()) return absl::InvalidArgumentError("--reference_threads lists no thread count");
+  if (!best.has_value())
+    return absl::InvalidArgumentError("--reference_threads lists no thread count");
   return *std::move(best);
 }
 
@@ -226,13 +247,18 @@ absl::Status Main(const std::string& command) {
     auto reference = references.find({c.preset, c.parties, c.batch});
     if (reference == references.end()) {
       ASSIGN_OR_RETURN(ReferenceTiming timing, FastestReference(c, settings, fixture->second));
-      reference = references.emplace(std::make_tuple(c.preset, c.parties, c.batch), std::move(timing)).first;
+      reference =
+          references.emplace(std::make_tuple(c.preset, c.parties, c.batch), std::move(timing))
+              .first;
     }
-    ASSIGN_OR_RETURN(v1::BenchCase result, RunCase(c, fixture->second, reference->second, settings));
-    spdlog::info("{}: critic {:.2f} ms (reference {:.2f}), generator {:.2f} ms (reference {:.2f}), {} rounds, {:.0f} s",
-                 result.name(), result.critic().total_ms(), result.reference_critic_ms(),
-                 result.generator().total_ms(), result.reference_generator_ms(), result.measured_rounds(),
-                 absl::ToDoubleSeconds(absl::Now() - start));
+    ASSIGN_OR_RETURN(v1::BenchCase result,
+                     RunCase(c, fixture->second, reference->second, settings));
+    spdlog::info(
+        "{}: critic {:.2f} ms (reference {:.2f}), generator {:.2f} ms (reference {:.2f}), {} "
+        "rounds, {:.0f} s",
+        result.name(), result.critic().total_ms(), result.reference_critic_ms(),
+        result.generator().total_ms(), result.reference_generator_ms(), result.measured_rounds(),
+        absl::ToDoubleSeconds(absl::Now() - start));
     *report.add_cases() = std::move(result);
     // Written after every case, so a long run that stops early still leaves its numbers.
     *report.mutable_targets() = ComputeTargets({report.cases().begin(), report.cases().end()});
@@ -241,7 +267,8 @@ absl::Status Main(const std::string& command) {
   }
   const std::string tables = MarkdownTables(report);
   std::cout << tables;
-  if (!absl::GetFlag(FLAGS_markdown).empty()) RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_markdown), tables));
+  if (!absl::GetFlag(FLAGS_markdown).empty())
+    RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_markdown), tables));
   return absl::OkStatus();
 }
 
@@ -251,7 +278,8 @@ absl::Status Main(const std::string& command) {
 int main(int argc, char** argv) {
   vfsynth::EnsurePassiveOpenMpWait(argv);
   vfsynth::TuneMemoryAllocator();
-  absl::SetProgramUsageMessage("vfsynth-bench [--grid full|smoke] [--out bench.json] [--markdown tables.md]");
+  absl::SetProgramUsageMessage(
+      "vfsynth-bench [--grid full|smoke] [--out bench.json] [--markdown tables.md]");
   std::vector<std::string> args = vfsynth::NormalizeFlagNames(argc, argv);
   std::vector<char*> raw;
   for (std::string& arg : args) raw.push_back(arg.data());

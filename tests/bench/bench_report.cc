@@ -52,7 +52,9 @@ Work PartyWork(const SampleIndex& party, v1::StepKind kind, int64_t index, int n
   return work;
 }
 
-std::string Ms(double ms) { return ms >= 100 ? absl::StrFormat("%.0f", ms) : absl::StrFormat("%.2f", ms); }
+std::string Ms(double ms) {
+  return ms >= 100 ? absl::StrFormat("%.0f", ms) : absl::StrFormat("%.2f", ms);
+}
 std::string Ratio(double r) { return absl::StrFormat("%.2f", r); }
 
 }  // namespace
@@ -68,8 +70,9 @@ double Percentile(std::vector<double> values, double p) {
   return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
-v1::BenchBreakdown Summarize(const v1::StepProfile& curator, const std::vector<v1::StepProfile>& parties,
-                             v1::StepKind kind, int n_critic, int64_t first_round) {
+v1::BenchBreakdown Summarize(const v1::StepProfile& curator,
+                             const std::vector<v1::StepProfile>& parties, v1::StepKind kind,
+                             int n_critic, int64_t first_round) {
   const int64_t first_index = kind == v1::STEP_CRITIC ? first_round * n_critic : first_round;
   std::vector<SampleIndex> party_index;
   for (const v1::StepProfile& p : parties) party_index.push_back(IndexSamples(p));
@@ -138,11 +141,14 @@ v1::BenchTargets ComputeTargets(const std::vector<v1::BenchCase>& cases) {
       t.set_vflgan_critic_ms(c.critic().total_ms());
       t.set_vflgan_generator_ms(c.generator().total_ms());
     }
-    if (c.preset() == "default" && c.parties() == 3 && c.batch_size() == 256 && c.mode() == "none") {
+    if (c.preset() == "default" && c.parties() == 3 && c.batch_size() == 256 &&
+        c.mode() == "none") {
       t.set_k3_b256_none_critic_ratio(c.critic_ratio());
     }
-    if (c.wire().rounds() > 0) t.set_max_wire_ratio(std::max(t.max_wire_ratio(), c.wire().tcp_ratio()));
-    if (c.preset() == "default") by_k[{c.preset(), c.batch_size(), c.mode()}][c.parties()] = c.critic().total_ms();
+    if (c.wire().rounds() > 0)
+      t.set_max_wire_ratio(std::max(t.max_wire_ratio(), c.wire().tcp_ratio()));
+    if (c.preset() == "default")
+      by_k[{c.preset(), c.batch_size(), c.mode()}][c.parties()] = c.critic().total_ms();
     by_mode[{c.preset(), c.parties(), c.batch_size()}][c.mode()] = c.round_ms();
   }
   for (const auto& [key, times] : by_k) {
@@ -169,44 +175,52 @@ v1::BenchTargets ComputeTargets(const std::vector<v1::BenchCase>& cases) {
 
 std::string MarkdownTables(const v1::BenchReport& report) {
   std::string out;
-  absl::StrAppend(&out,
-                  "| case | d_k | reference critic ms | distributed critic ms | ratio | reference generator ms "
-                  "| distributed generator ms | ratio | round ms |\n",
-                  "|---|---|---|---|---|---|---|---|---|\n");
+  absl::StrAppend(
+      &out,
+      "| case | d_k | reference critic ms | distributed critic ms | ratio | reference generator ms "
+      "| distributed generator ms | ratio | round ms |\n",
+      "|---|---|---|---|---|---|---|---|---|\n");
   for (const v1::BenchCase& c : report.cases()) {
     absl::StrAppend(&out, "| ", c.name(), " | ", absl::StrJoin(c.party_widths(), "/"), " | ",
-                    Ms(c.reference_critic_ms()), " | ", Ms(c.critic().total_ms()), " | ", Ratio(c.critic_ratio()),
-                    " | ", Ms(c.reference_generator_ms()), " | ", Ms(c.generator().total_ms()), " | ",
-                    Ratio(c.generator_ratio()), " | ", Ms(c.round_ms()), " |\n");
+                    Ms(c.reference_critic_ms()), " | ", Ms(c.critic().total_ms()), " | ",
+                    Ratio(c.critic_ratio()), " | ", Ms(c.reference_generator_ms()), " | ",
+                    Ms(c.generator().total_ms()), " | ", Ratio(c.generator_ratio()), " | ",
+                    Ms(c.round_ms()), " |\n");
   }
-  absl::StrAppend(&out, "\nCritic step breakdown (ms, medians):\n\n",
-                  "| case | total | p90 | curator compute | curator codec | wait | party compute | party codec "
-                  "| party durability | transport | checkpoint/round |\n",
-                  "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  absl::StrAppend(
+      &out, "\nCritic step breakdown (ms, medians):\n\n",
+      "| case | total | p90 | curator compute | curator codec | wait | party compute | party codec "
+      "| party durability | transport | checkpoint/round |\n",
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const v1::BenchCase& c : report.cases()) {
     const v1::BenchBreakdown& b = c.critic();
-    absl::StrAppend(&out, "| ", c.name(), " | ", Ms(b.total_ms()), " | ", Ms(b.p90_total_ms()), " | ",
-                    Ms(b.curator_compute_ms()), " | ", Ms(b.curator_codec_ms()), " | ", Ms(b.wait_ms()), " | ",
-                    Ms(b.party_compute_ms()), " | ", Ms(b.party_codec_ms()), " | ", Ms(b.party_durability_ms()),
-                    " | ", Ms(b.transport_ms()), " | ", Ms(c.checkpoint_ms()), " |\n");
+    absl::StrAppend(&out, "| ", c.name(), " | ", Ms(b.total_ms()), " | ", Ms(b.p90_total_ms()),
+                    " | ", Ms(b.curator_compute_ms()), " | ", Ms(b.curator_codec_ms()), " | ",
+                    Ms(b.wait_ms()), " | ", Ms(b.party_compute_ms()), " | ", Ms(b.party_codec_ms()),
+                    " | ", Ms(b.party_durability_ms()), " | ", Ms(b.transport_ms()), " | ",
+                    Ms(c.checkpoint_ms()), " |\n");
   }
-  absl::StrAppend(&out, "\nWire bytes per round per party (n_critic critic steps + 1 generator step):\n\n",
-                  "| case | minimal | protobuf messages | ratio | TCP (TLS, HTTP/2, gRPC) | ratio |\n",
-                  "|---|---|---|---|---|---|\n");
+  absl::StrAppend(
+      &out, "\nWire bytes per round per party (n_critic critic steps + 1 generator step):\n\n",
+      "| case | minimal | protobuf messages | ratio | TCP (TLS, HTTP/2, gRPC) | ratio |\n",
+      "|---|---|---|---|---|---|\n");
   for (const v1::BenchCase& c : report.cases()) {
     const v1::BenchWire& w = c.wire();
     if (w.rounds() == 0) continue;
     absl::StrAppend(&out, "| ", c.name(), " | ", absl::StrFormat("%.0f", w.minimal_bytes()), " | ",
-                    absl::StrFormat("%.0f", w.message_bytes()), " | ", absl::StrFormat("%.4f", w.message_ratio()),
-                    " | ", absl::StrFormat("%.0f", w.tcp_bytes()), " | ", absl::StrFormat("%.4f", w.tcp_ratio()),
-                    " |\n");
+                    absl::StrFormat("%.0f", w.message_bytes()), " | ",
+                    absl::StrFormat("%.4f", w.message_ratio()), " | ",
+                    absl::StrFormat("%.0f", w.tcp_bytes()), " | ",
+                    absl::StrFormat("%.4f", w.tcp_ratio()), " |\n");
   }
   const v1::BenchTargets& t = report.targets();
   absl::StrAppend(&out, "\n| target | measured | goal |\n|---|---|---|\n",
-                  "| VFLGAN Adult sizes, critic step (ms) | ", Ms(t.vflgan_critic_ms()), " | <= 5 (VFLGAN code: 15.8) |\n",
-                  "| VFLGAN Adult sizes, generator step (ms) | ", Ms(t.vflgan_generator_ms()), " | (VFLGAN code: 7.1) |\n",
-                  "| K=3, B=256, none: distributed / reference critic | ", Ratio(t.k3_b256_none_critic_ratio()),
-                  " | <= 1.3 |\n", "| wire / minimal payload (TCP) | ", absl::StrFormat("%.4f", t.max_wire_ratio()),
+                  "| VFLGAN Adult sizes, critic step (ms) | ", Ms(t.vflgan_critic_ms()),
+                  " | <= 5 (VFLGAN code: 15.8) |\n", "| VFLGAN Adult sizes, generator step (ms) | ",
+                  Ms(t.vflgan_generator_ms()), " | (VFLGAN code: 7.1) |\n",
+                  "| K=3, B=256, none: distributed / reference critic | ",
+                  Ratio(t.k3_b256_none_critic_ratio()), " | <= 1.3 |\n",
+                  "| wire / minimal payload (TCP) | ", absl::StrFormat("%.4f", t.max_wire_ratio()),
                   " | <= 1.05 |\n", "| critic step growth in K, relative to linear | ",
                   Ratio(t.max_growth_vs_linear()), " | <= 1 |\n", "| dpsgd / none per round | ",
                   Ratio(t.max_dpsgd_over_none()), " | <= 2 |\n", "| strict / none per round | ",

@@ -9,7 +9,7 @@
 
 namespace vfsynth::bench {
 
-double Median(std::vector<double> values);      // 0 for no values
+double Median(std::vector<double> values);  // 0 for no values
 double Percentile(std::vector<double> values, double p);
 
 // The breakdown of the distributed steps of `kind` (critic or generator) from round
@@ -17,8 +17,9 @@ double Percentile(std::vector<double> values, double p);
 // its reply's work plus, when it came right before, its update of the previous
 // critic step (that update delays this step's reply). Medians over steps; party
 // phases are the mean over parties of their medians.
-v1::BenchBreakdown Summarize(const v1::StepProfile& curator, const std::vector<v1::StepProfile>& parties,
-                             v1::StepKind kind, int n_critic, int64_t first_round);
+v1::BenchBreakdown Summarize(const v1::StepProfile& curator,
+                             const std::vector<v1::StepProfile>& parties, v1::StepKind kind,
+                             int n_critic, int64_t first_round);
 
 // Median of the curator's checkpoint steps.
 double CheckpointMs(const v1::StepProfile& curator);

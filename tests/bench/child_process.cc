@@ -28,7 +28,8 @@ absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>&
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return absl::InternalError(absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
+  if (rc != 0)
+    return absl::InternalError(absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
   return ChildProcess(pid, argv[0]);
 }
 
@@ -55,8 +56,9 @@ absl::Status ChildProcess::Wait(absl::Time deadline) {
   }
   pid_ = -1;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(argv0_, WIFEXITED(status) ? " exited with " : " died of signal ",
-                                          WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status)));
+  return absl::InternalError(
+      absl::StrCat(argv0_, WIFEXITED(status) ? " exited with " : " died of signal ",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status)));
 }
 
 }  // namespace vfsynth::bench

@@ -62,10 +62,11 @@ absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& optio
     ASSIGN_OR_RETURN(const std::string json, ToJson(config));
     RETURN_IF_ERROR(WriteFileAtomically(stem + ".json", json));
     profiles.push_back(stem + ".profile.json");
-    ASSIGN_OR_RETURN(ChildProcess child,
-                     ChildProcess::Spawn({options.party_binary, "--config", stem + ".json", "--profile_out",
-                                          profiles.back(), "--log_level", options.party_log_level},
-                                         stem + ".log"));
+    ASSIGN_OR_RETURN(
+        ChildProcess child,
+        ChildProcess::Spawn({options.party_binary, "--config", stem + ".json", "--profile_out",
+                             profiles.back(), "--log_level", options.party_log_level},
+                            stem + ".log"));
     children.push_back(std::move(child));
   }
   const absl::Status run = server->Run();
@@ -73,9 +74,9 @@ absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& optio
   for (int k = 0; k < parties; ++k) {
     const absl::Status status = children[k].Wait(absl::Now() + absl::Seconds(60));
     if (!status.ok() && parties_status.ok()) {
-      parties_status = absl::InternalError(absl::StrCat(
-          "party ", options.parties[k].name(), ": ", status.message(), " (log: ", options.dir, "/",
-          options.parties[k].name(), ".log)"));
+      parties_status = absl::InternalError(absl::StrCat("party ", options.parties[k].name(), ": ",
+                                                        status.message(), " (log: ", options.dir,
+                                                        "/", options.parties[k].name(), ".log)"));
     }
   }
   server->core().profile().SetObserver(nullptr);

@@ -12,21 +12,21 @@
 namespace vfsynth::bench {
 
 struct DistributedOptions {
-  v1::CuratorConfig curator;              // resolved; listens on 127.0.0.1:0
-  std::vector<v1::PartyConfig> parties;   // resolved; `curator` is replaced here
-  std::string party_binary;               // vfsynth-party
-  std::string dir;                        // configs, logs and profiles go here
-  bool relay = false;                     // parties dial through a counting TcpRelay
+  v1::CuratorConfig curator;             // resolved; listens on 127.0.0.1:0
+  std::vector<v1::PartyConfig> parties;  // resolved; `curator` is replaced here
+  std::string party_binary;              // vfsynth-party
+  std::string dir;                       // configs, logs and profiles go here
+  bool relay = false;                    // parties dial through a counting TcpRelay
   std::string party_log_level = "warn";
 };
 
 struct DistributedResult {
-  v1::StepProfile curator;                // the in-process curator's steps
-  std::vector<v1::StepProfile> parties;   // each party process's steps (--profile_out)
+  v1::StepProfile curator;               // the in-process curator's steps
+  std::vector<v1::StepProfile> parties;  // each party process's steps (--profile_out)
   // Bytes, all parties together, from the end of round 0 to the end of the run.
   int counted_rounds = 0;
-  int64_t tcp_bytes = 0;                  // through the relay (0 without it)
-  int64_t message_bytes = 0;              // serialized messages (curator's hub counters)
+  int64_t tcp_bytes = 0;      // through the relay (0 without it)
+  int64_t message_bytes = 0;  // serialized messages (curator's hub counters)
 };
 
 // One distributed run over loopback mTLS: the curator in this process (so its step

@@ -32,21 +32,28 @@ struct Case {
   int64_t batch;
 };
 
-Case FeatAndHead(const std::string& name, int d_k, std::vector<int> hidden, int d_h, int64_t batch) {
+Case FeatAndHead(const std::string& name, int d_k, std::vector<int> hidden, int d_h,
+                 int64_t batch) {
   v1::ModelConfig config;
   for (int h : hidden) config.add_feature_hidden(h);
   config.set_feature_dim(d_h);
   config.mutable_experimental()->set_leaky_slope(kSlope);
   FeatureNet feat(d_k, config);
   ScoreNet head(d_h, std::vector<int>{}, kSlope);
-  return {name, {feat.ptr(), head.ptr()},
-          [feat, head](const torch::Tensor& x) mutable { return head->forward(feat->forward(x)); }, d_k,
+  return {name,
+          {feat.ptr(), head.ptr()},
+          [feat, head](const torch::Tensor& x) mutable { return head->forward(feat->forward(x)); },
+          d_k,
           batch};
 }
 
 Case Shared(const std::string& name, int width, std::vector<int> hidden, int64_t batch) {
   ScoreNet net(width, hidden, kSlope);
-  return {name, {net.ptr()}, [net](const torch::Tensor& x) mutable { return net->forward(x); }, width, batch};
+  return {name,
+          {net.ptr()},
+          [net](const torch::Tensor& x) mutable { return net->forward(x); },
+          width,
+          batch};
 }
 
 // Median wall time (ms) of `run` over `iterations` calls, after a warm-up.
@@ -56,7 +63,8 @@ double MedianMs(const std::function<void()>& run, int iterations) {
   for (int i = 0; i < iterations; ++i) {
     const auto start = std::chrono::steady_clock::now();
     run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
   std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
   return ms[ms.size() / 2];
@@ -71,7 +79,8 @@ int Run(int iterations) {
   cases.push_back(FeatAndHead("feat 53-128 + head 128-1, B=256", 53, {}, 128, 256));
   cases.push_back(Shared("D_s 384-256-256-1, B=256", 384, {256, 256}, 256));
 
-  std::printf("| critic | autograd GP+backward (ms) | analytic (ms) | speed-up |\n|---|---|---|---|\n");
+  std::printf(
+      "| critic | autograd GP+backward (ms) | analytic (ms) | speed-up |\n|---|---|---|---|\n");
   for (const Case& c : cases) {
     const torch::Tensor real = torch::randn({c.batch, c.width});
     const torch::Tensor fake = torch::randn({c.batch, c.width});
@@ -86,7 +95,8 @@ int Run(int iterations) {
     // The two must agree before their times mean anything.
     const double old_value = GradientPenalty(c.critic, real, fake, alpha).item<double>();
     const absl::StatusOr<torch::Tensor> new_value = MlpGradientPenalty(c.stages, real, fake, alpha);
-    if (!new_value.ok() || std::abs(new_value->item<double>() - old_value) > 1e-4 * (1 + old_value)) {
+    if (!new_value.ok() ||
+        std::abs(new_value->item<double>() - old_value) > 1e-4 * (1 + old_value)) {
       std::fprintf(stderr, "%s: penalties differ or failed\n", c.name.c_str());
       return 1;
     }

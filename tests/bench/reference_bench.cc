@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/gan/reference_trainer.h"
 #include "common/base/status_macros.h"
+#include "common/gan/reference_trainer.h"
 
 namespace vfsynth::bench {
 
@@ -32,7 +32,8 @@ absl::StatusOr<ReferenceTiming> TimeReference(const v1::LocalRunConfig& config,
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("reference trainer: ", e.what_without_backtrace()));
   }
-  if (timing.generator_ms.empty()) return absl::InvalidArgumentError("the reference run needs 2+ rounds");
+  if (timing.generator_ms.empty())
+    return absl::InvalidArgumentError("the reference run needs 2+ rounds");
   return timing;
 }
 

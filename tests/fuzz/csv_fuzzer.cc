@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (table->rows.size() != table->line_numbers.size()) std::abort();
   for (size_t i = 0; i < table->rows.size(); ++i) {
     if (table->rows[i].size() != table->header.size()) std::abort();
-    if (table->line_numbers[i] < 1 || (i > 0 && table->line_numbers[i] <= table->line_numbers[i - 1])) {
+    if (table->line_numbers[i] < 1 ||
+        (i > 0 && table->line_numbers[i] <= table->line_numbers[i - 1])) {
       std::abort();
     }
   }

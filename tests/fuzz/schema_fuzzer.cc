@@ -20,12 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!vfsynth::ValidateSchema(*schema).ok()) std::abort();  // every grid is a valid set of bins
   for (const auto& column : schema->columns()) (void)vfsynth::MissingToken(*schema, column);
   auto encoder = vfsynth::TableEncoder::Create(*schema);
-  if (!encoder.ok()) std::abort();  // validated schemas must be encodable
+  if (!encoder.ok()) std::abort();             // validated schemas must be encodable
   if (encoder->width() > (1 << 16)) return 0;  // keep decode buffers small
   // Generator-like outputs: zeros, and a deterministic spread in [-1, 1].
   constexpr int64_t kRows = 3;
   std::vector<float> values(static_cast<size_t>(kRows * encoder->width()), 0.0f);
-  for (size_t i = values.size() / 3; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i));
+  for (size_t i = values.size() / 3; i < values.size(); ++i)
+    values[i] = std::sin(static_cast<float>(i));
   const vfsynth::CsvTable decoded = encoder->Decode(values.data(), kRows);
   if (static_cast<int64_t>(decoded.rows.size()) != kRows) std::abort();
   auto encoded = encoder->Encode(decoded, "fuzz-decoded");

@@ -16,12 +16,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "client/core/vertical_party_core.h"
 #include "client/core/party_session.h"
+#include "client/core/vertical_party_core.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/status_client.h"
-#include "common/privacy/privacy_plan.h"
-#include "common/protocol/protocol_version.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/config/config.h"
@@ -33,6 +31,8 @@
 #include "common/gan/party_model.h"
 #include "common/gan/reference_trainer.h"
 #include "common/net/tls.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/protocol/protocol_version.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
 #include "server/core/released_statistics.h"
@@ -68,7 +68,9 @@ class DistributedTest : public ::testing::Test {
                            kSource + "/deploy/parties/adult-3.json", *dir_ + "/parties", false)
                     .ok());
     const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
-    ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank mallory > /dev/null").c_str()), 0);
+    ASSERT_EQ(
+        std::system((certs + *dir_ + "/certs hospital insurer bank mallory > /dev/null").c_str()),
+        0);
     ASSERT_EQ(std::system((certs + *dir_ + "/other-ca hospital > /dev/null").c_str()), 0);
     ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
                                     absl::StrCat("sampling_secret=", kSamplingSecret,
@@ -102,20 +104,21 @@ class DistributedTest : public ::testing::Test {
     return tls;
   }
 
-  static std::string LedgerPath(const std::string& party) { return CheckpointDir(party) + ".ledger"; }
+  static std::string LedgerPath(const std::string& party) {
+    return CheckpointDir(party) + ".ledger";
+  }
 
  protected:
   // Checkpoints of the current test (removed when its curator starts).
   static std::string CheckpointDir(const std::string& daemon) {
-    return *dir_ + "/checkpoints/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-           "/" + daemon;
+    return *dir_ + "/checkpoints/" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/" + daemon;
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator(double join_timeout,
-                                                     const v1::PrivacyConfig& privacy = {},
-                                                     const std::string& metrics_listen = "",
-                                                     const v1::TrainingConfig& training = Training(),
-                                                     const v1::OutputConfig& output = {}) {
+  static std::unique_ptr<CuratorServer> StartCurator(
+      double join_timeout, const v1::PrivacyConfig& privacy = {},
+      const std::string& metrics_listen = "", const v1::TrainingConfig& training = Training(),
+      const v1::OutputConfig& output = {}) {
     const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
     std::filesystem::remove_all(test_dir);
     std::filesystem::create_directories(test_dir);
@@ -176,7 +179,8 @@ std::string* DistributedTest::dir_ = nullptr;
 double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   EXPECT_EQ(a.size(), b.size());
   double diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
+  for (size_t i = 0; i < a.size(); ++i)
+    diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
   return diff;
 }
 
@@ -195,8 +199,8 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
     no_cert.set_ca(*dir_ + "/certs/ca.crt");
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = *ReadFile(no_cert.ca());
-    auto anonymous = v1::Curator::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", port), grpc::SslCredentials(options)));
+    auto anonymous = v1::Curator::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::SslCredentials(options)));
     status = TryRegister(*anonymous, "hospital");
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
     status = TryRegister(*CuratorStub(port, Tls("certs", "mallory")), "mallory");
@@ -219,7 +223,8 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
       RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
   run.join();
   ASSERT_TRUE(run_status.ok()) << run_status;
-  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  for (size_t k = 0; k < kParties.size(); ++k)
+    EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
 
   // The single-process reference with the same seeds and secrets.
   v1::LocalRunConfig local;
@@ -239,14 +244,20 @@ TEST_F(DistributedTest, MtlsRunEqualsReferenceTrainerAndRefusesIntruders) {
 
   CuratorModel* model = CuratorModelOf(curator->core());
   ASSERT_NE(model, nullptr);
-  EXPECT_LE(MaxAbsDiff(model->generator()->parameters(), (*reference)->generator()->parameters()), 1e-5);
-  EXPECT_LE(MaxAbsDiff(model->shared_critic()->parameters(),
-                       (*reference)->shared_critic()->parameters()), 1e-5);
+  EXPECT_LE(MaxAbsDiff(model->generator()->parameters(), (*reference)->generator()->parameters()),
+            1e-5);
+  EXPECT_LE(
+      MaxAbsDiff(model->shared_critic()->parameters(), (*reference)->shared_critic()->parameters()),
+      1e-5);
   for (size_t k = 0; k < kParties.size(); ++k) {
     EXPECT_LE(MaxAbsDiff(cores[k]->model()->feat()->parameters(),
-                         (*reference)->parties()[k].feat->parameters()), 1e-5) << kParties[k];
+                         (*reference)->parties()[k].feat->parameters()),
+              1e-5)
+        << kParties[k];
     EXPECT_LE(MaxAbsDiff(cores[k]->model()->head()->parameters(),
-                         (*reference)->parties()[k].head->parameters()), 1e-5) << kParties[k];
+                         (*reference)->parties()[k].head->parameters()),
+              1e-5)
+        << kParties[k];
   }
 
   // What crossed the wire from parties: only features and slice gradients of the
@@ -383,9 +394,9 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   training.set_marginal_weight(1.0);
   training.mutable_experimental()->set_marginal_pair_cells(
       64);  // 2-way histograms share the one release and its charge
-  auto outcome = RunAll(StartCurator(300, privacy, "", training), [&](const std::string& name, int port) {
-    return PartyConfigFor(name, port, privacy);
-  });
+  auto outcome = RunAll(
+      StartCurator(300, privacy, "", training),
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   for (size_t k = 0; k < kParties.size(); ++k) {
     const std::vector<std::string> charges = LedgerCharges(kParties[k]);
@@ -412,7 +423,8 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   training.set_marginal_weight(1.0);
   training.set_label_column("class");
   v1::OutputConfig output;
-  const std::string table = (std::filesystem::path(CheckpointDir("curator")).parent_path() / "synthetic.csv").string();
+  const std::string table =
+      (std::filesystem::path(CheckpointDir("curator")).parent_path() / "synthetic.csv").string();
   output.set_synthetic_csv(table);
   output.set_rows(300);
   std::vector<std::string> kept(kParties.size());
@@ -420,12 +432,15 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   auto outcome = RunAll(
       StartCurator(300, privacy, "", training, output),
       [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
-      [&](CuratorServer& curator) { has_target = CuratorModelOf(curator.core())->has_label_pair_target(); });
+      [&](CuratorServer& curator) {
+        has_target = CuratorModelOf(curator.core())->has_label_pair_target();
+      });
   ASSERT_NO_FATAL_FAILURE(ExpectBudgetSpentExactly(outcome, 8.0));
   EXPECT_TRUE(has_target);
   for (size_t k = 0; k < kParties.size(); ++k) {
     const bool holder = kParties[k] == "bank";  // deploy/parties/adult-3.json gives it the class
-    const std::string release = CheckpointDir(kParties[k]) + (holder ? "/labels.release" : "/label_pairs.release");
+    const std::string release =
+        CheckpointDir(kParties[k]) + (holder ? "/labels.release" : "/label_pairs.release");
     absl::StatusOr<std::string> bytes = ReadFile(release);
     ASSERT_TRUE(bytes.ok()) << bytes.status();
     EXPECT_FALSE(bytes->empty());
@@ -440,7 +455,8 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
     const size_t rr_start = charges[0].find("\trr=");
     ASSERT_NE(rr_start, std::string::npos) << charges[0];
     double rr = 0;
-    ASSERT_TRUE(absl::SimpleAtod(charges[0].substr(rr_start + 4, charges[0].find('\t', rr_start + 1) - rr_start - 4), &rr))
+    ASSERT_TRUE(absl::SimpleAtod(
+        charges[0].substr(rr_start + 4, charges[0].find('\t', rr_start + 1) - rr_start - 4), &rr))
         << charges[0];
     v1::PrivacyConfig resolved = privacy;  // delta's default, as the daemons resolve it
     ASSERT_TRUE(ResolvePrivacyConfig(&resolved).ok());
@@ -462,8 +478,9 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   }
   EXPECT_EQ(kinds["marginal"], std::set<std::string>(kParties.begin(), kParties.end()));
   EXPECT_EQ(kinds["label_pair"], (std::set<std::string>{"hospital", "insurer"}));
-  EXPECT_EQ(report.label_dependence_size(), std::count_if(report.histograms().begin(), report.histograms().end(),
-                                                          [](const auto& h) { return h.kind() == "label_pair"; }));
+  EXPECT_EQ(report.label_dependence_size(),
+            std::count_if(report.histograms().begin(), report.histograms().end(),
+                          [](const auto& h) { return h.kind() == "label_pair"; }));
   EXPECT_GT(report.score(), 0.0);
   EXPECT_LE(report.score(), 1.0);
   EXPECT_GT(report.noise_floor(), 0.0);
@@ -503,14 +520,14 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
   std::optional<absl::StatusOr<CsvTable>> published;
   std::map<std::string, int64_t> published_generator;
   v1::CuratorConfig config;
-  auto outcome = RunAll(StartCurator(300, privacy, "", Training(), output),
-                        [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
-                        [&](CuratorServer& curator) {
-                          published = curator.core().Synthesize(300);
-                          config = curator.core().config();
-                          published_generator =
-                              ModuleRecords(*CuratorModelOf(curator.core())->published_generator());
-                        });
+  auto outcome = RunAll(
+      StartCurator(300, privacy, "", Training(), output),
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); },
+      [&](CuratorServer& curator) {
+        published = curator.core().Synthesize(300);
+        config = curator.core().config();
+        published_generator = ModuleRecords(*CuratorModelOf(curator.core())->published_generator());
+      });
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(published.has_value() && published->ok());
   // dpsgd: D_s's loss is a function of clean real features; it is not published.
@@ -525,7 +542,8 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
   EXPECT_EQ(artefact->header.run_id(), config.run_id());
   EXPECT_EQ(artefact->header.round(), Training().rounds());
   ASSERT_EQ(artefact->header.parties_size(), static_cast<int>(kParties.size()));
-  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_EQ(artefact->header.parties(k).name(), kParties[k]);
+  for (size_t k = 0; k < kParties.size(); ++k)
+    EXPECT_EQ(artefact->header.parties(k).name(), kParties[k]);
   v1::OutputConfig publication = artefact->header.output();
   EXPECT_EQ(publication.label_column(), "class");
   EXPECT_EQ(publication.label_temperature(), kDefaultLabelTemperature);
@@ -547,13 +565,16 @@ TEST_F(DistributedTest, DpsgdGeneratorArtefactRedrawsThePublishedTable) {
     torch::serialize::InputArchive ignored;
     EXPECT_FALSE(archive.try_read(private_record, ignored)) << private_record;
   }
-  const absl::StatusOr<std::string> checkpoint = ReadFile(CheckpointDir("curator") + "/curator.ckpt");
+  const absl::StatusOr<std::string> checkpoint =
+      ReadFile(CheckpointDir("curator") + "/curator.ckpt");
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
   EXPECT_LT(artefact->payload.size() * 2, checkpoint->size());
 
   publication.set_rows(kMaxSynthesisRows + 1);
-  EXPECT_EQ(SynthesizeFromGenerator(*artefact, publication).status().code(), absl::StatusCode::kInvalidArgument);
-  const absl::Status refused = ReadGeneratorArtefact(CheckpointDir("curator") + "/curator.ckpt").status();
+  EXPECT_EQ(SynthesizeFromGenerator(*artefact, publication).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const absl::Status refused =
+      ReadGeneratorArtefact(CheckpointDir("curator") + "/curator.ckpt").status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(refused.message()), AllOf(HasSubstr("private"), HasSubstr(path)));
 }
@@ -572,7 +593,8 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
       [&](CuratorServer& curator) {
         const std::string address = absl::StrCat("127.0.0.1:", curator.port());
         status = FetchCuratorStatus(address, Tls("certs", "operator"), false, absl::Seconds(10));
-        foreign = FetchCuratorStatus(address, Tls("other-ca", "hospital"), false, absl::Seconds(10));
+        foreign =
+            FetchCuratorStatus(address, Tls("other-ca", "hospital"), false, absl::Seconds(10));
         ASSERT_GT(curator.metrics_port(), 0);
         httplib::Client client("127.0.0.1", curator.metrics_port());
         const auto response = client.Get("/metrics");
@@ -655,14 +677,17 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   run_privacy.set_mode(v1::PrivacyConfig::strict);
   run_privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
-  training.set_marginal_weight(1.0);  // a release right after alignment, were the plans not checked first
-  auto outcome = RunAll(StartCurator(300, run_privacy, "", training), [&](const std::string& name, int port) {
-    v1::PrivacyConfig privacy = run_privacy;
-    if (name == "bank") privacy.set_epsilon(5.0);
-    return PartyConfigFor(name, port, privacy);
-  });
+  training.set_marginal_weight(
+      1.0);  // a release right after alignment, were the plans not checked first
+  auto outcome =
+      RunAll(StartCurator(300, run_privacy, "", training), [&](const std::string& name, int port) {
+        v1::PrivacyConfig privacy = run_privacy;
+        if (name == "bank") privacy.set_epsilon(5.0);
+        return PartyConfigFor(name, port, privacy);
+      });
   ASSERT_FALSE(outcome.curator.ok());
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' plans privacy.epsilon = 5 but the curator plans 8"));
+  EXPECT_THAT(outcome.curator.message(),
+              HasSubstr("party 'bank' plans privacy.epsilon = 5 but the curator plans 8"));
   EXPECT_EQ(outcome.status.state(), v1::failed);
   ASSERT_FALSE(outcome.parties[2].ok());
   EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon"));
@@ -685,7 +710,8 @@ TEST_F(DistributedTest, ABudgetAgainstPartiesIsRefusedWhereTheModeGivesNone) {
   EXPECT_THAT(outcome.curator.message(), HasSubstr("gives no guarantee against other parties"));
   for (size_t k = 0; k < kParties.size(); ++k) {
     ASSERT_FALSE(outcome.parties[k].ok()) << kParties[k];
-    EXPECT_THAT(outcome.parties[k].message(), HasSubstr("epsilon_budget_against_parties")) << kParties[k];
+    EXPECT_THAT(outcome.parties[k].message(), HasSubstr("epsilon_budget_against_parties"))
+        << kParties[k];
   }
 }
 
@@ -742,7 +768,8 @@ TEST_F(DistributedTest, ACancelledPartyStopsWaitingWithinSeconds) {
   // The curator holds Align until every party of its roster has registered.
   auto curator = StartCurator(60);
   std::thread run([&] { curator->Run().IgnoreError(); });
-  EXPECT_LT(cancelled_after(PartyConfigFor("hospital", curator->port()), absl::Seconds(4)), absl::Seconds(5));
+  EXPECT_LT(cancelled_after(PartyConfigFor("hospital", curator->port()), absl::Seconds(4)),
+            absl::Seconds(5));
   curator->Shutdown(absl::Seconds(1));
   run.join();
 }

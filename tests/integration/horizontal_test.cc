@@ -63,7 +63,9 @@ struct ResumedRun {
 constexpr double kEpsilon = 8.0;
 
 // A party's secret as a party draws it (64 hex digits), fixed for the reference.
-std::string Secret(size_t party) { return Sha256Builder().Add(absl::StrCat("horizontal-test-secret-", party)).Hex(); }
+std::string Secret(size_t party) {
+  return Sha256Builder().Add(absl::StrCat("horizontal-test-secret-", party)).Hex();
+}
 
 class HorizontalTest : public ::testing::Test {
  public:
@@ -77,7 +79,8 @@ class HorizontalTest : public ::testing::Test {
     auto schema = ReadFile(kSource + "/deploy/schemas/adult.schema.json");
     ASSERT_TRUE(schema.ok());
     std::string party_schema = *schema;
-    party_schema.replace(party_schema.find('{'), 1, "{\n  \"id_column\": \"id\",\n  \"user_column\": \"user\",");
+    party_schema.replace(party_schema.find('{'), 1,
+                         "{\n  \"id_column\": \"id\",\n  \"user_column\": \"user\",");
     for (size_t k = 0; k < kParties.size(); ++k) {
       std::ofstream csv(*dir_ + "/parties/" + kParties[k] + ".csv");
       csv << "id,user," << absl::StrJoin(adult->header, ",") << "\n";
@@ -87,7 +90,9 @@ class HorizontalTest : public ::testing::Test {
         csv << kParties[k] << "-" << r << "," << kParties[k] << "-user-" << r / 2 << ","
             << absl::StrJoin(adult->rows[row], ",") << "\n";
       }
-      ASSERT_TRUE(WriteFileAtomically(*dir_ + "/parties/" + kParties[k] + ".schema.json", party_schema).ok());
+      ASSERT_TRUE(
+          WriteFileAtomically(*dir_ + "/parties/" + kParties[k] + ".schema.json", party_schema)
+              .ok());
     }
     const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
     ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank > /dev/null").c_str()), 0);
@@ -145,7 +150,8 @@ class HorizontalTest : public ::testing::Test {
     config.mutable_training()->set_seed(11);
     config.mutable_training()->set_threads(1);
     config.mutable_training()->set_log_every(1);
-    config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");  // rows unset: as many as the parties'
+    config.mutable_output()->set_synthetic_csv(
+        TestDir() + "/synthetic.csv");  // rows unset: as many as the parties'
     config.set_join_timeout_seconds(120);
     config.set_round_timeout_seconds(60);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
@@ -193,14 +199,17 @@ class HorizontalTest : public ::testing::Test {
       ASSIGN_OR_RETURN(const PartyData data,
                        LoadPartyData(*dir_ + "/parties/" + kParties[k] + ".csv",
                                      *dir_ + "/parties/" + kParties[k] + ".schema.json", false, 0));
-      const UserRows users = GroupByUser(WaeInputs(data.encoded, data.encoder.blocks()), data.users, data.ids);
+      const UserRows users =
+          GroupByUser(WaeInputs(data.encoded, data.encoder.blocks()), data.users, data.ids);
       EXPECT_EQ(users.rows.size(), static_cast<size_t>(kRowsOf[k] / 2));
       std::vector<std::string> keys;
       for (const std::string& name : users.names) keys.push_back(AlignmentToken(Secret(k), name));
-      ASSIGN_OR_RETURN(auto ledger, privacy::ParticipationLedger::Open(reference_dir + "/" + kParties[k] + ".ledger",
-                                                                       {"it-horizontal", 1, kEpsilon}));
+      ASSIGN_OR_RETURN(auto ledger, privacy::ParticipationLedger::Open(
+                                        reference_dir + "/" + kParties[k] + ".ledger",
+                                        {"it-horizontal", 1, kEpsilon}));
       ledgers.push_back(std::move(ledger));
-      parties.push_back(std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
+      parties.push_back(
+          std::make_unique<HorizontalParty>(users.rows, keys, ledgers.back().get(), Secret(k)));
       options.architecture = WaeOptions{data.encoder.width(), 16, 4};
     }
     // The mode's settings as every daemon resolves them.
@@ -218,9 +227,10 @@ class HorizontalTest : public ::testing::Test {
       v1::TrainingConfig training;
       training.set_rounds(kRounds);
       ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
-                       ResolveHorizontalPlan(privacy, horizontal, training, static_cast<int>(kParties.size()), kUsers));
-      options.dp_fedavg =
-          DpFedAvgOptions{DpFedAvgMechanism(plan).sample_rate, privacy.clip_norm(), plan.noise_multiplier()};
+                       ResolveHorizontalPlan(privacy, horizontal, training,
+                                             static_cast<int>(kParties.size()), kUsers));
+      options.dp_fedavg = DpFedAvgOptions{DpFedAvgMechanism(plan).sample_rate, privacy.clip_norm(),
+                                          plan.noise_multiplier()};
     }
     return TrainHorizontalReference(options, kRounds, 6, horizontal.gamma(), 11,
                                     {parties[0].get(), parties[1].get(), parties[2].get()});
@@ -230,9 +240,11 @@ class HorizontalTest : public ::testing::Test {
   static void ExpectTheReferenceModel(CuratorServer& curator) {
     auto reference = Reference();
     ASSERT_TRUE(reference.ok()) << reference.status();
-    const HorizontalModel* model = static_cast<HorizontalRounds&>(curator.core().protocol()).model_for_testing();
+    const HorizontalModel* model =
+        static_cast<HorizontalRounds&>(curator.core().protocol()).model_for_testing();
     ASSERT_NE(model, nullptr);
-    EXPECT_TRUE(torch::equal(model->flat(), *reference)) << (model->flat() - *reference).abs().max().item<double>();
+    EXPECT_TRUE(torch::equal(model->flat(), *reference))
+        << (model->flat() - *reference).abs().max().item<double>();
   }
 
   // Registers, joins and attests `core` through `stub` by hand, as a PartySession would.
@@ -276,7 +288,8 @@ class HorizontalTest : public ::testing::Test {
   // Answers every task on `party`'s stream from its core until the run ends; round 1's
   // answer first goes out as `forge` changes it, and the curator's refusal of it must name
   // `refusal`. Counts the forged answers in `forged`.
-  static void AnswerForgingRoundOne(PartyByHand& party, const std::function<void(v1::PartyMessage*)>& forge,
+  static void AnswerForgingRoundOne(PartyByHand& party,
+                                    const std::function<void(v1::PartyMessage*)>& forge,
                                     const std::string& refusal, int* forged) {
     v1::CuratorMessage message;
     while (party.stream->Read(&message)) {
@@ -310,11 +323,13 @@ class HorizontalTest : public ::testing::Test {
   // A run in which the hospital and the insurer answer through their sessions and the bank
   // by hand, its round 1 answer first forged by `forge` (AnswerForgingRoundOne); the run
   // must finish at the reference's model.
-  void RunWithTheBankForgingRoundOne(CuratorServer& curator, const std::function<void(v1::PartyMessage*)>& forge,
+  void RunWithTheBankForgingRoundOne(CuratorServer& curator,
+                                     const std::function<void(v1::PartyMessage*)>& forge,
                                      const std::string& refusal);
   // The three parties' run over mTLS to its end (the curator started, not yet run); its
   // model must be the reference's. *cores: hospital, insurer, bank.
-  void RunEveryParty(CuratorServer& curator, std::vector<std::unique_ptr<HorizontalPartyCore>>* cores);
+  void RunEveryParty(CuratorServer& curator,
+                     std::vector<std::unique_ptr<HorizontalPartyCore>>* cores);
 
   static std::string* dir_;
   static v1::PrivacyConfig::Mode mode_;  // the run's privacy mode: signds unless a test sets it
@@ -323,7 +338,8 @@ class HorizontalTest : public ::testing::Test {
 std::string* HorizontalTest::dir_ = nullptr;
 v1::PrivacyConfig::Mode HorizontalTest::mode_ = v1::PrivacyConfig::signds;
 
-void HorizontalTest::RunEveryParty(CuratorServer& curator, std::vector<std::unique_ptr<HorizontalPartyCore>>* cores) {
+void HorizontalTest::RunEveryParty(CuratorServer& curator,
+                                   std::vector<std::unique_ptr<HorizontalPartyCore>>* cores) {
   const int port = curator.port();
   absl::Status run_status;
   std::thread run([&] { run_status = curator.Run(); });
@@ -332,7 +348,8 @@ void HorizontalTest::RunEveryParty(CuratorServer& curator, std::vector<std::uniq
       RunPartySessions(*cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
   run.join();
   ASSERT_TRUE(run_status.ok()) << run_status;
-  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  for (size_t k = 0; k < kParties.size(); ++k)
+    EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
   ExpectTheReferenceModel(curator);
 }
 
@@ -367,7 +384,8 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   EXPECT_EQ(status.aligned_records(), kUsers);
   auto published = ReadCsv(TestDir() + "/synthetic.csv");
   ASSERT_TRUE(published.ok()) << published.status();
-  EXPECT_EQ(published->rows.size(), static_cast<size_t>(std::accumulate(kRowsOf.begin(), kRowsOf.end(), 0)));
+  EXPECT_EQ(published->rows.size(),
+            static_cast<size_t>(std::accumulate(kRowsOf.begin(), kRowsOf.end(), 0)));
   EXPECT_EQ(published->header.front(), "age");
   EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.privacy.json"));
 }
@@ -418,17 +436,18 @@ TEST_F(HorizontalTest, ADpFedAvgSumOfAnotherSizeIsRefusedAndTheRunGoesOn) {
       "update_sum.sum");
 }
 
-void HorizontalTest::RunWithTheBankForgingRoundOne(CuratorServer& curator,
-                                                   const std::function<void(v1::PartyMessage*)>& forge,
-                                                   const std::string& refusal) {
+void HorizontalTest::RunWithTheBankForgingRoundOne(
+    CuratorServer& curator, const std::function<void(v1::PartyMessage*)>& forge,
+    const std::string& refusal) {
   const int port = curator.port();
   absl::Status run_status;
   std::thread run([&] { run_status = curator.Run(); });
   std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
   for (size_t k = 0; k < 2; ++k) cores.push_back(Party(k, port));
   std::vector<absl::Status> results;
-  std::thread others(
-      [&] { results = RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); }); });
+  std::thread others([&] {
+    results = RunPartySessions(cores, [&](size_t k) { return PartyConfigFor(kParties[k], port); });
+  });
   PartyByHand bank;
   OpenByHand(2, port, bank);
   ASSERT_FALSE(HasFatalFailure());
@@ -438,7 +457,8 @@ void HorizontalTest::RunWithTheBankForgingRoundOne(CuratorServer& curator,
   run.join();
   EXPECT_EQ(forged, 1);
   ASSERT_TRUE(run_status.ok()) << run_status;
-  for (size_t k = 0; k < results.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  for (size_t k = 0; k < results.size(); ++k)
+    EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
   EXPECT_TRUE(bank.core->finished() && bank.core->finish_succeeded());
   // The refused answer moved nothing: the model is the reference's.
   ExpectTheReferenceModel(curator);
@@ -497,7 +517,8 @@ void HorizontalTest::StopMidwayAndResume(ResumedRun* out) {
   for (auto& t : threads) t.join();
   resumed_run.join();
   ASSERT_TRUE(resumed_status.ok()) << resumed_status;
-  for (size_t k = 0; k < cores.size(); ++k) EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
+  for (size_t k = 0; k < cores.size(); ++k)
+    EXPECT_TRUE(results[k].ok()) << kParties[k] << ": " << results[k];
   cores.push_back(*std::move(bank));
   out->curator = std::move(curator);
   ExpectTheReferenceModel(*out->curator);
@@ -536,7 +557,8 @@ TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
   const v1::PartyConfig config = PartyConfigFor("hospital", 1);
   // An earlier start of the run charged one user, then lost its checkpoint directory.
   {
-    auto ledger = privacy::ParticipationLedger::Open(config.privacy().ledger(), {"it-horizontal", 1, kEpsilon});
+    auto ledger = privacy::ParticipationLedger::Open(config.privacy().ledger(),
+                                                     {"it-horizontal", 1, kEpsilon});
     ASSERT_TRUE(ledger.ok()) << ledger.status();
     ASSERT_TRUE((*ledger)->Take(0, "someone").ok());
   }
@@ -595,7 +617,8 @@ TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
   vertical.set_topology(v1::Topology::vertical);
   const grpc::Status wrong_topology = register_as_insurer(vertical);
   EXPECT_EQ(wrong_topology.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_THAT(wrong_topology.error_message(), HasSubstr("configured for topology 'vertical' but this run is"));
+  EXPECT_THAT(wrong_topology.error_message(),
+              HasSubstr("configured for topology 'vertical' but this run is"));
   v1::RegisterRequest crowded = insurer->MakeRegisterRequest();
   crowded.set_users(crowded.rows() + 1);
   EXPECT_EQ(register_as_insurer(crowded).error_code(), grpc::StatusCode::INVALID_ARGUMENT);

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cli/in_process_curator_link.h"
-#include "server/core/vertical_rounds.h"
 #include "common/config/config.h"
 #include "common/protocol/protocol_version.h"
+#include "server/core/vertical_rounds.h"
 
 namespace vfsynth {
 namespace {
@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 class InProcessCuratorLinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_in_process_link_", getpid())).string();
+    dir_ =
+        (fs::temp_directory_path() / absl::StrCat("vfsynth_in_process_link_", getpid())).string();
     v1::CuratorConfig config;
     config.set_run_id("link-run");
     config.set_plaintext(true);
@@ -56,7 +57,9 @@ TEST_F(InProcessCuratorLinkTest, ACallNamingAnotherPartyIsRefused) {
   request.set_party("bank");
   const absl::Status status = link.Register(request, absl::Seconds(1)).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
-  EXPECT_NE(status.message().find("Register: 'bank' is not this link's party 'hospital'"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("Register: 'bank' is not this link's party 'hospital'"),
+            std::string::npos)
+      << status;
 
   auto stream = link.OpenTrain();
   ASSERT_TRUE(stream.ok()) << stream.status();

@@ -28,15 +28,16 @@ inline std::unique_ptr<v1::Curator::Stub> CuratorStub(int port, const v1::TlsCon
   auto credentials = MakeChannelCredentials(tls, false);
   EXPECT_TRUE(credentials.ok()) << credentials.status();
   if (!credentials.ok()) return nullptr;
-  return v1::Curator::NewStub(
-      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
+  return v1::Curator::NewStub(grpc::CreateCustomChannel(
+      absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
 }
 
 // Runs a PartySession over gRPC for each core, each in a thread of its own, with the
 // config `config_of(k)`; returns every session's outcome once all have ended.
 template <typename Core>
-std::vector<absl::Status> RunPartySessions(const std::vector<std::unique_ptr<Core>>& cores,
-                                           const std::function<v1::PartyConfig(size_t)>& config_of) {
+std::vector<absl::Status> RunPartySessions(
+    const std::vector<std::unique_ptr<Core>>& cores,
+    const std::function<v1::PartyConfig(size_t)>& config_of) {
   std::vector<absl::Status> results(cores.size());
   std::vector<std::thread> threads;
   for (size_t k = 0; k < cores.size(); ++k) {

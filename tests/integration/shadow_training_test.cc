@@ -9,12 +9,12 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/proto_json.h"
+#include "common/config/config.h"
 #include "common/data/schema.h"
 #include "common/eval/eval_table.h"
-#include "common/config/config.h"
-#include "common/privacy/privacy_plan.h"
 #include "common/gan/reference_trainer.h"
-#include "common/base/proto_json.h"
+#include "common/privacy/privacy_plan.h"
 
 namespace vfsynth {
 namespace {
@@ -35,12 +35,15 @@ CsvTable AdultRecords() {
 class ShadowTrainingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_shadow_training_", getpid())).string();
+    dir_ =
+        (fs::temp_directory_path() / absl::StrCat("vfsynth_shadow_training_", getpid())).string();
     fs::create_directories(dir_);
     options_ = SmallShadowConfig(/*rounds=*/3);  // three parties, three rounds
     options_.work_dir = dir_ + "/work";
-    ASSERT_TRUE(LoadJsonFile(VFSYNTH_SOURCE_DIR "/deploy/parties/adult-3.json", &options_.parties).ok());
-    absl::StatusOr<v1::Schema> schema = LoadSchema(VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json");
+    ASSERT_TRUE(
+        LoadJsonFile(VFSYNTH_SOURCE_DIR "/deploy/parties/adult-3.json", &options_.parties).ok());
+    absl::StatusOr<v1::Schema> schema =
+        LoadSchema(VFSYNTH_SOURCE_DIR "/deploy/schemas/adult.schema.json");
     ASSERT_TRUE(schema.ok()) << schema.status();
     schema_ = *std::move(schema);
     data_ = AdultRecords();
@@ -56,7 +59,8 @@ class ShadowTrainingTest : public ::testing::Test {
 constexpr uint64_t kSeed = 7;
 
 TEST_F(ShadowTrainingTest, NoiseFreeRunIsTheReferenceTrainersTable) {
-  ASSERT_TRUE(SetMarginalReleaseDefaults(/*prior=*/true, &options_.training).ok());  // as the audit runs mode none
+  ASSERT_TRUE(SetMarginalReleaseDefaults(/*prior=*/true, &options_.training)
+                  .ok());  // as the audit runs mode none
   const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_FALSE(Guarantee(run->plan, Observer::kPublished).has_epsilon_planned());
@@ -97,7 +101,8 @@ TEST_F(ShadowTrainingTest, StrictRunCalibratesToTheBudgetAndChargesEveryLedger) 
   ASSERT_TRUE(published.has_epsilon_planned());
   EXPECT_NEAR(published.epsilon_planned(), 2.0, 1e-3);
   ASSERT_EQ(run->party_epsilon_spent.size(), 3u);
-  for (double spent : run->party_epsilon_spent) EXPECT_NEAR(spent, 2.0, 1e-3);  // every step charged
+  for (double spent : run->party_epsilon_spent)
+    EXPECT_NEAR(spent, 2.0, 1e-3);  // every step charged
   EXPECT_EQ(run->synthetic.rows.size(), 150u);
 
   // The noise reached the model: the same seed trains another table than without DP.

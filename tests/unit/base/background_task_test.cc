@@ -19,11 +19,13 @@ TEST(BackgroundTaskTest, RunsJobsInOrderAndReportsTheirStatus) {
                     absl::SleepFor(absl::Milliseconds(20));
                     order.push_back(1);
                     return absl::OkStatus();
-                  }).ok());
+                  })
+                  .ok());
   ASSERT_TRUE(task.Start([&] {  // waits for the first job
                     order.push_back(2);
                     return absl::DataLossError("disk full");
-                  }).ok());
+                  })
+                  .ok());
   // The failed job's error comes back once, and stops the next job from starting.
   bool started = false;
   const absl::Status refused = task.Start([&] {
@@ -44,7 +46,8 @@ TEST(BackgroundTaskTest, DestructorWaitsForTheJob) {
                       absl::SleepFor(absl::Milliseconds(20));
                       done = true;
                       return absl::OkStatus();
-                    }).ok());
+                    })
+                    .ok());
   }
   EXPECT_TRUE(done);
 }
@@ -56,7 +59,8 @@ TEST(BackgroundTaskTest, RunsEveryJobOnOneThreadOtherThanTheCaller) {
     ASSERT_TRUE(task.Start([&id] {
                       id = std::this_thread::get_id();
                       return absl::OkStatus();
-                    }).ok());
+                    })
+                    .ok());
     ASSERT_TRUE(task.Await().ok());
   }
   EXPECT_NE(ids[0], std::this_thread::get_id());

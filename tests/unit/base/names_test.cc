@@ -19,15 +19,16 @@ TEST(PartyNameTest, IdentifiersOnly) {
   for (const std::string name : {"hospital", "bank-2", "Insurer_A", "a.b"}) {
     EXPECT_TRUE(ValidatePartyName(name, "party").ok()) << name;
   }
-  for (const std::string& name :
-       std::vector<std::string>{"", "../evil", "a/b", ".hidden", "-flag", "sp ace", std::string(65, 'a')}) {
+  for (const std::string& name : std::vector<std::string>{"", "../evil", "a/b", ".hidden", "-flag",
+                                                          "sp ace", std::string(65, 'a')}) {
     const absl::Status status = ValidatePartyName(name, "party");
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_THAT(status.message(), HasSubstr("is not a party name")) << name;
   }
   absl::flat_hash_set<std::string> seen;
   EXPECT_TRUE(AddUniquePartyName("bank", "party", &seen).ok());
-  EXPECT_THAT(AddUniquePartyName("bank", "party", &seen).message(), HasSubstr("'bank' is used twice"));
+  EXPECT_THAT(AddUniquePartyName("bank", "party", &seen).message(),
+              HasSubstr("'bank' is used twice"));
 }
 
 TEST(AddressTest, PortsMustBeInRange) {
@@ -38,7 +39,8 @@ TEST(AddressTest, PortsMustBeInRange) {
   EXPECT_TRUE(ParseHostPort("127.0.0.1:0", "listen").ok());
   EXPECT_FALSE(ParseHostPort("127.0.0.1:0", "curator", /*min_port=*/1).ok());
   for (const std::string bad : {"127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1", ":80", "host:8x"}) {
-    EXPECT_THAT(ParseHostPort(bad, "listen").status().message(), HasSubstr("is not host:port")) << bad;
+    EXPECT_THAT(ParseHostPort(bad, "listen").status().message(), HasSubstr("is not host:port"))
+        << bad;
   }
 }
 

@@ -47,9 +47,11 @@ TEST(ProcessEnvironmentTest, ReportsTheBlasKernelsInUse) {
 
 TEST(ProcessEnvironmentTest, WarnsOnlyWhenAPinHidesAvx512) {
   const std::string pinned = RunProbe("OPENBLAS_CORETYPE=Haswell");
-  if (Field(pinned, "core") == "not OpenBLAS") GTEST_SKIP() << "not available here: OpenBLAS as LibTorch's BLAS";
+  if (Field(pinned, "core") == "not OpenBLAS")
+    GTEST_SKIP() << "not available here: OpenBLAS as LibTorch's BLAS";
   if (CpuHasAvx512()) {
-    EXPECT_NE(Field(pinned, "warning").find("OPENBLAS_CORETYPE=Haswell"), std::string::npos) << pinned;
+    EXPECT_NE(Field(pinned, "warning").find("OPENBLAS_CORETYPE=Haswell"), std::string::npos)
+        << pinned;
   } else {
     EXPECT_EQ(Field(pinned, "warning"), "") << pinned;
   }

@@ -70,7 +70,8 @@ TEST(CheckpointFileTest, RefusesAnotherRunConfigurationDataOrKind) {
 
   v1::CheckpointHeader other_kind = Header("run-1", 3);
   other_kind.set_kind("party:bank");
-  EXPECT_THAT(CheckCheckpointMatches(read->header, other_kind, path).message(), HasSubstr("daemon"));
+  EXPECT_THAT(CheckCheckpointMatches(read->header, other_kind, path).message(),
+              HasSubstr("daemon"));
 }
 
 TEST(CheckpointFileTest, DetectsDamageAndForeignFiles) {

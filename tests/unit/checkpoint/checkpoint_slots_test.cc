@@ -95,7 +95,8 @@ TEST(CheckpointSlotsTest, ANewWriterOverwritesTheOlderSlotNotTheNewest) {
   const std::string dir = FreshDir("new-writer");
   {
     CheckpointSlots first(dir + "/state");
-    for (int64_t step = 0; step < 3; ++step) ASSERT_TRUE(first.Write(Header(step), Payload(step)).ok());
+    for (int64_t step = 0; step < 3; ++step)
+      ASSERT_TRUE(first.Write(Header(step), Payload(step)).ok());
   }
   CheckpointSlots restarted(dir + "/state");  // e.g. after a restart, without a Read first
   ASSERT_TRUE(restarted.Write(Header(3), Payload(3)).ok());
@@ -126,7 +127,8 @@ TEST(CheckpointSlotsTest, ATornOrDamagedNewestSlotFallsBackToTheOtherAndIsRewrit
   // Torn: only the first part of the newest record reached the disk.
   auto bytes = ReadFile(slots.SlotPath(newest));
   ASSERT_TRUE(bytes.ok());
-  ASSERT_TRUE(WriteFileAtomically(slots.SlotPath(newest), bytes->substr(0, bytes->size() / 3)).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(slots.SlotPath(newest), bytes->substr(0, bytes->size() / 3)).ok());
   read = CheckpointSlots(dir + "/state").Read();
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->header.step(), 0);
@@ -146,7 +148,8 @@ TEST(CheckpointSlotsTest, ALeftoverLongerRecordDoesNotMatter) {
   CheckpointSlots slots(dir + "/state");
   ASSERT_TRUE(slots.Write(Header(0), Payload(0, 50000)).ok());
   ASSERT_TRUE(slots.Write(Header(1), Payload(1, 50000)).ok());
-  ASSERT_TRUE(slots.Write(Header(2), Payload(2, 1000)).ok());  // over the 50000-byte record of step 0
+  ASSERT_TRUE(
+      slots.Write(Header(2), Payload(2, 1000)).ok());  // over the 50000-byte record of step 0
   auto read = CheckpointSlots(dir + "/state").Read();
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->header.step(), 2);

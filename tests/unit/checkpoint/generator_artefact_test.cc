@@ -51,7 +51,8 @@ GeneratorArtefact Artefact() {
   v1::ObserverGuarantee* published = plan.add_guarantees();
   published->set_observer("published");
   published->set_epsilon_planned(10);
-  GeneratorArtefact artefact{MakeGeneratorHeader(config, {schema}, 123, plan), std::string("G\0\n\xff weights", 12)};
+  GeneratorArtefact artefact{MakeGeneratorHeader(config, {schema}, 123, plan),
+                             std::string("G\0\n\xff weights", 12)};
   artefact.header.set_round(4);
   return artefact;
 }
@@ -68,14 +69,16 @@ absl::StatusOr<GeneratorArtefact> WrittenAndRead(const std::string& name,
 }
 
 TEST(GeneratorArtefactTest, RoundTripKeepsThePublicSettingsAndThePayload) {
-  const absl::StatusOr<GeneratorArtefact> read = WrittenAndRead("roundtrip.vfsg", [](std::string&) {});
+  const absl::StatusOr<GeneratorArtefact> read =
+      WrittenAndRead("roundtrip.vfsg", [](std::string&) {});
   ASSERT_TRUE(read.ok()) << read.status();
   const GeneratorArtefact written = Artefact();
   EXPECT_EQ(read->header.SerializeAsString(), written.header.SerializeAsString());
   EXPECT_EQ(read->payload, written.payload);
   EXPECT_EQ(read->header.round(), 4);
   EXPECT_EQ(read->header.rounds(), 10);
-  EXPECT_EQ(read->header.model().experimental().conditioned_column(), "a");  // resolved from training.label_column
+  EXPECT_EQ(read->header.model().experimental().conditioned_column(),
+            "a");  // resolved from training.label_column
   EXPECT_EQ(read->header.output().rows(), 123);
   ASSERT_EQ(read->header.parties_size(), 1);
   EXPECT_EQ(read->header.parties(0).name(), "alpha");
@@ -94,7 +97,8 @@ TEST(GeneratorArtefactTest, AnotherFormatVersionIsRefusedNamingBoth) {
 }
 
 TEST(GeneratorArtefactTest, DamageAnywhereIsDataLoss) {
-  for (const auto& [name, edit] : std::vector<std::pair<std::string, std::function<void(std::string&)>>>{
+  for (const auto& [name, edit] :
+       std::vector<std::pair<std::string, std::function<void(std::string&)>>>{
            {"payload", [](std::string& bytes) { bytes.back() ^= 1; }},
            {"header", [](std::string& bytes) { bytes[bytes.size() / 2] ^= 0x40; }},
            {"truncated", [](std::string& bytes) { bytes.resize(bytes.size() - 3); }},
@@ -114,7 +118,8 @@ TEST(GeneratorArtefactTest, OtherFilesAreRefusedClearly) {
   EXPECT_THAT(status.message(), HasSubstr("is not a vfsynth generator artefact"));
   status = WrittenAndRead("empty.vfsg", [](std::string& bytes) { bytes.clear(); }).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(ReadGeneratorArtefact(Dir() + "/missing.vfsg").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadGeneratorArtefact(Dir() + "/missing.vfsg").status().code(),
+            absl::StatusCode::kNotFound);
 
   // The curator's private checkpoint: refused, naming the artefact beside it.
   const std::string checkpoint = Dir() + "/curator.ckpt";
@@ -123,13 +128,14 @@ TEST(GeneratorArtefactTest, OtherFilesAreRefusedClearly) {
   ASSERT_TRUE(WriteCheckpoint(checkpoint, header, "G, D_s and both optimisers").ok());
   status = ReadGeneratorArtefact(checkpoint).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("curator.ckpt is a curator checkpoint"), HasSubstr("private"),
-                                      HasSubstr(Dir() + "/generator.vfsg")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("curator.ckpt is a curator checkpoint"),
+                                      HasSubstr("private"), HasSubstr(Dir() + "/generator.vfsg")));
 }
 
 // An intact file whose payload is no generator of its settings is an error, not a crash.
 TEST(GeneratorArtefactTest, SynthesisRefusesAPayloadThatIsNotItsGenerator) {
-  const absl::StatusOr<GeneratorArtefact> artefact = WrittenAndRead("stub.vfsg", [](std::string&) {});
+  const absl::StatusOr<GeneratorArtefact> artefact =
+      WrittenAndRead("stub.vfsg", [](std::string&) {});
   ASSERT_TRUE(artefact.ok()) << artefact.status();
   v1::OutputConfig output = artefact->header.output();
   const absl::Status status = SynthesizeFromGenerator(*artefact, output).status();
@@ -165,16 +171,17 @@ TEST(GeneratorArtefactTest, HorizontalArtefactRedrawsTheAutoencodersTable) {
   // Trained weights, not the ones the header's seed would initialise.
   const HorizontalModel trained(WaeOptions{encoder->width(), 8, 3}, /*gamma=*/1, /*seed=*/9);
   const std::string path = Dir() + "/horizontal.vfsg";
-  ASSERT_TRUE(
-      WriteGeneratorArtefact(path, {MakeGeneratorHeader(config, {schema, schema}, 40, plan), trained.SavePublished()})
-          .ok());
+  ASSERT_TRUE(WriteGeneratorArtefact(path, {MakeGeneratorHeader(config, {schema, schema}, 40, plan),
+                                            trained.SavePublished()})
+                  .ok());
   absl::StatusOr<GeneratorArtefact> artefact = ReadGeneratorArtefact(path);
   ASSERT_TRUE(artefact.ok()) << artefact.status();
   EXPECT_EQ(artefact->header.topology(), v1::Topology::horizontal);
   EXPECT_EQ(artefact->header.rounds(), 7);
   EXPECT_FALSE(artefact->header.has_model());
 
-  const absl::StatusOr<CsvTable> redrawn = SynthesizeFromGenerator(*artefact, artefact->header.output());
+  const absl::StatusOr<CsvTable> redrawn =
+      SynthesizeFromGenerator(*artefact, artefact->header.output());
   ASSERT_TRUE(redrawn.ok()) << redrawn.status();
   const CsvTable published = trained.Sample(*encoder, 40, 5);
   EXPECT_EQ(redrawn->header, published.header);

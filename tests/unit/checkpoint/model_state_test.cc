@@ -6,11 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/data/encoder.h"
 #include "common/config/config.h"
+#include "common/data/encoder.h"
 #include "common/gan/curator_model.h"
 #include "common/gan/party_model.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -94,9 +94,11 @@ void TrainCurator(CuratorModel& curator, int64_t round, int feature_dim, int bat
 
 // A curator over parties a and b; with `dpsgd`, D_s steps with DP-SGD on noise keyed
 // by `noise_key`.
-std::unique_ptr<CuratorModel> MakeCurator(const Settings& s, const TableEncoder& a, const TableEncoder& b,
-                                          bool dpsgd, const std::string& noise_key) {
-  auto model = std::make_unique<CuratorModel>(s.model, s.training, std::vector<const TableEncoder*>{&a, &b});
+std::unique_ptr<CuratorModel> MakeCurator(const Settings& s, const TableEncoder& a,
+                                          const TableEncoder& b, bool dpsgd,
+                                          const std::string& noise_key) {
+  auto model =
+      std::make_unique<CuratorModel>(s.model, s.training, std::vector<const TableEncoder*>{&a, &b});
   if (dpsgd) model->SetSharedCriticPrivacy(0.7, 1.0, noise_key);
   return model;
 }
@@ -263,13 +265,15 @@ TEST(CuratorStateTest, SharedCriticUpdatesOncePerFeatureGradients) {
 TEST(CuratorStateTest, RefusesGeneratorAverageMismatch) {
   const TableEncoder a = MakeEncoder("a", 3);
   Settings s = SmallSettings();
-  s.training.mutable_experimental()->set_generator_average_decay(0);  // the last iterate (the default averages)
+  s.training.mutable_experimental()->set_generator_average_decay(
+      0);  // the last iterate (the default averages)
   CuratorModel last_iterate(s.model, s.training, {&a});
   auto saved = SaveCuratorState(last_iterate);
   ASSERT_TRUE(saved.ok());
   s.training.mutable_experimental()->set_generator_average_decay(0.9);
   CuratorModel averaged(s.model, s.training, {&a});
-  EXPECT_THAT(RestoreCuratorState(*saved, averaged).message(), HasSubstr("generator_average_decay"));
+  EXPECT_THAT(RestoreCuratorState(*saved, averaged).message(),
+              HasSubstr("generator_average_decay"));
   auto saved_averaged = SaveCuratorState(averaged);
   ASSERT_TRUE(saved_averaged.ok());
   EXPECT_FALSE(RestoreCuratorState(*saved_averaged, last_iterate).ok());
@@ -358,8 +362,8 @@ TEST(PartyStateTest, PreparingAheadChangesNoResult) {
   for (int64_t step = 0; step < 4; ++step) {
     double plain_loss = 0, prepared_loss = 0;
     TrainParty(plain, step, 8, 16, Ahead::kNothing, &plain_loss);
-    TrainParty(prepared, step, 8, 16, step == 2 ? Ahead::kPrepareThenReplayFeatures : Ahead::kPrepare,
-               &prepared_loss);
+    TrainParty(prepared, step, 8, 16,
+               step == 2 ? Ahead::kPrepareThenReplayFeatures : Ahead::kPrepare, &prepared_loss);
     EXPECT_EQ(plain_loss, prepared_loss) << "step " << step;
   }
   ExpectIdentical(*plain.feat(), *prepared.feat());
@@ -374,7 +378,8 @@ TEST(PartyStateTest, RestoresTheReleasedMarginalsInsteadOfANewDraw) {
   const torch::Tensor table = PartyTable(7);
   auto draw = [&](uint64_t seed) {
     SecureRandom noise = SecureRandom::Derived("marginals", "noise", seed);
-    auto target = MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{4}, 50.0, &noise);
+    auto target =
+        MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{4}, 50.0, &noise);
     EXPECT_TRUE(target.ok()) << target.status();
     return *std::move(target);
   };

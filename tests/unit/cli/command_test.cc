@@ -19,8 +19,8 @@ TEST(RunCommand, PassesTheCommandsOwnResultThrough) {
   const absl::Status ok = RunCommand("test", CommandRunning([] { return absl::OkStatus(); }), {});
   EXPECT_TRUE(ok.ok());
   EXPECT_EQ(ExitCode(ok), 0);
-  const absl::Status bad =
-      RunCommand("test", CommandRunning([] { return absl::InvalidArgumentError("--input is required"); }), {});
+  const absl::Status bad = RunCommand(
+      "test", CommandRunning([] { return absl::InvalidArgumentError("--input is required"); }), {});
   EXPECT_EQ(bad.message(), "--input is required");
   EXPECT_EQ(ExitCode(bad), 2);
   EXPECT_EQ(ExitCode(absl::NotFoundError("no such file")), 1);
@@ -40,8 +40,8 @@ TEST(RunCommand, TurnsALibTorchErrorIntoAnErrorNamingTheCommand) {
 }
 
 TEST(RunCommand, TurnsAFailedAllocationIntoAnError) {
-  const absl::Status status =
-      RunCommand("synthesize", CommandRunning([]() -> absl::Status { throw std::bad_alloc(); }), {});
+  const absl::Status status = RunCommand(
+      "synthesize", CommandRunning([]() -> absl::Status { throw std::bad_alloc(); }), {});
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(status.message(), HasSubstr("synthesize: "));
 }

@@ -24,7 +24,8 @@ using ::testing::HasSubstr;
 TEST(ConfigTest, DefaultsMatchDesign) {
   v1::LocalRunConfig config;
   ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"a.csv","schema":"a.json"}]})",
-                            "c.json", &config).ok());
+                            "c.json", &config)
+                  .ok());
   ASSERT_TRUE(ResolveLocalRunConfig("/base", &config).ok());
   EXPECT_EQ(config.model().z_dim(), 64);
   EXPECT_EQ(config.model().feature_dim(), 128);
@@ -44,7 +45,8 @@ TEST(ConfigTest, ExplicitZeroIsKeptNotDefaulted) {
   v1::LocalRunConfig config;
   ASSERT_TRUE(ParseJsonInto(R"({"parties":[{"name":"a","data":"/a.csv","schema":"/a.json"}],
                                "training":{"gp_lambda":0,"rounds":0}})",
-                            "c.json", &config).ok());
+                            "c.json", &config)
+                  .ok());
   ASSERT_TRUE(ResolveLocalRunConfig("", &config).ok());
   EXPECT_EQ(config.training().gp_lambda(), 0.0);
   EXPECT_EQ(config.training().rounds(), 0);
@@ -54,17 +56,18 @@ TEST(ConfigTest, RejectsNonsense) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"parties":[]})", "no parties"},
       {R"({"parties":[{"name":"a","data":"x"}]})", "'schema'"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})", "used twice"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})", "batch_size"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"categorical_output":"argmax"}}})",
-       "categorical_output"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"},{"name":"a","data":"x","schema":"y"}]})",
+       "used twice"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})",
+       "batch_size"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":0}}})",
        "model.experimental.pack"},
       // A width LibTorch could not allocate is refused here, with the bound.
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"generator_hidden":[100000000]}})",
        "model.generator_hidden must be in [1, 8192], got 100000000"},
-      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"z_dim":0}})", "model.z_dim must be in [1, 8192]"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"z_dim":0}})",
+       "model.z_dim must be in [1, 8192]"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":3}},"training":{"batch_size":100}})",
        "training.batch_size 100 is not a multiple of model.experimental.pack 3"},
       // The default batch (256) is no multiple of 10 either.
@@ -92,6 +95,13 @@ TEST(ConfigTest, RejectsNonsense) {
     ASSERT_FALSE(status.ok()) << json;
     EXPECT_THAT(status.message(), HasSubstr(message)) << json;
   }
+  // An enum setting's unknown name is refused as the file is read, naming the setting.
+  v1::LocalRunConfig config;
+  const absl::Status unknown = ParseJsonInto(
+      R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"categorical_output":"argmax"}}})",
+      "c.json", &config);
+  EXPECT_THAT(unknown.message(), HasSubstr("model.experimental.categorical_output"));
+  EXPECT_THAT(unknown.message(), HasSubstr("argmax"));
 }
 
 // Unset, the reverse KL's weight resolves to 1; an explicit 0 is the forward KL alone.
@@ -112,22 +122,26 @@ TEST(ConfigTest, MarginalReverseWeightDefaultsToOne) {
 TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
   const auto resolved = [](const std::string& training_json) {
     v1::CuratorConfig config;
-    EXPECT_TRUE(ParseJsonInto(absl::StrCat(R"({"run_id":"r","parties":["a"],"plaintext":true,)",
-                                           R"("privacy":{"mode":"dpsgd","epsilon":10},"training":{)",
-                                           training_json, "}}"),
-                              "c.json", &config)
-                    .ok());
+    EXPECT_TRUE(
+        ParseJsonInto(absl::StrCat(R"({"run_id":"r","parties":["a"],"plaintext":true,)",
+                                   R"("privacy":{"mode":"dpsgd","epsilon":10},"training":{)",
+                                   training_json, "}}"),
+                      "c.json", &config)
+            .ok());
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
     return config;
   };
-  const auto digest = [](const v1::CuratorConfig& c) { return SettingsDigest(c.model(), c.training(), c.privacy()); };
+  const auto digest = [](const v1::CuratorConfig& c) {
+    return SettingsDigest(c.model(), c.training(), c.privacy());
+  };
   const v1::CuratorConfig defaults = resolved(R"("label_column":"class")");
   const v1::CuratorConfig spelled = resolved(
       R"("label_column":"class","experimental":{"marginal_reverse_weight":1,"marginal_position_bins":4},"batch_size":256)");
   EXPECT_EQ(digest(spelled), digest(defaults));
   EXPECT_EQ(defaults.model().experimental().conditioned_column(), "class");
-  EXPECT_NE(digest(resolved(R"("label_column":"class","experimental":{"marginal_reverse_weight":0})")),
-            digest(defaults));
+  EXPECT_NE(
+      digest(resolved(R"("label_column":"class","experimental":{"marginal_reverse_weight":0})")),
+      digest(defaults));
   EXPECT_NE(digest(resolved(R"("label_column":"class","marginal_weight":0.5)")), digest(defaults));
   v1::CuratorConfig logged = defaults;
   logged.mutable_training()->set_log_every(7);
@@ -175,8 +189,8 @@ absl::Status ResolveCurator(const std::function<void(v1::CuratorConfig*)>& edit,
 // dpsgd and strict pull G towards released marginals unless told otherwise; none and
 // the papers' modes do not.
 TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
-  auto resolved = [](v1::PrivacyConfig::Mode mode, const std::function<void(v1::TrainingConfig*)>& set,
-                     double epsilon = 3) {
+  auto resolved = [](v1::PrivacyConfig::Mode mode,
+                     const std::function<void(v1::TrainingConfig*)>& set, double epsilon = 3) {
     v1::CuratorConfig config;
     const auto edit = [&](v1::CuratorConfig* c) {
       c->mutable_privacy()->set_mode(mode);
@@ -193,18 +207,28 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).marginal_weight(), 0.0);
   EXPECT_EQ(resolved(v1::PrivacyConfig::gswgan, unset).marginal_weight(), 0.0);
   // Edits of the training block, and what the tests read back.
-  auto marginal_weight = [](double w) { return [w](v1::TrainingConfig* t) { t->set_marginal_weight(w); }; };
-  auto set_prior = [](double w) {
-    return [w](v1::TrainingConfig* t) { t->mutable_experimental()->set_cross_party_independence_weight(w); };
+  auto marginal_weight = [](double w) {
+    return [w](v1::TrainingConfig* t) { t->set_marginal_weight(w); };
   };
-  auto pair_cells = [](const v1::TrainingConfig& t) { return t.experimental().marginal_pair_cells(); };
-  auto prior = [](const v1::TrainingConfig& t) { return t.experimental().cross_party_independence_weight(); };
+  auto set_prior = [](double w) {
+    return [w](v1::TrainingConfig* t) {
+      t->mutable_experimental()->set_cross_party_independence_weight(w);
+    };
+  };
+  auto pair_cells = [](const v1::TrainingConfig& t) {
+    return t.experimental().marginal_pair_cells();
+  };
+  auto prior = [](const v1::TrainingConfig& t) {
+    return t.experimental().cross_party_independence_weight();
+  };
   // Within-party pairs come with the release, in the DP modes that default it on.
   EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::strict, unset)), 120);
   EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::dpsgd, unset)), 120);
   EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::none, unset)), 0);
   EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::none, marginal_weight(1))), 0);
-  auto thirty_cells = [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(30); };
+  auto thirty_cells = [](v1::TrainingConfig* t) {
+    t->mutable_experimental()->set_marginal_pair_cells(30);
+  };
   EXPECT_EQ(pair_cells(resolved(v1::PrivacyConfig::strict, thirty_cells)), 30);
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, marginal_weight(2.5)).marginal_weight(), 2.5);
   // The standard preset: the cross-party prior follows the marginal loss's weight in
@@ -221,7 +245,9 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   // The large_budget preset, chosen rather than inferred from epsilon: no prior unless
   // set, and 10000 rounds (its D_s needs the critic steps to convey the dependence).
   auto large = [](v1::TrainingConfig* t) { t->set_preset(v1::TrainingConfig::large_budget); };
-  EXPECT_FALSE(resolved(v1::PrivacyConfig::dpsgd, large, 10).experimental().has_cross_party_independence_weight());
+  EXPECT_FALSE(resolved(v1::PrivacyConfig::dpsgd, large, 10)
+                   .experimental()
+                   .has_cross_party_independence_weight());
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 10).rounds(), 10000);
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 2).rounds(), 10000);
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, large, 10).marginal_weight(), 1.0);
@@ -231,7 +257,9 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::dpsgd, labelled, 10).rounds(), 3000);
   // Without DP, 10000 rounds too: more rounds kept lowering the total difference.
   EXPECT_EQ(resolved(v1::PrivacyConfig::none, unset).rounds(), 10000);
-  EXPECT_EQ(resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(), 700);
+  EXPECT_EQ(
+      resolved(v1::PrivacyConfig::none, [](v1::TrainingConfig* t) { t->set_rounds(700); }).rounds(),
+      700);
   EXPECT_EQ(resolved(v1::PrivacyConfig::vflgan, unset).rounds(), 3000);
   EXPECT_EQ(prior(resolved(v1::PrivacyConfig::dpsgd, set_prior(2), 10)), 2.0);
   EXPECT_EQ(resolved(
@@ -248,7 +276,8 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
   EXPECT_EQ(off.experimental().marginal_pair_cells(), 0);
   EXPECT_EQ(off.experimental().cross_party_independence_weight(), 0.0);
   const v1::TrainingConfig unpaired = resolved(
-      v1::PrivacyConfig::strict, [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(0); });
+      v1::PrivacyConfig::strict,
+      [](v1::TrainingConfig* t) { t->mutable_experimental()->set_marginal_pair_cells(0); });
   EXPECT_EQ(unpaired.marginal_weight(), 1.0);
   EXPECT_TRUE(unpaired.experimental().has_marginal_pair_cells());
   EXPECT_EQ(unpaired.experimental().marginal_pair_cells(), 0);
@@ -258,7 +287,9 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
 // prior would remove) does not hold, rather than quietly training another model.
 TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
   const std::pair<v1::PrivacyConfig::Mode, std::string> refused[] = {
-      {v1::PrivacyConfig::strict, ""}, {v1::PrivacyConfig::none, ""}, {v1::PrivacyConfig::dpsgd, "class"}};
+      {v1::PrivacyConfig::strict, ""},
+      {v1::PrivacyConfig::none, ""},
+      {v1::PrivacyConfig::dpsgd, "class"}};
   for (const auto& [mode, label] : refused) {
     const absl::Status status = ResolveCurator([&](v1::CuratorConfig* c) {
       c->mutable_privacy()->set_mode(mode);
@@ -266,8 +297,10 @@ TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
       c->mutable_training()->set_preset(v1::TrainingConfig::large_budget);
       c->mutable_training()->set_label_column(label);
     });
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << v1::PrivacyConfig::Mode_Name(mode) << label;
-    EXPECT_THAT(status.message(), HasSubstr("training.preset 'large_budget' is for privacy.mode dpsgd"));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument)
+        << v1::PrivacyConfig::Mode_Name(mode) << label;
+    EXPECT_THAT(status.message(),
+                HasSubstr("training.preset 'large_budget' is for privacy.mode dpsgd"));
   }
   v1::LocalRunConfig local;
   local.add_parties()->set_name("a");
@@ -278,8 +311,9 @@ TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
 }
 TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
   EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}).ok());
-  EXPECT_TRUE(
-      ResolveCurator([](v1::CuratorConfig* c) { c->mutable_model()->mutable_experimental()->set_pack(4); }).ok());
+  EXPECT_TRUE(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_model()->mutable_experimental()->set_pack(4);
+              }).ok());
   const absl::Status dpsgd = ResolveCurator([](v1::CuratorConfig* c) {
     c->mutable_model()->mutable_experimental()->set_pack(2);
     c->mutable_privacy()->set_mode(v1::PrivacyConfig::dpsgd);
@@ -303,7 +337,8 @@ TEST(ConfigTest, CuratorRefusesPackWithDpsgd) {
     c->mutable_model()->mutable_experimental()->set_pack(3);
     c->mutable_training()->set_batch_size(64);
   });
-  EXPECT_THAT(batch.message(), HasSubstr("training.batch_size 64 is not a multiple of model.experimental.pack 3"));
+  EXPECT_THAT(batch.message(),
+              HasSubstr("training.batch_size 64 is not a multiple of model.experimental.pack 3"));
 }
 
 TEST(ConfigTest, UnknownFieldIsAnError) {
@@ -332,7 +367,7 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   EXPECT_EQ(budget.mode(), v1::PrivacyConfig::strict);
   EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
   EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
-  EXPECT_EQ(budget.experimental().conversion(), "improved");
+  EXPECT_EQ(budget.experimental().conversion(), v1::ExperimentalPrivacyConfig::improved);
 
   v1::PrivacyConfig none;
   none.set_mode(v1::PrivacyConfig::none);
@@ -343,7 +378,8 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
   bad.set_epsilon(1);
   EXPECT_FALSE(ResolvePrivacyConfig(&bad).ok());
   v1::PrivacyConfig misspelt;
-  const absl::Status parsed = ParseJsonInto(R"({"mode": "pate-ish", "epsilon": 1})", "privacy", &misspelt);
+  const absl::Status parsed =
+      ParseJsonInto(R"({"mode": "pate-ish", "epsilon": 1})", "privacy", &misspelt);
   EXPECT_EQ(parsed.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(parsed.message(), HasSubstr("pate-ish"));
   v1::PrivacyConfig bad_delta;
@@ -400,8 +436,10 @@ TEST(ConfigTest, RefusesPathLikePartyNamesAndOutOfRangePorts) {
       {[](v1::CuratorConfig* c) { c->add_parties("../evil"); }, "'../evil' is not a party name"},
       {[](v1::CuratorConfig* c) { c->add_parties("a"); }, "'a' is used twice"},
       {[](v1::CuratorConfig* c) { c->add_parties(""); }, "'' is not a party name"},
-      {[](v1::CuratorConfig* c) { c->set_listen("127.0.0.1:99999"); }, "listen '127.0.0.1:99999' is not host:port"},
-      {[](v1::CuratorConfig* c) { c->set_listen("localhost"); }, "listen 'localhost' is not host:port"},
+      {[](v1::CuratorConfig* c) { c->set_listen("127.0.0.1:99999"); },
+       "listen '127.0.0.1:99999' is not host:port"},
+      {[](v1::CuratorConfig* c) { c->set_listen("localhost"); },
+       "listen 'localhost' is not host:port"},
       {[](v1::CuratorConfig* c) { c->set_metrics_listen("127.0.0.1:-1"); }, "metrics_listen"},
   };
   for (const auto& [edit, message] : refused) {
@@ -447,7 +485,8 @@ TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
   ASSERT_TRUE(plain_status.ok()) << plain_status;
   EXPECT_EQ(plain.label_column(), "");
   EXPECT_EQ(plain.label_temperature(), 1.0);
-  auto [pairs_status, pairs] = resolved([](v1::CuratorConfig* c) { c->mutable_training()->set_label_column("class"); });
+  auto [pairs_status, pairs] =
+      resolved([](v1::CuratorConfig* c) { c->mutable_training()->set_label_column("class"); });
   ASSERT_TRUE(pairs_status.ok()) << pairs_status;
   EXPECT_EQ(pairs.label_column(), "class");
   EXPECT_EQ(pairs.label_temperature(), kDefaultLabelTemperature);
@@ -466,7 +505,8 @@ TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
     });
     EXPECT_THAT(status.message(), HasSubstr("output.label_temperature must be in (0, 10]")) << bad;
   }
-  auto [orphan, _] = resolved([](v1::CuratorConfig* c) { c->mutable_output()->set_label_temperature(0.5); });
+  auto [orphan, _] =
+      resolved([](v1::CuratorConfig* c) { c->mutable_output()->set_label_temperature(0.5); });
   EXPECT_THAT(orphan.message(), HasSubstr("needs output.label_column"));
 }
 
@@ -481,7 +521,8 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   };
   EXPECT_TRUE(with_label(v1::PrivacyConfig::strict, 1).ok());
   EXPECT_TRUE(with_label(v1::PrivacyConfig::dpsgd, 1).ok());
-  EXPECT_THAT(with_label(v1::PrivacyConfig::none, 1).message(), HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
+  EXPECT_THAT(with_label(v1::PrivacyConfig::none, 1).message(),
+              HasSubstr("needs privacy.mode 'dpsgd' or 'strict'"));
   EXPECT_THAT(with_label(v1::PrivacyConfig::vflgan, 1).message(), HasSubstr("needs privacy.mode"));
   EXPECT_THAT(with_label(v1::PrivacyConfig::strict, 0).message(), HasSubstr("marginal_weight > 0"));
 
@@ -492,7 +533,7 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   v1::TrainingConfig training;
   training.set_marginal_weight(1);
   ASSERT_TRUE(ResolveTrainingConfig(&training).ok());
-  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);  // no label column
+  EXPECT_EQ(LabelEpsilon(privacy, training), 0.0);              // no label column
   EXPECT_EQ(training.experimental().label_pair_weight(), 1.0);  // the marginal weight
   const double alone = MarginalNoiseMultiplier(privacy, training, 3);
   training.set_label_column("class");
@@ -502,17 +543,20 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
   const double rho = 0.17348321192510024;
   const double order = 1.0 + std::sqrt(std::log(1e5) / rho);
   EXPECT_NEAR(LabelEpsilon(privacy, training), 0.5327, 1e-4);
-  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.3 * order * rho, 1e-9);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order),
+              0.3 * order * rho, 1e-9);
   v1::PrivacyConfig dpsgd;  // dpsgd's default share is 0.15
   dpsgd.set_mode(v1::PrivacyConfig::dpsgd);
   dpsgd.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&dpsgd).ok());
   EXPECT_NEAR(LabelEpsilon(dpsgd, training), 0.3052, 1e-4);
-  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(dpsgd, training), order), 0.15 * order * rho, 1e-9);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(dpsgd, training), order),
+              0.15 * order * rho, 1e-9);
   // The marginal share now covers 3 releases of marginals and 2 of tables.
   EXPECT_NEAR(MarginalNoiseMultiplier(privacy, training, 3), alone * std::sqrt(5.0 / 3.0), 1e-9);
   privacy.mutable_experimental()->set_label_budget_share(0.075);
-  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order), 0.075 * order * rho, 1e-9);
+  EXPECT_NEAR(privacy::RandomizedResponseRdp(LabelEpsilon(privacy, training), order),
+              0.075 * order * rho, 1e-9);
   privacy.set_label_epsilon(2.5);
   EXPECT_EQ(LabelEpsilon(privacy, training), 2.5);
   privacy.set_mode(v1::PrivacyConfig::none);
@@ -525,11 +569,14 @@ TEST(PrivacyConfigTest, LabelPairsNeedADpModeAndTheMarginalRelease) {
     v1::PrivacyConfig share;
     share.set_epsilon(3);
     share.mutable_experimental()->set_label_budget_share(bad == 0.0 ? 1.0 : bad);
-    EXPECT_THAT(ResolvePrivacyConfig(&share).message(), HasSubstr("privacy.experimental.label_budget_share")) << bad;
+    EXPECT_THAT(ResolvePrivacyConfig(&share).message(),
+                HasSubstr("privacy.experimental.label_budget_share"))
+        << bad;
   }
   v1::TrainingConfig negative;
   negative.mutable_experimental()->set_label_pair_weight(-1);
-  EXPECT_THAT(ResolveTrainingConfig(&negative).message(), HasSubstr("training.experimental.label_pair_weight"));
+  EXPECT_THAT(ResolveTrainingConfig(&negative).message(),
+              HasSubstr("training.experimental.label_pair_weight"));
 }
 
 TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterval) {
@@ -537,7 +584,8 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   privacy.set_mode(v1::PrivacyConfig::dpsgd);
   privacy.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
-  EXPECT_DOUBLE_EQ(privacy.experimental().shared_critic_budget_share(), kDefaultSharedCriticBudgetShare);
+  EXPECT_DOUBLE_EQ(privacy.experimental().shared_critic_budget_share(),
+                   kDefaultSharedCriticBudgetShare);
   privacy.mutable_experimental()->set_shared_critic_budget_share(0.5);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
   EXPECT_DOUBLE_EQ(privacy.experimental().shared_critic_budget_share(), 0.5);
@@ -552,11 +600,13 @@ TEST(PrivacyConfigTest, SharedCriticBudgetShareIsDpsgdOnlyAndInTheOpenUnitInterv
   strict.set_mode(v1::PrivacyConfig::strict);
   strict.set_epsilon(10);
   ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
-  EXPECT_FALSE(strict.experimental().has_shared_critic_budget_share());  // no D_s release to split off
+  EXPECT_FALSE(
+      strict.experimental().has_shared_critic_budget_share());  // no D_s release to split off
   strict.mutable_experimental()->set_shared_critic_budget_share(0.5);
   const absl::Status status = ResolvePrivacyConfig(&strict);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("shared_critic_budget_share"), HasSubstr("'dpsgd' only")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("shared_critic_budget_share"), HasSubstr("'dpsgd' only")));
 }
 
 TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
@@ -567,12 +617,15 @@ TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
     ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok()) << v1::PrivacyConfig::Mode_Name(mode);
     EXPECT_EQ(privacy.ensemble().shards(), mode == v1::PrivacyConfig::pate ? 1024 : 256);
     EXPECT_EQ(privacy.ensemble().vote_top_k(), 5);
-    EXPECT_EQ(privacy.ensemble().experimental().vote_aggregation(), "threshold");
+    EXPECT_EQ(privacy.ensemble().experimental().vote_aggregation(),
+              v1::ExperimentalEnsembleConfig::threshold);
   }
   v1::PrivacyConfig bad;
   bad.set_mode(v1::PrivacyConfig::pate);
   bad.set_epsilon(10);
-  bad.mutable_ensemble()->mutable_experimental()->set_vote_aggregation("median");
+  // A number no name stands for (a binary plan or settings file can hold one).
+  bad.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(
+      static_cast<v1::ExperimentalEnsembleConfig::VoteAggregation>(7));
   EXPECT_THAT(ResolvePrivacyConfig(&bad).message(), ::testing::HasSubstr("vote_aggregation"));
   v1::PrivacyConfig no_shards;
   no_shards.set_mode(v1::PrivacyConfig::gswgan);

@@ -74,7 +74,8 @@ struct Resolved {
 };
 
 bool DefaultMode(const DefaultsContext& context) {
-  return context.mode == (context.topology == v1::horizontal ? v1::PrivacyConfig::signds : v1::PrivacyConfig::strict);
+  return context.mode == (context.topology == v1::horizontal ? v1::PrivacyConfig::signds
+                                                             : v1::PrivacyConfig::strict);
 }
 
 // Whether Resolve writes `path` into the configs, which then says nothing of its default.
@@ -91,29 +92,30 @@ absl::StatusOr<Resolved> Resolve(const DefaultsContext& context) {
   const bool horizontal = context.topology == v1::horizontal;
   std::vector<std::string> privacy;
   if (!DefaultMode(context)) {
-    privacy.push_back(absl::StrCat(R"("mode":")", v1::PrivacyConfig::Mode_Name(context.mode), R"(")"));
+    privacy.push_back(
+        absl::StrCat(R"("mode":")", v1::PrivacyConfig::Mode_Name(context.mode), R"(")"));
   }
   if (context.mode != v1::PrivacyConfig::none) privacy.push_back(R"("epsilon":3)");
-  const std::string settings =
-      absl::StrCat(R"("privacy":{)", absl::StrJoin(privacy, ","), "}", horizontal ? R"(,"topology":"horizontal")" : "");
+  const std::string settings = absl::StrCat(R"("privacy":{)", absl::StrJoin(privacy, ","), "}",
+                                            horizontal ? R"(,"topology":"horizontal")" : "");
   const std::string preset = context.preset == v1::TrainingConfig::large_budget
                                  ? R"(,"training":{"preset":"large_budget"})"
                                  : "";
   Resolved resolved;
-  absl::Status status = ParseJsonInto(absl::StrCat(R"({"run_id":"r","parties":["a","b"],)", kTls,
-                                                   settings, preset, "}"),
-                                      "curator.json", &resolved.curator);
+  absl::Status status = ParseJsonInto(
+      absl::StrCat(R"({"run_id":"r","parties":["a","b"],)", kTls, settings, preset, "}"),
+      "curator.json", &resolved.curator);
   if (status.ok()) status = ResolveCuratorConfig("", &resolved.curator);
   if (status.ok()) {
     status = ParseJsonInto(
-        absl::StrCat(R"({"name":"a","curator":"127.0.0.1:5","data":"a.csv","schema":"a.json",)", kTls,
-                     horizontal ? "" : R"("secrets":"s",)", settings, "}"),
+        absl::StrCat(R"({"name":"a","curator":"127.0.0.1:5","data":"a.csv","schema":"a.json",)",
+                     kTls, horizontal ? "" : R"("secrets":"s",)", settings, "}"),
         "party.json", &resolved.party);
   }
   if (status.ok()) status = ResolvePartyConfig("", &resolved.party);
   if (status.ok()) {
-    status = ParseJsonInto(R"({"parties":[{"name":"a","data":"a.csv","schema":"a.json"}]})", "local.json",
-                           &resolved.local);
+    status = ParseJsonInto(R"({"parties":[{"name":"a","data":"a.csv","schema":"a.json"}]})",
+                           "local.json", &resolved.local);
   }
   if (status.ok()) status = ResolveLocalRunConfig("", &resolved.local);
   if (!status.ok()) return status;
@@ -132,7 +134,8 @@ const Message& SectionMessage(const Resolved& resolved, absl::string_view sectio
 }
 
 // The message holding `path`'s field in `root` (the section's message), and the field.
-std::pair<const Message*, const FieldDescriptor*> Locate(const Message& root, absl::string_view path) {
+std::pair<const Message*, const FieldDescriptor*> Locate(const Message& root,
+                                                         absl::string_view path) {
   std::vector<std::string> names = absl::StrSplit(path, '.');
   const Message* message = &root;
   for (size_t i = 1; i + 1 < names.size(); ++i) {
@@ -153,7 +156,8 @@ std::string Text(const Message& message, const FieldDescriptor* field, int index
   const bool rep = index >= 0;
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
-      return absl::StrCat(rep ? r->GetRepeatedInt32(message, field, index) : r->GetInt32(message, field));
+      return absl::StrCat(rep ? r->GetRepeatedInt32(message, field, index)
+                              : r->GetInt32(message, field));
     case FieldDescriptor::CPPTYPE_INT64:
       return absl::StrCat(r->GetInt64(message, field));
     case FieldDescriptor::CPPTYPE_UINT64:
@@ -173,16 +177,18 @@ void ExpectRowGives(const DefaultRow& row, const Message& section, const std::st
   const auto [message, field] = Locate(section, row.path);
   ASSERT_NE(field, nullptr) << row.path;
   const auto* r = message->GetReflection();
-  const bool set = field->is_repeated() ? r->FieldSize(*message, field) > 0 : r->HasField(*message, field);
+  const bool set =
+      field->is_repeated() ? r->FieldSize(*message, field) > 0 : r->HasField(*message, field);
   switch (row.kind) {
     case DefaultKind::kUnset:
-      EXPECT_FALSE(set) << row.path << " in " << where << " is resolved to " << Text(*message, field)
-                        << ", the table leaves it unset";
+      EXPECT_FALSE(set) << row.path << " in " << where << " is resolved to "
+                        << Text(*message, field) << ", the table leaves it unset";
       return;
     case DefaultKind::kCopy: {
       const auto [source_message, source] = Locate(section, row.value);
       ASSERT_TRUE(set) << row.path << " in " << where;
-      EXPECT_EQ(r->GetDouble(*message, field), source_message->GetReflection()->GetDouble(*source_message, source))
+      EXPECT_EQ(r->GetDouble(*message, field),
+                source_message->GetReflection()->GetDouble(*source_message, source))
           << row.path << " in " << where << " is not " << row.value;
       return;
     }
@@ -210,16 +216,17 @@ void ExpectRowGives(const DefaultRow& row, const Message& section, const std::st
 TEST(DefaultsTableTest, ResolversGiveEachRowsDefault) {
   std::vector<DefaultsContext> contexts;
   for (int mode = v1::PrivacyConfig::none; mode <= v1::PrivacyConfig::pate; ++mode) {
-    contexts.push_back({v1::vertical, static_cast<v1::PrivacyConfig::Mode>(mode), v1::TrainingConfig::standard});
+    contexts.push_back(
+        {v1::vertical, static_cast<v1::PrivacyConfig::Mode>(mode), v1::TrainingConfig::standard});
   }
   contexts.push_back({v1::vertical, v1::PrivacyConfig::dpsgd, v1::TrainingConfig::large_budget});
   contexts.push_back({v1::horizontal, v1::PrivacyConfig::signds});
   contexts.push_back({v1::horizontal, v1::PrivacyConfig::dpfedavg});
   std::set<const DefaultRow*> checked;
   for (DefaultsContext context : contexts) {
-    const std::string where =
-        absl::StrCat(v1::Topology_Name(context.topology), " ", v1::PrivacyConfig::Mode_Name(context.mode), " ",
-                     v1::TrainingConfig::Preset_Name(context.preset));
+    const std::string where = absl::StrCat(v1::Topology_Name(context.topology), " ",
+                                           v1::PrivacyConfig::Mode_Name(context.mode), " ",
+                                           v1::TrainingConfig::Preset_Name(context.preset));
     const absl::StatusOr<Resolved> resolved = Resolve(context);
     ASSERT_TRUE(resolved.ok()) << where << ": " << resolved.status();
     context.training = &resolved->curator.training();
@@ -229,14 +236,17 @@ TEST(DefaultsTableTest, ResolversGiveEachRowsDefault) {
       if (row == nullptr || GivenExplicitly(path, context)) continue;
       // The horizontal topology resolves its own section and only the settings rows name it for.
       const absl::string_view section = Section(path);
-      if (horizontal ? section != "horizontal" && !NamesHorizontal(row->when) : section == "horizontal") continue;
+      if (horizontal ? section != "horizontal" && !NamesHorizontal(row->when)
+                     : section == "horizontal")
+        continue;
       ExpectRowGives(*row, SectionMessage(*resolved, section), where);
       checked.insert(row);
     }
   }
   for (const DefaultRow& row : DefaultsTable()) {
     if (row.kind == DefaultKind::kComputed || row.kind == DefaultKind::kRequired) continue;
-    EXPECT_TRUE(checked.count(&row)) << row.path << " (" << row.value << ") is never the default of a resolved config";
+    EXPECT_TRUE(checked.count(&row))
+        << row.path << " (" << row.value << ") is never the default of a resolved config";
   }
 }
 
@@ -249,7 +259,8 @@ TEST(DefaultsTableTest, EveryRowNamesAFieldAndEverySettingHasARow) {
   }
   // Every field of the config messages, the sections' own message fields excepted.
   std::vector<std::pair<std::string, const Descriptor*>> pending;
-  for (const char* section : {"model", "training", "output", "privacy", "horizontal", "local", "curator", "party"}) {
+  for (const char* section :
+       {"model", "training", "output", "privacy", "horizontal", "local", "curator", "party"}) {
     pending.emplace_back(section, SectionDescriptor(section));
   }
   while (!pending.empty()) {
@@ -259,7 +270,8 @@ TEST(DefaultsTableTest, EveryRowNamesAFieldAndEverySettingHasARow) {
       const FieldDescriptor* field = descriptor->field(i);
       const std::string path = absl::StrCat(prefix, ".", field->name());
       if (field->message_type() != nullptr && !field->is_repeated()) {
-        if (SectionDescriptor(field->name()) == nullptr) pending.emplace_back(path, field->message_type());
+        if (SectionDescriptor(field->name()) == nullptr)
+          pending.emplace_back(path, field->message_type());
         continue;
       }
       EXPECT_TRUE(paths.count(path)) << path << " has no row in the defaults table";
@@ -287,12 +299,14 @@ std::map<std::pair<std::string, std::string>, std::string> ProtoDefaults(const s
       scopes.push_back(match[1] == "enum" ? "" : match[2].str());
     } else if (trimmed == "}") {
       if (!scopes.empty()) scopes.pop_back();
-    } else if (!scopes.empty() && !scopes.back().empty() && std::regex_search(line, match, kField)) {
+    } else if (!scopes.empty() && !scopes.back().empty() &&
+               std::regex_search(line, match, kField)) {
       std::vector<std::string> candidates = comment;
       if (match[3].matched) candidates.push_back(match[4].str());
       for (const std::string& text : candidates) {
         const size_t at = text.find("default: ");
-        if (at != std::string::npos) defaults[{scopes.back(), match[2].str()}] = Normalised(text.substr(at + 9));
+        if (at != std::string::npos)
+          defaults[{scopes.back(), match[2].str()}] = Normalised(text.substr(at + 9));
       }
     }
     comment.clear();
@@ -312,15 +326,16 @@ TEST(DefaultsTableTest, ProtoCommentsWriteTheTablesDefaults) {
     known.insert(key);
     const auto it = documented.find(key);
     if (it == documented.end()) {
-      ADD_FAILURE() << "config.proto: " << key.first << "." << key.second << " has no \"default: "
-                    << DocumentedDefault(path) << "\"";
+      ADD_FAILURE() << "config.proto: " << key.first << "." << key.second
+                    << " has no \"default: " << DocumentedDefault(path) << "\"";
       continue;
     }
-    EXPECT_EQ(it->second, Normalised(DocumentedDefault(path))) << "config.proto: " << key.first << "." << key.second;
+    EXPECT_EQ(it->second, Normalised(DocumentedDefault(path)))
+        << "config.proto: " << key.first << "." << key.second;
   }
   for (const auto& [key, text] : documented) {
-    EXPECT_TRUE(known.count(key)) << "config.proto documents a default of " << key.first << "." << key.second
-                                  << " the table does not have";
+    EXPECT_TRUE(known.count(key)) << "config.proto documents a default of " << key.first << "."
+                                  << key.second << " the table does not have";
   }
 }
 
@@ -373,14 +388,16 @@ TEST(DefaultsTableTest, TheSettingsReferenceWritesTheTablesDefaults) {
     if (!settings_table || absl::StartsWith(cells[0], "---")) continue;
     // A name is within the table's scope unless it starts with another section ("output.rows").
     const std::string name = Normalised(cells[0]);
-    const bool sectioned = absl::StrContains(name, ".") && SectionDescriptor(Section(name)) != nullptr;
+    const bool sectioned =
+        absl::StrContains(name, ".") && SectionDescriptor(Section(name)) != nullptr;
     const std::string path = sectioned ? name : absl::StrCat(scope, ".", name);
     const FieldDescriptor* field = FieldAt(path);
     if (field != nullptr && field->message_type() != nullptr && !field->is_repeated()) {
       continue;  // a section or a block of settings, documented in its own table
     }
     const std::string expected = DocumentedDefault(path);
-    EXPECT_FALSE(expected.empty()) << "docs/configuration.md documents " << path << ", which the table does not have";
+    EXPECT_FALSE(expected.empty())
+        << "docs/configuration.md documents " << path << ", which the table does not have";
     EXPECT_EQ(Normalised(cells[1]), Normalised(expected)) << "docs/configuration.md: " << path;
     documented.insert(path);
   }

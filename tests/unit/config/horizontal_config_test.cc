@@ -16,7 +16,8 @@ using ::testing::HasSubstr;
 
 absl::StatusOr<v1::CuratorConfig> Curator(const std::string& extra) {
   v1::CuratorConfig config;
-  const std::string json = absl::StrCat(R"({"run_id":"r","parties":["a","b"],"plaintext":true,)", extra, "}");
+  const std::string json =
+      absl::StrCat(R"({"run_id":"r","parties":["a","b"],"plaintext":true,)", extra, "}");
   absl::Status status = ParseJsonInto(json, "c.json", &config);
   if (status.ok()) status = ResolveCuratorConfig("/base", &config);
   if (!status.ok()) return status;
@@ -26,7 +27,8 @@ absl::StatusOr<v1::CuratorConfig> Curator(const std::string& extra) {
 absl::StatusOr<v1::PartyConfig> Party(const std::string& extra) {
   v1::PartyConfig config;
   const std::string json = absl::StrCat(
-      R"({"name":"a","curator":"127.0.0.1:5","plaintext":true,"data":"a.csv","schema":"a.json",)", extra, "}");
+      R"({"name":"a","curator":"127.0.0.1:5","plaintext":true,"data":"a.csv","schema":"a.json",)",
+      extra, "}");
   absl::Status status = ParseJsonInto(json, "p.json", &config);
   if (status.ok()) status = ResolvePartyConfig("/base", &config);
   if (!status.ok()) return status;
@@ -61,23 +63,34 @@ TEST(HorizontalConfigTest, SettingsOfTheOtherTopologyAreRefusedNamingThem) {
   const std::pair<const char*, const char*> cases[] = {
       {R"("topology":"horizontal","privacy":{"mode":"strict","epsilon":8})", "vertical mode"},
       {R"("topology":"horizontal","privacy":{})", "needs privacy.epsilon"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8,"delta":1e-5})", "privacy.delta does not apply"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8,"noise_multiplier":1})", "privacy.noise_multiplier"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"model":{"z_dim":8})", "model.z_dim does not apply"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"training":{"batch_size":8})", "training.batch_size"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"output":{"label_column":"x"})", "output.label_column"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8,"delta":1e-5})",
+       "privacy.delta does not apply"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8,"noise_multiplier":1})",
+       "privacy.noise_multiplier"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"model":{"z_dim":8})",
+       "model.z_dim does not apply"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"training":{"batch_size":8})",
+       "training.batch_size"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"output":{"label_column":"x"})",
+       "output.label_column"},
       {R"("privacy":{"mode":"signds","epsilon":8})", "needs topology 'horizontal'"},
       {R"("privacy":{"mode":"dpfedavg","epsilon":8})", "needs topology 'horizontal'"},
       {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8},"horizontal":{"participation_cap":2})",
        "horizontal.participation_cap does not apply"},
-      {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8,"clip_norm":0})", "privacy.clip_norm"},
+      {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8,"clip_norm":0})",
+       "privacy.clip_norm"},
       {R"("topology":"horizontal","privacy":{"mode":"dpfedavg","epsilon":8,"feature_clip_norm":1})",
        "privacy.feature_clip_norm does not apply"},
-      {R"("privacy":{"epsilon":8},"horizontal":{"users_per_round":5})", "'horizontal' needs topology"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"top_k_ratio":1})", "top_k_ratio"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"local_batch_size":1})", "pairs"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"participation_cap":0})", "participation_cap"},
-      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"hidden":100000})", "horizontal.hidden"},
+      {R"("privacy":{"epsilon":8},"horizontal":{"users_per_round":5})",
+       "'horizontal' needs topology"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"top_k_ratio":1})",
+       "top_k_ratio"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"local_batch_size":1})",
+       "pairs"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"participation_cap":0})",
+       "participation_cap"},
+      {R"("topology":"horizontal","privacy":{"epsilon":8},"horizontal":{"hidden":100000})",
+       "horizontal.hidden"},
   };
   for (const auto& [json, message] : cases) {
     const auto config = Curator(json);
@@ -92,7 +105,8 @@ TEST(HorizontalConfigTest, AHorizontalPartyNeedsNoSharedSecretsAndRefusesThem) {
   ASSERT_TRUE(party.ok()) << party.status();
   EXPECT_EQ(party->privacy().mode(), v1::PrivacyConfig::signds);
   EXPECT_EQ(party->privacy().ledger(), "/base/a.csv.ledger");
-  const auto with_secrets = Party(R"("topology":"horizontal","secrets":"s.txt","privacy":{"epsilon":4})");
+  const auto with_secrets =
+      Party(R"("topology":"horizontal","secrets":"s.txt","privacy":{"epsilon":4})");
   ASSERT_FALSE(with_secrets.ok());
   EXPECT_THAT(with_secrets.status().message(), HasSubstr("secrets does not apply"));
   const auto vertical = Party(R"("privacy":{"epsilon":4})");

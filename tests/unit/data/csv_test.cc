@@ -68,9 +68,8 @@ TEST(CsvTest, EmptyAndDuplicateHeadersAreErrors) {
 TEST(CsvTest, FormatThenParseRoundTrips) {
   CsvTable table;
   table.header = {"name", "note", "n"};
-  table.rows = {{"plain", "", "1"},
-                {"with,comma", "quote \"q\"", "2"},
-                {" padded ", "line\nbreak", "?"}};
+  table.rows = {
+      {"plain", "", "1"}, {"with,comma", "quote \"q\"", "2"}, {" padded ", "line\nbreak", "?"}};
   auto text = FormatCsv(table);
   ASSERT_TRUE(text.ok());
   auto parsed = ParseCsv(*text, "rt.csv");

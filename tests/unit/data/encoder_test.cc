@@ -49,10 +49,10 @@ TEST(EncoderTest, EncodesKnownValues) {
   table.line_numbers = {2};
   auto result = encoder->Encode(table, "t.csv");
   ASSERT_TRUE(result.ok()) << result.status();
-  const std::vector<float> expected = {0, 1, 0, 0,   // green
-                                       0,            // size 2 in [-2, 6] -> 0
-                                       0, 0, 1,      // count missing
-                                       0, 0, 1};     // score 6 in bin [5, 10]
+  const std::vector<float> expected = {0, 1, 0, 0,  // green
+                                       0,           // size 2 in [-2, 6] -> 0
+                                       0, 0, 1,     // count missing
+                                       0, 0, 1};    // score 6 in bin [5, 10]
   EXPECT_EQ(result->table.values, expected);
 }
 
@@ -77,7 +77,7 @@ TEST(EncoderTest, DecodeInvertsEncode) {
     ASSERT_TRUE(absl::SimpleAtod(table.rows[r][1], &in));
     ASSERT_TRUE(absl::SimpleAtod(decoded.rows[r][1], &out));
     EXPECT_NEAR(out, in, 8 * 1e-6) << "row " << r;  // float32 scaling over a range of 8
-    EXPECT_EQ(decoded.rows[r][2], table.rows[r][2]) << "row " << r;  // integer: exact
+    EXPECT_EQ(decoded.rows[r][2], table.rows[r][2]) << "row " << r;    // integer: exact
     EXPECT_EQ(decoded.rows[r][3], score_midpoints[r]) << "row " << r;  // bin midpoint
   }
 }
@@ -144,7 +144,8 @@ TEST(EncoderTest, ALongBadValueIsCutInTheError) {
   auto result = encoder->Encode(table, "t.csv");
   ASSERT_FALSE(result.ok());
   EXPECT_LT(result.status().message().size(), 300u);
-  EXPECT_THAT(result.status().message(), HasSubstr("...' (1048576 bytes) is not one of the schema's categories"));
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("...' (1048576 bytes) is not one of the schema's categories"));
 }
 
 TEST(EncoderTest, MissingSchemaColumnIsAnError) {
@@ -209,7 +210,8 @@ TEST(WineGridTest, WineRoundTripsThroughItsBins) {
         double real = 0, back = 0;
         ASSERT_TRUE(absl::SimpleAtod(table->rows[r][real_at], &real));
         ASSERT_TRUE(absl::SimpleAtod(decoded.rows[r][back_at], &back)) << decoded.rows[r][back_at];
-        ASSERT_NEAR(back, real, 1e-4 * (column.max() - column.min())) << file << " " << column.name() << " row " << r;
+        ASSERT_NEAR(back, real, 1e-4 * (column.max() - column.min()))
+            << file << " " << column.name() << " row " << r;
       }
     }
   }

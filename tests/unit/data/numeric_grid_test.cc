@@ -42,7 +42,8 @@ TEST(NumericGridTest, SmallIntegerRangeGetsOneBinPerValue) {
   const std::vector<double> edges = NumericGridEdges(column, 16);
   ExpectStrictlyIncreasingWithin(edges, column);
   EXPECT_EQ(edges.size(), 17u);  // 16 values
-  EXPECT_LE(NumericGridEdges(Numeric("integer", 1, 17), 16).size(), 17u);  // 17 values: the general grid
+  EXPECT_LE(NumericGridEdges(Numeric("integer", 1, 17), 16).size(),
+            17u);  // 17 values: the general grid
   EXPECT_EQ(NumericGridEdges(Numeric("integer", 1, 32), 32).size(), 33u);  // 32 values
 }
 
@@ -83,7 +84,8 @@ TEST(NumericGridTest, ColumnsWithNegativeValuesGetEqualWidthCells) {
 }
 
 TEST(NumericGridTest, IntegerBoundsBeyondExactDoublesStillGiveIncreasingEdges) {
-  for (const v1::Column& column : {Numeric("integer", 1e16, 1e16 + 4), Numeric("integer", -1e16 - 4, -1e16)}) {
+  for (const v1::Column& column :
+       {Numeric("integer", 1e16, 1e16 + 4), Numeric("integer", -1e16 - 4, -1e16)}) {
     ExpectStrictlyIncreasingWithin(NumericGridEdges(column, kMaxGridCells), column);
   }
 }
@@ -135,15 +137,20 @@ TEST(NumericGridTest, EveryIntegerValueRoundTripsThroughItsBin) {
 }
 
 TEST(NumericGridTest, UnknownOrConflictingEncodingsAreRefused) {
-  EXPECT_FALSE(ParseSchema(R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"encoding":"log"}]})",
-                           "s.json")
-                   .ok());
-  EXPECT_FALSE(ParseSchema(
-                   R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,1],"encoding":"scalar"}]})",
-                   "s.json")
-                   .ok());
   EXPECT_FALSE(
-      ParseSchema(R"({"columns":[{"name":"a","type":"categorical","categories":["x"],"encoding":"grid"}]})", "s.json")
+      ParseSchema(
+          R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"encoding":"log"}]})",
+          "s.json")
+          .ok());
+  EXPECT_FALSE(
+      ParseSchema(
+          R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,1],"encoding":"scalar"}]})",
+          "s.json")
+          .ok());
+  EXPECT_FALSE(
+      ParseSchema(
+          R"({"columns":[{"name":"a","type":"categorical","categories":["x"],"encoding":"grid"}]})",
+          "s.json")
           .ok());
 }
 

@@ -112,12 +112,14 @@ TEST(PsiTest, TheSameSecretGivesTheSameListAnotherADifferentOrderAndExponent) {
 TEST(PsiTest, ThreePartiesFindExactlyTheIntersectionInTheReferenceOrder) {
   const std::vector<std::vector<std::string>> ids = {Ids(0, 59), Ids(20, 79), Ids(10, 49)};
   std::vector<PsiParty> parties;
-  for (size_t k = 0; k < ids.size(); ++k) parties.push_back(Party(absl::StrCat("run-secret-", k), ids[k]));
+  for (size_t k = 0; k < ids.size(); ++k)
+    parties.push_back(Party(absl::StrCat("run-secret-", k), ids[k]));
   const size_t count = parties.size();
   std::vector<std::vector<std::string>> lists;
   for (const PsiParty& party : parties) lists.push_back(party.own_list());
   for (size_t hop = 1; hop < count; ++hop) {
-    for (size_t start = 0; start < count; ++start) lists[start] = Blinded(parties[(start + hop) % count], lists[start]);
+    for (size_t start = 0; start < count; ++start)
+      lists[start] = Blinded(parties[(start + hop) % count], lists[start]);
   }
   const std::vector<std::vector<int64_t>> positions = PsiIntersectionPositions(lists);
   ASSERT_THAT(positions, SizeIs(count));
@@ -144,7 +146,8 @@ TEST(PsiTest, ThreePartiesFindExactlyTheIntersectionInTheReferenceOrder) {
     ASSERT_TRUE(order.ok() && reference.ok());
     EXPECT_EQ(*order, *reference);
     for (size_t i = 0; i < order->size(); ++i) {  // the same person at each position at every party
-      EXPECT_EQ(ids[k][static_cast<size_t>((*order)[i])], ids[0][static_cast<size_t>((*first_order)[i])]);
+      EXPECT_EQ(ids[k][static_cast<size_t>((*order)[i])],
+                ids[0][static_cast<size_t>((*first_order)[i])]);
     }
   }
 }
@@ -162,7 +165,8 @@ TEST(PsiTest, InvalidPointsAreRefusedWhenBlindingAndMalformedListsByTheCurator) 
   const PsiParty a = Party("secret-a", {"1", "2"});
   const std::string garbage(kPsiElementBytes, '\xff');  // not a canonical encoding
   const std::string identity(kPsiElementBytes, '\0');
-  for (const std::string& bad : {garbage, identity, std::string(31, 'a'), std::string(33, 'a'), std::string()}) {
+  for (const std::string& bad :
+       {garbage, identity, std::string(31, 'a'), std::string(33, 'a'), std::string()}) {
     std::vector<std::string> list = a.own_list();
     list.push_back(bad);
     const absl::StatusOr<std::vector<std::string>> blinded = a.Blind(list);
@@ -202,7 +206,8 @@ TEST(PsiTest, LongListsBlindElementByElementAndNameTheFirstBadElement) {
 }
 
 TEST(PsiTest, BadIdsAndPositionsAreErrors) {
-  EXPECT_THAT(PsiParty::Create("s", {"1", "2", "1"}).status().message(), HasSubstr("'1' appears more than once"));
+  EXPECT_THAT(PsiParty::Create("s", {"1", "2", "1"}).status().message(),
+              HasSubstr("'1' appears more than once"));
   EXPECT_EQ(PsiParty::Create("s", {}).status().code(), absl::StatusCode::kInvalidArgument);
   const PsiParty a = Party("secret-a", Ids(0, 4));
   EXPECT_THAT(a.Rows({5}).status().message(), HasSubstr("outside this party's 5 records"));

@@ -17,8 +17,9 @@ CsvTable Table() {
   CsvTable table;
   table.header = {"age", "income", "sex", "city", "code"};
   for (int i = 0; i < 40; ++i) {
-    table.rows.push_back({std::to_string(17 + i), i % 7 == 0 ? "?" : std::to_string(1000.5 + 37 * i),
-                          i % 2 ? "female" : "male", i < 38 ? "Paris" : "Oslo", "c" + std::to_string(i)});
+    table.rows.push_back(
+        {std::to_string(17 + i), i % 7 == 0 ? "?" : std::to_string(1000.5 + 37 * i),
+         i % 2 ? "female" : "male", i < 38 ? "Paris" : "Oslo", "c" + std::to_string(i)});
   }
   return table;
 }
@@ -70,7 +71,8 @@ TEST(SchemaDraftTest, PartiesGetContiguousGroupsOfEveryColumn) {
 TEST(SchemaDraftTest, RefusesWhatCannotBeDrafted) {
   SchemaDraftOptions options;
   options.parties = 6;
-  EXPECT_THAT(DraftSchema(Table(), options).status().message(), HasSubstr("cannot cut 5 columns into 6 parties"));
+  EXPECT_THAT(DraftSchema(Table(), options).status().message(),
+              HasSubstr("cannot cut 5 columns into 6 parties"));
   EXPECT_FALSE(DraftSchema(CsvTable(), SchemaDraftOptions()).ok());
   CsvTable empty_column = Table();
   for (auto& row : empty_column.rows) row[3] = "?";

@@ -10,8 +10,8 @@ using ::testing::HasSubstr;
 
 TEST(SchemaTest, ParsesShippedSchemas) {
   for (const char* name : {"adult", "wine"}) {
-    auto schema = LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/" + name +
-                             ".schema.json");
+    auto schema =
+        LoadSchema(std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/" + name + ".schema.json");
     ASSERT_TRUE(schema.ok()) << schema.status();
     EXPECT_GT(schema->columns_size(), 10);
   }
@@ -47,22 +47,27 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadSchemaCase{R"({"columns":[]})", "no columns"},
         BadSchemaCase{R"({"columns":[{"name":"a","type":"text"}]})", "unknown column type 'text'"},
-        BadSchemaCase{R"({"columns":[{"name":"a","type":"continuous","min":0}]})", "'min' and 'max'"},
-        BadSchemaCase{R"({"columns":[{"name":"a","type":"integer","min":5,"max":1}]})", "min < max"},
+        BadSchemaCase{R"({"columns":[{"name":"a","type":"continuous","min":0}]})",
+                      "'min' and 'max'"},
+        BadSchemaCase{R"({"columns":[{"name":"a","type":"integer","min":5,"max":1}]})",
+                      "min < max"},
         BadSchemaCase{R"({"columns":[{"name":"a","type":"categorical"}]})", "no 'categories'"},
         BadSchemaCase{R"({"columns":[{"name":"a","type":"categorical","categories":["x","x"]}]})",
                       "listed twice"},
         BadSchemaCase{R"({"columns":[{"name":"a","type":"categorical","categories":["?"]}]})",
                       "missing-value token"},
-        BadSchemaCase{R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,0.5,0.4]}]})",
-                      "strictly increasing"},
-        BadSchemaCase{R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,2]}]})",
-                      "outside"},
+        BadSchemaCase{
+            R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,0.5,0.4]}]})",
+            "strictly increasing"},
+        BadSchemaCase{
+            R"({"columns":[{"name":"a","type":"continuous","min":0,"max":1,"bins":[0,2]}]})",
+            "outside"},
         BadSchemaCase{R"({"columns":[{"name":"a","type":"categorical","categories":["x"]},
                                      {"name":"a","type":"categorical","categories":["y"]}]})",
                       "more than once"},
-        BadSchemaCase{R"({"id_column":"a","columns":[{"name":"a","type":"categorical","categories":["x"]}]})",
-                      "id column"},
+        BadSchemaCase{
+            R"({"id_column":"a","columns":[{"name":"a","type":"categorical","categories":["x"]}]})",
+            "id column"},
         BadSchemaCase{R"({"colums":[]})", "colums"},
         BadSchemaCase{R"({"columns":[{"name":"a",)", "not a valid Schema"}));
 

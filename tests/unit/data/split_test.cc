@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "common/data/schema.h"
 #include "common/base/proto_json.h"
+#include "common/data/schema.h"
 
 namespace vfsynth {
 namespace {
@@ -63,14 +63,16 @@ TEST(SplitTest, KeepsExistingIds) {
   table.header.push_back("pid");
   table.rows[0].push_back("u17");
   table.rows[1].push_back("u4");
-  auto result = SplitTable(table, schema, Parties(R"({"id_column":"key","parties":[{"name":"p","columns":["a"]}]})"));
+  auto result = SplitTable(
+      table, schema, Parties(R"({"id_column":"key","parties":[{"name":"p","columns":["a"]}]})"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(result->parties[0].table.header, ElementsAre("key", "a"));
   EXPECT_THAT(result->parties[0].table.rows[1], ElementsAre("u4", "y"));
   EXPECT_THAT(result->unassigned_columns, ElementsAre("b", "c"));
 
   table.rows[1][3] = "u17";
-  auto duplicate = SplitTable(table, schema, Parties(R"({"parties":[{"name":"p","columns":["a"]}]})"));
+  auto duplicate =
+      SplitTable(table, schema, Parties(R"({"parties":[{"name":"p","columns":["a"]}]})"));
   ASSERT_FALSE(duplicate.ok());
   EXPECT_THAT(duplicate.status().message(), HasSubstr("not unique"));
 }
@@ -99,7 +101,8 @@ TEST(SplitTest, ByRowsGivesEveryPartyEveryColumnAndRowsInTurn) {
   CsvTable table = JointTable();
   table.rows.push_back({"x", "3", "0.75"});
   table.line_numbers.push_back(4);
-  auto result = SplitTable(table, JointSchema(), Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"}]})"));
+  auto result = SplitTable(table, JointSchema(),
+                           Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"}]})"));
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->parties.size(), 2u);
   const PartyTable& p = result->parties[0];
@@ -109,25 +112,28 @@ TEST(SplitTest, ByRowsGivesEveryPartyEveryColumnAndRowsInTurn) {
   EXPECT_THAT(p.table.line_numbers, ElementsAre(2, 4));
   EXPECT_EQ(p.schema.columns_size(), 3);
   EXPECT_THAT(result->parties[1].table.rows, ElementsAre(ElementsAre("1", "y", "2", "0.25")));
-  EXPECT_EQ(result->parties[1].schema.SerializeAsString().size(), p.schema.SerializeAsString().size());
+  EXPECT_EQ(result->parties[1].schema.SerializeAsString().size(),
+            p.schema.SerializeAsString().size());
 
   const auto columns =
-      SplitTable(table, JointSchema(), Parties(R"({"by_rows":true,"parties":[{"name":"p","columns":["a"]}]})"));
+      SplitTable(table, JointSchema(),
+                 Parties(R"({"by_rows":true,"parties":[{"name":"p","columns":["a"]}]})"));
   ASSERT_FALSE(columns.ok());
   EXPECT_THAT(columns.status().message(), HasSubstr("every party every column"));
-  const auto too_many =
-      SplitTable(table, JointSchema(),
-                 Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"},{"name":"r"},{"name":"s"}]})"));
+  const auto too_many = SplitTable(
+      table, JointSchema(),
+      Parties(
+          R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"},{"name":"r"},{"name":"s"}]})"));
   ASSERT_FALSE(too_many.ok());
   EXPECT_THAT(too_many.status().message(), HasSubstr("3 rows cannot be cut over 4 parties"));
 }
 
 TEST(SplitTest, SplitsShippedAdultIntoLoadableFiles) {
   const std::string out = ::testing::TempDir() + "/split_adult";
-  auto result = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
-                           std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json",
-                           std::string(VFSYNTH_SOURCE_DIR) + "/deploy/parties/adult-3.json", out,
-                           false);
+  auto result =
+      SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                 std::string(VFSYNTH_SOURCE_DIR) + "/deploy/schemas/adult.schema.json",
+                 std::string(VFSYNTH_SOURCE_DIR) + "/deploy/parties/adult-3.json", out, false);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->parties.size(), 3u);
   EXPECT_TRUE(result->unassigned_columns.empty());
@@ -190,9 +196,10 @@ TEST(SplitTest, SplitFilesWithHoldoutWritesTrainAndHoldoutTables) {
     EXPECT_EQ(party.table.rows.size(), train->rows.size()) << party.name;
   }
   for (double bad : {-0.1, 1.0}) {
-    auto refused = SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
-                              source + "/deploy/schemas/adult.schema.json",
-                              source + "/deploy/parties/adult-3.json", out + "_bad", false, {bad, 1});
+    auto refused =
+        SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv",
+                   source + "/deploy/schemas/adult.schema.json",
+                   source + "/deploy/parties/adult-3.json", out + "_bad", false, {bad, 1});
     ASSERT_FALSE(refused.ok());
     EXPECT_THAT(refused.status().message(), HasSubstr("not in [0, 1)"));
   }

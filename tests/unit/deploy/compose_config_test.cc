@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/config/config.h"
 #include "common/base/proto_json.h"
+#include "common/config/config.h"
 #include "vfsynth/v1/schema.pb.h"
 
 namespace vfsynth {

@@ -39,11 +39,12 @@ class AuditCommandTest : public ::testing::Test {
   // `vfsynth audit` on Adult with `flags`.
   Result Audit(const std::string& flags) const {
     const std::string log = out_ + ".log";
-    const int status = std::system(absl::StrCat(VFSYNTH_BIN_DIR, "/vfsynth audit --real ", VFSYNTH_DATASETS_DIR,
-                                                "/adult.csv --schema ", VFSYNTH_SOURCE_DIR,
-                                                "/deploy/schemas/adult.schema.json --out ", out_, " ", flags, " > ",
-                                                log, " 2>&1")
-                                       .c_str());
+    const int status =
+        std::system(absl::StrCat(VFSYNTH_BIN_DIR, "/vfsynth audit --real ", VFSYNTH_DATASETS_DIR,
+                                 "/adult.csv --schema ", VFSYNTH_SOURCE_DIR,
+                                 "/deploy/schemas/adult.schema.json --out ", out_, " ", flags,
+                                 " > ", log, " 2>&1")
+                        .c_str());
     Result result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(log).value_or("")};
     fs::remove(log);
     return result;
@@ -70,16 +71,18 @@ TEST_F(AuditCommandTest, RefusesFlagsThatDoNotFit) {
 }
 
 TEST_F(AuditCommandTest, StrictAuditWithCanaryReportsTheClaimBesideTheAttack) {
-  const Result r = Audit("--privacy strict --epsilon 2 --audit-canary --audit-models 2 --audit-rows 100 --rounds 2");
+  const Result r = Audit(
+      "--privacy strict --epsilon 2 --audit-canary --audit-models 2 --audit-rows 100 --rounds 2");
   ASSERT_EQ(r.exit_code, 0) << r.log;
-  EXPECT_NE(r.log.find("privacy strict, claimed epsilon 2.000; empirical epsilon lower bound"), std::string::npos)
+  EXPECT_NE(r.log.find("privacy strict, claimed epsilon 2.000; empirical epsilon lower bound"),
+            std::string::npos)
       << r.log;
   EXPECT_NE(r.log.find("target canary (row 100)"), std::string::npos) << r.log;
   const auto json = ReadFile(out_ + "/audit.json");
   ASSERT_TRUE(json.ok()) << json.status();
   for (const char* field : {"\"privacy_mode\": \"strict\"", "\"differentially_private\": true",
-                            "\"target\": \"canary\"", "\"training_rows\": 101", "\"epsilon_lower_bound\"",
-                            "\"attack_auc\""}) {
+                            "\"target\": \"canary\"", "\"training_rows\": 101",
+                            "\"epsilon_lower_bound\"", "\"attack_auc\""}) {
     EXPECT_NE(json->find(field), std::string::npos) << field << " not in\n" << *json;
   }
   EXPECT_NEAR(NumberField(*json, "claimed_epsilon"), 2.0, 1e-3) << *json;

@@ -36,9 +36,11 @@ RuleData MakeRule(int64_t rows, uint64_t seed, int classes) {
   d.x.rows = rows;
   d.x.cols = 10;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int c = 0; c < 10; ++c) d.x.values.push_back(c == 9 ? (u(rng) < 0.5f ? 1.f : 0.f) : u(rng));
+    for (int c = 0; c < 10; ++c)
+      d.x.values.push_back(c == 9 ? (u(rng) < 0.5f ? 1.f : 0.f) : u(rng));
     const float s = d.x.values[r * 10] + d.x.values[r * 10 + 1];
-    d.y.push_back(classes == 2 ? (s > 1 ? 1 : 0) : std::min(classes - 1, static_cast<int>(s / 2 * classes)));
+    d.y.push_back(classes == 2 ? (s > 1 ? 1 : 0)
+                               : std::min(classes - 1, static_cast<int>(s / 2 * classes)));
   }
   return d;
 }

@@ -8,8 +8,8 @@ namespace vfsynth {
 namespace {
 
 TEST(IncompleteBetaTest, ClosedForms) {
-  EXPECT_NEAR(RegularizedIncompleteBeta(1, 1, 0.3), 0.3, 1e-12);          // uniform
-  EXPECT_NEAR(RegularizedIncompleteBeta(2, 1, 0.5), 0.25, 1e-12);         // x^2
+  EXPECT_NEAR(RegularizedIncompleteBeta(1, 1, 0.3), 0.3, 1e-12);   // uniform
+  EXPECT_NEAR(RegularizedIncompleteBeta(2, 1, 0.5), 0.25, 1e-12);  // x^2
   EXPECT_NEAR(RegularizedIncompleteBeta(1, 3, 0.2), 1 - std::pow(0.8, 3), 1e-12);
   EXPECT_NEAR(BetaQuantile(0.25, 2, 1), 0.5, 1e-9);
 }
@@ -37,7 +37,8 @@ TEST(EmpiricalEpsilonTest, MatchesAnchorTable) {
       {250, 500, 10, 500, 0, 0.544714, 0.036472, 2.5244, 3.2189},
   };
   for (const Row& row : rows) {
-    SCOPED_TRACE(::testing::Message() << row.fn << "/" << row.pos << " " << row.fp << "/" << row.neg);
+    SCOPED_TRACE(::testing::Message()
+                 << row.fn << "/" << row.pos << " " << row.fp << "/" << row.neg);
     const EpsilonBound b = EmpiricalEpsilon(row.fn, row.pos, row.fp, row.neg, row.delta);
     EXPECT_NEAR(b.fnr_upper, row.fnr_ub, 1e-6);
     EXPECT_NEAR(b.fpr_upper, row.fpr_ub, 1e-6);

@@ -29,12 +29,13 @@ EvalTable TwoColumns(std::vector<double> x, std::vector<int> c) {
 TEST(DcrTest, HandComputedDistances) {
   const EvalTable reference = TwoColumns({0, 10}, {0, 1});  // range of x = 10
   const EvalTable rows = TwoColumns({2, 9, 50, kNaN}, {1, 1, 2, 0});
-  const std::vector<double> d = DistanceToClosestRecord(rows, reference, ColumnRanges({&reference}));
+  const std::vector<double> d =
+      DistanceToClosestRecord(rows, reference, ColumnRanges({&reference}));
   ASSERT_EQ(d.size(), 4u);
   EXPECT_NEAR(d[0], 0.5 * 0.8, 1e-12);  // (0,a): 0.2+1; (10,b): 0.8+0 is closer
   EXPECT_NEAR(d[1], 0.5 * 0.1, 1e-12);
-  EXPECT_NEAR(d[2], 0.5 * (1 + 1), 1e-12);    // numeric distance capped at 1
-  EXPECT_NEAR(d[3], 0.5 * (1 + 0), 1e-12);    // missing vs value = 1
+  EXPECT_NEAR(d[2], 0.5 * (1 + 1), 1e-12);  // numeric distance capped at 1
+  EXPECT_NEAR(d[3], 0.5 * (1 + 0), 1e-12);  // missing vs value = 1
   EXPECT_NEAR(Median({3, 1, 2, 10}), 2.5, 1e-12);
 }
 

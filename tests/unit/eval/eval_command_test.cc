@@ -48,7 +48,8 @@ double Number(const Struct& root, const std::string& path) {
   size_t start = 0;
   while (true) {
     const size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const auto it = node->fields().find(key);
     if (it == node->fields().end()) ADD_FAILURE() << "no key " << path;
     if (it == node->fields().end()) return -1;
@@ -64,8 +65,10 @@ double ModelNumber(const Struct& root, const std::string& model, const std::stri
     ADD_FAILURE() << "no " << utility;
     return -1;
   }
-  for (const Value& m : root.fields().at(utility).struct_value().fields().at("models").list_value().values()) {
-    if (m.struct_value().fields().at("model").string_value() == model) return Number(m.struct_value(), path);
+  for (const Value& m :
+       root.fields().at(utility).struct_value().fields().at("models").list_value().values()) {
+    if (m.struct_value().fields().at("model").string_value() == model)
+      return Number(m.struct_value(), path);
   }
   ADD_FAILURE() << "no model " << model;
   return -1;
@@ -74,14 +77,16 @@ double ModelNumber(const Struct& root, const std::string& model, const std::stri
 class EvalCommandTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::temp_directory_path() / absl::StrCat("vfsynth_eval_", getpid())).string());
+    dir_ = new std::string(
+        (fs::temp_directory_path() / absl::StrCat("vfsynth_eval_", getpid())).string());
     fs::create_directories(*dir_);
     auto adult = ReadCsv(VFSYNTH_DATASETS_DIR "/adult.csv");
     ASSERT_TRUE(adult.ok()) << adult.status();
     // 6000 real rows keep the test at a few seconds per run on 2 cores.
     const std::vector<int64_t> sample = SampleRows(adult->rows.size(), 8000, 11);
     const CsvTable real = Rows(*adult, std::vector<int64_t>(sample.begin(), sample.begin() + 6000));
-    const CsvTable holdout = Rows(*adult, std::vector<int64_t>(sample.begin() + 6000, sample.end()));
+    const CsvTable holdout =
+        Rows(*adult, std::vector<int64_t>(sample.begin() + 6000, sample.end()));
     const CsvTable half = Rows(real, SampleRows(real.rows.size(), 3000, 12));
     CsvTable shuffled = real;  // every column permuted independently
     std::mt19937_64 rng(13);
@@ -92,7 +97,8 @@ class EvalCommandTest : public ::testing::Test {
     }
     CsvTable others_shuffled = real;  // the bank's columns intact, every other column permuted
     for (size_t c = 0; c < others_shuffled.header.size(); ++c) {
-      if (std::count(kBankColumns.begin(), kBankColumns.end(), others_shuffled.header[c]) > 0) continue;
+      if (std::count(kBankColumns.begin(), kBankColumns.end(), others_shuffled.header[c]) > 0)
+        continue;
       for (size_t i = others_shuffled.rows.size() - 1; i > 0; --i) {
         std::swap(others_shuffled.rows[i][c], others_shuffled.rows[rng() % (i + 1)][c]);
       }
@@ -124,18 +130,21 @@ class EvalCommandTest : public ::testing::Test {
       auto json = ToJson(party.schema);
       ASSERT_TRUE(json.ok() && WriteFileAtomically(*dir_ + "/bank.schema.json", *json).ok());
     }
-    ASSERT_TRUE(WriteFileAtomically(*dir_ + "/bank.json", R"({"name": "bank", "curator": "127.0.0.1:50051",
+    ASSERT_TRUE(
+        WriteFileAtomically(*dir_ + "/bank.json", R"({"name": "bank", "curator": "127.0.0.1:50051",
         "plaintext": true, "data": "bank.csv", "schema": "bank.schema.json", "secrets": "secrets.txt",
         "privacy": {"mode": "strict", "epsilon": 10}})")
-                    .ok());
+            .ok());
     half_ = new Struct(RunEval("half"));
     bank_half_ = new Struct(RunPartyEval("half"));
     bank_shuffled_ = new Struct(RunPartyEval("shuffled"));
     bank_others_shuffled_ = new Struct(RunPartyEval("others_shuffled"));
-    shuffled_ =
-        new Struct(RunEval("shuffled", " --privacy-statement " + PrivacyStatementPath(*dir_ + "/shuffled.csv")));
-    half_on_holdout_ = new Struct(RunEval("half", " --holdout " + *dir_ + "/holdout.csv", "half_holdout"));
-    const std::string cross = absl::StrCat(" --parties ", kLayout, " --holdout ", *dir_, "/holdout.csv");
+    shuffled_ = new Struct(RunEval(
+        "shuffled", " --privacy-statement " + PrivacyStatementPath(*dir_ + "/shuffled.csv")));
+    half_on_holdout_ =
+        new Struct(RunEval("half", " --holdout " + *dir_ + "/holdout.csv", "half_holdout"));
+    const std::string cross =
+        absl::StrCat(" --parties ", kLayout, " --holdout ", *dir_, "/holdout.csv");
     half_cross_party_ = new Struct(RunEval("half", cross, "half_cross"));
     others_shuffled_ = new Struct(RunEval("others_shuffled", cross));
   }
@@ -156,10 +165,11 @@ class EvalCommandTest : public ::testing::Test {
                         const std::string& out_name = "") {
     const std::string out = *dir_ + "/out_" + (out_name.empty() ? name : out_name);
     const std::string command = absl::StrCat(
-        kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_, "/", name,
-        ".csv --schema ", kSchema, " --target class --out ", out,
+        kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_, "/", name, ".csv --schema ",
+        kSchema, " --target class --out ", out,
         " --eval-models random_forest,logistic_regression --eval-trees 30 --eval-dcr-rows 300"
-        " --log-level warn", extra);
+        " --log-level warn",
+        extra);
     return Metrics(command, out);
   }
 
@@ -178,8 +188,8 @@ class EvalCommandTest : public ::testing::Test {
   // `vfsynth eval --party-config`: the bank scores table `name` on its own rows and columns.
   static Struct RunPartyEval(const std::string& name) {
     const std::string out = *dir_ + "/out_bank_" + name;
-    return Metrics(absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ", *dir_, "/", name,
-                                ".csv --target class --out ", out,
+    return Metrics(absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ",
+                                *dir_, "/", name, ".csv --target class --out ", out,
                                 " --eval-models random_forest,logistic_regression --eval-trees 30"
                                 " --eval-dcr-rows 300 --log-level warn"),
                    out);
@@ -242,7 +252,8 @@ TEST_F(EvalCommandTest, ShuffledCopyKeepsMarginalsButDestroysPairTrends) {
   EXPECT_LT(Number(*shuffled_, "fidelity.column_pair_trends"),
             Number(*half_, "fidelity.column_pair_trends") - 0.05);
   EXPECT_GT(Number(*shuffled_, "fidelity.avd_2way"), 3 * Number(*half_, "fidelity.avd_2way"));
-  EXPECT_GT(Number(*shuffled_, "fidelity.frechet_distance"), 10 * Number(*half_, "fidelity.frechet_distance"));
+  EXPECT_GT(Number(*shuffled_, "fidelity.frechet_distance"),
+            10 * Number(*half_, "fidelity.frechet_distance"));
   // Features carry no information about the label any more: TSTR falls to about the
   // majority-class rate (0.76 on Adult) and the binary F1 collapses.
   EXPECT_LT(ModelNumber(*shuffled_, "logistic_regression", "tstr.accuracy"), 0.78);
@@ -251,20 +262,27 @@ TEST_F(EvalCommandTest, ShuffledCopyKeepsMarginalsButDestroysPairTrends) {
 }
 
 TEST_F(EvalCommandTest, CrossPartyUtilityUsesOnlyTheOtherPartiesColumns) {
-  const Value& excluded =
-      half_cross_party_->fields().at("cross_party_utility").struct_value().fields().at("excluded_features");
+  const Value& excluded = half_cross_party_->fields()
+                              .at("cross_party_utility")
+                              .struct_value()
+                              .fields()
+                              .at("excluded_features");
   std::vector<std::string> names;
   for (const Value& v : excluded.list_value().values()) names.push_back(v.string_value());
   EXPECT_EQ(names, kBankColumns);
   // The hospital's and insurer's columns predict the label (education, relationship, ...).
-  const double real_f1 = ModelNumber(*half_cross_party_, "random_forest", "trtr.binary_f1", "cross_party_utility");
+  const double real_f1 =
+      ModelNumber(*half_cross_party_, "random_forest", "trtr.binary_f1", "cross_party_utility");
   EXPECT_GT(real_f1, 0.4);
-  EXPECT_NEAR(ModelNumber(*half_cross_party_, "random_forest", "tstr.binary_f1", "cross_party_utility"), real_f1,
-              0.06);
+  EXPECT_NEAR(
+      ModelNumber(*half_cross_party_, "random_forest", "tstr.binary_f1", "cross_party_utility"),
+      real_f1, 0.06);
   // A table that keeps the label's dependence on its own party's columns only: the full
   // utility still learns from capital-gain, the cross-party one learns nothing.
   EXPECT_GT(ModelNumber(*others_shuffled_, "random_forest", "tstr.binary_f1"), 0.3);
-  EXPECT_LT(ModelNumber(*others_shuffled_, "random_forest", "tstr.binary_f1", "cross_party_utility"), 0.15);
+  EXPECT_LT(
+      ModelNumber(*others_shuffled_, "random_forest", "tstr.binary_f1", "cross_party_utility"),
+      0.15);
 }
 
 TEST_F(EvalCommandTest, CrossPartyUtilityNeedsALayoutThatHoldsTheTarget) {
@@ -273,9 +291,9 @@ TEST_F(EvalCommandTest, CrossPartyUtilityNeedsALayoutThatHoldsTheTarget) {
                                                           {"name": "b", "columns": ["sex"]}]})")
                   .ok());
   const std::string out = *dir_ + "/out_no_target";
-  const std::string command = absl::StrCat(kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_,
-                                           "/half.csv --schema ", kSchema, " --target class --parties ", layout,
-                                           " --out ", out, " --log-level warn 2> ", out, ".err");
+  const std::string command = absl::StrCat(
+      kBin, " eval --real ", *dir_, "/real.csv --synthetic ", *dir_, "/half.csv --schema ", kSchema,
+      " --target class --parties ", layout, " --out ", out, " --log-level warn 2> ", out, ".err");
   EXPECT_NE(std::system(command.c_str()), 0);
   auto error = ReadFile(out + ".err");
   ASSERT_TRUE(error.ok());
@@ -288,7 +306,8 @@ TEST_F(EvalCommandTest, APartyScoresTheTableOnItsOwnRowsAndColumns) {
   EXPECT_EQ(scope.fields().at("party").string_value(), "bank");
   EXPECT_FALSE(scope.fields().at("differentially_private").bool_value());
   std::vector<std::string> columns;
-  for (const Value& v : scope.fields().at("columns").list_value().values()) columns.push_back(v.string_value());
+  for (const Value& v : scope.fields().at("columns").list_value().values())
+    columns.push_back(v.string_value());
   EXPECT_EQ(columns, kBankColumns);
   EXPECT_EQ(Number(*bank_half_, "real_rows"), 6000);
   EXPECT_GT(Number(*bank_half_, "fidelity.column_shapes"), 0.97);
@@ -309,18 +328,23 @@ TEST_F(EvalCommandTest, APartyScoresTheTableOnItsOwnRowsAndColumns) {
   EXPECT_LT(Number(*others_shuffled_, "fidelity.column_pair_trends"), 0.95);
   auto html = ReadFile(*dir_ + "/out_bank_half/report.html");
   ASSERT_TRUE(html.ok());
-  EXPECT_NE(html->find("id=\"scope\">Computed by party <b>bank</b> from its own rows, on its own 4 columns"),
-            std::string::npos);
+  EXPECT_NE(
+      html->find(
+          "id=\"scope\">Computed by party <b>bank</b> from its own rows, on its own 4 columns"),
+      std::string::npos);
   EXPECT_NE(html->find("not differentially private"), std::string::npos);
   EXPECT_EQ(half_->fields().count("scope"), 0);
 }
 
 TEST_F(EvalCommandTest, APartysEvaluationRefusesJointInputsAndOthersTargets) {
-  const std::string base = absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ", *dir_,
-                                        "/half.csv --log-level warn");
+  const std::string base =
+      absl::StrCat(kBin, " eval --party-config ", *dir_, "/bank.json --synthetic ", *dir_,
+                   "/half.csv --log-level warn");
   for (const auto& [extra, message] :
-       {std::pair<std::string, std::string>{" --target class --real " + *dir_ + "/real.csv", "leave out --real"},
-        {" --target age", "party 'bank' does not hold --target 'age'; its columns: fnlwgt, capital-gain"}}) {
+       {std::pair<std::string, std::string>{" --target class --real " + *dir_ + "/real.csv",
+                                            "leave out --real"},
+        {" --target age",
+         "party 'bank' does not hold --target 'age'; its columns: fnlwgt, capital-gain"}}) {
     const std::string out = *dir_ + "/out_bank_refused";
     const std::string command = absl::StrCat(base, extra, " --out ", out, " 2> ", out, ".err");
     EXPECT_NE(std::system(command.c_str()), 0) << command;
@@ -340,11 +364,18 @@ TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
   // The privacy page: mode and δ, each observer's ε, each party's ledger, what is protected.
   EXPECT_NE(html->find("Mode strict, &delta; = 1e-05"), std::string::npos);
   EXPECT_NE(html->find("<td>published</td><td>"), std::string::npos);
-  EXPECT_NE(html->find("<p id=\"ledger\">Each party's ledger: its own releases over the run's 300 rounds"),
+  EXPECT_NE(html->find(
+                "<p id=\"ledger\">Each party's ledger: its own releases over the run's 300 rounds"),
             std::string::npos);
   EXPECT_NE(html->find("<b>Not protected</b>"), std::string::npos);
   ASSERT_EQ(shuffled_->fields().count("differential_privacy"), 1u);
-  EXPECT_EQ(shuffled_->fields().at("differential_privacy").struct_value().fields().at("mode").string_value(), "strict");
+  EXPECT_EQ(shuffled_->fields()
+                .at("differential_privacy")
+                .struct_value()
+                .fields()
+                .at("mode")
+                .string_value(),
+            "strict");
   // Every heatmap has its colour legend.
   int legends = 0;
   for (size_t at = html->find("class=\"legend\""); at != std::string::npos;
@@ -359,18 +390,26 @@ TEST_F(EvalCommandTest, ReportRendersInHeadlessChromium) {
   const std::string flags = absl::StrCat(
       "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir=", profile);
+      "--user-data-dir=",
+      profile);
   const std::string shot = *dir_ + "/report.png";
-  ASSERT_EQ(std::system(absl::StrCat(flags, " --screenshot=", shot, " --window-size=1400,3000 file://",
-                                     report, " > /dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(
+      std::system(absl::StrCat(flags, " --screenshot=", shot, " --window-size=1400,3000 file://",
+                               report, " > /dev/null 2>&1")
+                      .c_str()),
+      0);
   EXPECT_GT(fs::file_size(shot), 50000u);  // a blank page is a few kB
   const std::string dom = *dir_ + "/dom.html";
-  ASSERT_EQ(std::system(absl::StrCat(flags, " --dump-dom file://", report, " > ", dom,
-                                     " 2> /dev/null").c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          absl::StrCat(flags, " --dump-dom file://", report, " > ", dom, " 2> /dev/null").c_str()),
+      0);
   auto rendered = ReadFile(dom);
   ASSERT_TRUE(rendered.ok());
   int svgs = 0;
-  for (size_t at = rendered->find("<svg"); at != std::string::npos; at = rendered->find("<svg", at + 1)) ++svgs;
+  for (size_t at = rendered->find("<svg"); at != std::string::npos;
+       at = rendered->find("<svg", at + 1))
+    ++svgs;
   EXPECT_EQ(svgs, 15 + 3 + 1);  // 15 Adult marginals, 3 heatmaps, DCR histogram
   EXPECT_NE(rendered->find("id=\"summary\""), std::string::npos);
   EXPECT_NE(rendered->find("random_forest"), std::string::npos);

@@ -87,7 +87,7 @@ EvalColumn Categorical(const std::string& name, int categories, std::vector<int>
 
 EvalTable Table(std::vector<EvalColumn> columns) {
   EvalTable t;
-  t.rows = columns.empty() ? 0
+  t.rows = columns.empty()        ? 0
            : columns[0].numeric() ? static_cast<int64_t>(columns[0].values.size())
                                   : static_cast<int64_t>(columns[0].codes.size());
   t.columns = std::move(columns);
@@ -119,8 +119,10 @@ TEST(QualityTest, ReversedPairBreaksTrendsButNotShapes) {
 
 TEST(KWayAvdTest, HandComputedTwoWayMarginal) {
   // Real cells (0,0) (0,1) (1,0) (1,1) at 1/4; synthetic (0,0) (0,1) at 1/2: TVD = 1/2.
-  const EvalTable real = Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1})});
-  const EvalTable syn = Table({Categorical("a", 2, {0, 0, 0, 0}), Categorical("b", 2, {0, 1, 0, 1})});
+  const EvalTable real =
+      Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1})});
+  const EvalTable syn =
+      Table({Categorical("a", 2, {0, 0, 0, 0}), Categorical("b", 2, {0, 1, 0, 1})});
   EXPECT_NEAR(KWayAvd(real, syn, 2, 100, 1), 0.5, 1e-12);
   // 1-way: column a has TVD 1/2, column b 0; the mean over many random sets is near 1/4.
   EXPECT_NEAR(KWayAvd(real, syn, 1, 2000, 1), 0.25, 0.03);
@@ -129,18 +131,20 @@ TEST(KWayAvdTest, HandComputedTwoWayMarginal) {
 TEST(KWayAvdTest, FourWayMarginalsKeepEveryCodeApart) {
   // Four binary columns: the synthetic rows flip the last column of every real row, so
   // no 4-way cell matches (TVD 1), while every 3-set without d matches exactly.
-  const EvalTable real = Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
-                                Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {0, 1, 1, 0})});
-  const EvalTable syn = Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
-                               Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {1, 0, 0, 1})});
+  const EvalTable real =
+      Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
+             Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {0, 1, 1, 0})});
+  const EvalTable syn =
+      Table({Categorical("a", 2, {0, 0, 1, 1}), Categorical("b", 2, {0, 1, 0, 1}),
+             Categorical("c", 2, {1, 1, 0, 0}), Categorical("d", 2, {1, 0, 0, 1})});
   EXPECT_NEAR(KWayAvd(real, syn, 4, 10, 1), 1.0, 1e-12);
   EXPECT_NEAR(KWayAvd(real, real, 4, 10, 1), 0.0, 1e-12);
   EXPECT_TRUE(std::isnan(KWayAvd(real, syn, 5, 10, 1)));
 }
 
 TEST(AssociationMatrixTest, DiagonalOneAndSymmetric) {
-  const EvalTable t = Table({Numeric("x", {1, 2, 3, 4}), Numeric("y", {2, 4, 6, 8}),
-                             Categorical("c", 2, {0, 0, 1, 1})});
+  const EvalTable t = Table(
+      {Numeric("x", {1, 2, 3, 4}), Numeric("y", {2, 4, 6, 8}), Categorical("c", 2, {0, 0, 1, 1})});
   const std::vector<double> m = AssociationMatrix(t, RealBinnings(t, 10));
   ASSERT_EQ(m.size(), 9u);
   EXPECT_DOUBLE_EQ(m[0], 1.0);

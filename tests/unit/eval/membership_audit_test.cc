@@ -36,7 +36,8 @@ class MembershipAuditTest : public ::testing::Test {
     std::mt19937_64 rng(seed);
     CsvTable out;
     out.header = source.header;
-    for (size_t i = 0; i < source.rows.size(); ++i) out.rows.push_back(source.rows[rng() % source.rows.size()]);
+    for (size_t i = 0; i < source.rows.size(); ++i)
+      out.rows.push_back(source.rows[rng() % source.rows.size()]);
     return out;
   }
 
@@ -57,7 +58,8 @@ TEST_F(MembershipAuditTest, FeaturesSeeTheTargetInTheSet) {
   const std::vector<double> ranges = ColumnRanges({&*table});
   const EvalTable target = table->Subset({3});
   const std::vector<double> with = AuditFeatures(*table, target, ranges);
-  const std::vector<double> without = AuditFeatures(table->Subset({0, 1, 2, 4, 5, 6}), target, ranges);
+  const std::vector<double> without =
+      AuditFeatures(table->Subset({0, 1, 2, 4, 5, 6}), target, ranges);
   ASSERT_EQ(with.size(), without.size());
   EXPECT_EQ(with[with.size() - 3], 0.0);  // closest distance: the target itself
   EXPECT_GT(without[without.size() - 3], 0.0);
@@ -65,7 +67,8 @@ TEST_F(MembershipAuditTest, FeaturesSeeTheTargetInTheSet) {
 
 TEST_F(MembershipAuditTest, MemorisingGeneratorIsCaught) {
   // Publishes a bootstrap of its training data: the target appears (or not) verbatim.
-  const SyntheticSampler leaky = [](const CsvTable& training, uint64_t seed) -> absl::StatusOr<CsvTable> {
+  const SyntheticSampler leaky = [](const CsvTable& training,
+                                    uint64_t seed) -> absl::StatusOr<CsvTable> {
     CsvTable out = Resample(training, seed);
     out.rows.insert(out.rows.end(), training.rows.begin(), training.rows.end());
     return out;
@@ -85,7 +88,8 @@ TEST_F(MembershipAuditTest, MemorisingGeneratorIsCaught) {
 
 TEST_F(MembershipAuditTest, GeneratorIgnoringItsInputLeaksNothing) {
   const CsvTable population = population_;
-  const SyntheticSampler blind = [population](const CsvTable&, uint64_t seed) -> absl::StatusOr<CsvTable> {
+  const SyntheticSampler blind = [population](const CsvTable&,
+                                              uint64_t seed) -> absl::StatusOr<CsvTable> {
     return Resample(population, seed);
   };
   AuditOptions options;
@@ -102,8 +106,10 @@ TEST_F(MembershipAuditTest, CanaryIsTheTargetAndOnlyTheTrainingWithItSeesIt) {
   std::vector<size_t> sizes;
   bool with_has_canary = true, without_has_canary = false;
   const std::vector<std::string> record = *canary;
-  const SyntheticSampler echo = [&](const CsvTable& training, uint64_t) -> absl::StatusOr<CsvTable> {
-    const bool has = std::find(training.rows.begin(), training.rows.end(), record) != training.rows.end();
+  const SyntheticSampler echo = [&](const CsvTable& training,
+                                    uint64_t) -> absl::StatusOr<CsvTable> {
+    const bool has =
+        std::find(training.rows.begin(), training.rows.end(), record) != training.rows.end();
     if (training.rows.size() == data_.rows.size() + 1) with_has_canary &= has;
     if (training.rows.size() == data_.rows.size()) without_has_canary |= has;
     sizes.push_back(training.rows.size());
@@ -140,7 +146,8 @@ TEST_F(MembershipAuditTest, AuditJsonStatesTheClaimBesideTheBound) {
   PublishedClaim none{"none", std::nullopt, "mode none adds no noise"};
   const std::string without_claim = AuditJson(result, none);
   EXPECT_EQ(without_claim.find("claimed_epsilon"), std::string::npos) << without_claim;
-  EXPECT_NE(without_claim.find("\"differentially_private\": false"), std::string::npos) << without_claim;
+  EXPECT_NE(without_claim.find("\"differentially_private\": false"), std::string::npos)
+      << without_claim;
   EXPECT_NE(without_claim.find("mode none adds no noise"), std::string::npos) << without_claim;
 }
 
@@ -152,9 +159,11 @@ TEST_F(MembershipAuditTest, CanaryIsBuiltFromTheSchemaAndLiesOutsideTheData) {
     const std::string& value = (*canary)[data_.ColumnIndex(column.name())];
     if (column.type() == "categorical") {
       EXPECT_NE(std::find(column.categories().begin(), column.categories().end(), value),
-                column.categories().end()) << column.name() << " = " << value;
+                column.categories().end())
+          << column.name() << " = " << value;
     } else {
-      EXPECT_TRUE(value == absl::StrFormat("%.17g", column.min()) || value == absl::StrFormat("%.17g", column.max()))
+      EXPECT_TRUE(value == absl::StrFormat("%.17g", column.min()) ||
+                  value == absl::StrFormat("%.17g", column.max()))
           << column.name() << " = " << value << " is not a declared bound";
     }
   }

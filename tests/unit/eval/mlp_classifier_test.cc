@@ -13,7 +13,8 @@ FeatureMatrix Features(int64_t rows) {
   x.rows = rows;
   x.cols = 3;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int c = 0; c < 3; ++c) x.values.push_back(static_cast<float>((r * (c + 3) + c) % 7) / 7.0f);
+    for (int c = 0; c < 3; ++c)
+      x.values.push_back(static_cast<float>((r * (c + 3) + c) % 7) / 7.0f);
   }
   return x;
 }
@@ -21,7 +22,8 @@ FeatureMatrix Features(int64_t rows) {
 TEST(MlpClassifierTest, IsSeededOnItsOwnAndLeavesTheGlobalGeneratorAlone) {
   const FeatureMatrix x = Features(300);
   std::vector<int> y;
-  for (int64_t r = 0; r < x.rows; ++r) y.push_back(x.values[r * 3] + x.values[r * 3 + 1] > 0.8f ? 1 : 0);
+  for (int64_t r = 0; r < x.rows; ++r)
+    y.push_back(x.values[r * 3] + x.values[r * 3 + 1] > 0.8f ? 1 : 0);
   MlpOptions options;
   options.epochs = 2;
   torch::manual_seed(5);

@@ -22,11 +22,13 @@ TEST(DpFedAvgTest, ClippingShortensOnlyLongUpdates) {
 
 TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
   SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 1);
-  auto sum = NoisedClippedSum({torch::tensor({3.0f, 4.0f}), torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
+  auto sum = NoisedClippedSum({torch::tensor({3.0f, 4.0f}), torch::tensor({0.1f, 0.2f})}, 2, 1.0,
+                              0.0, noise);
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_TRUE(torch::allclose(*sum, torch::tensor({0.7f, 1.0f})));
   // One user replaced by any other moves the sum by at most 2C.
-  auto other = NoisedClippedSum({torch::tensor({-30.0f, -40.0f}), torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
+  auto other = NoisedClippedSum({torch::tensor({-30.0f, -40.0f}), torch::tensor({0.1f, 0.2f})}, 2,
+                                1.0, 0.0, noise);
   ASSERT_TRUE(other.ok());
   EXPECT_LE((*sum - *other).norm().item<double>(), 2.0 + 1e-6);
   // One user removed (the accountant's adjacency under Poisson sampling) moves it by at most C.
@@ -45,7 +47,8 @@ TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesC) {
 }
 
 TEST(DpFedAvgTest, TheCuratorAveragesOverTheExpectedUsers) {
-  auto average = FedAvgAverage({torch::tensor({1.0f, 2.0f}), torch::tensor({3.0f, -2.0f})}, /*users_asked=*/4);
+  auto average =
+      FedAvgAverage({torch::tensor({1.0f, 2.0f}), torch::tensor({3.0f, -2.0f})}, /*users_asked=*/4);
   ASSERT_TRUE(average.ok()) << average.status();
   EXPECT_TRUE(torch::allclose(*average, torch::tensor({1.0f, 0.0f})));
 }
@@ -56,7 +59,8 @@ double AdamByHand(const std::vector<double>& g, double learning_rate) {
   for (size_t t = 1; t <= g.size(); ++t) {
     m = 0.9 * m + 0.1 * g[t - 1];
     v = 0.99 * v + 0.01 * g[t - 1] * g[t - 1];
-    x += learning_rate * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.99, t))) + 1e-8);
+    x += learning_rate * (m / (1 - std::pow(0.9, t))) /
+         (std::sqrt(v / (1 - std::pow(0.99, t))) + 1e-8);
   }
   return x;
 }
@@ -108,9 +112,12 @@ TEST(DpFedAvgTest, FedAdamRestoredContinuesAsIfNeverStopped) {
 TEST(DpFedAvgTest, BadInputIsRefused) {
   SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 3);
   const std::vector<torch::Tensor> one = {torch::zeros({2})};
-  EXPECT_EQ(NoisedClippedSum(one, 2, 0.0, 1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(NoisedClippedSum(one, 2, 1.0, -1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(NoisedClippedSum(one, 3, 1.0, 1.0, noise).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NoisedClippedSum(one, 2, 0.0, 1.0, noise).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NoisedClippedSum(one, 2, 1.0, -1.0, noise).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NoisedClippedSum(one, 3, 1.0, 1.0, noise).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(NoisedClippedSum({torch::zeros({1, 2})}, 2, 1.0, 1.0, noise).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FedAvgAverage({}, 1).status().code(), absl::StatusCode::kInvalidArgument);

@@ -38,8 +38,9 @@ std::vector<std::string> Keys(const std::string& party, int count) {
 class HorizontalPartyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / absl::StrCat("vfsynth_horizontal_", getpid(), "_",
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("vfsynth_horizontal_", getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -62,15 +63,16 @@ class HorizontalPartyTest : public ::testing::Test {
     auto clinic_ledger = Ledger(absl::StrCat("clinic", run), 1);
     HorizontalParty hospital(Users(150, 1), Keys("h", 150), hospital_ledger.get(), Secret(seed));
     HorizontalParty clinic(Users(150, 2), Keys("c", 150), clinic_ledger.get(), Secret(seed + 1));
-    auto flat = TrainHorizontalReference(options_, rounds, /*users_per_round=*/10, /*gamma=*/1.0, /*seed=*/9,
-                                         {&hospital, &clinic});
+    auto flat = TrainHorizontalReference(options_, rounds, /*users_per_round=*/10, /*gamma=*/1.0,
+                                         /*seed=*/9, {&hospital, &clinic});
     EXPECT_TRUE(flat.ok()) << flat.status();
     return flat.ok() ? *flat : torch::Tensor();
   }
 
   fs::path dir_;
   int runs_ = 0;
-  HorizontalRoundOptions options_{kArchitecture, LocalUpdateOptions{/*epochs=*/10, 1e-2, 2}, 0.05, 8.0};
+  HorizontalRoundOptions options_{kArchitecture, LocalUpdateOptions{/*epochs=*/10, 1e-2, 2}, 0.05,
+                                  8.0};
 };
 
 TEST(UsersAskedOfTest, SplitsEachRoundInProportionToThePopulations) {
@@ -99,7 +101,8 @@ TEST(UsersAskedOfTest, SplitsEachRoundInProportionToThePopulations) {
     }
     ASSERT_EQ(total, n) << "round " << round;
   }
-  for (size_t party = 0; party < populations.size(); ++party) EXPECT_EQ(asked[party], populations[party]) << party;
+  for (size_t party = 0; party < populations.size(); ++party)
+    EXPECT_EQ(asked[party], populations[party]) << party;
   // A party of a few users is asked for one now and then, never more than it holds on average.
   int64_t small = 0;
   for (int64_t round = 0; round < 997; ++round) small += UsersAskedOf(10, {990, 7}, 1, round);
@@ -111,7 +114,8 @@ TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
   auto ledger = Ledger("hospital", /*cap=*/1);
   HorizontalParty party(Users(5, 3), Keys("h", 5), ledger.get(), Secret(1));
   const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
-  for (auto [round, asked, answered] : {std::tuple<int64_t, int64_t, size_t>{0, 3, 3}, {1, 3, 2}, {2, 3, 0}}) {
+  for (auto [round, asked, answered] :
+       {std::tuple<int64_t, int64_t, size_t>{0, 3, 3}, {1, 3, 2}, {2, 3, 0}}) {
     auto reports = party.Answer(round, global, asked, options_);
     ASSERT_TRUE(reports.ok()) << reports.status();
     EXPECT_EQ(reports->size(), answered) << "round " << round;
@@ -122,7 +126,8 @@ TEST_F(HorizontalPartyTest, APartyAnswersOnlyWithUsersUnderTheirCap) {
   }
   EXPECT_EQ(ledger->users(), 5);
   EXPECT_DOUBLE_EQ(ledger->max_epsilon_spent(), options_.epsilon_per_round);
-  EXPECT_EQ(party.Answer(3, global, -1, options_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(party.Answer(3, global, -1, options_).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(HorizontalPartyTest, ARoundAskedAgainGetsTheSameAnswerAndChargesNothingMore) {
@@ -174,7 +179,8 @@ TEST_F(HorizontalPartyTest, TheReferenceIsAFunctionOfItsStreamsAndLearnsAtALarge
 TEST_F(HorizontalPartyTest, DpFedAvgDrawsEachUserAtTheSampleRateFromTheSecret) {
   HorizontalParty party(Users(400, 3), Keys("h", 400), /*ledger=*/nullptr, Secret(1));
   int64_t drawn = 0;
-  for (int64_t round = 0; round < 10; ++round) drawn += static_cast<int64_t>(party.DrawnUsers(round, 0.25).size());
+  for (int64_t round = 0; round < 10; ++round)
+    drawn += static_cast<int64_t>(party.DrawnUsers(round, 0.25).size());
   // 4000 coins at 1/4: mean 1000, standard deviation 27.4; five of them either side.
   EXPECT_NEAR(drawn, 1000, 137);
   EXPECT_EQ(party.DrawnUsers(3, 0.25), party.DrawnUsers(3, 0.25));
@@ -186,7 +192,8 @@ TEST_F(HorizontalPartyTest, DpFedAvgDrawsEachUserAtTheSampleRateFromTheSecret) {
 
 TEST_F(HorizontalPartyTest, ADpFedAvgSumAskedAgainIsTheSameAndCarriesItsNoise) {
   HorizontalRoundOptions options = options_;
-  options.dp_fedavg = DpFedAvgOptions{/*sample_rate=*/0.5, /*clip_norm=*/0.5, /*noise_multiplier=*/0};
+  options.dp_fedavg =
+      DpFedAvgOptions{/*sample_rate=*/0.5, /*clip_norm=*/0.5, /*noise_multiplier=*/0};
   const torch::Tensor global = FlatParameters(*Wae(kArchitecture));
   HorizontalParty party(Users(20, 3), Keys("h", 20), nullptr, Secret(1));
   auto clean = party.AnswerSum(0, global, options);
@@ -206,9 +213,11 @@ TEST_F(HorizontalPartyTest, ADpFedAvgSumAskedAgainIsTheSameAndCarriesItsNoise) {
   ASSERT_TRUE(noised.ok()) << noised.status();
   EXPECT_NEAR((*noised - *clean).std().item<double>(), 1.0, 0.15);
   options.dp_fedavg->sample_rate = 0;
-  EXPECT_EQ(party.AnswerSum(0, global, options).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(party.AnswerSum(0, global, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
   // A SignDS answer needs the participation ledger this party was built without.
-  EXPECT_EQ(party.Answer(0, global, 1, options_).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(party.Answer(0, global, 1, options_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST(WaeRoundTest, ALocalUpdateLowersTheUsersLossAndLeavesTheGlobalModel) {
   const torch::Tensor prior = torch::randn({20, 3});
   const double before = WaeLoss(global, rows, prior).item<double>();
   torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(5);
-  auto update = LocalWaeUpdate(kArchitecture, flat, rows, LocalUpdateOptions{/*epochs=*/50, 1e-2, 10}, generator);
+  auto update = LocalWaeUpdate(kArchitecture, flat, rows,
+                               LocalUpdateOptions{/*epochs=*/50, 1e-2, 10}, generator);
   ASSERT_TRUE(update.ok()) << update.status();
   EXPECT_TRUE(torch::equal(FlatParameters(*global), flat));
   Wae trained(kArchitecture);
@@ -67,7 +68,8 @@ TEST(WaeRoundTest, ALocalSgdEpochOnOneRowIsMinusTheRateTimesTheGradient) {
   global->zero_grad();
   WaeLoss(global, row, prior).backward();
   std::vector<torch::Tensor> gradients;
-  for (const torch::Tensor& parameter : global->parameters()) gradients.push_back(parameter.grad().reshape({-1}));
+  for (const torch::Tensor& parameter : global->parameters())
+    gradients.push_back(parameter.grad().reshape({-1}));
   EXPECT_TRUE(torch::allclose(*update, -0.5 * torch::cat(gradients), /*rtol=*/1e-4, /*atol=*/1e-6));
   EXPECT_EQ(LocalOptimizer(v1::PrivacyConfig::signds), LocalUpdateOptions::Optimizer::kAdam);
 }
@@ -78,11 +80,13 @@ TEST(WaeRoundTest, AOneRowUserLearnsItsRowToo) {
   const torch::Tensor flat = FlatParameters(*global);
   const torch::Tensor row = UserRows().slice(0, 0, 1);
   auto reconstruction = [&](Wae& model) {
-    return torch::binary_cross_entropy_with_logits(model->DecodeLogits(model->Encode(row)), row).item<double>();
+    return torch::binary_cross_entropy_with_logits(model->DecodeLogits(model->Encode(row)), row)
+        .item<double>();
   };
   const double before = reconstruction(global);
   torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(7);
-  auto update = LocalWaeUpdate(kArchitecture, flat, row, LocalUpdateOptions{/*epochs=*/30, 1e-2, 32}, generator);
+  auto update = LocalWaeUpdate(kArchitecture, flat, row,
+                               LocalUpdateOptions{/*epochs=*/30, 1e-2, 32}, generator);
   ASSERT_TRUE(update.ok()) << update.status();
   EXPECT_TRUE(torch::isfinite(*update).all().item<bool>());
   Wae trained(kArchitecture);
@@ -93,17 +97,22 @@ TEST(WaeRoundTest, AOneRowUserLearnsItsRowToo) {
 TEST(WaeRoundTest, RowsThatDoNotFitAreRefused) {
   const torch::Tensor flat = FlatParameters(*Wae(kArchitecture));
   torch::Generator generator = torch::make_generator<torch::CPUGeneratorImpl>(6);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({0, 8}), {}, generator).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}, generator).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat.slice(0, 1), torch::zeros({4, 8}), {}, generator).status().code(),
+  EXPECT_EQ(
+      LocalWaeUpdate(kArchitecture, flat, torch::zeros({0, 8}), {}, generator).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      LocalWaeUpdate(kArchitecture, flat, torch::zeros({4, 7}), {}, generator).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalWaeUpdate(kArchitecture, flat.slice(0, 1), torch::zeros({4, 8}), {}, generator)
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WaeRoundTest, TheCuratorMovesEachReportedCoordinateByGammaOverN) {
   torch::Tensor flat = torch::zeros({6});
-  ASSERT_TRUE(ApplySignDsReports({{1, true}, {1, true}, {4, false}, {5, true}}, /*gamma=*/1.0, flat).ok());
+  ASSERT_TRUE(
+      ApplySignDsReports({{1, true}, {1, true}, {4, false}, {5, true}}, /*gamma=*/1.0, flat).ok());
   EXPECT_TRUE(torch::allclose(flat, torch::tensor({0.0f, 0.5f, 0.0f, 0.0f, -0.25f, 0.25f})));
   // A party that names a coordinate outside the model changes nothing.
   const torch::Tensor before = flat.clone();

@@ -36,7 +36,9 @@ TEST(WaeTableTest, ScalarsAreMovedIntoTheUnitIntervalAndOneHotsKept) {
   ASSERT_TRUE(encoded.ok()) << encoded.status();
   const torch::Tensor inputs = WaeInputs(encoded->table, encoder->blocks());
   ASSERT_EQ(inputs.sizes(), (std::vector<int64_t>{3, 3}));
-  EXPECT_TRUE(torch::allclose(inputs, torch::tensor({{1.f, 0.f, 0.f}, {0.f, 1.f, 1.f}, {0.f, 1.f, 0.5f}}))) << inputs;
+  EXPECT_TRUE(
+      torch::allclose(inputs, torch::tensor({{1.f, 0.f, 0.f}, {0.f, 1.f, 1.f}, {0.f, 1.f, 0.5f}})))
+      << inputs;
 }
 
 TEST(WaeTableTest, RowsGroupByUserInOrderOfFirstAppearance) {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 #include "tests/unit/data/encoder_from_json.h"
 
 namespace vfsynth {
@@ -48,16 +48,21 @@ TEST(LabelPairsTest, RandomizedLabelsKeepTheirLabelAsOftenAsComputedAndSpreadThe
 
 TEST(LabelPairsTest, CountsAreTheLabelByCellTablesAndCheckTheirInput) {
   // Rows: (label, b) = (0, x), (1, y), (1, y), (0, y); b one-hot at columns 1-2.
-  const torch::Tensor table = torch::tensor({{9.0, 1.0, 0.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}});
+  const torch::Tensor table =
+      torch::tensor({{9.0, 1.0, 0.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}, {9.0, 0.0, 1.0}});
   const torch::Tensor labels = torch::tensor({0, 1, 1, 0}, torch::kLong);
   const std::vector<OutputBlock> blocks = {{BlockKind::kSoftmax, 1, 2}};
   auto counts = LabelPairCounts(labels, 2, table, blocks, 0, nullptr);
   ASSERT_TRUE(counts.ok()) << counts.status();
   EXPECT_TRUE(torch::equal(*counts, torch::tensor({1.0, 1.0, 0.0, 2.0}, torch::kDouble)));
   EXPECT_EQ(LabelPairCells(2, blocks), 4);
-  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 2, 1, 0}, torch::kLong), 2, table, blocks, 0, nullptr).ok());
-  EXPECT_FALSE(LabelPairCounts(torch::tensor({0, 1}, torch::kLong), 2, table, blocks, 0, nullptr).ok());
-  auto nothing = LabelPairCounts(labels, 2, table, {}, 0, nullptr);  // a party of scalar columns only
+  EXPECT_FALSE(
+      LabelPairCounts(torch::tensor({0, 2, 1, 0}, torch::kLong), 2, table, blocks, 0, nullptr)
+          .ok());
+  EXPECT_FALSE(
+      LabelPairCounts(torch::tensor({0, 1}, torch::kLong), 2, table, blocks, 0, nullptr).ok());
+  auto nothing =
+      LabelPairCounts(labels, 2, table, {}, 0, nullptr);  // a party of scalar columns only
   ASSERT_TRUE(nothing.ok()) << nothing.status();
   EXPECT_EQ(nothing->numel(), 0);
   SecureRandom noise = SecureRandom::Derived("label-pairs", "noise", 1);
@@ -76,8 +81,10 @@ TEST(LabelPairsTest, CountsAreTheLabelByCellTablesAndCheckTheirInput) {
 
 TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   // Party 0 holds a 3-way label y; party 1 a 4-way b that depends strongly on it.
-  TableEncoder holder = EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["p","q","r"]}]})");
-  TableEncoder other = EncoderFromJson(R"({"columns":[{"name":"b","type":"categorical","categories":["s","t","u","v"]},
+  TableEncoder holder = EncoderFromJson(
+      R"({"columns":[{"name":"y","type":"categorical","categories":["p","q","r"]}]})");
+  TableEncoder other = EncoderFromJson(
+      R"({"columns":[{"name":"b","type":"categorical","categories":["s","t","u","v"]},
       {"name":"w","type":"continuous","min":0,"max":1}]})");
   const int64_t rows = 300000;
   at::Generator draw = at::make_generator<at::CPUGeneratorImpl>(3);
@@ -85,8 +92,9 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   // b = y with probability 0.7, else uniform over the 4 values.
   const torch::Tensor copy = torch::rand({rows}, draw) < 0.7;
   const torch::Tensor b = torch::where(copy, y, torch::randint(4, {rows}, draw, torch::kLong));
-  const torch::Tensor table = torch::cat({torch::one_hot(b, 4), torch::zeros({rows, 1}, torch::kLong)}, 1)
-                                  .to(torch::kFloat32);
+  const torch::Tensor table =
+      torch::cat({torch::one_hot(b, 4), torch::zeros({rows, 1}, torch::kLong)}, 1)
+          .to(torch::kFloat32);
   const double epsilon = 1.0;
   auto label = holder.CategoricalBlock("y");
   ASSERT_TRUE(label.ok());
@@ -94,11 +102,14 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
   const torch::Tensor released = RandomizedLabels(torch::one_hot(y, 3), epsilon, noise);
   auto counts = LabelPairCounts(released, 3, table, OneHotBlocks(other.blocks()), 0, nullptr);
   ASSERT_TRUE(counts.ok()) << counts.status();
-  auto target = LabelPairTarget({&holder, &other}, 0, *label, {torch::zeros({0}), *counts}, epsilon, rows);
+  auto target =
+      LabelPairTarget({&holder, &other}, 0, *label, {torch::zeros({0}), *counts}, epsilon, rows);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->pairs(), 1);
   const torch::Tensor truth =
-      (torch::one_hot(y, 3).to(torch::kDouble).t().mm(torch::one_hot(b, 4).to(torch::kDouble)) / rows).reshape({-1});
+      (torch::one_hot(y, 3).to(torch::kDouble).t().mm(torch::one_hot(b, 4).to(torch::kDouble)) /
+       rows)
+          .reshape({-1});
   EXPECT_LT((target->probabilities() - truth).abs().max().item<double>(), 0.01);
   // The confused table itself is far off: the inversion is what makes it right.
   EXPECT_GT((*counts / rows - truth).abs().max().item<double>(), 0.05);
@@ -109,16 +120,27 @@ TEST(LabelPairsTest, TargetUndoesTheLabelsConfusion) {
 }
 
 TEST(LabelPairsTest, TargetRefusesWrongReleases) {
-  TableEncoder holder = EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["p","q"]}]})");
-  TableEncoder other = EncoderFromJson(R"({"columns":[{"name":"b","type":"categorical","categories":["s","t"]}]})");
+  TableEncoder holder =
+      EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["p","q"]}]})");
+  TableEncoder other =
+      EncoderFromJson(R"({"columns":[{"name":"b","type":"categorical","categories":["s","t"]}]})");
   const OutputBlock label = *holder.CategoricalBlock("y");
-  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({3})}, 1.0, 10).ok());
   EXPECT_FALSE(
-      LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::full({4}, NAN)}, 1.0, 10).ok());
-  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 2, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10).ok());
+      LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({3})}, 1.0, 10)
+          .ok());
+  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 0, label,
+                               {torch::zeros({0}), torch::full({4}, NAN)}, 1.0, 10)
+                   .ok());
+  EXPECT_FALSE(
+      LabelPairTarget({&holder, &other}, 2, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10)
+          .ok());
   // So small an ε that nothing of the labels is left.
-  EXPECT_FALSE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1e-12, 10).ok());
-  EXPECT_TRUE(LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10).ok());
+  EXPECT_FALSE(
+      LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1e-12, 10)
+          .ok());
+  EXPECT_TRUE(
+      LabelPairTarget({&holder, &other}, 0, label, {torch::zeros({0}), torch::ones({4})}, 1.0, 10)
+          .ok());
 }
 
 TEST(LabelPairsTest, DigestDependsOnEveryLabel) {

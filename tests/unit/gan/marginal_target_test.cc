@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 #include "tests/unit/gan/small_encoded_table.h"
 
 namespace vfsynth {
@@ -34,7 +34,8 @@ TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
   EXPECT_NEAR(target->Loss(Table(), kForwardOnly).item<double>(), 0.0, 1e-6);
   EXPECT_NEAR(target->Loss(Table(), 1.0).item<double>(), 0.0, 1e-6);
   // A batch that always picks the first category of each block: KL = sum p log(p / q).
-  torch::Tensor collapsed = torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0}}, torch::kFloat32).repeat({4, 1});
+  torch::Tensor collapsed =
+      torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0}}, torch::kFloat32).repeat({4, 1});
   const double kl = target->Loss(collapsed, kForwardOnly).item<double>();
   EXPECT_GT(kl, 1.0);  // categories with no mass: log of the 1e-12 floor
   EXPECT_TRUE(std::isfinite(kl));
@@ -51,13 +52,14 @@ TEST(MarginalTargetTest, GradientPullsTheBatchMeanTowardsTheTarget) {
   target->Loss(slice, kForwardOnly).backward();
   const torch::Tensor g = slice.grad();
   EXPECT_LT(g[0][0].item<double>(), g[0][1].item<double>());
-  EXPECT_DOUBLE_EQ(g[0][3].item<double>(), 0.0);  // the scalar column has no target
+  EXPECT_DOUBLE_EQ(g[0][3].item<double>(), 0.0);              // the scalar column has no target
   EXPECT_LT(g[0][5].item<double>(), g[0][4].item<double>());  // block 2: 3/4 vs 1/4
 }
 
 TEST(MarginalTargetTest, ReverseTermPushesMassOutOfCellsTheTargetLeavesEmpty) {
   // The first three rows: block 1's target is (2/3, 1/3, 0), block 2's (0, 1).
-  auto target = MarginalTarget::FromTable(Table().narrow(0, 0, 3), Blocks(), MarginalOptions{1}, 0, nullptr);
+  auto target =
+      MarginalTarget::FromTable(Table().narrow(0, 0, 3), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
   // A batch with a tenth of block 1's mass in the empty cell and the rest in the target's
   // proportions: the forward KL sees almost nothing wrong, the reverse term a lot.
@@ -95,12 +97,14 @@ TEST(MarginalTargetTest, NoiseHasTheHistogramSensitivityScale) {
   SecureRandom gen = SecureRandom::Derived("marginals", "noise", 7);
   std::vector<double> p1;
   for (int i = 0; i < 400; ++i) {
-    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}}, MarginalOptions{1}, z, &gen);
+    auto target = MarginalTarget::FromTable(table, {{BlockKind::kSoftmax, 0, 2}},
+                                            MarginalOptions{1}, z, &gen);
     ASSERT_TRUE(target.ok());
     p1.push_back(target->probabilities()[1].item<double>());
   }
   // P(e_0 > e_1) = 1/2: then p1 < 1.
-  const double share_below_one = std::count_if(p1.begin(), p1.end(), [](double p) { return p < 1; }) / 400.0;
+  const double share_below_one =
+      std::count_if(p1.begin(), p1.end(), [](double p) { return p < 1; }) / 400.0;
   EXPECT_NEAR(share_below_one, 0.5, 0.1);
   double spread = 0;
   for (double p : p1) spread = std::max(spread, 1 - p);
@@ -116,10 +120,10 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
   bins.position_offset = 3;
   bins.position_slots = 2;
   const std::vector<OutputBlock> blocks = {bins, {BlockKind::kTanh, 3, 1}};
-  const torch::Tensor table = torch::tensor({{1.0, 0.0, 0.0, -0.75},   // bin 0, part 0
-                                             {1.0, 0.0, 0.0, 0.9},     // bin 0, part 3
-                                             {0.0, 1.0, 0.0, -0.1},    // bin 1, part 1
-                                             {0.0, 0.0, 1.0, 0.0}},    // missing
+  const torch::Tensor table = torch::tensor({{1.0, 0.0, 0.0, -0.75},  // bin 0, part 0
+                                             {1.0, 0.0, 0.0, 0.9},    // bin 0, part 3
+                                             {0.0, 1.0, 0.0, -0.1},   // bin 1, part 1
+                                             {0.0, 0.0, 1.0, 0.0}},   // missing
                                             torch::kFloat32);
   auto target = MarginalTarget::FromTable(table, blocks, MarginalOptions{4}, 0, nullptr);
   ASSERT_TRUE(target.ok()) << target.status();
@@ -127,11 +131,9 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
       torch::tensor({0.25, 0.0, 0.0, 0.25, 0.0, 0.25, 0.0, 0.0, 0.25}, torch::kDouble);
   EXPECT_TRUE(torch::allclose(target->probabilities(), expected)) << target->probabilities();
   // Rows at the parts' centres are (nearly) their own soft histogram.
-  const torch::Tensor centred = torch::tensor({{1.0, 0.0, 0.0, -0.75},
-                                               {1.0, 0.0, 0.0, 0.75},
-                                               {0.0, 1.0, 0.0, -0.25},
-                                               {0.0, 0.0, 1.0, 0.0}},
-                                              torch::kFloat32);
+  const torch::Tensor centred = torch::tensor(
+      {{1.0, 0.0, 0.0, -0.75}, {1.0, 0.0, 0.0, 0.75}, {0.0, 1.0, 0.0, -0.25}, {0.0, 0.0, 1.0, 0.0}},
+      torch::kFloat32);
   EXPECT_LT(target->Loss(centred, kForwardOnly).item<double>(), 0.05);
   // Moving bin 0's second row to the bottom of the bin costs: the shape inside the bin counts.
   torch::Tensor moved = centred.clone();
@@ -144,7 +146,8 @@ TEST(MarginalTargetTest, RefinesBinsByTheWithinBinPosition) {
   // One part per bin is the plain bins histogram.
   auto plain = MarginalTarget::FromTable(table, blocks, MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(plain.ok());
-  EXPECT_TRUE(torch::allclose(plain->probabilities(), torch::tensor({0.5, 0.25, 0.25}, torch::kDouble)));
+  EXPECT_TRUE(
+      torch::allclose(plain->probabilities(), torch::tensor({0.5, 0.25, 0.25}, torch::kDouble)));
 }
 
 // Blocks of 3 and 2 categories: a pair of 6 joint cells, selected when pair_cells >= 6.
@@ -158,7 +161,8 @@ TEST(MarginalTargetTest, PairsCarryTheJointHistogramOfTwoBlocks) {
   // Rows (block 1, block 2): (0,1), (0,1), (1,1), (2,0), row-major over block 1's category.
   const torch::Tensor joint = torch::tensor({0.0, 0.5, 0.0, 0.25, 0.25, 0.0}, torch::kDouble);
   ASSERT_EQ(target->probabilities().size(0), 5 + 6);
-  EXPECT_TRUE(torch::allclose(target->probabilities().narrow(0, 5, 6), joint)) << target->probabilities();
+  EXPECT_TRUE(torch::allclose(target->probabilities().narrow(0, 5, 6), joint))
+      << target->probabilities();
   EXPECT_NEAR(target->Loss(Table(), kForwardOnly).item<double>(), 0.0, 1e-6);
   // Rows with the right 1-way marginals but the pairing shuffled: only the pair's KL sees it.
   const torch::Tensor shuffled = torch::tensor({{1.0, 0.0, 0.0, 0.0, 1.0, 0.0},
@@ -207,13 +211,17 @@ TEST(ProjectToTotalTest, IsTheNearestNonNegativeVectorWithTheTotal) {
     return ProjectToTotal(torch::tensor(counts, torch::kDouble), total);
   };
   // Already a histogram of the total: unchanged, zeros included.
-  EXPECT_TRUE(torch::allclose(project({3, 0, 1}, 4), torch::tensor({3.0, 0.0, 1.0}, torch::kDouble)));
+  EXPECT_TRUE(
+      torch::allclose(project({3, 0, 1}, 4), torch::tensor({3.0, 0.0, 1.0}, torch::kDouble)));
   // Noise-only cells go to 0 instead of keeping their positive noise: τ = 1.
-  EXPECT_TRUE(torch::allclose(project({5, 1, -2}, 4), torch::tensor({4.0, 0.0, 0.0}, torch::kDouble)));
+  EXPECT_TRUE(
+      torch::allclose(project({5, 1, -2}, 4), torch::tensor({4.0, 0.0, 0.0}, torch::kDouble)));
   // An even shift when every cell stays positive: τ = 1.
-  EXPECT_TRUE(torch::allclose(project({3, 3, 3}, 6), torch::tensor({2.0, 2.0, 2.0}, torch::kDouble)));
+  EXPECT_TRUE(
+      torch::allclose(project({3, 3, 3}, 6), torch::tensor({2.0, 2.0, 2.0}, torch::kDouble)));
   // Too little mass: shifted up (τ = −1); the negative cell stays at 0.
-  EXPECT_TRUE(torch::allclose(project({2, 1, -5}, 5), torch::tensor({3.0, 2.0, 0.0}, torch::kDouble)));
+  EXPECT_TRUE(
+      torch::allclose(project({2, 1, -5}, 5), torch::tensor({3.0, 2.0, 0.0}, torch::kDouble)));
   // Random vectors: non-negative, the right total, and no farther than clipping-and-scaling.
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
   for (int i = 0; i < 20; ++i) {
@@ -223,19 +231,26 @@ TEST(ProjectToTotalTest, IsTheNearestNonNegativeVectorWithTheTotal) {
     EXPECT_NEAR(projected.sum().item<double>(), 60, 1e-9);
     const torch::Tensor clipped = counts.clamp_min(0);
     const torch::Tensor scaled = clipped * (60 / clipped.sum().item<double>());
-    EXPECT_LE((projected - counts).norm().item<double>(), (scaled - counts).norm().item<double>() + 1e-9);
+    EXPECT_LE((projected - counts).norm().item<double>(),
+              (scaled - counts).norm().item<double>() + 1e-9);
   }
 }
 
 TEST(MarginalTargetTest, RejectsBadInput) {
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), MarginalOptions{1}, 0, nullptr).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), MarginalOptions{1}, 0, nullptr).ok());
+  EXPECT_FALSE(
+      MarginalTarget::FromTable(torch::zeros({0, 6}), Blocks(), MarginalOptions{1}, 0, nullptr)
+          .ok());
+  EXPECT_FALSE(
+      MarginalTarget::FromTable(torch::zeros({4, 5}), Blocks(), MarginalOptions{1}, 0, nullptr)
+          .ok());
   SecureRandom noise = SecureRandom::Derived("marginals", "noise", 1);
   EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, &noise).ok());
-  EXPECT_FALSE(MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, -1}, 0, nullptr).ok());
+  EXPECT_FALSE(
+      MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, -1}, 0, nullptr).ok());
   auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());
-  EXPECT_FALSE(target->WithProbabilities(torch::ones({5}, torch::kDouble)).ok());  // not summing to 1
+  EXPECT_FALSE(
+      target->WithProbabilities(torch::ones({5}, torch::kDouble)).ok());  // not summing to 1
   EXPECT_FALSE(target->WithProbabilities(torch::ones({4}, torch::kDouble)).ok());  // wrong width
   auto same = target->WithProbabilities(target->probabilities());
   ASSERT_TRUE(same.ok());

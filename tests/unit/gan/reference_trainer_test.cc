@@ -7,9 +7,9 @@
 #include <set>
 
 #include "absl/strings/numbers.h"
+#include "common/config/config.h"
 #include "common/data/schema.h"
 #include "common/data/split.h"
-#include "common/config/config.h"
 
 namespace vfsynth {
 namespace {
@@ -100,10 +100,12 @@ TEST_F(ReferenceTrainerTest, TrainingWritesValidTableCloserToRealMarginals) {
   ASSERT_TRUE(trainer.ok());
   EXPECT_EQ((*trainer)->aligned_rows(), 32561);
   int progress_calls = 0;
-  ASSERT_TRUE((*trainer)->Train([&](const RoundStats& s) {
-    ++progress_calls;
-    EXPECT_GT(s.rounds_per_second, 0);
-  }).ok());
+  ASSERT_TRUE((*trainer)
+                  ->Train([&](const RoundStats& s) {
+                    ++progress_calls;
+                    EXPECT_GT(s.rounds_per_second, 0);
+                  })
+                  .ok());
   EXPECT_EQ(progress_calls, 300);
   auto after = (*trainer)->Synthesize(rows);
   ASSERT_TRUE(after.ok()) << after.status();

@@ -18,7 +18,8 @@ std::vector<OutputBlock> Blocks() { return SmallTableBlocks(); }
 torch::Tensor Table() { return SmallTable(); }
 
 ReleasedHistograms Exact(const torch::Tensor& table, int pair_cells = 0, double noise = 0) {
-  auto target = MarginalTarget::FromTable(table, Blocks(), MarginalOptions{1, pair_cells}, 0, nullptr);
+  auto target =
+      MarginalTarget::FromTable(table, Blocks(), MarginalOptions{1, pair_cells}, 0, nullptr);
   EXPECT_TRUE(target.ok()) << target.status();
   return ReleasedHistograms{*target, {"a", "b"}, {"bank", "bank"}, {noise, noise}};
 }
@@ -60,7 +61,8 @@ TEST(ReleasedFidelityTest, NoiseDistanceIsTheGaussiansExpectedTotalVariation) {
   // noise's mean, so each cell is off by ε_i − ε̄, E|·| = σ·√(3/4)·√(2/π), and the
   // expected TVD is ½·4·that/N.
   const std::vector<OutputBlock> blocks = {{BlockKind::kSoftmax, 0, 4}};
-  auto target = MarginalTarget::FromRelease(blocks, MarginalOptions{}, torch::full({4}, 0.25, torch::kDouble));
+  auto target = MarginalTarget::FromRelease(blocks, MarginalOptions{},
+                                            torch::full({4}, 0.25, torch::kDouble));
   ASSERT_TRUE(target.ok()) << target.status();
   const double n = 10000, sigma = 50;
   ReleasedHistograms release{*target, {"a"}, {"bank"}, {sigma}};
@@ -74,8 +76,8 @@ TEST(ReleasedFidelityTest, NoiseDistanceIsTheGaussiansExpectedTotalVariation) {
 
 // A label (2 categories, columns 0-1) against another party's 2-way column (2-3).
 ReleasedHistograms LabelRelease(const torch::Tensor& probabilities, double keep, double noise = 0) {
-  auto target = MarginalTarget::FromPairProbabilities({{BlockKind::kSoftmax, 0, 2}, {BlockKind::kSoftmax, 2, 2}},
-                                                      {{0, 1}}, probabilities);
+  auto target = MarginalTarget::FromPairProbabilities(
+      {{BlockKind::kSoftmax, 0, 2}, {BlockKind::kSoftmax, 2, 2}}, {{0, 1}}, probabilities);
   EXPECT_TRUE(target.ok()) << target.status();
   ReleasedHistograms release{*target, {"class", "x"}, {"bank", "hospital"}, {0.0, noise}};
   release.label_pairs = true;
@@ -86,8 +88,8 @@ ReleasedHistograms LabelRelease(const torch::Tensor& probabilities, double keep,
 TEST(ReleasedFidelityTest, LabelPairsShowTheLabelsDependenceInReleaseAndTable) {
   // Released: the label equals x (dependence ½); published: the two independent.
   const torch::Tensor equal = torch::tensor({0.5, 0.0, 0.0, 0.5}, torch::kDouble);
-  const torch::Tensor independent =
-      torch::tensor({{1.0, 0.0, 1.0, 0.0}, {1.0, 0.0, 0.0, 1.0}, {0.0, 1.0, 1.0, 0.0}, {0.0, 1.0, 0.0, 1.0}});
+  const torch::Tensor independent = torch::tensor(
+      {{1.0, 0.0, 1.0, 0.0}, {1.0, 0.0, 0.0, 1.0}, {0.0, 1.0, 1.0, 0.0}, {0.0, 1.0, 0.0, 1.0}});
   auto report = ScoreAgainstReleases({LabelRelease(equal, 0.9)}, {independent}, 1000);
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_EQ(report->histograms_size(), 1);
@@ -121,12 +123,15 @@ TEST(ReleasedFidelityTest, RefusesInputsThatDoNotFit) {
   EXPECT_FALSE(ScoreAgainstReleases({Exact(Table())}, {Table()}, 0).ok());
   ReleasedHistograms unnamed = Exact(Table());
   unnamed.block_names.pop_back();
-  EXPECT_THAT(ScoreAgainstReleases({unnamed}, {Table()}, 4).status().message(), HasSubstr("per block"));
-  EXPECT_THAT(ScoreAgainstReleases({Exact(Table())}, {Table().narrow(1, 0, 4)}, 4).status().message(),
-              HasSubstr("ends past them"));
+  EXPECT_THAT(ScoreAgainstReleases({unnamed}, {Table()}, 4).status().message(),
+              HasSubstr("per block"));
+  EXPECT_THAT(
+      ScoreAgainstReleases({Exact(Table())}, {Table().narrow(1, 0, 4)}, 4).status().message(),
+      HasSubstr("ends past them"));
   ReleasedHistograms negative = Exact(Table(), 0, -1.0);
   EXPECT_FALSE(ScoreAgainstReleases({negative}, {Table()}, 4).ok());
-  EXPECT_THAT(ScoreAgainstReleases({}, {}, 4).status().message(), HasSubstr("no released histogram"));
+  EXPECT_THAT(ScoreAgainstReleases({}, {}, 4).status().message(),
+              HasSubstr("no released histogram"));
 }
 
 TEST(ReleasedFidelityTest, AReleaseOfTheWrongSizeOrNotADistributionIsRefused) {
@@ -134,8 +139,11 @@ TEST(ReleasedFidelityTest, AReleaseOfTheWrongSizeOrNotADistributionIsRefused) {
   EXPECT_EQ(MarginalTarget::ReleaseCells(blocks, MarginalOptions{1, 0}), 5);
   EXPECT_EQ(MarginalTarget::ReleaseCells(blocks, MarginalOptions{1, 6}), 11);
   EXPECT_FALSE(MarginalTarget::FromRelease(blocks, MarginalOptions{}, torch::full({4}, 0.25)).ok());
-  EXPECT_FALSE(MarginalTarget::FromRelease(blocks, MarginalOptions{}, torch::tensor({0.5, 0.5, 0.5, 0.5, 0.5})).ok());
-  auto fine = MarginalTarget::FromRelease(blocks, MarginalOptions{}, torch::tensor({0.5, 0.25, 0.25, 0.25, 0.75}));
+  EXPECT_FALSE(MarginalTarget::FromRelease(blocks, MarginalOptions{},
+                                           torch::tensor({0.5, 0.5, 0.5, 0.5, 0.5}))
+                   .ok());
+  auto fine = MarginalTarget::FromRelease(blocks, MarginalOptions{},
+                                          torch::tensor({0.5, 0.25, 0.25, 0.25, 0.75}));
   ASSERT_TRUE(fine.ok()) << fine.status();
   EXPECT_TRUE(torch::allclose(fine->TableProbabilities(Table()), fine->probabilities()));
 }

@@ -5,8 +5,8 @@
 #include <ostream>
 #include <string>
 
-#include "common/data/split.h"
 #include "common/config/config.h"
+#include "common/data/split.h"
 #include "common/gan/curator_model.h"
 #include "common/gan/model_factory.h"
 #include "common/gan/party_model.h"
@@ -18,7 +18,8 @@ namespace {
 double MaxAbsDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   EXPECT_EQ(a.size(), b.size());
   double diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
+  for (size_t i = 0; i < a.size(); ++i)
+    diff = std::max(diff, (a[i] - b[i]).abs().max().item<double>());
   return diff;
 }
 
@@ -27,18 +28,20 @@ struct SplitCase {
   int pack;                     // model.experimental.pack: rows per D_s input (PacGAN)
   double marginal_weight = 0;   // training.marginal_weight: the parties' marginal loss
   // training.experimental.cross_party_independence_weight, with the marginals' within-party pairs
-  // (training.experimental.marginal_pair_cells 64). It runs on Adult's three parties: wine's parties
-  // hold one categorical column between them, so no pair of blocks would be covered.
+  // (training.experimental.marginal_pair_cells 64). It runs on Adult's three parties: wine's
+  // parties hold one categorical column between them, so no pair of blocks would be covered.
   double independence_weight = 0;
   int private_z = 0;  // model.experimental.generator_private_z, with per-party towers
-  // model.experimental.conditioned_column: G's head of this column reads the rest of the row (Adult only).
+  // model.experimental.conditioned_column: G's head of this column reads the rest of the row (Adult
+  // only).
   std::string conditioned = {};
 };
 
 void PrintTo(const SplitCase& c, std::ostream* os) {
-  *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack << ", marginal_weight "
-      << c.marginal_weight << ", independence_weight " << c.independence_weight << ", private_z "
-      << c.private_z << ", conditioned '" << c.conditioned << "'}";
+  *os << "{shared_critic_weight " << c.shared_critic_weight << ", pack " << c.pack
+      << ", marginal_weight " << c.marginal_weight << ", independence_weight "
+      << c.independence_weight << ", private_z " << c.private_z << ", conditioned '"
+      << c.conditioned << "'}";
 }
 
 class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
@@ -46,13 +49,18 @@ class SplitEquivalenceTest : public ::testing::TestWithParam<SplitCase> {};
 TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   const std::string src = VFSYNTH_SOURCE_DIR;
   const bool adult = GetParam().independence_weight > 0 || !GetParam().conditioned.empty();
-  const std::string dir = ::testing::TempDir() + (adult ? "/split_equivalence_adult" : "/split_equivalence_wine");
+  const std::string dir =
+      ::testing::TempDir() + (adult ? "/split_equivalence_adult" : "/split_equivalence_wine");
   const std::string csv = adult ? "/adult.csv" : "/winequality-red.csv";
-  const std::string schema = adult ? "/deploy/schemas/adult.schema.json" : "/deploy/schemas/wine.schema.json";
+  const std::string schema =
+      adult ? "/deploy/schemas/adult.schema.json" : "/deploy/schemas/wine.schema.json";
   const std::string layout = adult ? "/deploy/parties/adult-3.json" : "/deploy/parties/wine-2.json";
-  ASSERT_TRUE(SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + csv, src + schema, src + layout, dir, false).ok());
+  ASSERT_TRUE(
+      SplitFiles(std::string(VFSYNTH_DATASETS_DIR) + csv, src + schema, src + layout, dir, false)
+          .ok());
   const std::vector<std::string> names =
-      adult ? std::vector<std::string>{"hospital", "insurer", "bank"} : std::vector<std::string>{"lab", "winery"};
+      adult ? std::vector<std::string>{"hospital", "insurer", "bank"}
+            : std::vector<std::string>{"lab", "winery"};
   v1::LocalRunConfig config;
   for (const std::string& name : names) {
     auto* party = config.add_parties();
@@ -63,7 +71,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->set_batch_size(64);
   config.mutable_training()->set_n_critic(2);
   config.mutable_training()->set_rounds(4);
-  config.mutable_model()->mutable_experimental()->set_shared_critic_weight(GetParam().shared_critic_weight);
+  config.mutable_model()->mutable_experimental()->set_shared_critic_weight(
+      GetParam().shared_critic_weight);
   config.mutable_model()->mutable_experimental()->set_pack(GetParam().pack);
   config.mutable_training()->mutable_experimental()->set_generator_average_decay(0.9);
   config.mutable_training()->set_marginal_weight(GetParam().marginal_weight);
@@ -71,7 +80,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   config.mutable_training()->mutable_experimental()->set_cross_party_independence_weight(
       GetParam().independence_weight);
   if (GetParam().private_z > 0) {
-    config.mutable_model()->mutable_experimental()->set_generator_towers("per_party");
+    config.mutable_model()->mutable_experimental()->set_generator_towers(
+        v1::ExperimentalModelConfig::per_party);
     config.mutable_model()->mutable_experimental()->set_generator_private_z(GetParam().private_z);
   }
   if (!GetParam().conditioned.empty())
@@ -84,10 +94,9 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   std::vector<std::unique_ptr<PartyModel>> parties;
   std::vector<const TableEncoder*> encoders;
   for (auto& party : (*reference)->parties()) {
-    parties.push_back(std::make_unique<PartyModel>(party.name, config.model(), config.training(),
-                                                   config.sampling_secret(),
-                                                   ReferencePartySecret(config.training().seed(), party.name),
-                                                   party.table.clone()));
+    parties.push_back(std::make_unique<PartyModel>(
+        party.name, config.model(), config.training(), config.sampling_secret(),
+        ReferencePartySecret(config.training().seed(), party.name), party.table.clone()));
     if (GetParam().marginal_weight > 0) {  // mode none: the exact marginals, as the party daemon
       auto target = MarginalTarget::FromTable(party.table, party.data.encoder.blocks(),
                                               MarginalOptionsFor(config.training()), 0, nullptr);
@@ -118,13 +127,16 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
       ASSERT_TRUE(shared_or.ok()) << shared_or.status();
       const auto& shared = *shared_or;
       for (size_t k = 0; k < parties.size(); ++k) {
-        ASSERT_TRUE(parties[k]->CriticUpdate(step, shared.gradients.real[k], shared.gradients.fake[k]).ok());
+        ASSERT_TRUE(parties[k]
+                        ->CriticUpdate(step, shared.gradients.real[k], shared.gradients.fake[k])
+                        .ok());
       }
     }
     (*reference)->GeneratorStep(round);
     const auto slices = curator.GeneratorSlices(round);
     std::vector<torch::Tensor> h;
-    for (size_t k = 0; k < parties.size(); ++k) h.push_back(parties[k]->GeneratorFeatures(round, slices[k]));
+    for (size_t k = 0; k < parties.size(); ++k)
+      h.push_back(parties[k]->GeneratorFeatures(round, slices[k]));
     const auto grads = curator.SharedGeneratorGradients(h);
     std::vector<torch::Tensor> slice_grads;
     for (size_t k = 0; k < parties.size(); ++k) {
@@ -145,25 +157,35 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   EXPECT_LE(MaxAbsDiff(curator.published_generator()->parameters(),
                        (*reference)->generator_average()->average()->parameters()),
             generator_tolerance);
-  EXPECT_GT(MaxAbsDiff(curator.published_generator()->parameters(), curator.generator()->parameters()), 1e-6);
+  EXPECT_GT(
+      MaxAbsDiff(curator.published_generator()->parameters(), curator.generator()->parameters()),
+      1e-6);
   // The critics are bit-identical: D_s's feature gradients leave before its own
   // gradients are taken, and those sum its terms in the reference's order.
-  EXPECT_EQ(MaxAbsDiff(curator.shared_critic()->parameters(), (*reference)->shared_critic()->parameters()), 0);
+  EXPECT_EQ(MaxAbsDiff(curator.shared_critic()->parameters(),
+                       (*reference)->shared_critic()->parameters()),
+            0);
   for (size_t k = 0; k < parties.size(); ++k) {
-    EXPECT_EQ(MaxAbsDiff(parties[k]->feat()->parameters(), (*reference)->parties()[k].feat->parameters()), 0);
-    EXPECT_EQ(MaxAbsDiff(parties[k]->head()->parameters(), (*reference)->parties()[k].head->parameters()), 0);
+    EXPECT_EQ(
+        MaxAbsDiff(parties[k]->feat()->parameters(), (*reference)->parties()[k].feat->parameters()),
+        0);
+    EXPECT_EQ(
+        MaxAbsDiff(parties[k]->head()->parameters(), (*reference)->parties()[k].head->parameters()),
+        0);
   }
   // Training moved the parameters (the comparison is not trivially of initial weights).
   auto fresh = ReferenceTrainer::Create(config);
   ASSERT_TRUE(fresh.ok());
-  EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*fresh)->generator()->parameters()), 1e-4);
+  EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*fresh)->generator()->parameters()),
+            1e-4);
   // A setting the case varies changes what G learns (it is not ignored on either side):
   // the reference trained with it changed, the same rounds and steps as above, ends elsewhere.
   auto expect_other_generator = [&](const v1::LocalRunConfig& variant) {
     auto other = ReferenceTrainer::Create(variant);
     ASSERT_TRUE(other.ok());
     ASSERT_TRUE((*other)->Train().ok());
-    EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*other)->generator()->parameters()), 1e-4);
+    EXPECT_GT(MaxAbsDiff(curator.generator()->parameters(), (*other)->generator()->parameters()),
+              1e-4);
   };
   v1::LocalRunConfig unweighted = config;
   unweighted.mutable_model()->mutable_experimental()->set_shared_critic_weight(
@@ -184,7 +206,9 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
   }
   if (!GetParam().conditioned.empty()) {
     // The head's map (zero at the start, compared above on both sides) has learned.
-    EXPECT_GT(curator.generator()->named_parameters()["condition.weight"].abs().max().item<double>(), 1e-4);
+    EXPECT_GT(
+        curator.generator()->named_parameters()["condition.weight"].abs().max().item<double>(),
+        1e-4);
   }
   if (GetParam().independence_weight > 0) {
     v1::LocalRunConfig without = config;
@@ -199,9 +223,8 @@ TEST_P(SplitEquivalenceTest, CuratorAndPartiesMatchReferenceTrainer) {
 INSTANTIATE_TEST_SUITE_P(
     SharedCriticWeightsAndPacks, SplitEquivalenceTest,
     ::testing::Values(SplitCase{1.0, 1}, SplitCase{0.5, 1}, SplitCase{0.0, 1}, SplitCase{1.0, 2},
-                      SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0},
-                      SplitCase{1.0, 1, 1.0, 1.0}, SplitCase{1.0, 1, 0.0, 0.0, 8},
-                      SplitCase{1.0, 1, 1.0, 0.0, 0, "class"}),
+                      SplitCase{0.5, 4}, SplitCase{1.0, 1, 1.0}, SplitCase{1.0, 1, 1.0, 1.0},
+                      SplitCase{1.0, 1, 0.0, 0.0, 8}, SplitCase{1.0, 1, 1.0, 0.0, 0, "class"}),
     [](const ::testing::TestParamInfo<SplitCase>& info) {
       return "Weight" + std::to_string(static_cast<int>(info.param.shared_critic_weight * 10)) +
              "Pack" + std::to_string(info.param.pack) +

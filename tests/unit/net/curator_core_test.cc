@@ -16,13 +16,13 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/protocol/protocol_version.h"
-#include "common/data/psi.h"
-#include "common/config/config.h"
-#include "common/protocol/tensor_codec.h"
-#include "common/checkpoint/checkpoint_file.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/checkpoint_file.h"
+#include "common/config/config.h"
+#include "common/data/psi.h"
+#include "common/protocol/protocol_version.h"
+#include "common/protocol/tensor_codec.h"
 #include "server/core/curator_checkpoint.h"
 
 namespace vfsynth {
@@ -97,9 +97,11 @@ v1::CuratorConfig Config(double round_timeout, double join_timeout, int rounds, 
   training->set_seed(5);
   training->set_threads(1);
   training->set_log_every(1);
-  config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
-  config.set_checkpoint_dir(absl::StrCat(::testing::TempDir(), "/curator_core_test/",
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  config.mutable_privacy()->set_mode(
+      v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
+  config.set_checkpoint_dir(
+      absl::StrCat(::testing::TempDir(), "/curator_core_test/",
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name()));
   config.set_reconnect_timeout_seconds(reconnect_timeout);
   EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
   return config;
@@ -117,7 +119,8 @@ std::vector<std::string> Ids(int first, int last) {
   return ids;
 }
 
-v1::RegisterRequest Registration(const std::string& party, const v1::Schema& schema, int64_t rows = 8) {
+v1::RegisterRequest Registration(const std::string& party, const v1::Schema& schema,
+                                 int64_t rows = 8) {
   v1::RegisterRequest request;
   request.set_party(party);
   request.set_protocol_version(kProtocolVersion);
@@ -136,12 +139,14 @@ struct TestParty {
 };
 
 TestParty Party(const std::string& name, int first, int last, const std::string& secret = "") {
-  absl::StatusOr<PsiParty> psi = PsiParty::Create(secret.empty() ? name + "-secret" : secret, Ids(first, last));
+  absl::StatusOr<PsiParty> psi =
+      PsiParty::Create(secret.empty() ? name + "-secret" : secret, Ids(first, last));
   EXPECT_TRUE(psi.ok()) << psi.status();
   return TestParty{name, std::move(*psi), Ids(first, last)};
 }
 
-v1::AlignRequest AlignRequest(const std::string& party, uint32_t hop, const std::vector<std::string>& elements) {
+v1::AlignRequest AlignRequest(const std::string& party, uint32_t hop,
+                              const std::vector<std::string>& elements) {
   v1::AlignRequest request;
   request.set_run_id(kRunId);
   request.set_party(party);
@@ -160,7 +165,8 @@ absl::StatusOr<v1::AlignResponse> AlignAs(CuratorCore& core, const TestParty& pa
   while (true) {
     ASSIGN_OR_RETURN(v1::AlignResponse response, core.Align(party.name, request));
     if (!response.has_blind()) return response;
-    ASSIGN_OR_RETURN(const std::vector<std::string> blinded, party.psi.Blind(Elements(response.blind())));
+    ASSIGN_OR_RETURN(const std::vector<std::string> blinded,
+                     party.psi.Blind(Elements(response.blind())));
     request = AlignRequest(party.name, response.blind().hop(), blinded);
   }
 }
@@ -177,11 +183,12 @@ std::pair<absl::StatusOr<v1::AlignResponse>, absl::StatusOr<v1::AlignResponse>> 
 
 // The ids at the positions a party was given.
 std::vector<std::string> AlignedIds(const TestParty& party, const v1::AlignResponse& response) {
-  const absl::StatusOr<std::vector<int64_t>> rows = party.psi.Rows(
-      std::vector<int64_t>(response.aligned().positions().begin(), response.aligned().positions().end()));
+  const absl::StatusOr<std::vector<int64_t>> rows = party.psi.Rows(std::vector<int64_t>(
+      response.aligned().positions().begin(), response.aligned().positions().end()));
   EXPECT_TRUE(rows.ok()) << rows.status();
   std::vector<std::string> ids;
-  for (const int64_t row : rows.value_or(std::vector<int64_t>())) ids.push_back(party.ids[static_cast<size_t>(row)]);
+  for (const int64_t row : rows.value_or(std::vector<int64_t>()))
+    ids.push_back(party.ids[static_cast<size_t>(row)]);
   std::sort(ids.begin(), ids.end());
   return ids;
 }
@@ -206,7 +213,8 @@ v1::PartyMessage Envelope(int64_t round, int64_t step) {
   return message;
 }
 
-v1::PartyMessage Features(int64_t round, int64_t step, std::vector<int64_t> real_shape = {kBatch, kFeatureDim},
+v1::PartyMessage Features(int64_t round, int64_t step,
+                          std::vector<int64_t> real_shape = {kBatch, kFeatureDim},
                           std::vector<int64_t> fake_shape = {kBatch, kFeatureDim}) {
   v1::PartyMessage message = Envelope(round, step);
   *message.mutable_features()->mutable_h_real() = Filled(real_shape, 0.1f);
@@ -229,7 +237,8 @@ TEST(CuratorRegisterTest, WrongProtocolVersionIsFailedPrecondition) {
   request.set_protocol_version(kProtocolVersion + 1);
   auto response = core.Register("alpha", request);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(response.status().message(), HasSubstr(absl::StrCat("version ", kProtocolVersion + 1)));
+  EXPECT_THAT(response.status().message(),
+              HasSubstr(absl::StrCat("version ", kProtocolVersion + 1)));
 }
 
 TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
@@ -238,7 +247,8 @@ TEST(CuratorRegisterTest, InvalidSchemaIsInvalidArgumentNamingTheParty) {
   schema.mutable_columns(0)->clear_categories();
   auto response = core.Register("alpha", Registration("alpha", schema));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(response.status().message(), AllOf(HasSubstr("schema of 'alpha'"), HasSubstr("categories")));
+  EXPECT_THAT(response.status().message(),
+              AllOf(HasSubstr("schema of 'alpha'"), HasSubstr("categories")));
   EXPECT_EQ(core.Register("alpha", Registration("alpha", v1::Schema())).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(core.Status().parties(0).registered());
@@ -288,19 +298,22 @@ TEST(CuratorAlignTest, MalformedListsAreInvalidArgument) {
   VerticalCore core(Config(5, 5, 1, 1));
   RegisterBoth(core, 9);
   const TestParty alpha = Party("alpha", 0, 7);
-  for (const std::string& bad : {std::string(kPsiElementBytes, '\0'), std::string(31, 'a'), std::string(),
-                                 alpha.psi.own_list()[3]}) {
+  for (const std::string& bad : {std::string(kPsiElementBytes, '\0'), std::string(31, 'a'),
+                                 std::string(), alpha.psi.own_list()[3]}) {
     std::vector<std::string> list = alpha.psi.own_list();
     list.push_back(bad);
     const absl::Status status = core.Align("alpha", AlignRequest("alpha", 0, list)).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(status.message(), HasSubstr("alignment element 8"));
   }
-  EXPECT_EQ(core.Align("alpha", AlignRequest("alpha", 0, {})).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(core.Align("alpha", AlignRequest("alpha", 2, alpha.psi.own_list())).status().message(),
-              HasSubstr("has hops 0 to 1"));
+  EXPECT_EQ(core.Align("alpha", AlignRequest("alpha", 0, {})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      core.Align("alpha", AlignRequest("alpha", 2, alpha.psi.own_list())).status().message(),
+      HasSubstr("has hops 0 to 1"));
   // A list of another length than the party's registered record count.
-  const absl::Status short_list = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())).status();
+  const absl::Status short_list =
+      core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())).status();
   EXPECT_EQ(short_list.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(short_list.message(), HasSubstr("registered 9 records but its alignment list has 8"));
   EXPECT_FALSE(core.Status().parties(0).aligned());  // nothing was recorded
@@ -353,7 +366,8 @@ TEST(CuratorAlignTest, IntersectionSmallerThanBatchFailsForEveryoneAndTheRun) {
   auto [alpha, beta] = AlignBoth(core, Party("alpha", 0, 5), Party("beta", 4, 9));
   for (const auto* result : {&alpha, &beta}) {
     EXPECT_EQ(result->status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(result->status().message(), AllOf(HasSubstr("only 2 records"), HasSubstr("batch_size 4")));
+    EXPECT_THAT(result->status().message(),
+                AllOf(HasSubstr("only 2 records"), HasSubstr("batch_size 4")));
   }
   const absl::Status run = core.Run();
   EXPECT_EQ(run.code(), absl::StatusCode::kFailedPrecondition);
@@ -375,13 +389,15 @@ TEST(CuratorAlignTest, HopsOutOfTurnAreRefused) {
   VerticalCore core(Config(5, 0.3, 1, 1));
   RegisterBoth(core);
   const TestParty alpha = Party("alpha", 0, 7);
-  const absl::Status early = core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
+  const absl::Status early =
+      core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
   EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(early.message(), HasSubstr("sent alignment hop 1 before hop 0"));
   // Taken, then the wait for beta times out; hop 1 is not handed out yet.
   EXPECT_EQ(core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())).status().code(),
             absl::StatusCode::kDeadlineExceeded);
-  const absl::Status unhanded = core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
+  const absl::Status unhanded =
+      core.Align("alpha", AlignRequest("alpha", 1, alpha.psi.own_list())).status();
   EXPECT_EQ(unhanded.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(unhanded.message(), HasSubstr("before that hop's list was handed out"));
 }
@@ -408,7 +424,8 @@ TEST(CuratorAlignTest, AReconnectingPartyGetsItsTaskAgainAndMustBlindAsBefore) {
   const std::vector<std::string> shorter(blinded.begin(), blinded.end() - 1);
   EXPECT_THAT(core.Align("alpha", AlignRequest("alpha", 1, shorter)).status().message(),
               HasSubstr("7 elements for the 8 handed out"));
-  const absl::StatusOr<v1::AlignResponse> done = core.Align("alpha", AlignRequest("alpha", 1, blinded));
+  const absl::StatusOr<v1::AlignResponse> done =
+      core.Align("alpha", AlignRequest("alpha", 1, blinded));
   other.join();
   ASSERT_TRUE(done.ok()) << done.status();
   ASSERT_TRUE(beta_result.ok()) << beta_result.status();
@@ -437,10 +454,12 @@ TEST(CuratorAlignTest, ARejoiningPartyGetsItsPositionsBackOnlyForTheSameList) {
 
   // Restarted with another secret: the same records, but another list.
   const TestParty renewed = Party("alpha", 0, 7, "another-secret");
-  const absl::Status refused = core.Align("alpha", AlignRequest("alpha", 0, renewed.psi.own_list())).status();
+  const absl::Status refused =
+      core.Align("alpha", AlignRequest("alpha", 0, renewed.psi.own_list())).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.message(), AllOf(HasSubstr("'alpha' sent another list of its records than before"),
-                                       HasSubstr("party.secret")));
+  EXPECT_THAT(refused.message(),
+              AllOf(HasSubstr("'alpha' sent another list of its records than before"),
+                    HasSubstr("party.secret")));
   EXPECT_EQ(core.Status().aligned_records(), 6);
 }
 
@@ -453,15 +472,19 @@ TEST(CuratorCheckpointTest, StartupRequiresACheckpointToResumeAndRefusesToOverwr
   EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, false).ok());
 
   ASSERT_TRUE(MakeDirectories(config.checkpoint_dir()).ok());
-  ASSERT_TRUE(WriteCheckpoint(CuratorCheckpointPath(config), CuratorCheckpointHeader(config, "data", 3), "state").ok());
+  ASSERT_TRUE(WriteCheckpoint(CuratorCheckpointPath(config),
+                              CuratorCheckpointHeader(config, "data", 3), "state")
+                  .ok());
   status = CheckCuratorCheckpointOnStartup(config, false);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("already exists"), HasSubstr("round 3"), HasSubstr("--resume")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("already exists"), HasSubstr("round 3"), HasSubstr("--resume")));
   EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, true).ok());
 
   v1::CuratorConfig other_run = config;
   other_run.set_run_id("another-run");
-  EXPECT_THAT(CheckCuratorCheckpointOnStartup(other_run, true).message(), HasSubstr("belongs to run 'unit-run'"));
+  EXPECT_THAT(CheckCuratorCheckpointOnStartup(other_run, true).message(),
+              HasSubstr("belongs to run 'unit-run'"));
   // Settings that change the state's meaning change the header the checkpoint must carry.
   v1::CuratorConfig other_settings = config;
   other_settings.mutable_training()->set_gp_lambda(1);
@@ -481,9 +504,15 @@ TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
   const v1::CheckpointHeader written = CuratorCheckpointHeader(config, "data", 3);
   EXPECT_TRUE(CheckCuratorCheckpointHeader(written, config, "data", "ck").ok());
   for (const auto& change : std::vector<std::function<void(v1::CuratorConfig*)>>{
-           [](v1::CuratorConfig* c) { c->mutable_training()->set_gp_lambda(c->training().gp_lambda() + 1); },
-           [](v1::CuratorConfig* c) { c->mutable_training()->mutable_experimental()->set_marginal_reverse_weight(0); },
-           [](v1::CuratorConfig* c) { c->mutable_model()->mutable_experimental()->set_conditioned_column("c"); }}) {
+           [](v1::CuratorConfig* c) {
+             c->mutable_training()->set_gp_lambda(c->training().gp_lambda() + 1);
+           },
+           [](v1::CuratorConfig* c) {
+             c->mutable_training()->mutable_experimental()->set_marginal_reverse_weight(0);
+           },
+           [](v1::CuratorConfig* c) {
+             c->mutable_model()->mutable_experimental()->set_conditioned_column("c");
+           }}) {
     v1::CuratorConfig other = config;
     change(&other);
     const absl::Status refused = CheckCuratorCheckpointHeader(written, other, "data", "ck");
@@ -499,7 +528,8 @@ TEST(CuratorAlignTest, CancelWakesAWaitingAlign) {
   RegisterBoth(core);
   absl::StatusOr<v1::AlignResponse> result;
   const TestParty alpha = Party("alpha", 0, 7);
-  std::thread waiter([&] { result = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())); });
+  std::thread waiter(
+      [&] { result = core.Align("alpha", AlignRequest("alpha", 0, alpha.psi.own_list())); });
   core.Cancel(absl::CancelledError("shutdown"));
   waiter.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
@@ -530,7 +560,8 @@ class CuratorRoundTest : public ::testing::Test {
   // The next message the curator queues for `party`; a watchdog cancels the run
   // instead of letting a missing message hang the test.
   v1::CuratorMessage Next(int party) {
-    auto next = std::async(std::launch::async, [this, party] { return core_->hub().NextOutgoing(party); });
+    auto next =
+        std::async(std::launch::async, [this, party] { return core_->hub().NextOutgoing(party); });
     if (next.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
       ADD_FAILURE() << "the curator sent nothing to party " << party;
       core_->Cancel(absl::CancelledError("test watchdog"));
@@ -559,7 +590,8 @@ class CuratorRoundTest : public ::testing::Test {
     const v1::CuratorMessage reply = Next(party);
     ASSERT_TRUE(reply.has_error()) << reply.DebugString();
     EXPECT_EQ(reply.error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
-    for (const std::string& mention : mentions) EXPECT_THAT(reply.error().message(), HasSubstr(mention));
+    for (const std::string& mention : mentions)
+      EXPECT_THAT(reply.error().message(), HasSubstr(mention));
     EXPECT_EQ(reply.run_id(), kRunId);
     EXPECT_EQ(reply.round(), round);  // the curator answers in the phase it waits in
     EXPECT_EQ(reply.step(), step);
@@ -587,7 +619,9 @@ class CuratorRoundTest : public ::testing::Test {
       EXPECT_EQ(task.run_id(), kRunId);
       EXPECT_EQ(task.round(), round);
       EXPECT_EQ(task.step(), step);
-      EXPECT_TRUE(ValidateTensor(task.critic_task().fake_slice(), {kBatch, widths[k]}, "slice", 1 << 20).ok());
+      EXPECT_TRUE(
+          ValidateTensor(task.critic_task().fake_slice(), {kBatch, widths[k]}, "slice", 1 << 20)
+              .ok());
     }
   }
 
@@ -599,7 +633,8 @@ class CuratorRoundTest : public ::testing::Test {
 TEST_F(CuratorRoundTest, WronglyShapedFeaturesAreAnsweredAndTheRoundWaitsOn) {
   ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
-  ExpectRejected(0, Features(0, 0, {kBatch, 2}), {"features.h_real", "expected shape [4, 3]", "got [4, 2]"});
+  ExpectRejected(0, Features(0, 0, {kBatch, 2}),
+                 {"features.h_real", "expected shape [4, 3]", "got [4, 2]"});
   ExpectRejected(0, Features(0, 0, {kBatch, kFeatureDim}, {kBatch + 1, kFeatureDim}),
                  {"features.h_fake", "[5, 3]"});
   EXPECT_EQ(core_->Status().state(), v1::training);
@@ -612,16 +647,19 @@ TEST_F(CuratorRoundTest, WronglyShapedFeaturesAreAnsweredAndTheRoundWaitsOn) {
 TEST_F(CuratorRoundTest, NonFiniteFeaturesAreRejected) {
   ASSERT_NO_FATAL_FAILURE(Start(Config(30, 30, 2, 2)));
   ASSERT_NO_FATAL_FAILURE(ExpectCriticTasks(0, 0));
-  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     v1::PartyMessage message = Features(0, 0);
-    std::memcpy(message.mutable_features()->mutable_h_fake()->mutable_data()->data() + 5 * sizeof(float),
-                &bad, sizeof(float));
+    std::memcpy(
+        message.mutable_features()->mutable_h_fake()->mutable_data()->data() + 5 * sizeof(float),
+        &bad, sizeof(float));
     ExpectRejected(0, message, {"features.h_fake", "non-finite", "element 5"});
   }
   // The other party's NaN is answered too, once the curator gets to it.
   v1::PartyMessage nan = Features(0, 0);
   const float value = std::numeric_limits<float>::quiet_NaN();
-  std::memcpy(nan.mutable_features()->mutable_h_real()->mutable_data()->data(), &value, sizeof(float));
+  std::memcpy(nan.mutable_features()->mutable_h_real()->mutable_data()->data(), &value,
+              sizeof(float));
   Deliver(0, Features(0, 0));
   ExpectRejected(1, nan, {"features.h_real", "non-finite", "element 0"});
   Deliver(1, Features(0, 0));
@@ -655,7 +693,8 @@ TEST_F(CuratorRoundTest, ProtocolErrorFromAPartyAbortsTheRunNamingIt) {
   Deliver(1, error);
   const absl::Status status = Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("'beta'"), HasSubstr("critic_task.fake_slice: bad")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("'beta'"), HasSubstr("critic_task.fake_slice: bad")));
   // Every party is told the run ended, and why.
   for (int k = 0; k < 2; ++k) {
     const v1::CuratorMessage finished = Next(k);

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/gan/label_pairs.h"
 #include "common/base/file_io.h"
+#include "common/gan/label_pairs.h"
 
 namespace vfsynth {
 namespace {
@@ -29,7 +29,8 @@ class LabelPairReleaseTest : public ::testing::Test {
     torch::manual_seed(5);
     const torch::Tensor label = torch::randint(2, {500}, torch::kLong);
     const torch::Tensor other = torch::randint(3, {500}, torch::kLong);
-    table_ = torch::cat({torch::one_hot(label, 2), torch::one_hot(other, 3)}, 1).to(torch::kFloat32);
+    table_ =
+        torch::cat({torch::one_hot(label, 2), torch::one_hot(other, 3)}, 1).to(torch::kFloat32);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -66,7 +67,8 @@ TEST_F(LabelPairReleaseTest, AKeptReleaseOfAnotherFormatVersionIsRefusedNotDrawn
   ASSERT_TRUE(WriteFileAtomically(path, file).ok());
   const absl::Status status = HolderLabelRelease(path, "run", "bank", table_, label_, 1.5).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr("format version 9"), HasSubstr("reads version 1")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr(path), HasSubstr("format version 9"), HasSubstr("reads version 1")));
   EXPECT_EQ(ReadFile(path).value(), file);  // kept as it was
 }
 
@@ -78,13 +80,15 @@ TEST_F(LabelPairReleaseTest, TablesAreKeptForTheLabelsTheyCounted) {
   auto first = LabelPairRelease(path, "run", "hospital", labels, table_, blocks_, 3.0);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->counts().shape(0), 6);
-  EXPECT_EQ(first->labels_sha256(), LabelsDigest(std::vector<int32_t>(labels.labels().begin(), labels.labels().end())));
+  EXPECT_EQ(first->labels_sha256(),
+            LabelsDigest(std::vector<int32_t>(labels.labels().begin(), labels.labels().end())));
   auto again = LabelPairRelease(path, "run", "hospital", labels, table_, blocks_, 3.0);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->SerializeAsString(), first->SerializeAsString());
   labels.set_labels(0, 1);
-  EXPECT_THAT(LabelPairRelease(path, "run", "hospital", labels, table_, blocks_, 3.0).status().message(),
-              HasSubstr("labels changed"));
+  EXPECT_THAT(
+      LabelPairRelease(path, "run", "hospital", labels, table_, blocks_, 3.0).status().message(),
+      HasSubstr("labels changed"));
   labels.add_labels(0);
   EXPECT_EQ(LabelPairRelease(path, "run", "hospital", labels, table_, blocks_, 3.0).status().code(),
             absl::StatusCode::kInvalidArgument);  // 501 labels for 500 records

@@ -48,7 +48,8 @@ TEST(MetricsServerTest, ASecondEndpointOnTheSamePortFailsToStart) {
 
 // Connections that never send a request are dropped, so they cannot starve a scrape.
 TEST(MetricsServerTest, IdleConnectionsDoNotBlockAScrape) {
-  auto server = MetricsServer::Start("127.0.0.1:0", [] { return std::string("vfsynth_round 7\n"); });
+  auto server =
+      MetricsServer::Start("127.0.0.1:0", [] { return std::string("vfsynth_round 7\n"); });
   ASSERT_TRUE(server.ok()) << server.status();
   sockaddr_in address{};
   address.sin_family = AF_INET;

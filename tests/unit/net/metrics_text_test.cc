@@ -68,10 +68,12 @@ TEST(MetricsTextTest, ReportsProgressPrivacyAndParties) {
   EXPECT_THAT(text, HasSubstr("vfsynth_party_connected{party=\"hospital\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("vfsynth_party_epsilon_spent{party=\"hospital\"} 1.25\n"));
   EXPECT_THAT(text, Not(HasSubstr("vfsynth_party_epsilon_spent{party=\"in")));
-  EXPECT_THAT(text, HasSubstr("vfsynth_party_seconds_since_last_message{party=\"hospital\"} 0.5\n"));
+  EXPECT_THAT(text,
+              HasSubstr("vfsynth_party_seconds_since_last_message{party=\"hospital\"} 0.5\n"));
   // Byte counters are exact integers, not rounded to 6 digits.
   EXPECT_THAT(text, HasSubstr("vfsynth_party_sent_bytes_total{party=\"hospital\"} 123456789012\n"));
-  EXPECT_THAT(text, HasSubstr("vfsynth_party_received_bytes_total{party=\"hospital\"} 987654321\n"));
+  EXPECT_THAT(text,
+              HasSubstr("vfsynth_party_received_bytes_total{party=\"hospital\"} 987654321\n"));
 }
 
 // Losses are shown only when the curator publishes them (modes where D_s sees released

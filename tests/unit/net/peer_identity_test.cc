@@ -26,7 +26,8 @@ TEST(PartyFromIdentitiesTest, ExactlyOneRosterMatch) {
   ASSERT_TRUE(party.ok()) << party.status();
   EXPECT_EQ(*party, "insurer");
   // Other SANs next to the identity do not matter.
-  party = PartyFromIdentities({"insurer.example", "spiffe://vfsynth/party/bank", "10.0.0.5"}, kRoster);
+  party =
+      PartyFromIdentities({"insurer.example", "spiffe://vfsynth/party/bank", "10.0.0.5"}, kRoster);
   ASSERT_TRUE(party.ok()) << party.status();
   EXPECT_EQ(*party, "bank");
 }
@@ -44,15 +45,18 @@ TEST(PartyFromIdentitiesTest, CertificateNamingTwoPartiesIsRefused) {
   auto party = PartyFromIdentities(
       {"spiffe://vfsynth/party/hospital", "spiffe://vfsynth/party/bank"}, kRoster);
   EXPECT_EQ(party.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(party.status().message(), AllOf(HasSubstr("several"), HasSubstr("hospital"), HasSubstr("bank")));
+  EXPECT_THAT(party.status().message(),
+              AllOf(HasSubstr("several"), HasSubstr("hospital"), HasSubstr("bank")));
 }
 
 TEST(PartyFromIdentitiesTest, OnlyTheExactSpiffeUriMatches) {
   // A DNS or IP SAN equal to a party name, prefixes, suffixes and case variants all fail.
   for (const std::string& identity :
        {std::string("hospital"), std::string("127.0.0.1"), std::string("spiffe://vfsynth/party/"),
-        std::string("spiffe://vfsynth/party/hospital/x"), std::string("spiffe://vfsynth/party/hospitals"),
-        std::string("spiffe://vfsynth/party/Hospital"), std::string("spiffe://other/party/hospital"),
+        std::string("spiffe://vfsynth/party/hospital/x"),
+        std::string("spiffe://vfsynth/party/hospitals"),
+        std::string("spiffe://vfsynth/party/Hospital"),
+        std::string("spiffe://other/party/hospital"),
         std::string("SPIFFE://vfsynth/party/hospital")}) {
     EXPECT_EQ(PartyFromIdentities({identity}, kRoster).status().code(),
               absl::StatusCode::kPermissionDenied)
@@ -100,15 +104,18 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     // One directory per process: ctest runs this suite's tests in parallel processes,
     // and one's gen-certs.sh would rewrite the files another is reading.
-    dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/peer_identity_test_certs_", getpid()));
-    const std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ", *dir_,
-                                             " hospital mallory > /dev/null");
+    dir_ =
+        new std::string(absl::StrCat(::testing::TempDir(), "/peer_identity_test_certs_", getpid()));
+    const std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ",
+                                             *dir_, " hospital mallory > /dev/null");
     ASSERT_EQ(std::system(command.c_str()), 0);
     // Signed by the run's CA, naming a roster party in its subject CN and carrying no SAN.
     const std::string cn_only = absl::StrCat(
         "cd ", *dir_, " && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes ",
-        "-keyout cn-only.key -out cn-only.csr -subj '/CN=spiffe:\\/\\/vfsynth\\/party\\/hospital' 2>/dev/null && ",
-        "printf 'extendedKeyUsage=clientAuth\\nbasicConstraints=critical,CA:FALSE\\n' > cn-only.ext && ",
+        "-keyout cn-only.key -out cn-only.csr -subj '/CN=spiffe:\\/\\/vfsynth\\/party\\/hospital' "
+        "2>/dev/null && ",
+        "printf 'extendedKeyUsage=clientAuth\\nbasicConstraints=critical,CA:FALSE\\n' > "
+        "cn-only.ext && ",
         "openssl x509 -req -in cn-only.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 ",
         "-extfile cn-only.ext -out cn-only.crt 2>/dev/null");
     ASSERT_EQ(std::system(cn_only.c_str()), 0);
@@ -137,7 +144,8 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
     if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now());
   }
 
-  grpc::Status Register(const std::string& cert_name, const std::string& claimed, std::string* party) {
+  grpc::Status Register(const std::string& cert_name, const std::string& claimed,
+                        std::string* party) {
     auto credentials = MakeChannelCredentials(Tls(cert_name), false);
     EXPECT_TRUE(credentials.ok()) << credentials.status();
     auto stub = v1::Curator::NewStub(grpc::CreateCustomChannel(
@@ -172,8 +180,8 @@ TEST_F(AuthenticatedPartyTlsTest, CertificateDecidesAndClaimMustAgree) {
 
   status = Register("hospital", "bank", &party);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_THAT(status.error_message(),
-              AllOf(HasSubstr("authenticated as party 'hospital'"), HasSubstr("claims to be 'bank'")));
+  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("authenticated as party 'hospital'"),
+                                            HasSubstr("claims to be 'bank'")));
 
   // A valid certificate for a name outside the roster, claiming a roster name.
   status = Register("mallory", "hospital", &party);
@@ -208,7 +216,8 @@ TEST_F(AuthenticatedPartyTlsTest, SubjectCnNamingAPartyIsNotAnIdentity) {
   std::string party;
   const grpc::Status status = Register("cn-only", "hospital", &party);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_THAT(status.error_message(), AllOf(HasSubstr("no SAN URI"), HasSubstr("never by its subject CN")));
+  EXPECT_THAT(status.error_message(),
+              AllOf(HasSubstr("no SAN URI"), HasSubstr("never by its subject CN")));
   EXPECT_TRUE(party.empty());
 }
 

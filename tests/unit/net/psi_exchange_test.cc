@@ -32,7 +32,7 @@ v1::AlignRequest Request(uint32_t hop, const std::vector<std::string>& elements)
 
 struct Outcome {
   std::vector<absl::StatusOr<v1::AlignResponse>> results;
-  std::vector<std::vector<uint32_t>> hops;  // per party: the hops it was handed
+  std::vector<std::vector<uint32_t>> hops;     // per party: the hops it was handed
   std::vector<std::multiset<size_t>> lengths;  // per party: the lengths of the lists it was handed
 };
 
@@ -48,15 +48,17 @@ Outcome AlignAll(PsiExchange& exchange, const std::vector<PsiParty>& parties) {
     threads.emplace_back([&, k] {
       v1::AlignRequest request = Request(0, parties[k].own_list());
       while (true) {
-        absl::StatusOr<v1::AlignResponse> response = exchange.Submit(static_cast<int>(k), request, deadline);
+        absl::StatusOr<v1::AlignResponse> response =
+            exchange.Submit(static_cast<int>(k), request, deadline);
         if (!response.ok() || !response->has_blind()) {
           run.results[k] = std::move(response);
           return;
         }
         run.hops[k].push_back(response->blind().hop());
         run.lengths[k].insert(static_cast<size_t>(response->blind().elements_size()));
-        absl::StatusOr<std::vector<std::string>> blinded = parties[k].Blind(
-            std::vector<std::string>(response->blind().elements().begin(), response->blind().elements().end()));
+        absl::StatusOr<std::vector<std::string>> blinded =
+            parties[k].Blind(std::vector<std::string>(response->blind().elements().begin(),
+                                                      response->blind().elements().end()));
         if (!blinded.ok()) {
           run.results[k] = blinded.status();
           return;
@@ -72,7 +74,8 @@ Outcome AlignAll(PsiExchange& exchange, const std::vector<PsiParty>& parties) {
 TEST(PsiExchangeTest, ThreePartiesEachLearnWhichOfTheirRecordsAllHold) {
   const std::vector<std::vector<std::string>> ids = {Ids(0, 29), Ids(10, 49), Ids(5, 24)};
   std::vector<PsiParty> parties;
-  for (size_t k = 0; k < ids.size(); ++k) parties.push_back(*PsiParty::Create(absl::StrCat("secret-", k), ids[k]));
+  for (size_t k = 0; k < ids.size(); ++k)
+    parties.push_back(*PsiParty::Create(absl::StrCat("secret-", k), ids[k]));
   PsiExchange exchange({"a", "b", "c"});
   const Outcome run = AlignAll(exchange, parties);
   for (size_t k = 0; k < parties.size(); ++k) {
@@ -80,8 +83,8 @@ TEST(PsiExchangeTest, ThreePartiesEachLearnWhichOfTheirRecordsAllHold) {
     ASSERT_TRUE(run.results[k]->has_aligned());
     const v1::AlignedPositions& aligned = run.results[k]->aligned();
     EXPECT_EQ(aligned.records(), 15);
-    absl::StatusOr<std::vector<int64_t>> rows =
-        parties[k].Rows(std::vector<int64_t>(aligned.positions().begin(), aligned.positions().end()));
+    absl::StatusOr<std::vector<int64_t>> rows = parties[k].Rows(
+        std::vector<int64_t>(aligned.positions().begin(), aligned.positions().end()));
     ASSERT_TRUE(rows.ok()) << rows.status();
     std::set<std::string> held;
     for (const int64_t row : *rows) held.insert(ids[k][static_cast<size_t>(row)]);
@@ -90,7 +93,9 @@ TEST(PsiExchangeTest, ThreePartiesEachLearnWhichOfTheirRecordsAllHold) {
     EXPECT_TRUE(exchange.Done(static_cast<int>(k)));
     // Hops 1 and 2: the lists of the two parties before it in roster order.
     EXPECT_EQ(run.hops[k], std::vector<uint32_t>({1, 2}));
-    EXPECT_EQ(run.lengths[k], std::multiset<size_t>({ids[(k + 2) % 3].size(), ids[(k + 1) % 3].size()})) << k;
+    EXPECT_EQ(run.lengths[k],
+              std::multiset<size_t>({ids[(k + 2) % 3].size(), ids[(k + 1) % 3].size()}))
+        << k;
   }
   EXPECT_TRUE(exchange.Waiting().empty());
 }
@@ -99,7 +104,8 @@ TEST(PsiExchangeTest, WaitingNamesThePartiesBehindAndCancelWakesTheOthers) {
   PsiExchange exchange({"a", "b", "c"});
   const PsiParty a = *PsiParty::Create("secret-a", Ids(0, 3));
   absl::StatusOr<v1::AlignResponse> result;
-  std::thread waiter([&] { result = exchange.Submit(0, Request(0, a.own_list()), absl::InfiniteFuture()); });
+  std::thread waiter(
+      [&] { result = exchange.Submit(0, Request(0, a.own_list()), absl::InfiniteFuture()); });
   while (exchange.Waiting().size() != 2) absl::SleepFor(absl::Milliseconds(5));
   EXPECT_EQ(exchange.Waiting(), std::vector<std::string>({"b", "c"}));
   exchange.Cancel(absl::CancelledError("shutdown"));
@@ -113,8 +119,11 @@ TEST(PsiExchangeTest, ADeadlineNamesThePartiesThatDidNotSend) {
   PsiExchange exchange({"a", "b", "c"});
   const PsiParty a = *PsiParty::Create("secret-a", Ids(0, 3));
   const PsiParty b = *PsiParty::Create("secret-b", Ids(0, 3));
-  std::thread other([&] { (void)exchange.Submit(1, Request(0, b.own_list()), absl::Now() + absl::Seconds(0.2)); });
-  const absl::Status status = exchange.Submit(0, Request(0, a.own_list()), absl::Now() + absl::Seconds(0.5)).status();
+  std::thread other([&] {
+    (void)exchange.Submit(1, Request(0, b.own_list()), absl::Now() + absl::Seconds(0.2));
+  });
+  const absl::Status status =
+      exchange.Submit(0, Request(0, a.own_list()), absl::Now() + absl::Seconds(0.5)).status();
   other.join();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(status.message(), HasSubstr("did not send their list before the join timeout: c"));

@@ -21,7 +21,8 @@ class ReleasedStatisticsTest : public ::testing::Test {
   // Party a: a scalar n and a 2-way m; party b: the label y and a 3-way z.
   TableEncoder a_ = EncoderFromJson(R"({"columns":[{"name":"n","type":"continuous","min":0,"max":1},
       {"name":"m","type":"categorical","categories":["s","t"]}]})");
-  TableEncoder b_ = EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["lo","hi"]},
+  TableEncoder b_ =
+      EncoderFromJson(R"({"columns":[{"name":"y","type":"categorical","categories":["lo","hi"]},
       {"name":"z","type":"categorical","categories":["p","q","r"]}]})");
   // m: s s t t; y: lo lo hi hi (y equals m); z: p q r r.
   CsvTable published_{{"id", "n", "m", "y", "z"},
@@ -38,7 +39,8 @@ class ReleasedStatisticsTest : public ::testing::Test {
     auto encoded = encoder.Encode(published_, "published");
     EXPECT_TRUE(encoded.ok()) << encoded.status();
     const torch::Tensor table =
-        torch::from_blob(encoded->table.values.data(), {encoded->table.rows, encoded->table.width}).clone();
+        torch::from_blob(encoded->table.values.data(), {encoded->table.rows, encoded->table.width})
+            .clone();
     auto target = MarginalTarget::FromTable(table, encoder.blocks(), MarginalOptions{}, 0, nullptr);
     EXPECT_TRUE(target.ok()) << target.status();
     v1::MarginalsRequest request;
@@ -50,7 +52,8 @@ class ReleasedStatisticsTest : public ::testing::Test {
     ToWire(probabilities, request.mutable_probabilities());
     return request;
   }
-  static v1::PrivacyPlan Plan(v1::PrivacyConfig::Mode mode, double marginal_z = 0, double label_epsilon = 0) {
+  static v1::PrivacyPlan Plan(v1::PrivacyConfig::Mode mode, double marginal_z = 0,
+                              double label_epsilon = 0) {
     v1::PrivacyPlan plan;
     plan.mutable_privacy()->set_mode(mode);
     plan.set_records(4);
@@ -62,13 +65,17 @@ class ReleasedStatisticsTest : public ::testing::Test {
 
 TEST_F(ReleasedStatisticsTest, AcceptsOneReleaseAPartyAndNeverAnotherOne) {
   // b: y (2 cells) and z (3).
-  EXPECT_THAT(released_.AddMarginals(1, b_, Release(torch::full({4}, 0.25))).message(), HasSubstr("expected shape"));
+  EXPECT_THAT(released_.AddMarginals(1, b_, Release(torch::full({4}, 0.25))).message(),
+              HasSubstr("expected shape"));
   EXPECT_THAT(released_.AddMarginals(1, b_, Release(torch::full({5}, 0.5))).message(),
               HasSubstr("not probability vectors"));
-  EXPECT_EQ(released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.25, 0.25, 0.5}))).code(),
-            absl::StatusCode::kOk);
-  EXPECT_TRUE(released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.25, 0.25, 0.5}))).ok());
-  const absl::Status other = released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.5, 0.25, 0.25})));
+  EXPECT_EQ(
+      released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.25, 0.25, 0.5}))).code(),
+      absl::StatusCode::kOk);
+  EXPECT_TRUE(
+      released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.25, 0.25, 0.5}))).ok());
+  const absl::Status other =
+      released_.AddMarginals(1, b_, Release(torch::tensor({0.5, 0.5, 0.5, 0.25, 0.25})));
   EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(other.message(), HasSubstr("'b' sent another marginal release than before"));
 }
@@ -108,8 +115,9 @@ TEST_F(ReleasedStatisticsTest, ScoresThePublishedTableAgainstEveryPartysRelease)
 
 TEST_F(ReleasedStatisticsTest, LabelPairsAreScoredInTheJointEncoding) {
   // The label y at b (joint offset 3) against a's m (joint offset 1): released as equal.
-  auto target = MarginalTarget::FromPairProbabilities({{BlockKind::kSoftmax, 3, 2}, {BlockKind::kSoftmax, 1, 2}},
-                                                      {{0, 1}}, torch::tensor({0.5, 0.0, 0.0, 0.5}, torch::kDouble));
+  auto target = MarginalTarget::FromPairProbabilities(
+      {{BlockKind::kSoftmax, 3, 2}, {BlockKind::kSoftmax, 1, 2}}, {{0, 1}},
+      torch::tensor({0.5, 0.0, 0.0, 0.5}, torch::kDouble));
   ASSERT_TRUE(target.ok()) << target.status();
   released_.SetLabelPairs(*target, /*holder=*/1, "y");
   auto report = released_.Report(published_, {&a_, &b_}, Plan(v1::PrivacyConfig::strict, 0.5, 1.0));

@@ -60,7 +60,8 @@ TEST(ReplyJournalTest, TornLastRecordIsDroppedAndAppendsContinue) {
   }
   auto bytes = ReadFile(path);
   ASSERT_TRUE(bytes.ok());
-  ASSERT_TRUE(WriteFileAtomically(path, bytes->substr(0, bytes->size() - 3)).ok());  // crash mid-append
+  ASSERT_TRUE(
+      WriteFileAtomically(path, bytes->substr(0, bytes->size() - 3)).ok());  // crash mid-append
   {
     auto journal = ReplyJournal::Open(path);
     ASSERT_TRUE(journal.ok()) << journal.status();
@@ -85,7 +86,8 @@ TEST(ReplyJournalTest, DamageBeforeTheLastRecordIsDataLoss) {
   auto bytes = ReadFile(path);
   ASSERT_TRUE(bytes.ok());
   std::string damaged = *bytes;
-  damaged[std::string("VFSYNTH-JOURNAL 1\n").size() + 14] ^= 0x20;  // inside the first record's bytes
+  damaged[std::string("VFSYNTH-JOURNAL 1\n").size() + 14] ^=
+      0x20;  // inside the first record's bytes
   ASSERT_TRUE(WriteFileAtomically(path, damaged).ok());
   const absl::Status status = ReplyJournal::Open(path).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
@@ -117,10 +119,12 @@ TEST(ReplyJournalTest, AnotherFormatVersionOrAnotherFileIsRefused) {
   ASSERT_TRUE(WriteFileAtomically(path, "VFSYNTH-JOURNAL 7\nrecords").ok());
   absl::Status status = ReplyJournal::Open(path).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr("format version 7"), HasSubstr("reads version 1")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr(path), HasSubstr("format version 7"), HasSubstr("reads version 1")));
   EXPECT_EQ(ReadFile(path).value(), "VFSYNTH-JOURNAL 7\nrecords");  // left as it was
 
-  ASSERT_TRUE(WriteFileAtomically(path, std::string(40, '\x01')).ok());  // e.g. frames without a header
+  ASSERT_TRUE(
+      WriteFileAtomically(path, std::string(40, '\x01')).ok());  // e.g. frames without a header
   status = ReplyJournal::Open(path).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(status.message(), HasSubstr("is not a vfsynth reply journal"));
@@ -131,7 +135,8 @@ TEST(ReplyJournalTest, DropBeforeForgetsOldRoundsDurablyWhenItCompacts) {
   {
     auto journal = ReplyJournal::Open(path, /*compact_bytes=*/0);  // every drop compacts
     ASSERT_TRUE(journal.ok());
-    for (int64_t round = 0; round < 3; ++round) ASSERT_TRUE((*journal)->Append(Entry(round, round, "r")).ok());
+    for (int64_t round = 0; round < 3; ++round)
+      ASSERT_TRUE((*journal)->Append(Entry(round, round, "r")).ok());
     ASSERT_TRUE((*journal)->DropBefore(2).ok());
     EXPECT_EQ((*journal)->size(), 1u);
     ASSERT_TRUE((*journal)->Append(Entry(3, 3, "after")).ok());  // appends go to the rewritten file
@@ -164,10 +169,11 @@ TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSiz
     // Three dropped records compact the file, two do not.
     auto journal = ReplyJournal::Open(path, 3 * record);
     ASSERT_TRUE(journal.ok()) << journal.status();
-    for (int64_t round = 1; round <= 4; ++round) ASSERT_TRUE((*journal)->Append(Entry(round, round, reply)).ok());
+    for (int64_t round = 1; round <= 4; ++round)
+      ASSERT_TRUE((*journal)->Append(Entry(round, round, reply)).ok());
     ASSERT_TRUE((*journal)->DropBefore(3).ok());
     EXPECT_EQ((*journal)->size(), 2u);
-    EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);            // forgotten at once
+    EXPECT_EQ((*journal)->Find(10, 1, 1), nullptr);                    // forgotten at once
     EXPECT_EQ(std::filesystem::file_size(path), header + 4 * record);  // but not rewritten
   }
   {
@@ -180,7 +186,7 @@ TEST(ReplyJournalTest, DroppedRecordsStayInTheFileUntilTheyReachTheCompactionSiz
     EXPECT_EQ(std::filesystem::file_size(path), header + 4 * record);  // two dropped: not yet
     ASSERT_TRUE((*journal)->DropBefore(4).ok());
     EXPECT_EQ(std::filesystem::file_size(path), header + record);  // three: round 4 alone is kept
-    ASSERT_TRUE((*journal)->Append(Entry(5, 5, reply)).ok());  // appends go to the new file
+    ASSERT_TRUE((*journal)->Append(Entry(5, 5, reply)).ok());      // appends go to the new file
   }
   auto journal = ReplyJournal::Open(path);
   ASSERT_TRUE(journal.ok()) << journal.status();

@@ -40,7 +40,8 @@ v1::PartyMessage Reply(const std::string& marker) {
 class ReplyKeeperTest : public ::testing::Test {
  protected:
   void Open(v1::PrivacyConfig::Mode mode) {
-    path_ = ::testing::TempDir() + "/reply_keeper_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    path_ = ::testing::TempDir() + "/reply_keeper_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove(path_);
     auto journal = ReplyJournal::Open(path_);
     ASSERT_TRUE(journal.ok()) << journal.status();

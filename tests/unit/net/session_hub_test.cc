@@ -5,7 +5,6 @@
 
 #include <thread>
 
-
 namespace vfsynth {
 namespace {
 
@@ -186,10 +185,12 @@ TEST(SessionHubTest, WaitAllConnectedNamesTheMissingParties) {
 TEST(SessionHubTest, ObserverSeesEveryDeliveredMessage) {
   SessionHub hub({"alpha", "beta"});
   std::vector<std::pair<int, int64_t>> seen;
-  hub.SetInboundObserver([&](int party, const v1::PartyMessage& m) { seen.emplace_back(party, m.step()); });
+  hub.SetInboundObserver(
+      [&](int party, const v1::PartyMessage& m) { seen.emplace_back(party, m.step()); });
   hub.Deliver(1, Message(4), 1);
   hub.Deliver(0, Message(6), 1);
-  EXPECT_THAT(seen, ::testing::ElementsAre(std::pair<int, int64_t>(1, 4), std::pair<int, int64_t>(0, 6)));
+  EXPECT_THAT(seen,
+              ::testing::ElementsAre(std::pair<int, int64_t>(1, 4), std::pair<int, int64_t>(0, 6)));
 }
 
 TEST(SessionHubTest, RejoiningPartyGetsItsRoundAgainAndTheOldStreamNothing) {

@@ -50,16 +50,16 @@ TEST(TensorCodecTest, WrongDtypeIsNamed) {
   tensor.set_dtype(v1::DTYPE_UNSPECIFIED);
   const absl::Status status = ValidateTensor(tensor, {1, 2}, "features.h_real", kNoLimit);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("features.h_real"), HasSubstr("dtype"), HasSubstr("DTYPE_UNSPECIFIED")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("features.h_real"), HasSubstr("dtype"),
+                                      HasSubstr("DTYPE_UNSPECIFIED")));
 }
 
 TEST(TensorCodecTest, WrongShapeNamesBothShapes) {
   const v1::Tensor tensor = Encode(std::vector<float>(8, 0.5f), {4, 2});
   const absl::Status status = ValidateTensor(tensor, {4, 3}, "features.h_fake", kNoLimit);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("features.h_fake"), HasSubstr("expected shape [4, 3]"),
-                                      HasSubstr("got [4, 2]")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("features.h_fake"),
+                                      HasSubstr("expected shape [4, 3]"), HasSubstr("got [4, 2]")));
 }
 
 TEST(TensorCodecTest, WrongRankIsAShapeError) {
@@ -75,7 +75,8 @@ TEST(TensorCodecTest, DataLengthMustMatchShape) {
   tensor.mutable_data()->resize(5 * sizeof(float));
   absl::Status status = ValidateTensor(tensor, {2, 3}, "slice", kNoLimit);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("slice"), HasSubstr("24 bytes"), HasSubstr("got 20")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("slice"), HasSubstr("24 bytes"), HasSubstr("got 20")));
 
   tensor.mutable_data()->append(std::string(7, '\0'));  // 27 bytes: not even whole floats
   status = ValidateTensor(tensor, {2, 3}, "slice", kNoLimit);
@@ -84,13 +85,15 @@ TEST(TensorCodecTest, DataLengthMustMatchShape) {
 }
 
 TEST(TensorCodecTest, NonFiniteValuesNameTheElement) {
-  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity()}) {
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity()}) {
     std::vector<float> values(6, 0.25f);
     values[4] = bad;
     const absl::Status status = ValidateTensor(Encode(values, {2, 3}), {2, 3}, "grad", kNoLimit);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_THAT(status.message(), AllOf(HasSubstr("grad"), HasSubstr("non-finite"), HasSubstr("element 4")))
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr("grad"), HasSubstr("non-finite"), HasSubstr("element 4")))
         << bad;
   }
 }

@@ -13,14 +13,14 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
 #include "common/data/alignment.h"
 #include "common/data/psi.h"
-#include "common/config/config.h"
 #include "common/gan/party_model.h"
 #include "common/protocol/protocol_version.h"
 #include "common/protocol/tensor_codec.h"
-#include "common/base/file_io.h"
-#include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
@@ -47,11 +47,13 @@ std::string Write(const std::string& name, const std::string& contents) {
 }
 
 // A fresh checkpoint directory per core unless `checkpoint_dir` is given (a restart).
-v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string checkpoint_dir = "") {
+v1::PartyConfig Config(const std::string& secrets = "secrets.txt",
+                       std::string checkpoint_dir = "") {
   static int cores = 0;
   if (checkpoint_dir.empty()) {
-    checkpoint_dir = absl::StrCat(Dir(), "/ckpt-", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-                                  "-", cores++);
+    checkpoint_dir =
+        absl::StrCat(Dir(), "/ckpt-",
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name(), "-", cores++);
     std::filesystem::remove_all(checkpoint_dir);
   }
   v1::PartyConfig config;
@@ -63,7 +65,8 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt", std::string c
   config.set_schema(Dir() + "/alpha.schema.json");
   config.set_secrets(Dir() + "/" + secrets);
   config.set_max_message_bytes(kLimit);
-  config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
+  config.mutable_privacy()->set_mode(
+      v1::PrivacyConfig::none);  // these tests exercise the protocol, not DP
   EXPECT_TRUE(ResolvePartyConfig("", &config).ok());
   return config;
 }
@@ -101,9 +104,11 @@ absl::StatusOr<v1::AlignedPositions> Positions(VerticalPartyCore& core, int firs
   task.mutable_blind()->set_hop(1);
   for (const std::string& element : beta.own_list()) task.mutable_blind()->add_elements(element);
   ASSIGN_OR_RETURN(const std::optional<v1::AlignRequest> blinded, core.AnswerAlign(task));
-  if (!blinded.has_value() || blinded->hop() != 1) return absl::InternalError("alpha did not blind hop 1");
-  ASSIGN_OR_RETURN(const std::vector<std::string> alpha_list,
-                   beta.Blind(std::vector<std::string>(own.elements().begin(), own.elements().end())));
+  if (!blinded.has_value() || blinded->hop() != 1)
+    return absl::InternalError("alpha did not blind hop 1");
+  ASSIGN_OR_RETURN(
+      const std::vector<std::string> alpha_list,
+      beta.Blind(std::vector<std::string>(own.elements().begin(), own.elements().end())));
   const std::vector<std::string> beta_list(blinded->elements().begin(), blinded->elements().end());
   const std::vector<int64_t> positions = PsiIntersectionPositions({alpha_list, beta_list})[0];
   v1::AlignedPositions aligned;
@@ -144,7 +149,8 @@ v1::CuratorMessage Envelope(int64_t round, int64_t step) {
   return message;
 }
 
-v1::CuratorMessage CriticTask(int64_t round, int64_t step, std::vector<int64_t> shape = {kBatch, kWidth}) {
+v1::CuratorMessage CriticTask(int64_t round, int64_t step,
+                              std::vector<int64_t> shape = {kBatch, kWidth}) {
   v1::CuratorMessage message = Envelope(round, step);
   *message.mutable_critic_task()->mutable_fake_slice() = Filled(shape, 0.25f);
   return message;
@@ -165,7 +171,8 @@ v1::CuratorMessage GeneratorTask(int64_t round) {
 
 v1::CuratorMessage GeneratorFeatureGradient(int64_t round) {
   v1::CuratorMessage message = Envelope(round, -1);
-  *message.mutable_generator_feature_gradient()->mutable_grad() = Filled({kBatch, kFeatureDim}, 0.02f);
+  *message.mutable_generator_feature_gradient()->mutable_grad() =
+      Filled({kBatch, kFeatureDim}, 0.02f);
   return message;
 }
 
@@ -174,13 +181,16 @@ class VerticalPartyCoreTest : public ::testing::Test {
   static void SetUpTestSuite() {
     ASSERT_TRUE(MakeDirectories(Dir()).ok());
     std::string csv = "id,a,b\n";
-    for (int i = 0; i < 10; ++i) absl::StrAppend(&csv, "r", i, ",", i % 3 ? "x" : "y", ",", i / 10.0, "\n");
+    for (int i = 0; i < 10; ++i)
+      absl::StrAppend(&csv, "r", i, ",", i % 3 ? "x" : "y", ",", i / 10.0, "\n");
     Write("alpha.csv", csv);
     Write("alpha.schema.json", R"({"id_column":"id","columns":[
         {"name":"a","type":"categorical","categories":["x","y"]},
         {"name":"b","type":"continuous","min":0,"max":1,"encoding":"scalar"}]})");
-    Write("secrets.txt", absl::StrCat("# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123  \n",
-                                      "\nalignment_key=", kAlignmentKey, "\n"));
+    Write("secrets.txt",
+          absl::StrCat(
+              "# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123  \n",
+              "\nalignment_key=", kAlignmentKey, "\n"));
   }
 
   std::unique_ptr<VerticalPartyCore> Registered() {
@@ -212,7 +222,8 @@ TEST_F(VerticalPartyCoreTest, LoadPartySecretsReadsBothKeysIgnoringComments) {
 }
 
 TEST_F(VerticalPartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
-  const std::string short_key = Write("short.txt", "sampling_secret=unit-sampling-secret-0123\nalignment_key=short\n");
+  const std::string short_key =
+      Write("short.txt", "sampling_secret=unit-sampling-secret-0123\nalignment_key=short\n");
   auto secrets = LoadPartySecrets(short_key);
   EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(secrets.status().message(), AllOf(HasSubstr("short.txt"), HasSubstr("at least 16")));
@@ -220,14 +231,17 @@ TEST_F(VerticalPartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) 
   const std::string missing = Write("missing.txt", "sampling_secret=unit-sampling-secret-0123\n");
   EXPECT_EQ(LoadPartySecrets(missing).status().code(), absl::StatusCode::kInvalidArgument);
 
-  const std::string unknown = Write("unknown.txt", "sampling_secret=unit-sampling-secret-0123\n"
-                                                   "alignment_key=unit-alignment-key-0123\nsalt=abcdefabcdefabcdef\n");
+  const std::string unknown =
+      Write("unknown.txt",
+            "sampling_secret=unit-sampling-secret-0123\n"
+            "alignment_key=unit-alignment-key-0123\nsalt=abcdefabcdefabcdef\n");
   secrets = LoadPartySecrets(unknown);
   EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(secrets.status().message(), HasSubstr("unknown key 'salt'"));
 
-  const std::string no_equals = Write("no_equals.txt", "sampling_secret unit-sampling-secret-0123\n"
-                                                       "alignment_key=unit-alignment-key-0123\n");
+  const std::string no_equals = Write("no_equals.txt",
+                                      "sampling_secret unit-sampling-secret-0123\n"
+                                      "alignment_key=unit-alignment-key-0123\n");
   EXPECT_FALSE(LoadPartySecrets(no_equals).ok());
   EXPECT_FALSE(LoadPartySecrets(Dir() + "/does-not-exist.txt").ok());
   // Create refuses to start without usable secrets.
@@ -258,8 +272,10 @@ TEST_F(VerticalPartyCoreTest, AcceptRegistrationChecksTheCuratorsAnswer) {
   EXPECT_EQ((*core)->AcceptRegistration(response).code(), absl::StatusCode::kInvalidArgument);
   response = Registration();
   response.set_topology(v1::Topology::horizontal);
-  EXPECT_THAT((*core)->AcceptRegistration(response).message(),
-              HasSubstr("the curator runs topology 'horizontal' but this party is configured for 'vertical'"));
+  EXPECT_THAT(
+      (*core)->AcceptRegistration(response).message(),
+      HasSubstr(
+          "the curator runs topology 'horizontal' but this party is configured for 'vertical'"));
   response = Registration();
   response.mutable_training()->set_batch_size(0);
   const absl::Status status = (*core)->AcceptRegistration(response);
@@ -301,7 +317,8 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   v1::AlignResponse task;
   task.mutable_blind()->set_hop(1);
   task.mutable_blind()->add_elements(std::string(kPsiElementBytes, '\x01'));
-  EXPECT_EQ(core->AnswerAlign(task).status().code(), absl::StatusCode::kFailedPrecondition);  // before its own list
+  EXPECT_EQ(core->AnswerAlign(task).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // before its own list
   const absl::StatusOr<v1::AlignRequest> own = core->MakeAlignRequest();
   ASSERT_TRUE(own.ok()) << own.status();
 
@@ -312,8 +329,8 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
     wrong_hop.mutable_blind()->set_hop(hop);
     EXPECT_THAT(core->AnswerAlign(wrong_hop).status().message(), HasSubstr("not one of 1 to 1"));
   }
-  for (const std::string& bad : {std::string(kPsiElementBytes, '\xff'), std::string(kPsiElementBytes, '\0'),
-                                 std::string(5, 'a')}) {
+  for (const std::string& bad : {std::string(kPsiElementBytes, '\xff'),
+                                 std::string(kPsiElementBytes, '\0'), std::string(5, 'a')}) {
     v1::AlignResponse garbage = valid;
     garbage.mutable_blind()->add_elements(bad);
     const absl::Status status = core->AnswerAlign(garbage).status();
@@ -323,7 +340,8 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   v1::AlignResponse empty = valid;
   empty.mutable_blind()->clear_elements();
   EXPECT_THAT(core->AnswerAlign(empty).status().message(), HasSubstr("empty list"));
-  EXPECT_EQ(core->AnswerAlign(v1::AlignResponse()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core->AnswerAlign(v1::AlignResponse()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   const absl::StatusOr<std::optional<v1::AlignRequest>> next = core->AnswerAlign(valid);
   ASSERT_TRUE(next.ok()) << next.status();
@@ -352,11 +370,13 @@ TEST_F(VerticalPartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOr
 
   v1::AlignedPositions foreign = *aligned;
   foreign.set_positions(7, 10);  // beyond this party's 10 records
-  EXPECT_THAT(core->AcceptAlignment(foreign).message(), HasSubstr("outside this party's 10 records"));
+  EXPECT_THAT(core->AcceptAlignment(foreign).message(),
+              HasSubstr("outside this party's 10 records"));
 
   v1::AlignedPositions miscounted = *aligned;
   miscounted.set_records(9);
-  EXPECT_THAT(core->AcceptAlignment(miscounted).message(), HasSubstr("8 aligned positions for 9 records"));
+  EXPECT_THAT(core->AcceptAlignment(miscounted).message(),
+              HasSubstr("8 aligned positions for 9 records"));
 
   const absl::StatusOr<v1::AlignedPositions> few = Positions(*core, 0, 2);
   ASSERT_TRUE(few.ok()) << few.status();
@@ -407,7 +427,8 @@ TEST_F(VerticalPartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
   std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
   ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
-  EXPECT_THAT(core->Handle(CriticTask(0, 0)).status().message(), HasSubstr("before the privacy plans matched"));
+  EXPECT_THAT(core->Handle(CriticTask(0, 0)).status().message(),
+              HasSubstr("before the privacy plans matched"));
   v1::AttestPlanResponse other;
   *other.mutable_plan() = core->privacy_plan();
   other.mutable_plan()->mutable_privacy()->set_clip_norm(3);
@@ -436,8 +457,10 @@ TEST_F(VerticalPartyCoreTest, CriticTaskYieldsOneFeaturesReply) {
   EXPECT_EQ(reply.round(), 0);
   EXPECT_EQ(reply.step(), 0);
   ASSERT_TRUE(reply.has_features());
-  EXPECT_TRUE(ValidateTensor(reply.features().h_real(), {kBatch, kFeatureDim}, "h_real", kLimit).ok());
-  EXPECT_TRUE(ValidateTensor(reply.features().h_fake(), {kBatch, kFeatureDim}, "h_fake", kLimit).ok());
+  EXPECT_TRUE(
+      ValidateTensor(reply.features().h_real(), {kBatch, kFeatureDim}, "h_real", kLimit).ok());
+  EXPECT_TRUE(
+      ValidateTensor(reply.features().h_fake(), {kBatch, kFeatureDim}, "h_fake", kLimit).ok());
 
   // The matching gradients complete the step; nothing goes back.
   replies = core->Handle(FeatureGradients(0, 0));
@@ -456,11 +479,13 @@ TEST_F(VerticalPartyCoreTest, WronglyShapedCriticTaskIsInvalidArgument) {
 
   v1::CuratorMessage nan = CriticTask(0, 0);
   const float value = std::numeric_limits<float>::quiet_NaN();
-  std::memcpy(nan.mutable_critic_task()->mutable_fake_slice()->mutable_data()->data() + 2 * sizeof(float),
-              &value, sizeof(float));
+  std::memcpy(
+      nan.mutable_critic_task()->mutable_fake_slice()->mutable_data()->data() + 2 * sizeof(float),
+      &value, sizeof(float));
   replies = core->Handle(nan);
   EXPECT_EQ(replies.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(replies.status().message(), AllOf(HasSubstr("critic_task.fake_slice"), HasSubstr("non-finite")));
+  EXPECT_THAT(replies.status().message(),
+              AllOf(HasSubstr("critic_task.fake_slice"), HasSubstr("non-finite")));
 
   v1::CuratorMessage no_tensor = Envelope(0, 0);
   no_tensor.mutable_critic_task();
@@ -500,7 +525,8 @@ TEST_F(VerticalPartyCoreTest, WrongRunIdIsRefused) {
 TEST_F(VerticalPartyCoreTest, CriticStepOutsideItsRoundIsRefused) {
   std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
-  for (const auto& [round, step] : {std::pair<int64_t, int64_t>{0, kNCritic}, {1, 1}, {0, -1}, {-1, -1}}) {
+  for (const auto& [round, step] :
+       {std::pair<int64_t, int64_t>{0, kNCritic}, {1, 1}, {0, -1}, {-1, -1}}) {
     auto replies = core->Handle(CriticTask(round, step));
     EXPECT_EQ(replies.status().code(), absl::StatusCode::kInvalidArgument) << round << "/" << step;
     EXPECT_THAT(replies.status().message(), HasSubstr("does not belong to round"));
@@ -511,12 +537,15 @@ TEST_F(VerticalPartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecond
   std::unique_ptr<VerticalPartyCore> core = Aligned();
   ASSERT_NE(core, nullptr);
   // Nothing pending yet; the "no step" value -1 used internally is no step at all.
-  EXPECT_EQ(core->Handle(FeatureGradients(0, 0)).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(core->Handle(FeatureGradients(0, -1)).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core->Handle(FeatureGradients(0, 0)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core->Handle(FeatureGradients(0, -1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(core->Handle(CriticTask(0, 0)).ok());
   auto replies = core->Handle(FeatureGradients(0, 1));
   EXPECT_EQ(replies.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(replies.status().message(), AllOf(HasSubstr("step 1"), HasSubstr("step 0 is pending")));
+  EXPECT_THAT(replies.status().message(),
+              AllOf(HasSubstr("step 1"), HasSubstr("step 0 is pending")));
   ASSERT_TRUE(core->Handle(FeatureGradients(0, 0)).ok());
   // Applied once and committed: the same gradients again (a curator resending its
   // round) change nothing.
@@ -526,7 +555,8 @@ TEST_F(VerticalPartyCoreTest, FeatureGradientsForAStepNotPendingAreFailedPrecond
   EXPECT_THAT(*again, SizeIs(0));
   EXPECT_TRUE(torch::equal(weights, core->model()->feat()->parameters()[0]));
   // The next step's gradients before its task: nothing pending.
-  EXPECT_EQ(core->Handle(FeatureGradients(0, 1)).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core->Handle(FeatureGradients(0, 1)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(VerticalPartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient) {
@@ -553,11 +583,13 @@ TEST_F(VerticalPartyCoreTest, GeneratorPhaseRepliesWithFeaturesThenSliceGradient
   EXPECT_EQ((*replies)[0].step(), -1);
   EXPECT_THAT((*replies)[0].generator_features().h().shape(), ElementsAre(kBatch, kFeatureDim));
 
-  EXPECT_EQ(core->Handle(GeneratorFeatureGradient(1)).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core->Handle(GeneratorFeatureGradient(1)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   replies = core->Handle(GeneratorFeatureGradient(0));
   ASSERT_TRUE(replies.ok()) << replies.status();
   ASSERT_THAT(*replies, SizeIs(1));
-  EXPECT_TRUE(ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
+  EXPECT_TRUE(
+      ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
 
   v1::CuratorMessage bad = GeneratorTask(3);
   *bad.mutable_generator_task()->mutable_fake_slice() = Filled({kBatch, 1}, 0);
@@ -615,9 +647,11 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-absl::StatusOr<std::unique_ptr<VerticalPartyCore>> AlignedWith(const v1::PartyConfig& config, bool resume,
-                                                       v1::RegisterResponse registration = Registration()) {
-  ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config, resume));
+absl::StatusOr<std::unique_ptr<VerticalPartyCore>> AlignedWith(
+    const v1::PartyConfig& config, bool resume,
+    v1::RegisterResponse registration = Registration()) {
+  ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core,
+                   VerticalPartyCore::Create(config, resume));
   RETURN_IF_ERROR(core->AcceptRegistration(registration));
   RETURN_IF_ERROR(AlignWith(*core, 2, 9));
   RETURN_IF_ERROR(AttestOwnPlan(*core));
@@ -652,7 +686,8 @@ TEST_F(VerticalPartyCoreTest, RepeatedCriticTaskIsAnsweredFromTheJournalWithIden
   EXPECT_THAT(status.message(), HasSubstr("again with other inputs"));
 }
 
-TEST_F(VerticalPartyCoreTest, RestartedPartyResumesFromItsCommittedStepWithoutRechargingOrReleasingAgain) {
+TEST_F(VerticalPartyCoreTest,
+       RestartedPartyResumesFromItsCommittedStepWithoutRechargingOrReleasingAgain) {
   const std::string dir = FreshDir("restart");
   std::string step0, step1;
   double spent = 0;
@@ -724,7 +759,8 @@ void CutJournal(const std::string& dir, uintmax_t size) {
 // dpsgd: critic features carry no noise of their own. A reply is sent before its
 // journal entry is durable; if a crash loses the entry, the restarted party recomputes
 // the same bytes from its committed critic, and the step's charge is not repeated.
-TEST_F(VerticalPartyCoreTest, RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdenticallyWithoutRecharging) {
+TEST_F(VerticalPartyCoreTest,
+       RestartedDpsgdPartyRecomputesAnUnjournaledCriticReplyIdenticallyWithoutRecharging) {
   const std::string dir = FreshDir("dpsgd-restart");
   std::string step0, step1;
   uintmax_t durable = 0;
@@ -797,7 +833,8 @@ TEST_F(VerticalPartyCoreTest, RestartedPartyInModeNoneReplaysTheRoundIdentically
 // A curator whose durable checkpoint lags (checkpoint_every > 1) replays a round the
 // party has moved past: its recomputed generator-round replies were journaled when the
 // critic changed, so even a restarted party answers them with the same bytes.
-TEST_F(VerticalPartyCoreTest, GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCuratorMayReplayThem) {
+TEST_F(VerticalPartyCoreTest,
+       GeneratorRoundRepliesSurviveTheCriticMovingOnWhileTheCuratorMayReplayThem) {
   const std::string dir = FreshDir("generator-lagging-checkpoint");
   std::vector<std::string> round0;
   {
@@ -892,8 +929,8 @@ TEST_F(VerticalPartyCoreTest, FreshStartOnAChargedLedgerIsRefusedAndTheLedgerKep
   std::filesystem::remove_all(dir);
   const absl::Status status = AlignedWith(StrictConfig(dir), false).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("already holds"), HasSubstr("unit-run"), HasSubstr("--resume"),
-                                      HasSubstr("new ledger")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("already holds"), HasSubstr("unit-run"),
+                                      HasSubstr("--resume"), HasSubstr("new ledger")));
   EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *before);
   // A new run's ledger (another path) starts afresh.
   EXPECT_TRUE(AlignedWith(StrictConfig(FreshDir("charged-new")), false).ok());
@@ -918,7 +955,8 @@ TEST_F(VerticalPartyCoreTest, ResumeRefusesALostLedger) {
   ASSERT_TRUE(std::filesystem::remove(ledger));
   const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("--resume"), HasSubstr(ledger), HasSubstr("does not exist")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("--resume"), HasSubstr(ledger), HasSubstr("does not exist")));
   EXPECT_FALSE(std::filesystem::exists(ledger));
 }
 
@@ -929,11 +967,13 @@ TEST_F(VerticalPartyCoreTest, ResumeRefusesAnotherRunsLedger) {
   const std::string other = FreshDir("foreign-ledger-other");
   ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
   ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(other));
-  std::filesystem::copy_file(other + ".ledger", dir + ".ledger", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(other + ".ledger", dir + ".ledger",
+                             std::filesystem::copy_options::overwrite_existing);
   const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr(dir + ".ledger"), HasSubstr("is not the ledger checkpoint"),
-                                      HasSubstr("under-report")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr(dir + ".ledger"), HasSubstr("is not the ledger checkpoint"),
+                    HasSubstr("under-report")));
 }
 
 // An older copy of the run's own ledger lacks charges the checkpoint's state relies on.
@@ -1000,8 +1040,9 @@ TEST_F(VerticalPartyCoreTest, KeptLabelReleaseIsBoundToItsChargeAndNeverRedrawn)
     ASSERT_TRUE(resumed.ok()) << resumed.status();
     const absl::Status status = (*resumed)->MakeShareLabelsRequest().status();
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(status.message(), AllOf(HasSubstr(path), HasSubstr(remove ? "is missing" : "is not the release"),
-                                        HasSubstr("without being counted")));
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr(path), HasSubstr(remove ? "is missing" : "is not the release"),
+                      HasSubstr("without being counted")));
     EXPECT_EQ(std::filesystem::exists(path), !remove);  // nothing drawn in its place
   }
 }
@@ -1034,12 +1075,14 @@ TEST_F(VerticalPartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   EXPECT_EQ((*core)->epsilon_spent(), after_critic);  // synthetic features: nothing charged
   auto replies = (*core)->Handle(GeneratorFeatureGradient(0));
   ASSERT_TRUE(replies.ok()) << replies.status();
-  EXPECT_TRUE(ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
+  EXPECT_TRUE(
+      ValidateTensor((*replies)[0].slice_gradient().grad(), {kBatch, kWidth}, "grad", kLimit).ok());
   EXPECT_GT((*core)->epsilon_spent(), after_critic);
   auto text = ReadFile(ledger);
   ASSERT_TRUE(text.ok());
-  EXPECT_THAT(*text, AllOf(HasSubstr("charge\tround=0\tsteps=1\t"), HasSubstr("charge\tround=1\tsteps=1\t"),
-                           HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
+  EXPECT_THAT(
+      *text, AllOf(HasSubstr("charge\tround=0\tsteps=1\t"), HasSubstr("charge\tround=1\tsteps=1\t"),
+                   HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
 }
 
 TEST_F(VerticalPartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {

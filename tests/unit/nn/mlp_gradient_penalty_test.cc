@@ -44,9 +44,10 @@ std::vector<torch::Tensor> Parameters(const std::vector<CriticStage>& stages) {
 
 // Gradients of `loss`, with "no gradient" (a bias the penalty never reaches) as zeros.
 std::vector<torch::Tensor> Grads(const torch::Tensor& loss, const std::vector<torch::Tensor>& wrt) {
-  std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, wrt, /*grad_outputs=*/{},
-                                                           /*retain_graph=*/false,
-                                                           /*create_graph=*/false, /*allow_unused=*/true);
+  std::vector<torch::Tensor> grads =
+      torch::autograd::grad({loss}, wrt, /*grad_outputs=*/{},
+                            /*retain_graph=*/false,
+                            /*create_graph=*/false, /*allow_unused=*/true);
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) grads[i] = torch::zeros_like(wrt[i]);
   }
@@ -66,8 +67,8 @@ void ExpectClose(const torch::Tensor& actual, const torch::Tensor& expected, Tol
   ASSERT_TRUE(actual.sizes().equals(expected.sizes())) << what;
   const double max_diff = (actual - expected).abs().max().item<double>();
   const double scale = expected.abs().max().item<double>();
-  EXPECT_LE(max_diff, tol.atol + tol.rtol * scale) << what << ": max |diff| " << max_diff
-                                                   << " at max |expected| " << scale;
+  EXPECT_LE(max_diff, tol.atol + tol.rtol * scale)
+      << what << ": max |diff| " << max_diff << " at max |expected| " << scale;
 }
 
 class MlpGradientPenaltyTest : public ::testing::TestWithParam<torch::Dtype> {
@@ -97,7 +98,8 @@ class MlpGradientPenaltyTest : public ::testing::TestWithParam<torch::Dtype> {
     const std::vector<torch::Tensor> actual_grads = Grads(*actual, params);
     double weight_grad_norm = 0;
     for (size_t p = 0; p < params.size(); ++p) {
-      ExpectClose(actual_grads[p], expected_grads[p], tol, "penalty gradient of parameter " + std::to_string(p));
+      ExpectClose(actual_grads[p], expected_grads[p], tol,
+                  "penalty gradient of parameter " + std::to_string(p));
       weight_grad_norm += expected_grads[p].norm().item<double>();
     }
     EXPECT_GT(weight_grad_norm, 1e-3);
@@ -120,14 +122,14 @@ class MlpGradientPenaltyTest : public ::testing::TestWithParam<torch::Dtype> {
 TEST_P(MlpGradientPenaltyTest, FeatureNetWithHiddenLayerAndHead) {
   torch::manual_seed(1);
   // VFLGAN's party critic: feat 53-256-128, head 128-1.
-  ExpectMatchesAutograd({MakeFeat(53, {256}, 128).ptr(), ScoreNet(128, std::vector<int>{}, kSlope).ptr()},
-                        53, 64);
+  ExpectMatchesAutograd(
+      {MakeFeat(53, {256}, 128).ptr(), ScoreNet(128, std::vector<int>{}, kSlope).ptr()}, 53, 64);
 }
 
 TEST_P(MlpGradientPenaltyTest, FeatureNetWithoutHiddenLayerAndHead) {
   torch::manual_seed(2);
-  ExpectMatchesAutograd({MakeFeat(11, {}, 16).ptr(), ScoreNet(16, std::vector<int>{}, kSlope).ptr()},
-                        11, 32);
+  ExpectMatchesAutograd(
+      {MakeFeat(11, {}, 16).ptr(), ScoreNet(16, std::vector<int>{}, kSlope).ptr()}, 11, 32);
 }
 
 TEST_P(MlpGradientPenaltyTest, ScoreNetWithHiddenLayers) {
@@ -170,9 +172,11 @@ TEST_P(MlpGradientPenaltyTest, InputsThatRequireGradGetAutogradsZeroGradient) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, MlpGradientPenaltyTest, ::testing::Values(torch::kFloat, torch::kDouble),
+INSTANTIATE_TEST_SUITE_P(Dtypes, MlpGradientPenaltyTest,
+                         ::testing::Values(torch::kFloat, torch::kDouble),
                          [](const ::testing::TestParamInfo<torch::Dtype>& info) {
-                           return info.param == torch::kDouble ? std::string("Double") : std::string("Float");
+                           return info.param == torch::kDouble ? std::string("Double")
+                                                               : std::string("Float");
                          });
 
 TEST(MlpGradientPenaltyErrorsTest, RejectsNonMlpCriticsAndBadShapes) {

@@ -5,10 +5,10 @@
 
 #include <map>
 
-#include "common/data/schema.h"
 #include "common/config/config.h"
-#include "common/nn/generator_average.h"
+#include "common/data/schema.h"
 #include "common/gan/model_factory.h"
+#include "common/nn/generator_average.h"
 
 namespace vfsynth {
 namespace {
@@ -20,10 +20,12 @@ v1::ModelConfig SmallModel(const std::string& output) {
   m.add_feature_hidden(8);
   m.set_feature_dim(4);
   m.add_shared_hidden(8);
-  m.mutable_experimental()->set_categorical_output(output);
+  v1::ExperimentalModelConfig::CategoricalOutput categorical;
+  EXPECT_TRUE(v1::ExperimentalModelConfig::CategoricalOutput_Parse(output, &categorical)) << output;
+  m.mutable_experimental()->set_categorical_output(categorical);
   m.mutable_experimental()->set_gumbel_tau(0.2);
   m.mutable_experimental()->set_leaky_slope(0.2);
-  m.mutable_experimental()->set_generator_norm("batch");
+  m.mutable_experimental()->set_generator_norm(v1::ExperimentalModelConfig::batch);
   return m;
 }
 
@@ -66,7 +68,7 @@ TEST_P(GeneratorHeadsTest, SamplesDecodeToValidOneHotRows) {
   for (const OutputBlock& block : encoder.blocks()) {
     if (block.kind != BlockKind::kSoftmax) continue;
     const torch::Tensor part = out.narrow(1, block.offset, block.width);
-    EXPECT_TRUE(torch::equal(part.sum(1), torch::ones({200})));                     // exactly one
+    EXPECT_TRUE(torch::equal(part.sum(1), torch::ones({200})));  // exactly one
     EXPECT_TRUE(torch::equal((part == 0) | (part == 1), torch::ones_like(part, torch::kBool)));
   }
   const torch::Tensor contiguous = out.contiguous();
@@ -104,17 +106,20 @@ TEST(NetworksTest, SampleTemperatureSharpensOnlyItsBlock) {
   EXPECT_GT(clear.sum().item<int64_t>(), 450);
   const torch::Tensor argmax = logits.argmax(1);
   for (const torch::Tensor& cold : {cold_1, cold_2}) {
-    EXPECT_TRUE(torch::equal(cold.narrow(1, label, width).argmax(1).masked_select(clear), argmax.masked_select(clear)));
+    EXPECT_TRUE(torch::equal(cold.narrow(1, label, width).argmax(1).masked_select(clear),
+                             argmax.masked_select(clear)));
   }
   const int rest = label + width;
   EXPECT_TRUE(torch::equal(cold_1.narrow(1, rest, encoder.width() - rest),
                            plain_1.narrow(1, rest, encoder.width() - rest)));
-  EXPECT_TRUE(torch::equal(g->SampleHard(z, StreamGenerator("k", "s", 1), {{label, 1.0}}), plain_1));
+  EXPECT_TRUE(
+      torch::equal(g->SampleHard(z, StreamGenerator("k", "s", 1), {{label, 1.0}}), plain_1));
 }
 
 // The label's block is found across parties' encoders at its joint offset.
 TEST(NetworksTest, PublicationTemperaturesFindTheLabelBlockInTheJointLayout) {
-  auto schema = ParseSchema(R"({"columns":[{"name":"y","type":"continuous","min":0,"max":1}]})", "y.json");
+  auto schema =
+      ParseSchema(R"({"columns":[{"name":"y","type":"continuous","min":0,"max":1}]})", "y.json");
   ASSERT_TRUE(schema.ok()) << schema.status();
   auto first = TableEncoder::Create(*schema);
   ASSERT_TRUE(first.ok());
@@ -129,7 +134,8 @@ TEST(NetworksTest, PublicationTemperaturesFindTheLabelBlockInTheJointLayout) {
   output.set_label_temperature(1);
   EXPECT_TRUE(PublicationTemperatures(output, {&first_holder})->empty());
   output.set_label_column("x");  // continuous
-  EXPECT_EQ(PublicationTemperatures(output, {&first_holder}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PublicationTemperatures(output, {&first_holder}).status().code(),
+            absl::StatusCode::kInvalidArgument);
   output.set_label_column("missing");
   EXPECT_THAT(std::string(PublicationTemperatures(output, {&*first, &second}).status().message()),
               ::testing::HasSubstr("'missing' is in no party's schema"));
@@ -154,7 +160,8 @@ class ConditionedHeadTest : public ::testing::Test {
 
 TEST_F(ConditionedHeadTest, StartsAsTheUnconditionedGenerator) {
   Generator plain = Make(""), conditioned = Make("c");
-  EXPECT_EQ(conditioned->parameters().size(), plain->parameters().size() + 2);  // the map's weight and bias
+  EXPECT_EQ(conditioned->parameters().size(),
+            plain->parameters().size() + 2);  // the map's weight and bias
   const torch::Tensor z = torch::randn({64, 8});
   EXPECT_TRUE(torch::allclose(conditioned->forward(z, StreamGenerator("k", "g", 0)),
                               plain->forward(z, StreamGenerator("k", "g", 0))));
@@ -208,7 +215,8 @@ TEST_F(ConditionedHeadTest, ColumnMustBeAPartysCategorical) {
   EXPECT_THROW(MakeGenerator(model, training, {&encoder_}), c10::Error);
   model.mutable_experimental()->set_conditioned_column("missing");
   EXPECT_THAT(std::string(CheckConditionedColumn(model, {&encoder_}).message()),
-              ::testing::HasSubstr("model.experimental.conditioned_column 'missing' is in no party's schema"));
+              ::testing::HasSubstr(
+                  "model.experimental.conditioned_column 'missing' is in no party's schema"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Outputs, GeneratorHeadsTest, ::testing::Values("gumbel", "softmax"));
@@ -219,18 +227,17 @@ TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
   // 10 columns: party 0 holds the 4-wide one-hot block, party 1 the rest.
   const TableEncoder encoder = MixedEncoder();
   v1::ModelConfig m = SmallModel("softmax");
-  m.mutable_experimental()->set_generator_towers("per_party");
-  m.mutable_experimental()->set_generator_norm("none");
+  m.mutable_experimental()->set_generator_towers(v1::ExperimentalModelConfig::per_party);
+  m.mutable_experimental()->set_generator_norm(v1::ExperimentalModelConfig::none);
   Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
   v1::ModelConfig joint_config = m;
-  joint_config.mutable_experimental()->set_generator_towers("joint");
+  joint_config.mutable_experimental()->set_generator_towers(v1::ExperimentalModelConfig::joint);
   Generator joint(joint_config, encoder.blocks(), encoder.width());
   EXPECT_EQ(g->parameters().size(), 2 * joint->parameters().size());
   const torch::Tensor out = g->forward(torch::randn({16, 8}), StreamGenerator("k", "g", 0));
   ASSERT_EQ(out.size(1), encoder.width());
-  const std::vector<torch::Tensor> grads =
-      torch::autograd::grad({(out.narrow(1, 0, 4) * torch::arange(4)).sum()}, g->parameters(), {},
-                            true, false, true);
+  const std::vector<torch::Tensor> grads = torch::autograd::grad(
+      {(out.narrow(1, 0, 4) * torch::arange(4)).sum()}, g->parameters(), {}, true, false, true);
   const auto named = g->named_parameters();
   for (size_t i = 0; i < named.size(); ++i) {
     const bool own = named[i].key().rfind("body0", 0) == 0 || named[i].key().rfind("out0", 0) == 0;
@@ -245,8 +252,8 @@ TEST(NetworksTest, PerPartyTowersFeedOnlyTheirOwnColumns) {
 TEST(NetworksTest, PrivateLatentReachesOnlyItsOwnTower) {
   const TableEncoder encoder = MixedEncoder();
   v1::ModelConfig m = SmallModel("softmax");
-  m.mutable_experimental()->set_generator_towers("per_party");
-  m.mutable_experimental()->set_generator_norm("none");
+  m.mutable_experimental()->set_generator_towers(v1::ExperimentalModelConfig::per_party);
+  m.mutable_experimental()->set_generator_norm(v1::ExperimentalModelConfig::none);
   m.mutable_experimental()->set_generator_private_z(3);
   Generator g(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6});
   ASSERT_EQ(g->latent_width(), 8 + 2 * 3);
@@ -266,7 +273,8 @@ TEST(NetworksTest, PrivateLatentReachesOnlyItsOwnTower) {
   EXPECT_FALSE(torch::allclose(shared.narrow(1, 4, 6), out.narrow(1, 4, 6)));
 
   m.mutable_experimental()->set_generator_private_z(0);
-  EXPECT_EQ(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6})->latent_width(), 8);
+  EXPECT_EQ(Generator(m, encoder.blocks(), encoder.width(), std::vector<int>{4, 6})->latent_width(),
+            8);
 }
 
 TEST(NetworksTest, SeededModulesAreIdenticalAcrossBuilds) {
@@ -314,7 +322,7 @@ TEST(GeneratorAverageTest, FollowsTheWarmedUpMovingAverage) {
   };
   std::vector<torch::Tensor> expected = state(g);
   ASSERT_GT(expected.size(), g->parameters().size());  // BatchNorm running statistics too
-  const double decays[] = {0.1, 0.15, 0.15};  // min(0.15, 1/10), min(0.15, 2/11), ...
+  const double decays[] = {0.1, 0.15, 0.15};           // min(0.15, 1/10), min(0.15, 2/11), ...
   for (double d : decays) {
     {
       torch::NoGradGuard no_grad;
@@ -328,7 +336,8 @@ TEST(GeneratorAverageTest, FollowsTheWarmedUpMovingAverage) {
   EXPECT_EQ(average.updates(), 3);
   const std::vector<torch::Tensor> got = state(average.average());
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6)) << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6)) << i;
   // The average is a separate module: it is not the live generator.
   EXPECT_FALSE(torch::allclose(got[0], g->parameters()[0]));
 }

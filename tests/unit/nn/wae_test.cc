@@ -58,15 +58,18 @@ TEST(WaeTest, FlatParametersRoundTripInRegistrationOrder) {
   // (10·8 + 8) + (8·3 + 3) + (3·8 + 8) + (8·10 + 10)
   ASSERT_EQ(flat.numel(), 88 + 27 + 32 + 90);
   EXPECT_EQ(WaeParameterCount(WaeOptions{10, 8, 3}), flat.numel());
-  EXPECT_EQ(WaeParameterCount(WaeOptions{7, 5, 2}), FlatParameters(*Wae(WaeOptions{7, 5, 2})).numel());
+  EXPECT_EQ(WaeParameterCount(WaeOptions{7, 5, 2}),
+            FlatParameters(*Wae(WaeOptions{7, 5, 2})).numel());
   // The first coordinates are the encoder's first weight row.
   EXPECT_TRUE(torch::equal(flat.slice(0, 0, 10), model->parameters()[0][0]));
   const torch::Tensor changed = flat + 1.0;
   ASSERT_TRUE(AssignFlatParameters(*model, changed).ok());
   EXPECT_TRUE(torch::equal(FlatParameters(*model), changed));
   // A vector of the wrong length is refused and changes nothing.
-  EXPECT_EQ(AssignFlatParameters(*model, torch::zeros({5})).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(AssignFlatParameters(*model, torch::zeros({1, flat.numel()})).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AssignFlatParameters(*model, torch::zeros({5})).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AssignFlatParameters(*model, torch::zeros({1, flat.numel()})).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(torch::equal(FlatParameters(*model), changed));
 }
 

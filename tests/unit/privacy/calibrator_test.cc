@@ -20,10 +20,9 @@ TEST(CalibratorTest, InvertsTheAccountant) {
     CalibrationTarget target;
   };
   const std::vector<Case> cases = {
-      {0.6128, {0, 1e-5, 64 / 42960.0, 40260, 1, Conversion::kClassic,
-                Sampler::kWithoutReplacement}},
-      {0.8, {0, 1e-5, 64 / 42960.0, 40260, 1, Conversion::kImproved,
-             Sampler::kWithoutReplacement}},
+      {0.6128,
+       {0, 1e-5, 64 / 42960.0, 40260, 1, Conversion::kClassic, Sampler::kWithoutReplacement}},
+      {0.8, {0, 1e-5, 64 / 42960.0, 40260, 1, Conversion::kImproved, Sampler::kWithoutReplacement}},
       {2.5, {0, 1e-5, 0.01, 5000, 4, Conversion::kImproved, Sampler::kWithoutReplacement}},
       {1.1, {0, 1e-5, 0.01, 10000, 1, Conversion::kImproved, Sampler::kPoisson}},
   };
@@ -47,23 +46,20 @@ TEST(CalibratorTest, OpacusNoiseMultipliers) {
 }
 
 TEST(CalibratorTest, ImpossibleAndInvalidTargets) {
-  CalibrationTarget target{0.01, 1e-5, 1.0, 1000, 1, Conversion::kClassic,
-                           Sampler::kWithoutReplacement};
+  CalibrationTarget target{
+      0.01, 1e-5, 1.0, 1000, 1, Conversion::kClassic, Sampler::kWithoutReplacement};
   // Classic at orders <= 256 cannot go below log(1/δ)/255 ≈ 0.045 unless the
   // RDP drops under δ² (then (0, δ)-DP), which here needs z > 3e6.
   EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(), absl::StatusCode::kOutOfRange);
   target.epsilon = 5;
   target.sample_rate = 0.0;
-  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(), absl::StatusCode::kInvalidArgument);
   target.sample_rate = 0.01;
   target.delta = 1.0;
-  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(), absl::StatusCode::kInvalidArgument);
   target.delta = 1e-5;
   target.releases = 0;
-  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CalibrateNoiseMultiplier(target).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

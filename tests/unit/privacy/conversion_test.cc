@@ -47,7 +47,7 @@ TEST(ConversionTest, ClassicPoissonTargetDeltaAndInverse) {
 
 // Old TF Privacy test_check_composition (classic): two different mechanisms.
 TEST(ConversionTest, ClassicCompositionOfTwoMechanisms) {
-  const std::vector<double> orders = {1.25, 1.5, 1.75, 2., 2.5, 3., 4., 5., 6., 7., 8.,
+  const std::vector<double> orders = {1.25, 1.5, 1.75, 2.,  2.5, 3.,  4.,  5.,  6.,  7.,  8.,
                                       10.,  12., 14.,  16., 20., 24., 28., 32., 64., 256.};
   std::vector<double> rdp =
       *ComposedRdp(StepMechanism{{0.4}, 1e-4, Sampler::kPoisson}, 40000, orders);

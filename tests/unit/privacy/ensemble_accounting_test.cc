@@ -31,17 +31,20 @@ long double DirectWorRdp(long double q, long double z, int a) {
   long double sum =
       1.0L + q * q * binom2 * std::min(4.0L * (std::exp(e2) - 1.0L), 2.0L * std::exp(e2));
   for (int j = 3; j <= a; ++j) {
-    const long double log_binom = std::lgamma(a + 1.0L) - std::lgamma(j + 1.0L) - std::lgamma(a - j + 1.0L);
+    const long double log_binom =
+        std::lgamma(a + 1.0L) - std::lgamma(j + 1.0L) - std::lgamma(a - j + 1.0L);
     sum += 2.0L * std::exp(j * std::log(q) + log_binom + (j - 1.0L) * j / (2.0L * z * z));
   }
-  const long double cumulant = std::min<long double>(std::log(sum), (a - 1.0L) * a / (2.0L * z * z));
+  const long double cumulant =
+      std::min<long double>(std::log(sum), (a - 1.0L) * a / (2.0L * z * z));
   return cumulant / (a - 1.0L);
 }
 
 double DirectClassicEpsilon(double q, double z, double compositions, double delta) {
   long double best = INFINITY;
   for (int a = 2; a <= 256; ++a) {
-    best = std::min(best, compositions * DirectWorRdp(q, z, a) + std::log(1.0L / delta) / (a - 1.0L));
+    best =
+        std::min(best, compositions * DirectWorRdp(q, z, a) + std::log(1.0L / delta) / (a - 1.0L));
   }
   return static_cast<double>(best);
 }
@@ -59,9 +62,11 @@ TEST(EnsembleAccountingTest, GswganMatchesDirectThm9) {
     double z;
     double compositions;
   };
-  for (const Case& c : std::vector<Case>{{32, 3.0, 46080}, {16, 6.0, 46080}, {1500, 1.07, 672000}}) {
-    const double ours = Epsilon({{RowRelease(c.z, Gswgan(c.shards)), static_cast<int64_t>(c.compositions)}},
-                                1e-5, Conversion::kClassic);
+  for (const Case& c :
+       std::vector<Case>{{32, 3.0, 46080}, {16, 6.0, 46080}, {1500, 1.07, 672000}}) {
+    const double ours =
+        Epsilon({{RowRelease(c.z, Gswgan(c.shards)), static_cast<int64_t>(c.compositions)}}, 1e-5,
+                Conversion::kClassic);
     EXPECT_NEAR(ours, DirectClassicEpsilon(1.0 / c.shards, c.z, c.compositions, 1e-5), 1e-6)
         << c.shards << " " << c.z;
   }
@@ -76,13 +81,13 @@ TEST(EnsembleAccountingTest, GswganReproducesSeed002Table) {
     double epsilon;
   };
   for (const Cell& cell : std::vector<Cell>{{1500, 21000, 6.47},
-                                             {750, 20000, 13.95},
-                                             {750, 30000, 18.05},
-                                             {1000, 39000, 14.74},
-                                             {500, 38000, 34.81},
-                                             {250, 21000, 63.02},
-                                             {250, 1000, 8.82},
-                                             {1500, 40000, 9.30}}) {
+                                            {750, 20000, 13.95},
+                                            {750, 30000, 18.05},
+                                            {1000, 39000, 14.74},
+                                            {500, 38000, 34.81},
+                                            {250, 21000, 63.02},
+                                            {250, 1000, 8.82},
+                                            {1500, 40000, 9.30}}) {
     EXPECT_NEAR(Epsilon({{RowRelease(1.07, Gswgan(cell.shards)), cell.steps * 32}}, 1e-5,
                         Conversion::kClassic),
                 cell.epsilon, 0.01)
@@ -99,7 +104,8 @@ TEST(EnsembleAccountingTest, PateThresholdIsUnamplifiedGaussian) {
   const double a_coef = releases / (2 * z * z), b = std::log(1 / delta);
   double expected = INFINITY;
   for (int a = 2; a <= 256; ++a) expected = std::min(expected, a_coef * a + b / (a - 1));
-  const double ours = Epsilon({{RowRelease(z, PateThreshold()), releases}}, delta, Conversion::kClassic);
+  const double ours =
+      Epsilon({{RowRelease(z, PateThreshold()), releases}}, delta, Conversion::kClassic);
   EXPECT_NEAR(ours, expected, 1e-9);
   EXPECT_GE(ours, a_coef + 2 * std::sqrt(a_coef * b) - 1e-12);
   EXPECT_LE(ours, a_coef + 2 * std::sqrt(a_coef * b) + 0.02);  // integer-order gap
@@ -108,10 +114,12 @@ TEST(EnsembleAccountingTest, PateThresholdIsUnamplifiedGaussian) {
 // seed-000 §3.4.1: VDGAN-PATE with the corrected sensitivity 2√K, K = 5, T·m = 64,000
 // votes: σ = 5544 for ε = 1 and 781 for ε = 8 (continuous α; integer α within 0.5%).
 TEST(EnsembleAccountingTest, PateCalibrationMatchesSeed000) {
-  for (const auto& [epsilon, sigma] : std::vector<std::pair<double, double>>{{1.0, 5544}, {8.0, 781}}) {
+  for (const auto& [epsilon, sigma] :
+       std::vector<std::pair<double, double>>{{1.0, 5544}, {8.0, 781}}) {
     absl::StatusOr<double> z = CalibrateNoise(
         [&](double candidate) -> absl::StatusOr<double> {
-          return Epsilon({{RowRelease(candidate, PateThreshold()), 64000}}, 1e-5, Conversion::kClassic);
+          return Epsilon({{RowRelease(candidate, PateThreshold()), 64000}}, 1e-5,
+                         Conversion::kClassic);
         },
         epsilon);
     ASSERT_TRUE(z.ok()) << z.status();
@@ -140,20 +148,22 @@ RunShape DemoShape(Mode mode) {
   shape.batch_size = 256;
   shape.n_critic = 5;
   shape.critic_steps = 60 * 5;
-  shape.ensemble = MakeEnsembleShape(mode, 32, "threshold", 8);
+  shape.ensemble = MakeEnsembleShape(mode, 32, v1::ExperimentalEnsembleConfig::threshold, 8);
   return shape;
 }
 
 TEST(EnsembleAccountingTest, RunReleasesPerView) {
   const RunShape shape = DemoShape(v1::PrivacyConfig::gswgan);
-  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kJoint);
+  const std::vector<ChargedSteps> joint =
+      RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kJoint);
   ASSERT_EQ(joint.size(), 2u);
   EXPECT_EQ(joint[0].steps, 300);  // feature releases: one per critic step ...
   EXPECT_EQ(joint[0].mechanism.noise_multipliers.size(), 3u);  // ... by each of K parties
   EXPECT_DOUBLE_EQ(joint[0].mechanism.sample_rate, 256.0 / 32561);
   EXPECT_EQ(joint[1].steps, 60 * 3 * 256);  // one release per synthetic row, party and round
   EXPECT_DOUBLE_EQ(joint[1].mechanism.sample_rate, 1.0 / 32);
-  const std::vector<ChargedSteps> party = RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kParty);
+  const std::vector<ChargedSteps> party =
+      RunReleases(v1::PrivacyConfig::gswgan, 4.0, shape, 60, View::kParty);
   EXPECT_EQ(party[0].mechanism.noise_multipliers.size(), 1u);
   EXPECT_EQ(party[1].steps, 60 * 256);
   // Other parties know the shared batch, not a party's shard draws.
@@ -168,7 +178,8 @@ TEST(EnsembleAccountingTest, RunReleasesPerView) {
 // What the parties charge to their ledgers over a run adds up to the planned epsilon,
 // under strictly increasing ledger keys.
 TEST(EnsembleAccountingTest, LedgerChargesComposeToThePlan) {
-  for (Mode mode : {v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate, v1::PrivacyConfig::strict}) {
+  for (Mode mode :
+       {v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate, v1::PrivacyConfig::strict}) {
     const RunShape shape = DemoShape(mode);
     RdpAccountant charged(Sampler::kWithoutReplacement);
     int64_t last_key = -1;
@@ -200,10 +211,13 @@ TEST(EnsembleAccountingTest, CalibrationHitsTheTarget) {
     const RunShape shape = DemoShape(mode);
     absl::StatusOr<double> z = CalibrateRunNoise(mode, 10.0, 1e-5, Conversion::kImproved, shape);
     ASSERT_TRUE(z.ok()) << z.status();
-    const double at = RunEpsilon(mode, *z, shape, 60, View::kJoint, 1e-5, Conversion::kImproved)->epsilon;
+    const double at =
+        RunEpsilon(mode, *z, shape, 60, View::kJoint, 1e-5, Conversion::kImproved)->epsilon;
     EXPECT_LE(at, 10.0);
     EXPECT_NEAR(at, 10.0, 1e-3) << ModeName(mode);
-    EXPECT_GT(RunEpsilon(mode, *z * 0.99, shape, 60, View::kJoint, 1e-5, Conversion::kImproved)->epsilon, 10.0);
+    EXPECT_GT(
+        RunEpsilon(mode, *z * 0.99, shape, 60, View::kJoint, 1e-5, Conversion::kImproved)->epsilon,
+        10.0);
   }
 }
 

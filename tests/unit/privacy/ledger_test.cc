@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/privacy/accountant.h"
 #include "common/base/fnv.h"
+#include "common/privacy/accountant.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -248,7 +248,9 @@ TEST_F(LedgerTest, OpenExistingRefusesAMissingOrEmptyLedger) {
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(status.message(), "privacy ledger " + path_ + " does not exist");
   EXPECT_FALSE(std::filesystem::exists(path_));
-  { std::ofstream(path_) << "vfsynth-privacy-led"; }  // a torn header: nothing was ever charged to it
+  {
+    std::ofstream(path_) << "vfsynth-privacy-led";
+  }  // a torn header: nothing was ever charged to it
   status = PrivacyLedger::OpenExisting(path_, config_).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(status.message(), ::testing::HasSubstr("has no header"));
@@ -262,14 +264,16 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
   ASSERT_NE(version, std::string::npos);
   header.replace(version, 9, "version=2");
   {
-    std::ofstream(path_, std::ios::trunc) << absl::StrCat(header, "\tfnv64=", absl::Hex(Fnv1a64(header), absl::kZeroPad16),
-                                                          "\n");
+    std::ofstream(path_, std::ios::trunc)
+        << absl::StrCat(header, "\tfnv64=", absl::Hex(Fnv1a64(header), absl::kZeroPad16), "\n");
   }
   for (const auto& open : {PrivacyLedger::Open, PrivacyLedger::OpenExisting}) {
     const absl::Status status = open(path_, config_).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(status.message(), ::testing::AllOf(::testing::HasSubstr(path_),
-                                                   ::testing::HasSubstr("has format version 2; this build reads version 3")));
+    EXPECT_THAT(
+        status.message(),
+        ::testing::AllOf(::testing::HasSubstr(path_),
+                         ::testing::HasSubstr("has format version 2; this build reads version 3")));
   }
 }
 
@@ -279,7 +283,8 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
 TEST_F(LedgerTest, ReleasesAreRecordedOnceUnderTheirCharge) {
   {
     auto ledger = *PrivacyLedger::Open(path_, config_);
-    EXPECT_EQ(ledger->RecordRelease(0, "labels.release", "aaaa").code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(ledger->RecordRelease(0, "labels.release", "aaaa").code(),
+              absl::StatusCode::kFailedPrecondition);
     ASSERT_TRUE(ledger->Charge(0, mechanism_).ok());
     ASSERT_TRUE(ledger->RecordRelease(0, "labels.release", "aaaa").ok());
     const std::string once = ReadAll();
@@ -288,16 +293,19 @@ TEST_F(LedgerTest, ReleasesAreRecordedOnceUnderTheirCharge) {
     const absl::Status other = ledger->RecordRelease(0, "labels.release", "bbbb");
     EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(other.message(), ::testing::HasSubstr("with SHA-256 aaaa, not bbbb"));
-    EXPECT_EQ(ledger->RecordRelease(0, "has\ttab", "aaaa").code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(ledger->RecordRelease(0, "has\ttab", "aaaa").code(),
+              absl::StatusCode::kInvalidArgument);
     ASSERT_TRUE(ledger->Charge(1, mechanism_).ok());
-    EXPECT_THAT(ReadAll(), ::testing::HasSubstr("\nrelease\tround=0\tname=labels.release\tsha256=aaaa\tfnv64="));
+    EXPECT_THAT(ReadAll(), ::testing::HasSubstr(
+                               "\nrelease\tround=0\tname=labels.release\tsha256=aaaa\tfnv64="));
   }
   { std::ofstream(path_, std::ios::app) << "release\tround=1\tname=marginals\tsha"; }
   auto reopened = *PrivacyLedger::OpenExisting(path_, config_);
   EXPECT_EQ(reopened->ReleaseDigest("labels.release"), "aaaa");
   EXPECT_EQ(reopened->ReleaseDigest("marginals"), std::nullopt);
   EXPECT_EQ(reopened->charges(), 2);
-  EXPECT_EQ(reopened->RecordRelease(0, "labels.release", "bbbb").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(reopened->RecordRelease(0, "labels.release", "bbbb").code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(LedgerTest, RejectsBadConfigAndMechanisms) {

@@ -31,15 +31,17 @@ double ClassicGaussianEpsilon(int releases, double z, double delta) {
 
 TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
   const RunShape shape = Shape(30.0);
-  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
+  const std::vector<ChargedSteps> joint =
+      RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
   ASSERT_EQ(joint.size(), 1u);
   EXPECT_EQ(joint[0].steps, 1);
   EXPECT_EQ(joint[0].mechanism.noise_multipliers, std::vector<double>(3, 30.0));
   EXPECT_DOUBLE_EQ(joint[0].mechanism.sample_rate, 1.0);
-  EXPECT_EQ(RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0].mechanism.noise_multipliers.size(),
+  EXPECT_EQ(RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0]
+                .mechanism.noise_multipliers.size(),
             1u);
-  absl::StatusOr<EpsilonAndOrder> eps =
-      RunEpsilon(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint, 1e-5, Conversion::kClassic);
+  absl::StatusOr<EpsilonAndOrder> eps = RunEpsilon(v1::PrivacyConfig::strict, 2.0, shape, 0,
+                                                   View::kJoint, 1e-5, Conversion::kClassic);
   ASSERT_TRUE(eps.ok()) << eps.status();
   EXPECT_NEAR(eps->epsilon, ClassicGaussianEpsilon(3, 30.0, 1e-5), 1e-9);
   // Mode none releases nothing, and neither does a run without the marginal loss.
@@ -53,12 +55,14 @@ TEST(MarginalAccountingTest, TheReleaseAloneIsAnUnsampledGaussianPerParty) {
 TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
   RunShape shape = Shape(30.0);
   shape.label_epsilon = 1.5;
-  const std::vector<ChargedSteps> joint = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
+  const std::vector<ChargedSteps> joint =
+      RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kJoint);
   ASSERT_EQ(joint.size(), 1u);
   const std::vector<double> expected(5, 30.0);
   EXPECT_EQ(joint[0].mechanism.noise_multipliers, expected);
   EXPECT_EQ(joint[0].mechanism.randomized_responses, std::vector<double>{1.5});
-  const StepMechanism party = RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0].mechanism;
+  const StepMechanism party =
+      RunReleases(v1::PrivacyConfig::strict, 2.0, shape, 0, View::kParty)[0].mechanism;
   EXPECT_EQ(party.noise_multipliers, (std::vector<double>{30.0, 30.0}));
   EXPECT_EQ(party.randomized_responses, std::vector<double>{1.5});
   const std::optional<LedgerCharge> charge = MarginalReleaseCharge(v1::PrivacyConfig::dpsgd, shape);
@@ -70,16 +74,18 @@ TEST(MarginalAccountingTest, LabelPairsAreAddedToTheRelease) {
   ASSERT_TRUE(curve.ok()) << curve.status();
   for (size_t i = 0; i < 3; ++i) {
     const double order = std::vector<double>{2.0, 8.0, 64.0}[i];
-    EXPECT_NEAR((*curve)[i], 5 * GaussianRdp(30.0, order) + RandomizedResponseRdp(1.5, order), 1e-12);
+    EXPECT_NEAR((*curve)[i], 5 * GaussianRdp(30.0, order) + RandomizedResponseRdp(1.5, order),
+                1e-12);
   }
   // Calibrating the run leaves room for the labels: the per-step noise grows.
   absl::StatusOr<double> without =
       CalibrateRunNoise(v1::PrivacyConfig::strict, 10.0, 1e-5, Conversion::kImproved, Shape(30.0));
-  absl::StatusOr<double> with = CalibrateRunNoise(v1::PrivacyConfig::strict, 10.0, 1e-5, Conversion::kImproved, shape);
+  absl::StatusOr<double> with =
+      CalibrateRunNoise(v1::PrivacyConfig::strict, 10.0, 1e-5, Conversion::kImproved, shape);
   ASSERT_TRUE(without.ok() && with.ok());
   EXPECT_GT(*with, *without);
-  absl::StatusOr<EpsilonAndOrder> spent =
-      RunEpsilon(v1::PrivacyConfig::strict, *with, shape, 2000, View::kJoint, 1e-5, Conversion::kImproved);
+  absl::StatusOr<EpsilonAndOrder> spent = RunEpsilon(v1::PrivacyConfig::strict, *with, shape, 2000,
+                                                     View::kJoint, 1e-5, Conversion::kImproved);
   ASSERT_TRUE(spent.ok());
   EXPECT_NEAR(spent->epsilon, 10.0, 1e-3);
 }
@@ -106,21 +112,22 @@ TEST(MarginalAccountingTest, LedgerChargesComposeToThePlan) {
   }
   EXPECT_FALSE(MarginalReleaseCharge(v1::PrivacyConfig::none, Shape(30.0)).has_value());
   EXPECT_FALSE(MarginalReleaseCharge(v1::PrivacyConfig::strict, Shape(0)).has_value());
-  EXPECT_EQ(CriticStepCharge(v1::PrivacyConfig::strict, 1.5, Shape(0), 7).key, 7);  // no release, no shift
+  EXPECT_EQ(CriticStepCharge(v1::PrivacyConfig::strict, 1.5, Shape(0), 7).key,
+            7);  // no release, no shift
 }
 
 TEST(MarginalAccountingTest, CalibrationLeavesRoomForTheRelease) {
   for (double epsilon : {1.0, 10.0}) {
-    absl::StatusOr<double> with =
-        CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5, Conversion::kImproved, Shape(30.0));
-    absl::StatusOr<double> without =
-        CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5, Conversion::kImproved, Shape(0));
+    absl::StatusOr<double> with = CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5,
+                                                    Conversion::kImproved, Shape(30.0));
+    absl::StatusOr<double> without = CalibrateRunNoise(v1::PrivacyConfig::strict, epsilon, 1e-5,
+                                                       Conversion::kImproved, Shape(0));
     ASSERT_TRUE(with.ok()) << with.status();
     ASSERT_TRUE(without.ok()) << without.status();
     EXPECT_GT(*with, *without);  // the steps get more noise: the release spends part of ε
-    const double at =
-        RunEpsilon(v1::PrivacyConfig::strict, *with, Shape(30.0), 2000, View::kJoint, 1e-5, Conversion::kImproved)
-            ->epsilon;
+    const double at = RunEpsilon(v1::PrivacyConfig::strict, *with, Shape(30.0), 2000, View::kJoint,
+                                 1e-5, Conversion::kImproved)
+                          ->epsilon;
     EXPECT_LE(at, epsilon);
     EXPECT_NEAR(at, epsilon, 1e-3 * epsilon);
   }
@@ -128,7 +135,8 @@ TEST(MarginalAccountingTest, CalibrationLeavesRoomForTheRelease) {
   absl::StatusOr<double> z =
       CalibrateRunNoise(v1::PrivacyConfig::strict, 0.05, 1e-5, Conversion::kImproved, Shape(2.0));
   ASSERT_FALSE(z.ok());
-  EXPECT_NE(z.status().message().find("marginal_noise_multiplier"), std::string::npos) << z.status();
+  EXPECT_NE(z.status().message().find("marginal_noise_multiplier"), std::string::npos)
+      << z.status();
 }
 
 }  // namespace

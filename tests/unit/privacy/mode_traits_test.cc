@@ -19,7 +19,8 @@ RunShape Shape(int parties) {
 
 TEST(ModeTraitsTest, EveryModeHasItsOwnRowAndAnUnknownModeClaimsNothing) {
   for (int value = v1::PrivacyConfig::Mode_MIN; value <= v1::PrivacyConfig::Mode_MAX; ++value) {
-    if (!v1::PrivacyConfig::Mode_IsValid(value) || value == v1::PrivacyConfig::MODE_UNSPECIFIED) continue;
+    if (!v1::PrivacyConfig::Mode_IsValid(value) || value == v1::PrivacyConfig::MODE_UNSPECIFIED)
+      continue;
     const Mode mode = static_cast<Mode>(value);
     EXPECT_EQ(TraitsOf(mode).mode, mode) << ModeName(mode);
   }
@@ -29,12 +30,16 @@ TEST(ModeTraitsTest, EveryModeHasItsOwnRowAndAnUnknownModeClaimsNothing) {
 }
 
 TEST(ModeTraitsTest, ObserversWhoKnowTheBatchesGetNoAmplification) {
-  for (Mode mode : {v1::PrivacyConfig::strict, v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate}) {
+  for (Mode mode :
+       {v1::PrivacyConfig::strict, v1::PrivacyConfig::gswgan, v1::PrivacyConfig::pate}) {
     const ModeTraits& traits = TraitsOf(mode);
-    EXPECT_EQ(traits.view(Observer::kPublished).protection, Protection::kAmplified) << ModeName(mode);
+    EXPECT_EQ(traits.view(Observer::kPublished).protection, Protection::kAmplified)
+        << ModeName(mode);
     EXPECT_EQ(traits.view(Observer::kCurator).protection, Protection::kAmplified) << ModeName(mode);
-    EXPECT_EQ(traits.view(Observer::kOtherParty).protection, Protection::kAgainstParties) << ModeName(mode);
-    EXPECT_EQ(traits.view(Observer::kCuratorWithParty).protection, Protection::kAgainstParties) << ModeName(mode);
+    EXPECT_EQ(traits.view(Observer::kOtherParty).protection, Protection::kAgainstParties)
+        << ModeName(mode);
+    EXPECT_EQ(traits.view(Observer::kCuratorWithParty).protection, Protection::kAgainstParties)
+        << ModeName(mode);
     EXPECT_TRUE(traits.shared_critic_sees_only_releases);
   }
   const ModeTraits& dpsgd = TraitsOf(v1::PrivacyConfig::dpsgd);

@@ -21,8 +21,9 @@ using ::testing::HasSubstr;
 class ParticipationLedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = (fs::temp_directory_path() / absl::StrCat("vfsynth_participation_", getpid(), "_",
-                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+    path_ = (fs::temp_directory_path() /
+             absl::StrCat("vfsynth_participation_", getpid(), "_",
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                 .string();
     fs::remove(path_);
   }
@@ -33,7 +34,9 @@ class ParticipationLedgerTest : public ::testing::Test {
     text << in.rdbuf();
     return text.str();
   }
-  void Write(const std::string& contents) const { std::ofstream(path_, std::ios::trunc) << contents; }
+  void Write(const std::string& contents) const {
+    std::ofstream(path_, std::ios::trunc) << contents;
+  }
 
   std::string path_;
   ParticipationConfig config_{"run-h", /*cap=*/2, /*epsilon_per_participation=*/4.0};
@@ -85,9 +88,9 @@ TEST_F(ParticipationLedgerTest, AnotherRunConfigurationOrVersionIsRefused) {
   EXPECT_THAT(other.message(), HasSubstr("cap is '2', this run has '3'"));
 
   // The header rewritten with another version and a valid checksum.
-  const std::string body =
-      FormatLedgerLine("vfsynth-participation-ledger",
-                       {{"version", "0"}, {"run_id", "run-h"}, {"cap", "2"}, {"epsilon_per_participation", "4"}});
+  const std::string body = FormatLedgerLine(
+      "vfsynth-participation-ledger",
+      {{"version", "0"}, {"run_id", "run-h"}, {"cap", "2"}, {"epsilon_per_participation", "4"}});
   Write(body);
   const absl::Status version = ParticipationLedger::Open(path_, config_).status();
   EXPECT_EQ(version.code(), absl::StatusCode::kFailedPrecondition);
@@ -115,10 +118,13 @@ TEST_F(ParticipationLedgerTest, ATornLastLineIsDroppedAndDamageIsDataLoss) {
 }
 
 TEST_F(ParticipationLedgerTest, BadInputIsRefused) {
-  EXPECT_EQ(ParticipationLedger::OpenExisting(path_, config_).status().code(), absl::StatusCode::kNotFound);
-  for (ParticipationConfig bad : {ParticipationConfig{"", 1, 1.0}, ParticipationConfig{"r", 0, 1.0},
-                                  ParticipationConfig{"r", 1, 0.0}, ParticipationConfig{"r\tx", 1, 1.0}}) {
-    EXPECT_EQ(ParticipationLedger::Open(path_, bad).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParticipationLedger::OpenExisting(path_, config_).status().code(),
+            absl::StatusCode::kNotFound);
+  for (ParticipationConfig bad :
+       {ParticipationConfig{"", 1, 1.0}, ParticipationConfig{"r", 0, 1.0},
+        ParticipationConfig{"r", 1, 0.0}, ParticipationConfig{"r\tx", 1, 1.0}}) {
+    EXPECT_EQ(ParticipationLedger::Open(path_, bad).status().code(),
+              absl::StatusCode::kInvalidArgument);
   }
   auto ledger = ParticipationLedger::Open(path_, config_);
   ASSERT_TRUE(ledger.ok());
@@ -126,7 +132,8 @@ TEST_F(ParticipationLedgerTest, BadInputIsRefused) {
   EXPECT_EQ((*ledger)->Take(0, "a\tb").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*ledger)->Take(-1, "u").code(), absl::StatusCode::kInvalidArgument);
   // One process at a time.
-  EXPECT_EQ(ParticipationLedger::Open(path_, config_).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ParticipationLedger::Open(path_, config_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

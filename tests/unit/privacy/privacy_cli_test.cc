@@ -45,8 +45,8 @@ double Value(const std::string& out, const std::string& key) {
 constexpr char kAdult[] = "--sample-rate 0.00148975791433892 --steps 40260 --delta 1e-5";
 
 TEST(PrivacyCliTest, EpsilonClassicAndImproved) {
-  Result r = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 0.6128 ", kAdult,
-                              " --conversion classic"));
+  Result r = RunVfsynth(
+      absl::StrCat("privacy epsilon --noise-multiplier 0.6128 ", kAdult, " --conversion classic"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NEAR(Value(r.out, "epsilon"), 9.99, 1e-2) << r.out;
   EXPECT_EQ(Value(r.out, "order"), 3) << r.out;
@@ -66,10 +66,10 @@ TEST(PrivacyCliTest, EpsilonPoissonOpacusVector) {
 }
 
 TEST(PrivacyCliTest, ReleasesAndPerReleaseMultipliersAgree) {
-  const Result same = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2 --releases 3 ",
-                                       kAdult));
-  const Result listed = RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2,1.2,1.2 ",
-                                         kAdult));
+  const Result same =
+      RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2 --releases 3 ", kAdult));
+  const Result listed =
+      RunVfsynth(absl::StrCat("privacy epsilon --noise-multiplier 1.2,1.2,1.2 ", kAdult));
   ASSERT_EQ(same.exit_code, 0) << same.out;
   ASSERT_EQ(listed.exit_code, 0) << listed.out;
   EXPECT_EQ(Value(same.out, "epsilon"), Value(listed.out, "epsilon"));
@@ -78,8 +78,8 @@ TEST(PrivacyCliTest, ReleasesAndPerReleaseMultipliersAgree) {
 }
 
 TEST(PrivacyCliTest, CalibrateInvertsEpsilon) {
-  const Result r = RunVfsynth(absl::StrCat("privacy calibrate --epsilon 9.99 --conversion classic ",
-                                    kAdult));
+  const Result r =
+      RunVfsynth(absl::StrCat("privacy calibrate --epsilon 9.99 --conversion classic ", kAdult));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NEAR(Value(r.out, "noise_multiplier"), 0.6128, 2e-3) << r.out;
   EXPECT_LE(Value(r.out, "epsilon"), 9.99) << r.out;
@@ -119,7 +119,8 @@ TEST(PrivacyCliTest, BadInputFailsWithAClearMessage) {
 TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
   for (const char* mode : {"dpsgd", "strict", "gswgan", "pate"}) {
     const std::string shape =
-        absl::StrCat("privacy plan --mode ", mode, " --party-count 3 --records 32561 --batch-size 256 "
+        absl::StrCat("privacy plan --mode ", mode,
+                     " --party-count 3 --records 32561 --batch-size 256 "
                      "--generator-rounds 60 --n-critic 5 --delta 1e-5 --shards 32");
     Result r = RunVfsynth(shape + " --epsilon 10");
     ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -131,9 +132,12 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NEAR(Value(r.out, "epsilon"), 10, 1e-3) << r.out;
   }
-  const std::string dpsgd =
-      "privacy plan --mode dpsgd --party-count 3 --records 26048 --batch-size 256 --generator-rounds 10000 "
-      "--n-critic 1 --delta 1e-5 --noise-multiplier 2.5995 --marginal-noise-multiplier 3.1104987";  // a dpsgd run at ε = 10
+  const std::string
+      dpsgd =
+          "privacy plan --mode dpsgd --party-count 3 --records 26048 --batch-size 256 "
+          "--generator-rounds 10000 "
+          "--n-critic 1 --delta 1e-5 --noise-multiplier 2.5995 --marginal-noise-multiplier "
+          "3.1104987";  // a dpsgd run at ε = 10
   const Result even = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.25");
   const Result split = RunVfsynth(dpsgd + " --shared-critic-budget-share 0.85");
   ASSERT_EQ(even.exit_code, 0) << even.out;
@@ -144,7 +148,8 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
   EXPECT_NEAR(Value(split.out, "shared_critic_noise_multiplier"), 1.409777, 1e-6) << split.out;
   EXPECT_NEAR(Value(split.out, "party_noise_multiplier"), 5.812659, 1e-6) << split.out;
   EXPECT_LT(Value(split.out, "party_epsilon"), Value(even.out, "party_epsilon")) << split.out;
-  for (const char* wrong : {" --shared-critic-budget-share 1", " --shared-critic-budget-share 0.5 --mode strict"}) {
+  for (const char* wrong :
+       {" --shared-critic-budget-share 1", " --shared-critic-budget-share 0.5 --mode strict"}) {
     const Result refused = RunVfsynth(dpsgd + wrong);
     EXPECT_EQ(refused.exit_code, 2) << refused.out;
     EXPECT_NE(refused.out.find("--shared-critic-budget-share"), std::string::npos) << refused.out;
@@ -152,21 +157,25 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
   // Label pairs: the labels and two more tables join the marginal release, so at the
   // same ε the critic steps get more noise; the flag needs the marginal release.
   const std::string strict =
-      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
+      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 "
+      "--generator-rounds 4000 "
       "--n-critic 1 --delta 1e-5 --epsilon 10 --marginal-noise-multiplier 4.0162";
   const Result plain = RunVfsynth(strict);
   const Result labelled = RunVfsynth(strict + " --label-epsilon 1.79");
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   ASSERT_EQ(labelled.exit_code, 0) << labelled.out;
   EXPECT_NEAR(Value(labelled.out, "epsilon"), 10, 1e-3) << labelled.out;
-  EXPECT_GT(Value(labelled.out, "noise_multiplier"), Value(plain.out, "noise_multiplier") + 0.05) << labelled.out;
+  EXPECT_GT(Value(labelled.out, "noise_multiplier"), Value(plain.out, "noise_multiplier") + 0.05)
+      << labelled.out;
   const Result no_marginals = RunVfsynth(
-      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 --generator-rounds 4000 "
+      "privacy plan --mode strict --party-count 3 --records 26048 --batch-size 256 "
+      "--generator-rounds 4000 "
       "--n-critic 1 --delta 1e-5 --epsilon 10 --label-epsilon 1.79");
   EXPECT_EQ(no_marginals.exit_code, 2) << no_marginals.out;
   EXPECT_NE(no_marginals.out.find("--label-epsilon"), std::string::npos) << no_marginals.out;
-  const Result bad = RunVfsynth("privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
-                                "--epsilon 1 --delta 1e-5");
+  const Result bad = RunVfsynth(
+      "privacy plan --mode pate --records 10 --batch-size 256 --generator-rounds 5 "
+      "--epsilon 1 --delta 1e-5");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("--records"), std::string::npos) << bad.out;
 }
@@ -175,7 +184,8 @@ TEST(PrivacyCliTest, PlanCalibratesEveryMode) {
 // a budget against the parties is enforced.
 TEST(PrivacyCliTest, PlanStatesTheEpsilonAgainstEveryObserver) {
   const std::string shape =
-      "privacy plan --party-count 3 --records 26048 --batch-size 256 --generator-rounds 400 --n-critic 1 "
+      "privacy plan --party-count 3 --records 26048 --batch-size 256 --generator-rounds 400 "
+      "--n-critic 1 "
       "--delta 1e-5 --epsilon 10 --mode ";
   const Result strict = RunVfsynth(shape + "strict");
   ASSERT_EQ(strict.exit_code, 0) << strict.out;
@@ -187,17 +197,21 @@ TEST(PrivacyCliTest, PlanStatesTheEpsilonAgainstEveryObserver) {
   const Result dpsgd = RunVfsynth(shape + "dpsgd");
   ASSERT_EQ(dpsgd.exit_code, 0) << dpsgd.out;
   EXPECT_NEAR(Value(dpsgd.out, "published_epsilon"), 10, 1e-3) << dpsgd.out;
-  for (const char* key : {" curator_epsilon=not_DP", " other_party_epsilon=not_DP", " curator_with_party_epsilon=not_DP"}) {
+  for (const char* key : {" curator_epsilon=not_DP", " other_party_epsilon=not_DP",
+                          " curator_with_party_epsilon=not_DP"}) {
     EXPECT_NE(dpsgd.out.find(key), std::string::npos) << key << "\n" << dpsgd.out;
   }
   const Result vflgan = RunVfsynth(shape + "vflgan");
   ASSERT_EQ(vflgan.exit_code, 0) << vflgan.out;
   EXPECT_NE(vflgan.out.find(" epsilon=not_DP"), std::string::npos) << vflgan.out;
   EXPECT_EQ(vflgan.out.find("party_epsilon=0"), std::string::npos) << vflgan.out;
-  const Result capped = RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 0.9));
+  const Result capped =
+      RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 0.9));
   EXPECT_NE(capped.exit_code, 0) << capped.out;
-  EXPECT_NE(capped.out.find("privacy.epsilon_budget_against_parties"), std::string::npos) << capped.out;
-  const Result kept = RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 1.1));
+  EXPECT_NE(capped.out.find("privacy.epsilon_budget_against_parties"), std::string::npos)
+      << capped.out;
+  const Result kept =
+      RunVfsynth(absl::StrCat(shape, "strict --epsilon-budget-against-parties ", parties * 1.1));
   EXPECT_EQ(kept.exit_code, 0) << kept.out;
 }
 

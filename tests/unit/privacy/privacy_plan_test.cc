@@ -34,8 +34,10 @@ v1::TrainingConfig Training(int rounds) {
   return training;
 }
 
-v1::PrivacyPlan Plan(const v1::PrivacyConfig& privacy, int rounds = 400, int parties = 3, int64_t records = 26048) {
-  absl::StatusOr<v1::PrivacyPlan> plan = ResolvePrivacyPlan(privacy, Training(rounds), parties, records);
+v1::PrivacyPlan Plan(const v1::PrivacyConfig& privacy, int rounds = 400, int parties = 3,
+                     int64_t records = 26048) {
+  absl::StatusOr<v1::PrivacyPlan> plan =
+      ResolvePrivacyPlan(privacy, Training(rounds), parties, records);
   EXPECT_TRUE(plan.ok()) << plan.status();
   return plan.ok() ? *plan : v1::PrivacyPlan();
 }
@@ -58,7 +60,8 @@ TEST(PrivacyPlanTest, APartyAtAnotherEpsilonIsRefusedNamingPartyAndSetting) {
   const absl::Status status = CheckSamePlan(curator, "the curator", bank, "party 'bank'");
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()),
-              AllOf(HasSubstr("party 'bank' plans privacy.epsilon = 5"), HasSubstr("the curator plans 10")));
+              AllOf(HasSubstr("party 'bank' plans privacy.epsilon = 5"),
+                    HasSubstr("the curator plans 10")));
   EXPECT_NE(PlanDigest(curator), PlanDigest(bank));
 }
 
@@ -76,18 +79,21 @@ TEST(PrivacyPlanTest, EverySettingTheJointEpsilonAssumesIsCompared) {
   v1::PrivacyConfig delta = base;
   delta.set_delta(1e-6);
   v1::PrivacyConfig conversion = base;
-  conversion.mutable_experimental()->set_conversion("classic");
+  conversion.mutable_experimental()->set_conversion(v1::ExperimentalPrivacyConfig::classic);
   v1::PrivacyConfig mode = Settings(v1::PrivacyConfig::pate, 10);
   v1::PrivacyConfig against = base;
   against.set_epsilon_budget_against_parties(1e6);
   for (const Case& c :
-       {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)}, Case{"privacy.clip_norm", Plan(clip)},
+       {Case{"privacy.mode", Plan(mode)}, Case{"privacy.delta", Plan(delta)},
+        Case{"privacy.clip_norm", Plan(clip)},
         Case{"privacy.feature_clip_norm", Plan(feature_clip)},
         Case{"privacy.experimental.conversion", Plan(conversion)},
-        Case{"privacy.epsilon_budget_against_parties", Plan(against)}, Case{"parties", Plan(base, 400, 4)},
-        Case{"records", Plan(base, 400, 3, 26000)}, Case{"rounds", Plan(base, 401)}}) {
+        Case{"privacy.epsilon_budget_against_parties", Plan(against)},
+        Case{"parties", Plan(base, 400, 4)}, Case{"records", Plan(base, 400, 3, 26000)},
+        Case{"rounds", Plan(base, 401)}}) {
     const absl::Status status = CheckSamePlan(reference, "the curator", c.plan, "party 'insurer'");
-    EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("plans ", c.setting, " = "))) << c.setting;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("plans ", c.setting, " = ")))
+        << c.setting;
   }
 }
 
@@ -108,7 +114,8 @@ TEST(PrivacyPlanTest, StrictIsAmplifiedAgainstTheCuratorButNotAgainstParties) {
 TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
   const v1::PrivacyPlan dpsgd = Plan(Settings(v1::PrivacyConfig::dpsgd, 10));
   EXPECT_NEAR(Guarantee(dpsgd, Observer::kPublished).epsilon_planned(), 10, 1e-3);
-  for (Observer observer : {Observer::kCurator, Observer::kOtherParty, Observer::kCuratorWithParty}) {
+  for (Observer observer :
+       {Observer::kCurator, Observer::kOtherParty, Observer::kCuratorWithParty}) {
     EXPECT_FALSE(Guarantee(dpsgd, observer).has_epsilon_planned()) << ObserverName(observer);
     EXPECT_THAT(Guarantee(dpsgd, observer).not_dp(), HasSubstr("un-noised"));
     EXPECT_THAT(DescribeGuarantee(Guarantee(dpsgd, observer), 1e-5), HasSubstr("not DP"));
@@ -117,7 +124,8 @@ TEST(PrivacyPlanTest, DpsgdProtectsOnlyThePublishedOutputAndVflganNothing) {
   for (const v1::PrivacyConfig::Mode mode : {v1::PrivacyConfig::vflgan, v1::PrivacyConfig::none}) {
     const v1::PrivacyPlan plan = Plan(Settings(mode, 10));
     for (Observer observer : kObservers) {
-      EXPECT_FALSE(Guarantee(plan, observer).has_epsilon_planned()) << mode << " " << ObserverName(observer);
+      EXPECT_FALSE(Guarantee(plan, observer).has_epsilon_planned())
+          << mode << " " << ObserverName(observer);
       EXPECT_FALSE(Guarantee(plan, observer).not_dp().empty()) << mode;
     }
   }
@@ -146,7 +154,8 @@ TEST(PrivacyPlanTest, TheBudgetAgainstPartiesIsEnforced) {
   const absl::Status over = CheckPlanBudgets(Plan(strict));
   EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(over.message()),
-              AllOf(HasSubstr("against other parties"), HasSubstr("privacy.epsilon_budget_against_parties")));
+              AllOf(HasSubstr("against other parties"),
+                    HasSubstr("privacy.epsilon_budget_against_parties")));
   for (const v1::PrivacyConfig::Mode mode : {v1::PrivacyConfig::dpsgd, v1::PrivacyConfig::vflgan}) {
     v1::PrivacyConfig settings = Settings(mode, 10);
     settings.set_epsilon_budget_against_parties(1e9);
@@ -177,7 +186,8 @@ TEST(PrivacyPlanTest, BreaksThePublishedEpsilonIntoOneOffAndCriticReleases) {
   EXPECT_GT((*breakdown)->critic, (*breakdown)->one_off);
   EXPECT_LT((*breakdown)->critic, planned);
   EXPECT_LT(planned, (*breakdown)->one_off + (*breakdown)->critic);
-  EXPECT_THAT(DescribeEpsilonBreakdown(*plan), HasSubstr("one-off releases alone (marginals) come to"));
+  EXPECT_THAT(DescribeEpsilonBreakdown(*plan),
+              HasSubstr("one-off releases alone (marginals) come to"));
 
   const auto none = PublishedEpsilonBreakdown(Plan(Settings(v1::PrivacyConfig::none, 10)));
   ASSERT_TRUE(none.ok());
@@ -217,7 +227,8 @@ TEST(PrivacyPlanTest, AnExplicitNoiseMultiplierOverTheJointBudgetIsRefused) {
 }
 
 TEST(PrivacyPlanTest, TooFewRecordsForTheBatchCannotBePlanned) {
-  EXPECT_FALSE(ResolvePrivacyPlan(Settings(v1::PrivacyConfig::strict, 10), Training(10), 3, 100).ok());
+  EXPECT_FALSE(
+      ResolvePrivacyPlan(Settings(v1::PrivacyConfig::strict, 10), Training(10), 3, 100).ok());
 }
 
 }  // namespace
@@ -236,7 +247,9 @@ v1::PrivacyConfig HorizontalPrivacy(v1::PrivacyConfig::Mode mode, double epsilon
   return privacy;
 }
 
-v1::PrivacyConfig SignDsSettings(double epsilon) { return HorizontalPrivacy(v1::PrivacyConfig::signds, epsilon); }
+v1::PrivacyConfig SignDsSettings(double epsilon) {
+  return HorizontalPrivacy(v1::PrivacyConfig::signds, epsilon);
+}
 
 v1::HorizontalConfig Resolved(v1::HorizontalConfig horizontal, v1::PrivacyConfig::Mode mode) {
   EXPECT_TRUE(ResolveHorizontalConfig(&horizontal, mode).ok());
@@ -251,7 +264,8 @@ v1::HorizontalConfig HorizontalSettings(int cap) {
 
 TEST(HorizontalPlanTest, EveryObserverGetsTheUsersEpsilonAndRoundsFollowTheCaps) {
   // Adult as DP-FED-WAE runs it: one row a user, each user once, 10 users a round.
-  auto plan = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), v1::TrainingConfig(), 3, 32561);
+  auto plan = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), v1::TrainingConfig(),
+                                    3, 32561);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rounds(), 3256);
   EXPECT_EQ(plan->records(), 32561);
@@ -266,7 +280,8 @@ TEST(HorizontalPlanTest, EveryObserverGetsTheUsersEpsilonAndRoundsFollowTheCaps)
 
   // Ten answers a user at 0.8 each: the worst-off user's epsilon grows with the rounds
   // until its cap, then stays.
-  auto capped = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(10), v1::TrainingConfig(), 3, 1000);
+  auto capped = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(10),
+                                      v1::TrainingConfig(), 3, 1000);
   ASSERT_TRUE(capped.ok()) << capped.status();
   EXPECT_EQ(capped->rounds(), 1000);
   EXPECT_DOUBLE_EQ(EpsilonPerAnswer(*capped), 0.8);
@@ -279,19 +294,24 @@ TEST(HorizontalPlanTest, EveryObserverGetsTheUsersEpsilonAndRoundsFollowTheCaps)
 TEST(HorizontalPlanTest, MoreRoundsThanTheCapsAllowAreRefused) {
   v1::TrainingConfig training;
   training.set_rounds(101);
-  const auto plan = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
+  const auto plan =
+      ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(plan.status().message(), HasSubstr("1000 users answer at most 1 round(s) each"));
   training.set_rounds(100);
-  EXPECT_TRUE(ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000).ok());
+  EXPECT_TRUE(
+      ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000).ok());
   // A party that holds another epsilon plans another plan, refused naming it.
   auto ours = ResolveHorizontalPlan(SignDsSettings(8), HorizontalSettings(1), training, 2, 1000);
   auto theirs = ResolveHorizontalPlan(SignDsSettings(4), HorizontalSettings(1), training, 2, 1000);
-  EXPECT_THAT(CheckSamePlan(*ours, "the curator", *theirs, "party 'b'").message(), HasSubstr("privacy.epsilon"));
+  EXPECT_THAT(CheckSamePlan(*ours, "the curator", *theirs, "party 'b'").message(),
+              HasSubstr("privacy.epsilon"));
 }
 
-v1::PrivacyConfig DpFedAvgSettings(double epsilon) { return HorizontalPrivacy(v1::PrivacyConfig::dpfedavg, epsilon); }
+v1::PrivacyConfig DpFedAvgSettings(double epsilon) {
+  return HorizontalPrivacy(v1::PrivacyConfig::dpfedavg, epsilon);
+}
 
 v1::HorizontalConfig DpFedAvgHorizontal(int users_per_round) {
   v1::HorizontalConfig horizontal;
@@ -301,7 +321,8 @@ v1::HorizontalConfig DpFedAvgHorizontal(int users_per_round) {
 
 TEST(HorizontalPlanTest, DpFedAvgCalibratesItsNoiseToTheBudgetAgainstEveryObserver) {
   // 1000 users a round of 32561 (each drawn at rate 1000 / 32561), 300 rounds.
-  auto plan = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1000), v1::TrainingConfig(), 3, 32561);
+  auto plan = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1000),
+                                    v1::TrainingConfig(), 3, 32561);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rounds(), 300);
   EXPECT_GT(plan->noise_multiplier(), 0);
@@ -325,11 +346,13 @@ TEST(HorizontalPlanTest, DpFedAvgCalibratesItsNoiseToTheBudgetAgainstEveryObserv
 TEST(HorizontalPlanTest, DpFedAvgWithTooLittleNoiseOrMoreUsersARoundThanTheRunHoldsIsRefused) {
   v1::PrivacyConfig privacy = DpFedAvgSettings(1);
   privacy.set_noise_multiplier(0.3);
-  auto plan = ResolveHorizontalPlan(privacy, DpFedAvgHorizontal(100), v1::TrainingConfig(), 2, 1000);
+  auto plan =
+      ResolveHorizontalPlan(privacy, DpFedAvgHorizontal(100), v1::TrainingConfig(), 2, 1000);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_DOUBLE_EQ(plan->noise_multiplier(), 0.3);
   EXPECT_EQ(CheckPlanBudgets(*plan).code(), absl::StatusCode::kFailedPrecondition);
-  auto crowded = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1001), v1::TrainingConfig(), 2, 1000);
+  auto crowded = ResolveHorizontalPlan(DpFedAvgSettings(8), DpFedAvgHorizontal(1001),
+                                       v1::TrainingConfig(), 2, 1000);
   EXPECT_EQ(crowded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(crowded.status().message(), HasSubstr("sampling rate would be above 1"));
 }

@@ -69,8 +69,8 @@ TEST(VflganVectorsTest, TwoPartyComposition) {
     int index;
     double epsilon;
   };
-  for (const Row& r : std::vector<Row>{{0, 14.9}, {1, 14.2}, {2, 7.3}, {3, 15.8}, {4, 7.4},
-                                       {5, 15.8}, {6, 7.4}, {7, 15.4}}) {
+  for (const Row& r : std::vector<Row>{
+           {0, 14.9}, {1, 14.2}, {2, 7.3}, {3, 15.8}, {4, 7.4}, {5, 15.8}, {6, 7.4}, {7, 15.4}}) {
     const VflganRow& row = VflganRows()[r.index];
     const double q = row.batch / row.n;
     const double per_release =
@@ -82,10 +82,10 @@ TEST(VflganVectorsTest, TwoPartyComposition) {
                                  Sampler::kWithoutReplacement, 2)
                              .epsilon;
     EXPECT_GT(joint, per_release) << row.dataset;
-    EXPECT_NEAR(joint,
-                Epsilon(row.sigma / std::sqrt(2.0), q, row.steps, row.delta, Conversion::kClassic)
-                    .epsilon,
-                1e-9)
+    EXPECT_NEAR(
+        joint,
+        Epsilon(row.sigma / std::sqrt(2.0), q, row.steps, row.delta, Conversion::kClassic).epsilon,
+        1e-9)
         << row.dataset;
   }
 }
@@ -135,8 +135,8 @@ TEST(GsWganVectorsTest, StepLevelAccountingWithReleases) {
                                          {1000, 39000, 2.19},
                                          {500, 38000, 4.52},
                                          {250, 21000, 7.00}}) {
-    EXPECT_NEAR(Epsilon(1.07 * std::sqrt(32.0), 1.0 / row.k, row.steps, 1e-5,
-                        Conversion::kClassic, Sampler::kWithoutReplacement, 32)
+    EXPECT_NEAR(Epsilon(1.07 * std::sqrt(32.0), 1.0 / row.k, row.steps, 1e-5, Conversion::kClassic,
+                        Sampler::kWithoutReplacement, 32)
                     .epsilon,
                 row.epsilon, 1e-2)
         << "K=" << row.k;

@@ -65,7 +65,8 @@ TEST(RdpTest, RandomizedResponseRdpIsTheRenyiDivergenceOfItsOutputs) {
   for (double epsilon : {0.05, 0.5, 0.98, 3.0}) {
     for (double order : {1.5, 2.0, 3.725, 8.0, 64.0}) {
       const double binary = RandomizedResponseRdp(epsilon, order);
-      EXPECT_NEAR(binary, KaryRandomizedResponseRdp(epsilon, 2, order), 1e-12) << epsilon << " " << order;
+      EXPECT_NEAR(binary, KaryRandomizedResponseRdp(epsilon, 2, order), 1e-12)
+          << epsilon << " " << order;
       // More categories spread the same ε's outputs thinner: the binary curve bounds them.
       EXPECT_LT(KaryRandomizedResponseRdp(epsilon, 3, order), binary) << epsilon << " " << order;
       EXPECT_LT(KaryRandomizedResponseRdp(epsilon, 7, order), binary) << epsilon << " " << order;
@@ -80,7 +81,8 @@ TEST(RdpTest, RandomizedResponseRdpIsTheRenyiDivergenceOfItsOutputs) {
   // At α = 256, ε = 5 the direct sum overflows (e^{αε}); the closed form does not:
   // log(e^{αε} + e^{(1−α)ε}) − log(e^ε + 1) = αε − log(e^ε + 1) + log1p(e^{(1−2α)ε}).
   EXPECT_TRUE(std::isinf(KaryRandomizedResponseRdp(5.0, 2, 256.0)));
-  EXPECT_NEAR(RandomizedResponseRdp(5.0, 256.0), (256.0 * 5.0 - std::log(std::exp(5.0) + 1)) / 255.0, 1e-12);
+  EXPECT_NEAR(RandomizedResponseRdp(5.0, 256.0),
+              (256.0 * 5.0 - std::log(std::exp(5.0) + 1)) / 255.0, 1e-12);
   // The inverse: the ε whose curve passes through a point.
   for (double rdp : {0.01, 0.45, 0.9}) {
     const double epsilon = RandomizedResponseEpsilonForRdp(rdp, 3.725);
@@ -100,7 +102,8 @@ TEST(RdpTest, RandomizedResponseComposesWithGaussiansOnlyUnsampled) {
   ASSERT_TRUE(both.ok()) << both.status();
   EXPECT_NEAR((*both)[0], GaussianRdp(3.0, 10.0) + RandomizedResponseRdp(0.7, 10.0), 1e-12);
   mechanism.sample_rate = 0.01;  // no amplification bound for randomized response here
-  EXPECT_THAT(ComposedRdp(mechanism, 1, {10.0}).status().message(), ::testing::HasSubstr("unsampled"));
+  EXPECT_THAT(ComposedRdp(mechanism, 1, {10.0}).status().message(),
+              ::testing::HasSubstr("unsampled"));
   mechanism.sample_rate = 1.0;
   mechanism.randomized_responses = {0.0};
   EXPECT_FALSE(ValidateMechanism(mechanism).ok());
@@ -197,8 +200,8 @@ TEST(WorRdpTest, OrderTwoClosedForm) {
   for (double z : {0.5, 0.8, 2.0}) {
     for (double q : {1e-3, 0.05, 0.5}) {
       const double e = std::exp(1.0 / (z * z));
-      const double expected = std::min(std::log1p(q * q * std::min(4 * (e - 1), 2 * e)),
-                                       2.0 / (2 * z * z));
+      const double expected =
+          std::min(std::log1p(q * q * std::min(4 * (e - 1), 2 * e)), 2.0 / (2 * z * z));
       EXPECT_NEAR(*WorSubsampledGaussianRdp(q, z, 2.0), expected, 1e-12 * expected);
     }
   }

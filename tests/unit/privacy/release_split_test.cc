@@ -37,13 +37,15 @@ TEST(ReleaseSplitTest, AdultAtEpsilonTenGivesTheDocumentedMultipliers) {
 TEST(ReleaseSplitTest, EvenShareOrNoShareLeavesEveryReleaseAtZ) {
   for (int parties : {2, 3, 8}) {
     for (double share : {0.0, 1.0 / (parties + 1)}) {
-      const ReleaseNoise noise = SplitReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(parties, share));
+      const ReleaseNoise noise =
+          SplitReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(parties, share));
       EXPECT_EQ(noise.party, 1.7) << parties << " " << share;  // exactly: ledgers compare charges
       EXPECT_EQ(noise.shared_critic, 1.7) << parties << " " << share;
     }
   }
   EXPECT_EQ(DescribeReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(3, 0)), "");
-  EXPECT_NE(DescribeReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(3, 0.85)).find("D_s 0.9220"), std::string::npos);
+  EXPECT_NE(DescribeReleaseNoise(v1::PrivacyConfig::dpsgd, 1.7, Shape(3, 0.85)).find("D_s 0.9220"),
+            std::string::npos);
 }
 
 TEST(ReleaseSplitTest, OtherModesIgnoreTheShare) {
@@ -63,16 +65,18 @@ TEST(ReleaseSplitTest, TheStepComposesToTheSameGaussianForEveryShare) {
       ASSERT_EQ(joint.noise_multipliers.size(), static_cast<size_t>(parties + 1));
       const double shared = joint.noise_multipliers.back();
       // D_s gets `share` of the step's 1/z² and each party an equal part of the rest.
-      EXPECT_NEAR(1 / (shared * shared) / SumOfInverseSquares(joint.noise_multipliers), share, 1e-12);
-      for (int k = 0; k < parties; ++k) EXPECT_EQ(joint.noise_multipliers[k], joint.noise_multipliers[0]);
+      EXPECT_NEAR(1 / (shared * shared) / SumOfInverseSquares(joint.noise_multipliers), share,
+                  1e-12);
+      for (int k = 0; k < parties; ++k)
+        EXPECT_EQ(joint.noise_multipliers[k], joint.noise_multipliers[0]);
       absl::StatusOr<double> effective = EffectiveNoiseMultiplier(joint.noise_multipliers);
       ASSERT_TRUE(effective.ok());
       EXPECT_NEAR(*effective, 2.0 / std::sqrt(parties + 1.0), 1e-12);
       // So the run's joint epsilon is the even split's.
-      const auto split =
-          RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, shape, 10000, View::kJoint, 1e-5, Conversion::kImproved);
-      const auto even = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, Shape(parties, 0), 10000, View::kJoint, 1e-5,
-                                   Conversion::kImproved);
+      const auto split = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, shape, 10000, View::kJoint, 1e-5,
+                                    Conversion::kImproved);
+      const auto even = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.0, Shape(parties, 0), 10000,
+                                   View::kJoint, 1e-5, Conversion::kImproved);
       ASSERT_TRUE(split.ok() && even.ok());
       EXPECT_NEAR(split->epsilon, even->epsilon, 1e-9 * even->epsilon);
     }
@@ -80,14 +84,16 @@ TEST(ReleaseSplitTest, TheStepComposesToTheSameGaussianForEveryShare) {
 }
 
 TEST(ReleaseSplitTest, CalibrationIsUnchangedAndAPartysOwnEpsilonFallsWithTheShare) {
-  const auto even = CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0));
-  const auto split = CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0.85));
+  const auto even =
+      CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0));
+  const auto split =
+      CalibrateRunNoise(v1::PrivacyConfig::dpsgd, 10, 1e-5, Conversion::kImproved, Shape(3, 0.85));
   ASSERT_TRUE(even.ok() && split.ok());
   EXPECT_NEAR(*split, *even, 1e-9);
   double last = 1e300;
   for (double share : {0.25, 0.5, 0.7, 0.85}) {
-    const auto own =
-        RunEpsilon(v1::PrivacyConfig::dpsgd, *split, Shape(3, share), 10000, View::kParty, 1e-5, Conversion::kImproved);
+    const auto own = RunEpsilon(v1::PrivacyConfig::dpsgd, *split, Shape(3, share), 10000,
+                                View::kParty, 1e-5, Conversion::kImproved);
     ASSERT_TRUE(own.ok());
     EXPECT_LT(own->epsilon, last) << share;
     last = own->epsilon;
@@ -101,7 +107,8 @@ TEST(ReleaseSplitTest, LedgerChargesComposeToThePlan) {
     const LedgerCharge charge = CriticStepCharge(v1::PrivacyConfig::dpsgd, 2.6, shape, step);
     ASSERT_TRUE(charged.Compose(charge.mechanism, charge.steps).ok());
   }
-  const auto planned = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.6, shape, 100, View::kJoint, 1e-5, Conversion::kImproved);
+  const auto planned = RunEpsilon(v1::PrivacyConfig::dpsgd, 2.6, shape, 100, View::kJoint, 1e-5,
+                                  Conversion::kImproved);
   ASSERT_TRUE(planned.ok());
   EXPECT_NEAR(charged.GetEpsilon(1e-5, Conversion::kImproved)->epsilon, planned->epsilon, 1e-9);
 }

@@ -14,7 +14,8 @@ namespace vfsynth {
 namespace {
 
 // Pr[(j, s) | update]: the coin s, then p/k inside the top-k set of s, (1 − p)/(d − k) outside.
-double ReportProbability(const std::vector<float>& update, int64_t k, double epsilon, int64_t j, bool positive) {
+double ReportProbability(const std::vector<float>& update, int64_t k, double epsilon, int64_t j,
+                         bool positive) {
   const int64_t d = static_cast<int64_t>(update.size());
   const double p = SignDsTopProbability(d, k, epsilon);
   const std::vector<int64_t> top = SignDsTopSet(update, k, positive);
@@ -109,11 +110,14 @@ TEST(SignDsTest, BadInputIsRefused) {
   const std::vector<float> update = {1.0f, 2.0f, 3.0f};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(SignDs(std::vector<float>{1.0f}, 1, 1.0, random).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SignDs(std::vector<float>{1.0f}, 1, 1.0, random).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SignDs(update, 0, 1.0, random).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SignDs(update, 3, 1.0, random).status().code(), absl::StatusCode::kInvalidArgument);
   for (double epsilon : {0.0, -1.0, nan, inf}) {
-    EXPECT_EQ(SignDs(update, 1, epsilon, random).status().code(), absl::StatusCode::kInvalidArgument) << epsilon;
+    EXPECT_EQ(SignDs(update, 1, epsilon, random).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << epsilon;
   }
   const std::vector<float> broken = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
   const absl::Status status = SignDs(broken, 1, 1.0, random).status();

@@ -1,4 +1,4 @@
-#include "common/privacy/dp_sgd.h"
+#include "common/dp/dp_sgd.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
@@ -7,10 +7,10 @@
 #include <limits>
 #include <memory>
 
+#include "common/dp/per_example_gradients.h"
 #include "common/nn/networks.h"
 #include "common/nn/wgan.h"
-#include "common/privacy/per_example_gradients.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -58,7 +58,8 @@ TEST(ClipAndSumTest, BoundsEveryNormAndLeavesSmallOnesUnchanged) {
 TEST(ClipAndSumTest, ClipsRealCriticGradientsJointlyOverAllParameters) {
   torch::manual_seed(11);
   ScoreNet critic(8, std::vector<int>{16}, 0.2);
-  CriticExamples ex{torch::randn({32, 8}), torch::randn({32, 8}), torch::rand({32, 1}), 10.0, {}, {}};
+  CriticExamples ex{
+      torch::randn({32, 8}), torch::randn({32, 8}), torch::rand({32, 1}), 10.0, {}, {}};
   absl::StatusOr<PerExampleGradients> pe = CriticPerExampleGradients({critic.ptr()}, ex);
   ASSERT_TRUE(pe.ok());
   const torch::Tensor norms = PerExampleNorms(pe->grads);
@@ -174,15 +175,18 @@ TEST(DpSgdStepTest, FactoredEqualsMaterialised) {
   const torch::Tensor expected_norms = PerExampleNorms(materialised);
   EXPECT_FALSE(std::isfinite(norms[3].item<double>()));
   const torch::Tensor finite = torch::isfinite(expected_norms);
-  EXPECT_TRUE(torch::allclose(norms.masked_select(finite), expected_norms.masked_select(finite), 1e-6, 1e-9));
+  EXPECT_TRUE(torch::allclose(norms.masked_select(finite), expected_norms.masked_select(finite),
+                              1e-6, 1e-9));
 
   DpSgdOptions options;
-  options.clip_norm = 0.5 * expected_norms.masked_select(finite).median().item<double>();  // clips about half
+  options.clip_norm =
+      0.5 * expected_norms.masked_select(finite).median().item<double>();  // clips about half
   options.noise_multiplier = 0.7;
   ASSERT_TRUE(DpSgdStep(*params, materialised, options, *Keyed(5)).ok());
   std::vector<torch::Tensor> want;
   for (const auto& p : *params) want.push_back(p.grad().clone());
-  absl::StatusOr<ClipDiagnostics> diag = DpSgdStepFactored(*params, factored->grads, options, *Keyed(5));
+  absl::StatusOr<ClipDiagnostics> diag =
+      DpSgdStepFactored(*params, factored->grads, options, *Keyed(5));
   ASSERT_TRUE(diag.ok()) << diag.status();
   EXPECT_EQ(diag->nonfinite, 1);
   EXPECT_GT(diag->fraction_clipped, 0.2);
@@ -221,7 +225,8 @@ TEST(DpSgdStepTest, SyntheticHalfIsClippedApartAndCarriesNoSensitivity) {
   for (size_t p = 0; p < whole->grads.size(); ++p) {
     EXPECT_TRUE(whole->grads[p].synthetic.empty());
     EXPECT_TRUE(torch::allclose(Materialize(real_half[p]) + Materialize(fake_half[p]),
-                                Materialize(whole->grads[p]), 1e-5, 1e-7)) << "parameter " << p;
+                                Materialize(whole->grads[p]), 1e-5, 1e-7))
+        << "parameter " << p;
   }
   // Other real rows leave the fake half as it was and change the real half.
   CriticExamples other = ex;
@@ -330,7 +335,8 @@ TEST(DpSgdStepTest, RejectsBadArguments) {
 }
 
 TEST(ClipAndNoiseRowsTest, ClipsEachRowAndKeepsSmallRows) {
-  const torch::Tensor rows = torch::tensor({{0.1f, 0.2f, 0.2f}, {3.0f, 0.0f, 4.0f}, {0.0f, 0.0f, 0.0f}});
+  const torch::Tensor rows =
+      torch::tensor({{0.1f, 0.2f, 0.2f}, {3.0f, 0.0f, 4.0f}, {0.0f, 0.0f, 0.0f}});
   absl::StatusOr<NoisyRows> out = ClipAndNoiseRows(rows, 1.0, 0.0, *Keyed(1));
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(torch::equal(out->rows[0], rows[0]));

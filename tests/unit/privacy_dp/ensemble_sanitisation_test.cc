@@ -7,14 +7,14 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "common/config/config.h"
+#include "common/dp/pate_vote.h"
 #include "common/gan/ensemble_party.h"
 #include "common/gan/party_model.h"
 #include "common/gan/shard_critics.h"
-#include "absl/strings/str_cat.h"
 #include "common/privacy/party_noise.h"
-#include "common/privacy/pate_vote.h"
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
@@ -49,8 +49,8 @@ TEST(PateVoteTest, StochasticSignIsUnbiasedAndHasExactlyKEntries) {
 
 TEST(PateVoteTest, ThresholdAggregationWithoutNoise) {
   // Three critics, one row, three coordinates: sums 3, -1, -3; threshold 2.
-  const torch::Tensor votes = torch::tensor({1.0f, 0.0f, -1.0f, 1.0f, -1.0f, -1.0f, 1.0f, 0.0f, -1.0f})
-                                  .view({3, 1, 3});
+  const torch::Tensor votes =
+      torch::tensor({1.0f, 0.0f, -1.0f, 1.0f, -1.0f, -1.0f, 1.0f, 0.0f, -1.0f}).view({3, 1, 3});
   SecureRandom noise = Keyed(1);
   EXPECT_TRUE(torch::equal(NoisyThresholdVote(votes, 2.0, 0.0, noise),
                            torch::tensor({1.0f, 0.0f, -1.0f}).view({1, 3})));
@@ -66,7 +66,8 @@ TEST(PateVoteTest, ThresholdAggregationNoiseHasTheGivenStd) {
 
 TEST(GnmaxTest, HistogramBinsClippedValues) {
   // clip 1, 4 bins of width 0.5: -1 -> 0, -0.05 -> 1, 0.05 -> 2, 0.95 -> 3, 2 (clipped) -> 3.
-  const torch::Tensor projected = torch::tensor({-1.0f, -0.05f, 0.05f, 0.95f, 2.0f}).view({5, 1, 1});
+  const torch::Tensor projected =
+      torch::tensor({-1.0f, -0.05f, 0.05f, 0.95f, 2.0f}).view({5, 1, 1});
   EXPECT_TRUE(torch::equal(BinVoteHistogram(projected, 1.0, 4),
                            torch::tensor({1.0f, 1.0f, 1.0f, 2.0f}).view({1, 1, 4})));
 }
@@ -83,7 +84,8 @@ TEST(GnmaxTest, ConfidentGnmaxAnswersOnlyConfidentQueries) {
 
 TEST(GnmaxTest, ThresholdNoiseDecidesNearTheThreshold) {
   // Max count exactly at the threshold: answered with probability 1/2 under any noise.
-  const torch::Tensor counts = torch::tensor({3.0f, 0.0f}).view({1, 2}).expand({20000, 2}).contiguous();
+  const torch::Tensor counts =
+      torch::tensor({3.0f, 0.0f}).view({1, 2}).expand({20000, 2}).contiguous();
   SecureRandom noise = Keyed(5);
   const torch::Tensor winners = ConfidentGnmax(counts, 3.0, 2.0, 0.0, noise);
   EXPECT_NEAR((winners >= 0).to(torch::kDouble).mean().item<double>(), 0.5, 0.02);
@@ -165,7 +167,8 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     v1::TrainingConfig training;
     training.set_batch_size(16);
     EXPECT_TRUE(ResolveTrainingConfig(&training).ok());
-    auto party = std::make_unique<PartyModel>("p", model, training, "secret-secret-secret", "party-secret", table);
+    auto party = std::make_unique<PartyModel>("p", model, training, "secret-secret-secret",
+                                              "party-secret", table);
     PartyPrivacy privacy;
     privacy.mode = GetParam() == "gswgan" ? v1::PrivacyConfig::gswgan : v1::PrivacyConfig::pate;
     privacy.noise_multiplier = 0.5;
@@ -176,7 +179,9 @@ class EnsemblePartyTest : public ::testing::TestWithParam<std::string> {
     privacy.ensemble.set_vote_top_k(2);
     privacy.ensemble.set_vote_clip(1.0);
     privacy.ensemble.set_vote_threshold(0.5);
-    privacy.ensemble.mutable_experimental()->set_vote_aggregation(GetParam() == "gnmax" ? "gnmax" : "threshold");
+    privacy.ensemble.mutable_experimental()->set_vote_aggregation(
+        GetParam() == "gnmax" ? v1::ExperimentalEnsembleConfig::gnmax
+                              : v1::ExperimentalEnsembleConfig::threshold);
     privacy.ensemble.mutable_experimental()->set_projection_dim(3);
     privacy.ensemble.mutable_experimental()->set_gnmax_bins(4);
     EXPECT_TRUE(party->SetPrivacy(std::move(privacy)).ok());
@@ -205,7 +210,8 @@ TEST_P(EnsemblePartyTest, OnlyChargedReleasesDependOnRealRows) {
       ASSERT_TRUE(b->CriticUpdate(step, torch::randn({16, 8}, Fixed(301)) * 100, grad_fake).ok());
     }
     const torch::Tensor slice = torch::rand({16, 5}, Fixed(400 + round));
-    EXPECT_TRUE(torch::equal(a->GeneratorFeatures(round, slice), b->GeneratorFeatures(round, slice)));
+    EXPECT_TRUE(
+        torch::equal(a->GeneratorFeatures(round, slice), b->GeneratorFeatures(round, slice)));
     const torch::Tensor grad_h = torch::randn({16, 8}, Fixed(500 + round));
     auto ga = a->SliceGradient(round, grad_h);
     auto gb = b->SliceGradient(round, grad_h);

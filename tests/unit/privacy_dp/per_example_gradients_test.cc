@@ -1,4 +1,4 @@
-#include "common/privacy/per_example_gradients.h"
+#include "common/dp/per_example_gradients.h"
 
 #include <gtest/gtest.h>
 
@@ -39,8 +39,10 @@ LoopResult PerSampleLoop(const TensorFn& critic, const TensorFn& first_stage,
     const torch::Tensor f = ex.fake.narrow(0, i, 1).detach().requires_grad_(true);
     torch::Tensor loss = CriticLoss(critic(r), critic(f)) +
                          ex.gp_lambda * GradientPenalty(critic, r, f, ex.alpha.narrow(0, i, 1));
-    if (ex.upstream_real.defined()) loss = loss + (first_stage(r) * ex.upstream_real.narrow(0, i, 1)).sum();
-    if (ex.upstream_fake.defined()) loss = loss + (first_stage(f) * ex.upstream_fake.narrow(0, i, 1)).sum();
+    if (ex.upstream_real.defined())
+      loss = loss + (first_stage(r) * ex.upstream_real.narrow(0, i, 1)).sum();
+    if (ex.upstream_fake.defined())
+      loss = loss + (first_stage(f) * ex.upstream_fake.narrow(0, i, 1)).sum();
     std::vector<torch::Tensor> inputs = params;
     inputs.push_back(r);
     inputs.push_back(f);
@@ -255,16 +257,24 @@ TEST(PerExampleGradientsTest, BenchmarkAgainstLoop) {
       const auto start = std::chrono::steady_clock::now();
       for (int r = 0; r < reps; ++r) fn();
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                 .count() / reps;
+                 .count() /
+             reps;
     };
     const double factored = time_ms(
-        [&] { ASSERT_TRUE(CriticFactoredGradients({feat.ptr(), head.ptr()}, ex).ok()); }, 5);
+        [&] {
+          ASSERT_TRUE(CriticFactoredGradients({feat.ptr(), head.ptr()}, ex).ok());
+        },
+        5);
     const double materialised = time_ms(
-        [&] { ASSERT_TRUE(CriticPerExampleGradients({feat.ptr(), head.ptr()}, ex).ok()); }, 5);
+        [&] {
+          ASSERT_TRUE(CriticPerExampleGradients({feat.ptr(), head.ptr()}, ex).ok());
+        },
+        5);
     const double loop = time_ms([&] { PerSampleLoop(critic, first, params, ex); }, 2);
-    std::printf("[benchmark] B=%lld threads=%d: factored %.2f ms, materialised %.2f ms, "
-                "per-sample loop %.1f ms\n",
-                static_cast<long long>(b), torch::get_num_threads(), factored, materialised, loop);
+    std::printf(
+        "[benchmark] B=%lld threads=%d: factored %.2f ms, materialised %.2f ms, "
+        "per-sample loop %.1f ms\n",
+        static_cast<long long>(b), torch::get_num_threads(), factored, materialised, loop);
   }
 }
 

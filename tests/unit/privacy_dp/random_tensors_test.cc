@@ -1,5 +1,5 @@
 // Tensors drawn from the cryptographic stream, and the parties' shared real batches.
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 #include <gtest/gtest.h>
 
@@ -30,8 +30,8 @@ TEST(SampleWithoutReplacementTest, DrawsDistinctRowsInRangeAndRepeatsForTheSameS
   EXPECT_EQ(distinct.size(), 256u);
   EXPECT_GE(*distinct.begin(), 0);
   EXPECT_LT(*distinct.rbegin(), 26048);
-  EXPECT_EQ(Draw(26048, 256, 7), batch);   // every party draws the same rows
-  EXPECT_NE(Draw(26048, 256, 8), batch);   // the next step draws others
+  EXPECT_EQ(Draw(26048, 256, 7), batch);  // every party draws the same rows
+  EXPECT_NE(Draw(26048, 256, 8), batch);  // the next step draws others
 }
 
 TEST(SampleWithoutReplacementTest, AFullBatchIsAPermutation) {
@@ -64,7 +64,8 @@ TEST(SampleWithoutReplacementTest, RefusesMoreRowsThanThereAre) {
 
 TEST(RealBatchIndicesTest, AreTheSecretsStreamAndChangeWithIt) {
   const std::vector<int64_t> batch = Values(RealBatchIndices("the-shared-secret", 1000, 32, 4));
-  EXPECT_EQ(batch, Values(RealBatchIndices("the-shared-secret", 1000, 32, 4)));  // every party agrees
+  EXPECT_EQ(batch,
+            Values(RealBatchIndices("the-shared-secret", 1000, 32, 4)));  // every party agrees
   SecureRandom stream = SecureRandom::Derived("the-shared-secret", "real-batch", 4);
   EXPECT_EQ(batch, Values(SampleWithoutReplacement(1000, 32, stream)));
   EXPECT_NE(batch, Values(RealBatchIndices("another-secret-entirely", 1000, 32, 4)));

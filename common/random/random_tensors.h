@@ -1,11 +1,11 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_RANDOM_TENSORS_H_
-#define VFSYNTH_COMMON_PRIVACY_RANDOM_TENSORS_H_
+#ifndef VFSYNTH_COMMON_RANDOM_RANDOM_TENSORS_H_
+#define VFSYNTH_COMMON_RANDOM_RANDOM_TENSORS_H_
 
 #include <torch/torch.h>
 
 #include <cstdint>
 
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -29,4 +29,4 @@ torch::Tensor SampleWithoutReplacement(int64_t rows, int64_t batch, SecureRandom
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_RANDOM_TENSORS_H_
+#endif  // VFSYNTH_COMMON_RANDOM_RANDOM_TENSORS_H_

@@ -1,4 +1,4 @@
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -21,7 +21,8 @@ namespace {
 // A keystream that cannot be produced means OpenSSL itself is broken; continuing would
 // release noise that is not random, so the process stops.
 [[noreturn]] void CipherFailure(const char* what) {
-  std::fprintf(stderr, "vfsynth: ChaCha20 keystream failed (%s); stopping before any release\n", what);
+  std::fprintf(stderr, "vfsynth: ChaCha20 keystream failed (%s); stopping before any release\n",
+               what);
   std::abort();
 }
 
@@ -45,21 +46,21 @@ SecureRandom::SecureRandom(const Key& key) : cipher_(std::make_unique<Cipher>())
 
 SecureRandom::SecureRandom(SecureRandom&& other) noexcept = default;
 SecureRandom& SecureRandom::operator=(SecureRandom&& other) noexcept = default;
-SecureRandom::~SecureRandom() {
-  OPENSSL_cleanse(buffer_.data(), buffer_.size());
-}
+SecureRandom::~SecureRandom() { OPENSSL_cleanse(buffer_.data(), buffer_.size()); }
 
 absl::StatusOr<SecureRandom> SecureRandom::FromOsEntropy() {
   Key key;
   if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) {
-    return absl::UnavailableError("the OS random generator (RAND_bytes) failed to key a noise stream");
+    return absl::UnavailableError(
+        "the OS random generator (RAND_bytes) failed to key a noise stream");
   }
   SecureRandom stream(key);
   OPENSSL_cleanse(key.data(), key.size());
   return stream;
 }
 
-SecureRandom SecureRandom::Derived(absl::string_view secret, absl::string_view purpose, uint64_t counter) {
+SecureRandom SecureRandom::Derived(absl::string_view secret, absl::string_view purpose,
+                                   uint64_t counter) {
   Key key = DeriveStreamKey(secret, purpose, counter);
   SecureRandom stream(key);
   OPENSSL_cleanse(key.data(), key.size());
@@ -128,12 +129,14 @@ absl::StatusOr<std::string> NewHexSecret() {
   if (!os.ok()) return os.status();
   unsigned char bytes[SecureRandom::kKeyBytes];
   os->Fill(bytes, sizeof(bytes));
-  std::string hex = absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  std::string hex = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
   OPENSSL_cleanse(bytes, sizeof(bytes));
   return hex;
 }
 
-absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path, absl::string_view why) {
+absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path,
+                                                 absl::string_view why) {
   if (!resume) return NewHexSecret();
   return ReadHexSecret(path, why);
 }
@@ -143,9 +146,9 @@ absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_
   const bool hex = saved.ok() && saved->size() == 2 * SecureRandom::kKeyBytes &&
                    saved->find_first_not_of("0123456789abcdef") == std::string::npos;
   if (!hex) {
-    return absl::FailedPreconditionError(absl::StrCat("--resume: ", path, " is missing or damaged (",
-                                                      saved.ok() ? "not 64 hex digits" : saved.status().message(),
-                                                      "); ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--resume: ", path, " is missing or damaged (",
+                     saved.ok() ? "not 64 hex digits" : saved.status().message(), "); ", why));
   }
   return saved;
 }

@@ -1,4 +1,4 @@
-#include "common/privacy/dp_sgd.h"
+#include "common/dp/dp_sgd.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,15 +9,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/privacy/fast_cast.h"
-#include "common/privacy/random_tensors.h"
+#include "common/dp/fast_cast.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 namespace {
 
 absl::Status CheckParams(double clip_norm, double noise_multiplier) {
   if (!std::isfinite(clip_norm) || clip_norm <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("clip norm must be finite and > 0, got ", clip_norm));
+    return absl::InvalidArgumentError(
+        absl::StrCat("clip norm must be finite and > 0, got ", clip_norm));
   }
   if (!std::isfinite(noise_multiplier) || noise_multiplier < 0) {
     return absl::InvalidArgumentError(
@@ -51,8 +52,9 @@ torch::Tensor Noise(at::IntArrayRef sizes, double stddev, SecureRandom& rng,
 }
 
 // params[p].grad() = (sums[p] + N(0, (z·2C)²)) / B; returns the written noise std.
-double WriteNoisyMean(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& sums,
-                      int64_t batch, const DpSgdOptions& options, SecureRandom& noise) {
+double WriteNoisyMean(const std::vector<torch::Tensor>& params,
+                      const std::vector<torch::Tensor>& sums, int64_t batch,
+                      const DpSgdOptions& options, SecureRandom& noise) {
   torch::NoGradGuard no_grad;
   const auto b = static_cast<double>(batch);
   const double stddev = options.noise_multiplier * 2.0 * options.clip_norm;
@@ -90,7 +92,8 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
     for (const auto& g : per_example) {
       // Zero out non-finite rows explicitly: 0 * inf would be NaN.
       const torch::Tensor flat = CastCopy(g.reshape({b, -1}), torch::kDouble);
-      const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
+      const torch::Tensor clean =
+          torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
       const torch::Tensor summed = (clean * factor.unsqueeze(1)).sum(0);
       result.sum.push_back(CastCopy(summed.reshape(g.sizes().slice(1)), g.scalar_type()));
     }
@@ -126,21 +129,25 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
   }
 }
 
-void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every, const ClipDiagnostics& clip) {
+void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every,
+                        const ClipDiagnostics& clip) {
   if (log_every <= 0 || step % log_every != 0) return;
-  spdlog::info("dp step {}{}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, noise std {:.3g}",
-               step, critic.empty() ? "" : " (" + std::string(critic) + ")", clip.mean_norm, clip.max_norm,
-               100 * clip.fraction_clipped, clip.noise_std);
+  spdlog::info(
+      "dp step {}{}: per-example norm mean {:.3g} max {:.3g}, clipped {:.0f}%, noise std {:.3g}",
+      step, critic.empty() ? "" : " (" + std::string(critic) + ")", clip.mean_norm, clip.max_norm,
+      100 * clip.fraction_clipped, clip.noise_std);
 }
 
 double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int64_t batch_size) {
   if (parameters <= 0 || batch_size <= 0) return 0;
-  return 2 * noise_multiplier * std::sqrt(static_cast<double>(parameters)) / static_cast<double>(batch_size);
+  return 2 * noise_multiplier * std::sqrt(static_cast<double>(parameters)) /
+         static_cast<double>(batch_size);
 }
 
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
-                                          const std::vector<FactoredGradient>& per_example,
-                                          const DpSgdOptions& options, SecureRandom& noise) {
+                                                  const std::vector<FactoredGradient>& per_example,
+                                                  const DpSgdOptions& options,
+                                                  SecureRandom& noise) {
   if (absl::Status s = CheckParams(options.clip_norm, options.noise_multiplier); !s.ok()) return s;
   if (params.size() != per_example.size() || params.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(params.size(), " parameters but ",
@@ -153,7 +160,8 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
     bool ok = !g.left.empty() && params[p].dim() == (weight ? 2 : 1) &&
               (!weight || g.right.size() == g.left.size());
     for (size_t m = 0; ok && m < g.left.size(); ++m) {
-      ok = g.left[m].dim() == 2 && g.left[m].size(0) == b && g.left[m].size(1) == params[p].size(0) &&
+      ok = g.left[m].dim() == 2 && g.left[m].size(0) == b &&
+           g.left[m].size(1) == params[p].size(0) &&
            (!weight || (g.right[m].dim() == 2 && g.right[m].size(0) == b &&
                         g.right[m].size(1) == params[p].size(1)));
     }
@@ -169,15 +177,17 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
     const auto synthetic_terms = std::count(flags.begin(), flags.end(), true);
     if (flags.size() != per_example[p].left.size() || synthetic_terms == 0 ||
         synthetic_terms == static_cast<int64_t>(flags.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "per-example gradient ", p, " must flag each term and have real-row and synthetic terms"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("per-example gradient ", p,
+                       " must flag each term and have real-row and synthetic terms"));
     }
   }
   try {
     ClipDiagnostics diagnostics;
     std::vector<torch::Tensor> sums;
     if (!split) {
-      const torch::Tensor factor = ClipFactors(FactoredSquaredNorms(per_example), options.clip_norm, &diagnostics);
+      const torch::Tensor factor =
+          ClipFactors(FactoredSquaredNorms(per_example), options.clip_norm, &diagnostics);
       for (const FactoredGradient& g : per_example) sums.push_back(FactoredWeightedSum(g, factor));
     } else {
       // Each half is clipped to C on its own: only the real-row half can differ between
@@ -185,11 +195,13 @@ absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tenso
       // the synthetic half is clipped too so that the two keep comparable weights.
       const std::vector<FactoredGradient> real = SelectTerms(per_example, false);
       const std::vector<FactoredGradient> synthetic = SelectTerms(per_example, true);
-      const torch::Tensor real_factor = ClipFactors(FactoredSquaredNorms(real), options.clip_norm, &diagnostics);
+      const torch::Tensor real_factor =
+          ClipFactors(FactoredSquaredNorms(real), options.clip_norm, &diagnostics);
       const torch::Tensor synthetic_factor =
           ClipFactors(FactoredSquaredNorms(synthetic), options.clip_norm, /*diag=*/nullptr);
       for (size_t p = 0; p < per_example.size(); ++p) {
-        sums.push_back(FactoredWeightedSum(real[p], real_factor).add_(FactoredWeightedSum(synthetic[p], synthetic_factor)));
+        sums.push_back(FactoredWeightedSum(real[p], real_factor)
+                           .add_(FactoredWeightedSum(synthetic[p], synthetic_factor)));
       }
     }
     diagnostics.noise_std = WriteNoisyMean(params, sums, b, options, noise);
@@ -211,8 +223,7 @@ absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double cli
     const torch::Tensor clean = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat));
     NoisyRows result;
     // A row with a non-finite entry is released as pure noise.
-    const torch::Tensor factor =
-        ClipFactors(flat.pow(2).sum(1), clip_norm, &result.diagnostics);
+    const torch::Tensor factor = ClipFactors(flat.pow(2).sum(1), clip_norm, &result.diagnostics);
     torch::Tensor out = clean * factor.unsqueeze(1);
     const double stddev = noise_multiplier * 2.0 * clip_norm;
     if (stddev > 0) out = out + Noise(out.sizes(), stddev, noise, out.options());

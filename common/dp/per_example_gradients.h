@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_PER_EXAMPLE_GRADIENTS_H_
-#define VFSYNTH_COMMON_PRIVACY_PER_EXAMPLE_GRADIENTS_H_
+#ifndef VFSYNTH_COMMON_DP_PER_EXAMPLE_GRADIENTS_H_
+#define VFSYNTH_COMMON_DP_PER_EXAMPLE_GRADIENTS_H_
 
 #include <torch/torch.h>
 
@@ -55,7 +55,8 @@ struct PerExampleGradientOptions {
 };
 
 // For each example i:
-//   ℓ_i = D(f_i) - D(r_i) + λ·(‖∇_x D(x̂_i)‖₂ - 1)² [+ <g_r[i], stage_1(r_i)> + <g_f[i], stage_1(f_i)>].
+//   ℓ_i = D(f_i) - D(r_i) + λ·(‖∇_x D(x̂_i)‖₂ - 1)² [+ <g_r[i], stage_1(r_i)> + <g_f[i],
+//   stage_1(f_i)>].
 // Nothing is divided by B here. The non-private trainer's batch loss is
 //   mean_i D(f_i) - mean_i D(r_i) + λ·mean_i GP_i + Σ_i <grad_real[i], h_r[i]> + ...
 // with grad_real = upstream_real / B, so (1/B)·Σ_i grads[p][i] is exactly its gradient.
@@ -106,7 +107,8 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
 
 // The terms of each gradient whose `synthetic` flag equals `synthetic` (an unflagged
 // gradient's terms all count as not synthetic).
-std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients, bool synthetic);
+std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients,
+                                          bool synthetic);
 
 // [B, param shape...]: the per-example gradients written out.
 torch::Tensor Materialize(const FactoredGradient& gradient);
@@ -124,4 +126,4 @@ torch::Tensor PerExampleNorms(const std::vector<torch::Tensor>& per_example);
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_PER_EXAMPLE_GRADIENTS_H_
+#endif  // VFSYNTH_COMMON_DP_PER_EXAMPLE_GRADIENTS_H_

@@ -1,18 +1,19 @@
-#include "common/privacy/per_example_gradients.h"
+#include "common/dp/per_example_gradients.h"
 
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/dp/fast_cast.h"
 #include "common/nn/mlp_critic.h"
-#include "common/privacy/fast_cast.h"
 
 namespace vfsynth {
 namespace {
 
 absl::Status CheckShapes(const MlpCritic& critic, const CriticExamples& ex) {
-  if (absl::Status status = CheckCriticBatch(critic, ex.real, ex.fake, ex.alpha); !status.ok()) return status;
+  if (absl::Status status = CheckCriticBatch(critic, ex.real, ex.fake, ex.alpha); !status.ok())
+    return status;
   const int64_t b = ex.real.size(0);
   const int64_t d_1 = StageOutputWidth(critic, 0);
   for (const torch::Tensor* g : {&ex.upstream_real, &ex.upstream_fake}) {
@@ -26,7 +27,8 @@ absl::Status CheckShapes(const MlpCritic& critic, const CriticExamples& ex) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<torch::Tensor>> CriticParameters(const std::vector<CriticStage>& stages) {
+absl::StatusOr<std::vector<torch::Tensor>> CriticParameters(
+    const std::vector<CriticStage>& stages) {
   absl::StatusOr<MlpCritic> critic = ParseMlpCritic(stages);
   if (!critic.ok()) return critic.status();
   return critic->params;
@@ -100,7 +102,8 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
         result.grads.push_back(std::move(bias));
       }
     }
-    torch::Tensor loss = scores.narrow(0, b, b) - scores.narrow(0, 0, b) + examples.gp_lambda * penalty;
+    torch::Tensor loss =
+        scores.narrow(0, b, b) - scores.narrow(0, 0, b) + examples.gp_lambda * penalty;
     if (examples.upstream_real.defined()) {
       loss = loss + (first_stage_out.narrow(0, 0, b) * examples.upstream_real.detach()).sum(1);
     }
@@ -119,7 +122,8 @@ absl::StatusOr<FactoredPerExampleGradients> CriticFactoredGradients(
   }
 }
 
-std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients, bool synthetic) {
+std::vector<FactoredGradient> SelectTerms(const std::vector<FactoredGradient>& gradients,
+                                          bool synthetic) {
   std::vector<FactoredGradient> selected;
   for (const FactoredGradient& g : gradients) {
     FactoredGradient kept;

@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_SECURE_RANDOM_H_
-#define VFSYNTH_COMMON_PRIVACY_SECURE_RANDOM_H_
+#ifndef VFSYNTH_COMMON_RANDOM_SECURE_RANDOM_H_
+#define VFSYNTH_COMMON_RANDOM_SECURE_RANDOM_H_
 
 #include <array>
 #include <cstddef>
@@ -32,7 +32,8 @@ class SecureRandom {
   // The stream of (secret, purpose, counter): keyed by HMAC-SHA256(secret, purpose ‖ 0 ‖
   // counter as 8 little-endian bytes), all 256 bits. Anyone holding `secret` draws the
   // same values; nobody else can predict them.
-  static SecureRandom Derived(absl::string_view secret, absl::string_view purpose, uint64_t counter);
+  static SecureRandom Derived(absl::string_view secret, absl::string_view purpose,
+                              uint64_t counter);
   static SecureRandom FromKey(const Key& key);
 
   SecureRandom(SecureRandom&& other) noexcept;
@@ -71,11 +72,12 @@ absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_
 
 // Resuming, ReadHexSecret(path, why); otherwise NewHexSecret() (the caller keeps it at
 // `path` once it commits to the run).
-absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path, absl::string_view why);
+absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string& path,
+                                                 absl::string_view why);
 
 // The standard normal pair Box-Muller maps two uniforms in (0, 1) to.
 std::array<double, 2> BoxMuller(double u1, double u2);
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_SECURE_RANDOM_H_
+#endif  // VFSYNTH_COMMON_RANDOM_SECURE_RANDOM_H_

@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_FAST_CAST_H_
-#define VFSYNTH_COMMON_PRIVACY_FAST_CAST_H_
+#ifndef VFSYNTH_COMMON_DP_FAST_CAST_H_
+#define VFSYNTH_COMMON_DP_FAST_CAST_H_
 
 #include <torch/torch.h>
 
@@ -15,4 +15,4 @@ inline torch::Tensor CastCopy(const torch::Tensor& tensor, torch::Dtype dtype) {
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_FAST_CAST_H_
+#endif  // VFSYNTH_COMMON_DP_FAST_CAST_H_

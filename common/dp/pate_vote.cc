@@ -1,8 +1,8 @@
-#include "common/privacy/pate_vote.h"
+#include "common/dp/pate_vote.h"
 
 #include <algorithm>
 
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 namespace vfsynth {
 
@@ -42,7 +42,8 @@ torch::Tensor ConfidentGnmax(const torch::Tensor& counts, double threshold, doub
   torch::NoGradGuard no_grad;
   const torch::Tensor exact = counts.to(torch::kDouble);
   const torch::Tensor top = exact.amax(-1);
-  const torch::Tensor confident = top + GaussianTensor(noise, top.sizes(), sigma_threshold) >= threshold;
+  const torch::Tensor confident =
+      top + GaussianTensor(noise, top.sizes(), sigma_threshold) >= threshold;
   const torch::Tensor noisy = exact + GaussianTensor(noise, exact.sizes(), sigma_argmax);
   return torch::where(confident, noisy.argmax(-1), torch::full_like(top, -1, torch::kLong));
 }

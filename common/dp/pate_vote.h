@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_PATE_VOTE_H_
-#define VFSYNTH_COMMON_PRIVACY_PATE_VOTE_H_
+#ifndef VFSYNTH_COMMON_DP_PATE_VOTE_H_
+#define VFSYNTH_COMMON_DP_PATE_VOTE_H_
 
 // Teacher voting of the `pate` mode (docs/ensemble-modes.md): every shard
 // critic votes per synthetic row, the party aggregates the votes with Gaussian noise.
@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "common/privacy/secure_random.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -41,4 +41,4 @@ torch::Tensor BinMidpoints(const torch::Tensor& winners, double clip, int bins);
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_PATE_VOTE_H_
+#endif  // VFSYNTH_COMMON_DP_PATE_VOTE_H_

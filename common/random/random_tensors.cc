@@ -1,4 +1,4 @@
-#include "common/privacy/random_tensors.h"
+#include "common/random/random_tensors.h"
 
 #include <cmath>
 #include <numeric>
@@ -14,7 +14,8 @@ namespace {
 // directly and the conversion is vectorised.
 torch::Tensor UniformDoubles(SecureRandom& rng, int64_t n) {
   torch::Tensor bits = torch::empty({n}, torch::kLong);
-  rng.Fill(reinterpret_cast<unsigned char*>(bits.data_ptr<int64_t>()), static_cast<size_t>(n) * sizeof(int64_t));
+  rng.Fill(reinterpret_cast<unsigned char*>(bits.data_ptr<int64_t>()),
+           static_cast<size_t>(n) * sizeof(int64_t));
   // The top 53 bits of each word (the shift is arithmetic on int64, so mask).
   const torch::Tensor top = bits.bitwise_right_shift(11).bitwise_and((int64_t{1} << 53) - 1);
   return (top.to(torch::kDouble) + 0.5) * 0x1.0p-53;
@@ -22,7 +23,8 @@ torch::Tensor UniformDoubles(SecureRandom& rng, int64_t n) {
 
 }  // namespace
 
-torch::Tensor GaussianTensor(SecureRandom& rng, at::IntArrayRef sizes, double stddev, torch::ScalarType dtype) {
+torch::Tensor GaussianTensor(SecureRandom& rng, at::IntArrayRef sizes, double stddev,
+                             torch::ScalarType dtype) {
   torch::NoGradGuard no_grad;
   const int64_t n = c10::multiply_integers(sizes);
   const int64_t pairs = (n + 1) / 2;
@@ -30,7 +32,8 @@ torch::Tensor GaussianTensor(SecureRandom& rng, at::IntArrayRef sizes, double st
   const torch::Tensor u = UniformDoubles(rng, 2 * pairs);
   const torch::Tensor radius = (-2.0 * u.narrow(0, 0, pairs).log()).sqrt() * stddev;
   const torch::Tensor angle = u.narrow(0, pairs, pairs) * (2.0 * M_PI);
-  const torch::Tensor out = torch::cat({radius * angle.cos(), radius * angle.sin()}).narrow(0, 0, n).reshape(sizes);
+  const torch::Tensor out =
+      torch::cat({radius * angle.cos(), radius * angle.sin()}).narrow(0, 0, n).reshape(sizes);
   return dtype == torch::kDouble ? out : out.to(dtype);
 }
 
@@ -45,7 +48,8 @@ torch::Tensor UniformIntegers(SecureRandom& rng, int64_t low, int64_t high, int6
   torch::Tensor out = torch::empty({count}, torch::kLong);
   int64_t* values = out.data_ptr<int64_t>();
   const uint64_t range = static_cast<uint64_t>(high - low);
-  for (int64_t i = 0; i < count; ++i) values[i] = low + static_cast<int64_t>(rng.UniformBelow(range));
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = low + static_cast<int64_t>(rng.UniformBelow(range));
   return out;
 }
 

@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_PRIVACY_DP_SGD_H_
-#define VFSYNTH_COMMON_PRIVACY_DP_SGD_H_
+#ifndef VFSYNTH_COMMON_DP_DP_SGD_H_
+#define VFSYNTH_COMMON_DP_DP_SGD_H_
 
 #include <torch/torch.h>
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/privacy/per_example_gradients.h"
-#include "common/privacy/secure_random.h"
+#include "common/dp/per_example_gradients.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 
@@ -39,7 +39,8 @@ struct ClipDiagnostics {
 // `dp step S (critic):` (`dp step S:` when `critic` is empty). They are functions of
 // private data, for the owner's own log only: with few examples clipped a lower C would
 // cut the noise; with all clipped, C only scales the step.
-void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every, const ClipDiagnostics& clip);
+void LogClipDiagnostics(std::string_view critic, int64_t step, int log_every,
+                        const ClipDiagnostics& clip);
 
 // Clips each example's gradient (all parameters jointly) to norm <= C and sums over the
 // batch. per_example[p] is [B, ...] (row i = example i). Returns one summed tensor per
@@ -57,8 +58,8 @@ absl::StatusOr<ClippedSum> ClipAndSum(const std::vector<torch::Tensor>& per_exam
 // with B = per_example[p].size(0) (the fixed, public batch size). Overwrites (does not
 // accumulate into) .grad(), so the caller's optimizer can step() right after. Noise is
 // drawn from `noise`, a cryptographic stream (SecureRandom::FromOsEntropy() in
-// production, a fixed key in tests); no noise is drawn when z == 0. per_example must match params in order and shape
-// (as returned by CriticPerExampleGradients / CriticParameters).
+// production, a fixed key in tests); no noise is drawn when z == 0. per_example must match params
+// in order and shape (as returned by CriticPerExampleGradients / CriticParameters).
 absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& params,
                                           const std::vector<torch::Tensor>& per_example,
                                           const DpSgdOptions& options, SecureRandom& noise);
@@ -72,8 +73,8 @@ absl::StatusOr<ClipDiagnostics> DpSgdStep(const std::vector<torch::Tensor>& para
 // example, so the sensitivity stays 2C while the clipping no longer spends the bound on
 // the fake row. The diagnostics then describe the real-row half.
 absl::StatusOr<ClipDiagnostics> DpSgdStepFactored(const std::vector<torch::Tensor>& params,
-                                          const std::vector<FactoredGradient>& per_example,
-                                          const DpSgdOptions& options, SecureRandom& noise);
+                                                  const std::vector<FactoredGradient>& per_example,
+                                                  const DpSgdOptions& options, SecureRandom& noise);
 
 // Expected L2 norm of the noise DP-SGD adds to one step's mean gradient, relative to
 // the clip bound: z·2C·√P / B divided by C, for P noised parameters and batch size B.
@@ -85,7 +86,7 @@ double MeanGradientNoiseToClip(double noise_multiplier, int64_t parameters, int6
 // <= C_f, then N(0, (z·2C_f)²) noise is added to every entry. Nothing is divided by B.
 // Apply the same call to synthetic rows so the curator cannot tell them apart by noise.
 struct NoisyRows {
-  torch::Tensor rows;  // [B, d], detached.
+  torch::Tensor rows;           // [B, d], detached.
   ClipDiagnostics diagnostics;  // noise_std here is z·2C_f (per entry).
 };
 absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double clip_norm,
@@ -93,4 +94,4 @@ absl::StatusOr<NoisyRows> ClipAndNoiseRows(const torch::Tensor& rows, double cli
 
 }  // namespace vfsynth
 
-#endif  // VFSYNTH_COMMON_PRIVACY_DP_SGD_H_
+#endif  // VFSYNTH_COMMON_DP_DP_SGD_H_
