@@ -170,7 +170,8 @@ absl::Status RunPlan() {
   if (!(delta > 0.0 && delta < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--delta must be in (0, 1), got ", delta));
   }
-  RETURN_IF_ERROR(privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)).status());
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
   privacy::RunShape shape;
   shape.parties = absl::GetFlag(FLAGS_party_count);
   shape.records = absl::GetFlag(FLAGS_records);
@@ -216,12 +217,9 @@ absl::Status RunPlan() {
   v1::PrivacyConfig settings;
   settings.set_mode(mode);
   settings.set_delta(delta);
-  v1::ExperimentalPrivacyConfig::Conversion conversion;
-  if (!v1::ExperimentalPrivacyConfig::Conversion_Parse(absl::GetFlag(FLAGS_conversion),
-                                                       &conversion)) {
-    return absl::InvalidArgumentError("--conversion must be improved or classic");
-  }
-  settings.mutable_experimental()->set_conversion(conversion);
+  settings.mutable_experimental()->set_conversion(conversion == privacy::Conversion::kClassic
+                                                      ? v1::ExperimentalPrivacyConfig::classic
+                                                      : v1::ExperimentalPrivacyConfig::improved);
   if (share != 0.0) settings.mutable_experimental()->set_shared_critic_budget_share(share);
   settings.mutable_ensemble()->set_shards(shards);
   settings.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(vote_aggregation);

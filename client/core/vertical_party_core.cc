@@ -431,8 +431,7 @@ absl::Status VerticalPartyCore::PlanPrivacy() {
 absl::Status VerticalPartyCore::OpenLedger() {
   const v1::PrivacyConfig& config = config_.privacy();
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
-                   privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
-                       config.experimental().conversion())));
+                   privacy::ConversionOf(config.experimental().conversion()));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
   ASSIGN_OR_RETURN(ledger_,
                    OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement,

@@ -38,7 +38,7 @@ struct StopSignals::State {
   std::thread watcher;
 };
 
-StopSignals::StopSignals() : state_(new State) {
+StopSignals::StopSignals() : state_(std::make_unique<State>()) {
   sigemptyset(&state_->signals);
   sigaddset(&state_->signals, SIGINT);
   sigaddset(&state_->signals, SIGTERM);
@@ -46,7 +46,7 @@ StopSignals::StopSignals() : state_(new State) {
 }
 
 void StopSignals::Watch(std::function<void(int)> on_stop) {
-  state_->watcher = std::thread([state = state_, on_stop = std::move(on_stop)] {
+  state_->watcher = std::thread([state = state_.get(), on_stop = std::move(on_stop)] {
     int signal = 0;
     sigwait(&state->signals, &signal);
     if (!state->done) on_stop(signal);
@@ -62,9 +62,6 @@ void StopSignals::Finish() {
   }
 }
 
-StopSignals::~StopSignals() {
-  Finish();
-  delete state_;
-}
+StopSignals::~StopSignals() { Finish(); }
 
 }  // namespace vfsynth

@@ -2,6 +2,7 @@
 #define VFSYNTH_COMMON_BASE_PROGRAM_START_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ class StopSignals {
 
  private:
   struct State;
-  State* const state_;
+  const std::unique_ptr<State> state_;
 };
 
 }  // namespace vfsynth

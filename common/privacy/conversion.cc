@@ -37,6 +37,18 @@ absl::StatusOr<Conversion> ParseConversion(absl::string_view name) {
       absl::StrCat("unknown conversion '", name, "' (expected classic or improved)"));
 }
 
+absl::StatusOr<Conversion> ConversionOf(v1::ExperimentalPrivacyConfig::Conversion setting) {
+  switch (setting) {
+    case v1::ExperimentalPrivacyConfig::classic:
+      return Conversion::kClassic;
+    case v1::ExperimentalPrivacyConfig::improved:
+      return Conversion::kImproved;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown conversion ", static_cast<int>(setting), " (expected classic or improved)"));
+  }
+}
+
 std::string ConversionName(Conversion conversion) {
   return conversion == Conversion::kClassic ? "classic" : "improved";
 }

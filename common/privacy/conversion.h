@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "vfsynth/v1/config.pb.h"
 
 namespace vfsynth::privacy {
 
@@ -23,6 +24,8 @@ enum class Conversion {
 // "classic" | "improved".
 absl::StatusOr<Conversion> ParseConversion(absl::string_view name);
 std::string ConversionName(Conversion conversion);
+// The conversion a settings enum names; an error for a number no name stands for.
+absl::StatusOr<Conversion> ConversionOf(v1::ExperimentalPrivacyConfig::Conversion setting);
 
 struct EpsilonAndOrder {
   double epsilon = 0.0;  // clamped at 0; +inf if every order is infinite

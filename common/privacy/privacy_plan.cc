@@ -31,8 +31,7 @@ absl::StatusOr<double> PlanEpsilon(const v1::PrivacyPlan& plan, const privacy::R
                                    int64_t rounds, privacy::View view) {
   RETURN_IF_ERROR(privacy::ValidateMode(plan.privacy().mode()));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
-                   privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
-                       plan.privacy().experimental().conversion())));
+                   privacy::ConversionOf(plan.privacy().experimental().conversion()));
   ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
                    privacy::RunEpsilon(plan.privacy().mode(), plan.noise_multiplier(), shape,
                                        rounds, view, plan.privacy().delta(), conversion));
@@ -280,8 +279,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
     double z = privacy.noise_multiplier();
     if (!privacy.has_noise_multiplier()) {
       ASSIGN_OR_RETURN(const privacy::Conversion conversion,
-                       privacy::ParseConversion(v1::ExperimentalPrivacyConfig::Conversion_Name(
-                           privacy.experimental().conversion())));
+                       privacy::ConversionOf(privacy.experimental().conversion()));
       ASSIGN_OR_RETURN(z, privacy::CalibrateRunNoise(mode, privacy.epsilon(), privacy.delta(),
                                                      conversion, shape));
     }

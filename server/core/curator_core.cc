@@ -15,6 +15,7 @@
 #include "server/core/curator_checkpoint.h"
 #include "server/core/generator_artefact.h"
 #include "server/core/generator_synthesis.h"
+#include "server/core/party_inbox.h"
 #include "server/core/released_fidelity_file.h"
 
 namespace vfsynth {
@@ -96,7 +97,7 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
     // One registration at a time: the protocol's checks see every earlier one.
     absl::MutexLock lock(&mu_);
     if (!cancelled_.ok()) return cancelled_;
-    RETURN_IF_ERROR(protocol_->Admit(index, request, registry_.All()));
+    RETURN_IF_ERROR(protocol_->Admit(index, request));
     const std::optional<v1::RegisterRequest> existing = registry_.Get(index);
     if (existing.has_value()) {
       if (existing->schema().SerializeAsString() != request.schema().SerializeAsString()) {
@@ -267,9 +268,9 @@ absl::Status CuratorCore::CheckAttested(const std::string& party) const {
 }
 
 absl::StatusOr<int64_t> CuratorCore::StartFromCheckpoint() {
-  checkpoints_.Bind(
-      CuratorDataDigest(records_aligned_, registry_.Schemas()),
-      MakeGeneratorHeader(config_, registry_.Schemas(), PublishedRows(), privacy_plan_));
+  const std::vector<v1::Schema> schemas = registry_.Schemas();
+  checkpoints_.Bind(CuratorDataDigest(records_aligned_, schemas),
+                    MakeGeneratorHeader(config_, schemas, PublishedRows(), privacy_plan_));
   if (!run_.resume) {
     ASSIGN_OR_RETURN(const SavedState state, protocol_->Save());
     RETURN_IF_ERROR(checkpoints_.WriteFirst(state));
@@ -317,12 +318,9 @@ absl::Status CuratorCore::Run() {
 void CuratorCore::SendFinished(const absl::Status& outcome) {
   // A cancelled run has ended the streams already (the parties redial and can join a resumed run).
   for (size_t k = 0; k < roster_.size() && !hub_.cancelled(); ++k) {
-    v1::CuratorMessage message;
-    message.set_run_id(config_.run_id());
-    message.set_round(privacy_plan_.rounds() > 0 ? privacy_plan_.rounds()
-                                                 : config_.training().rounds());
-    message.set_step(-1);
-    message.set_durable_round(checkpoints_.durable_round());
+    v1::CuratorMessage message = RunEnvelope(
+        run_, privacy_plan_.rounds() > 0 ? privacy_plan_.rounds() : config_.training().rounds(),
+        -1);
     message.mutable_finished()->set_message(outcome.ok() ? "training finished"
                                                          : outcome.ToString());
     message.mutable_finished()->set_succeeded(outcome.ok());

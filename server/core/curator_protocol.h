@@ -29,11 +29,12 @@ class CuratorProtocol {
   // Once, before anything else: the run this protocol serves (outlives it).
   virtual void Bind(CuratorRun* run) = 0;
 
-  // Checks a registration may make beyond the common ones, given the parties registered
-  // so far (the same registration may come again after a reconnect).
-  virtual absl::Status Admit(
-      int party, const v1::RegisterRequest& request,
-      const std::vector<std::optional<v1::RegisterRequest>>& registered) const = 0;
+  // Checks a registration must pass beyond the common ones, against the parties registered
+  // so far (run.registry; the same registration may come again after a reconnect). The core
+  // calls it for one registration at a time.
+  virtual absl::Status Admit(int /*party*/, const v1::RegisterRequest& /*request*/) const {
+    return absl::OkStatus();
+  }
   // The protocol's settings in the answer to Register.
   virtual void DescribeRun(v1::RegisterResponse* /*response*/) const {}
 

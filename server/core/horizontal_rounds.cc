@@ -51,9 +51,8 @@ void HorizontalRounds::Bind(CuratorRun* run) {
       });
 }
 
-absl::Status HorizontalRounds::Admit(
-    int party, const v1::RegisterRequest& request,
-    const std::vector<std::optional<v1::RegisterRequest>>& registered) const {
+absl::Status HorizontalRounds::Admit(int party, const v1::RegisterRequest& request) const {
+  const std::vector<std::optional<v1::RegisterRequest>> registered = run_->registry.All();
   const std::string& name = run_->roster[party];
   if (request.users() < 1 || request.users() > request.rows()) {
     return absl::InvalidArgumentError(absl::StrCat("party '", name, "' registers ", request.users(),

@@ -27,9 +27,7 @@ class HorizontalRounds : public CuratorProtocol {
 
   void Bind(CuratorRun* run) override;
   // Every party of a horizontal run holds the same columns, and users within its rows.
-  absl::Status Admit(
-      int party, const v1::RegisterRequest& request,
-      const std::vector<std::optional<v1::RegisterRequest>>& registered) const override;
+  absl::Status Admit(int party, const v1::RegisterRequest& request) const override;
   void DescribeRun(v1::RegisterResponse* response) const override;
   absl::Status CheckAlign(int party, const v1::AlignRequest& request,
                           const v1::RegisterRequest& registration) const override;

@@ -12,12 +12,12 @@ namespace vfsynth {
 PartyInbox::PartyInbox(const CuratorRun& run, PositionOf position_of)
     : run_(run), position_of_(std::move(position_of)), consumed_(run.roster.size()) {}
 
-v1::CuratorMessage PartyInbox::Envelope(int64_t round, int64_t step) const {
+v1::CuratorMessage RunEnvelope(const CuratorRun& run, int64_t round, int64_t step) {
   v1::CuratorMessage message;
-  message.set_run_id(run_.config.run_id());
+  message.set_run_id(run.config.run_id());
   message.set_round(round);
   message.set_step(step);
-  message.set_durable_round(run_.checkpoints.durable_round());
+  message.set_durable_round(run.checkpoints.durable_round());
   return message;
 }
 

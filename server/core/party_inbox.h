@@ -23,6 +23,10 @@ struct ReplyPosition {
   }
 };
 
+// A curator message of `run` for (round, step), with the durable round: what every message
+// on a Train stream carries.
+v1::CuratorMessage RunEnvelope(const CuratorRun& run, int64_t round, int64_t step);
+
 // The protocol's side of the parties' Train streams: each expected reply is received,
 // recognised as a repeat (a rejoined party answers resent tasks from its journal),
 // or checked and either taken or answered with a ProtocolError while the round waits on.
@@ -40,8 +44,9 @@ class PartyInbox {
   // it to rejoin). A party's error message ends the wait with ABORTED naming it.
   absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected,
                                           int64_t round, int64_t step, const CheckPayload& check);
-  // A curator message of this run for (round, step), with the durable round.
-  v1::CuratorMessage Envelope(int64_t round, int64_t step) const;
+  v1::CuratorMessage Envelope(int64_t round, int64_t step) const {
+    return RunEnvelope(run_, round, step);
+  }
 
  private:
   const CuratorRun& run_;

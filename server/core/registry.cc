@@ -37,6 +37,11 @@ std::vector<const TableEncoder*> Registry::Encoders() const {
   return encoders;
 }
 
+const TableEncoder* Registry::Encoder(int party) const {
+  absl::MutexLock lock(&mu_);
+  return encoders_[party].get();
+}
+
 std::vector<v1::Schema> Registry::Schemas() const {
   absl::MutexLock lock(&mu_);
   std::vector<v1::Schema> schemas;

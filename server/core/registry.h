@@ -28,6 +28,7 @@ class Registry {
   // The encoders in roster order (nullptr where a party has not registered); they live
   // as long as the registry.
   std::vector<const TableEncoder*> Encoders() const;
+  const TableEncoder* Encoder(int party) const;
   // Once every party registered: the schemas, and each party's rows and users.
   std::vector<v1::Schema> Schemas() const;
   std::vector<int64_t> Rows() const;

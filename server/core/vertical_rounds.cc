@@ -53,12 +53,6 @@ void VerticalRounds::Bind(CuratorRun* run) {
       *run, [this](const v1::PartyMessage& message) { return PositionOf(message); });
 }
 
-absl::Status VerticalRounds::Admit(
-    int /*party*/, const v1::RegisterRequest& /*request*/,
-    const std::vector<std::optional<v1::RegisterRequest>>& /*registered*/) const {
-  return absl::OkStatus();
-}
-
 absl::Status VerticalRounds::CheckAlign(int party, const v1::AlignRequest& request,
                                         const v1::RegisterRequest& registration) const {
   if (request.hop() == 0 && request.elements_size() != registration.rows()) {
@@ -122,7 +116,7 @@ absl::Status VerticalRounds::ReleaseMarginals(int party, const v1::MarginalsRequ
   if (config_.training().marginal_weight() <= 0) {
     return CuratorProtocol::ReleaseMarginals(party, request);
   }
-  const TableEncoder* const encoder = run_->registry.Encoders()[party];
+  const TableEncoder* const encoder = run_->registry.Encoder(party);
   if (encoder == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("'", run_->roster[party], "' released marginals before it registered"));
@@ -281,7 +275,7 @@ absl::StatusOr<v1::PartyMessage> VerticalRounds::Expect(int party,
             return CheckTensor(message.generator_features().h(), d_h, "generator_features.h");
           case v1::PartyMessage::kSliceGradient:
             return CheckTensor(message.slice_gradient().grad(),
-                               run_->registry.Encoders()[party]->width(), "slice_gradient.grad");
+                               run_->registry.Encoder(party)->width(), "slice_gradient.grad");
           default:
             return absl::InvalidArgumentError("not a message of the vertical rounds");
         }

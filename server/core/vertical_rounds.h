@@ -36,9 +36,6 @@ class VerticalRounds : public CuratorProtocol {
   ~VerticalRounds() override;
 
   void Bind(CuratorRun* run) override;
-  absl::Status Admit(
-      int party, const v1::RegisterRequest& request,
-      const std::vector<std::optional<v1::RegisterRequest>>& registered) const override;
   absl::Status CheckAlign(int party, const v1::AlignRequest& request,
                           const v1::RegisterRequest& registration) const override;
   absl::StatusOr<v1::AlignResponse> Align(int party, const v1::AlignRequest& request) override;

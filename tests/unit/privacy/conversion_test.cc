@@ -102,6 +102,10 @@ TEST(ConversionTest, Parse) {
   EXPECT_EQ(*ParseConversion("classic"), Conversion::kClassic);
   EXPECT_EQ(*ParseConversion("improved"), Conversion::kImproved);
   EXPECT_FALSE(ParseConversion("pld").ok());
+  // The settings' enum, including a number no name stands for (a binary plan can hold one).
+  EXPECT_EQ(*ConversionOf(v1::ExperimentalPrivacyConfig::classic), Conversion::kClassic);
+  EXPECT_EQ(*ConversionOf(v1::ExperimentalPrivacyConfig::improved), Conversion::kImproved);
+  EXPECT_FALSE(ConversionOf(static_cast<v1::ExperimentalPrivacyConfig::Conversion>(9)).ok());
 }
 
 }  // namespace
