@@ -211,6 +211,15 @@ torch::Tensor MarginalTarget::TableProbabilities(const torch::Tensor& table) con
 absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(
     std::vector<OutputBlock> blocks, std::vector<std::pair<int, int>> pairs,
     const torch::Tensor& probabilities) {
+  ASSIGN_OR_RETURN(MarginalTarget shape, OfHistograms(std::move(blocks), std::move(pairs), 1));
+  shape.one_way_ = false;
+  return shape.WithProbabilities(probabilities);
+}
+
+absl::StatusOr<MarginalTarget> MarginalTarget::OfHistograms(std::vector<OutputBlock> blocks,
+                                                            std::vector<std::pair<int, int>> pairs,
+                                                            int position_bins) {
+  if (position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
   for (const auto& [a, b] : pairs) {
     const int n = static_cast<int>(blocks.size());
     if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
@@ -218,9 +227,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(
           absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
     }
   }
-  MarginalTarget shape(std::move(blocks), std::move(pairs), 1, torch::Tensor());
-  shape.one_way_ = false;
-  return shape.WithProbabilities(probabilities);
+  return MarginalTarget(std::move(blocks), std::move(pairs), position_bins, torch::Tensor());
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(

@@ -49,6 +49,13 @@ class MarginalTarget {
       std::vector<OutputBlock> blocks, std::vector<std::pair<int, int>> pairs,
       const torch::Tensor& probabilities);
 
+  // The 1-way histograms of every one of `blocks` (one-hot blocks, refined by
+  // `position_bins`) and the 2-way tables of `pairs` (indices into them), without
+  // probabilities: the measured-marginals mode's release shape. Fill with WithProbabilities.
+  static absl::StatusOr<MarginalTarget> OfHistograms(std::vector<OutputBlock> blocks,
+                                                     std::vector<std::pair<int, int>> pairs,
+                                                     int position_bins);
+
   // The same blocks with the probabilities of a saved target (probabilities() of one
   // built for the same blocks): each block's part must be a probability vector.
   absl::StatusOr<MarginalTarget> WithProbabilities(const torch::Tensor& probabilities) const;

@@ -1,0 +1,119 @@
+#include <spdlog/spdlog.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "client/cli/command_registry.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/data/csv.h"
+#include "common/gan/model_factory.h"
+#include "common/gan/reference_trainer.h"
+#include "common/gan/stream_purposes.h"
+#include "common/marginals/central_measurement.h"
+#include "common/marginals/marginal_fit.h"
+#include "common/marginals/measurement_plan.h"
+#include "common/privacy/calibrator.h"
+
+ABSL_DECLARE_FLAG(std::string, config);
+ABSL_DECLARE_FLAG(std::string, output);
+ABSL_DECLARE_FLAG(int64_t, rows);
+ABSL_DECLARE_FLAG(double, epsilon);
+ABSL_DECLARE_FLAG(double, delta);
+ABSL_DECLARE_FLAG(int64_t, steps);
+ABSL_DECLARE_FLAG(int64_t, batch_size);
+ABSL_FLAG(int64_t, pair_cells, 256, "marginals-local: pairs with more cells are not measured");
+ABSL_FLAG(double, pair_weight, 1.0, "marginals-local: a pair's budget weight (1-way: 1)");
+ABSL_FLAG(double, label_pair_weight, 1.0, "marginals-local: a label pair's budget weight");
+ABSL_FLAG(double, fit_lr, 1e-3, "marginals-local: Adam learning rate of the fit");
+ABSL_FLAG(int, position_bins, 4, "marginals-local: parts of a bin in its 1-way histogram");
+
+namespace vfsynth {
+namespace {
+
+absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) {
+  if (absl::GetFlag(FLAGS_config).empty() || absl::GetFlag(FLAGS_output).empty()) {
+    return absl::InvalidArgumentError("marginals-local needs --config and --output");
+  }
+  ASSIGN_OR_RETURN(v1::LocalRunConfig config, LoadLocalRunConfig(absl::GetFlag(FLAGS_config)));
+  ASSIGN_OR_RETURN(auto reference, ReferenceTrainer::Create(config));
+  std::vector<const TableEncoder*> encoders;
+  std::vector<torch::Tensor> tables;
+  std::vector<marginals::PlannedBlock> planned;
+  std::vector<OutputBlock> one_hot;
+  std::vector<std::string> names;
+  int offset = 0;
+  for (int p = 0; p < static_cast<int>(reference->parties().size()); ++p) {
+    const ReferenceTrainer::Party& party = reference->parties()[p];
+    encoders.push_back(&party.data.encoder);
+    tables.push_back(party.table);
+    for (OutputBlock block : OneHotBlocks(party.data.encoder.blocks())) {
+      const std::string name = party.data.encoder.BlockName(block);
+      const int refined = block.position_offset >= 0
+                              ? block.position_slots * absl::GetFlag(FLAGS_position_bins) +
+                                    (block.width - block.position_slots)
+                              : block.width;
+      planned.push_back({p, block.width, refined, name == config.training().label_column()});
+      names.push_back(name);
+      block.offset += offset;
+      if (block.position_offset >= 0) block.position_offset += offset;
+      one_hot.push_back(block);
+    }
+    offset += party.data.encoder.width();
+  }
+  privacy::CalibrationTarget budget;
+  budget.epsilon = absl::GetFlag(FLAGS_epsilon);
+  budget.delta = absl::GetFlag(FLAGS_delta) > 0 ? absl::GetFlag(FLAGS_delta) : 1e-5;
+  budget.sample_rate = 1;
+  budget.steps = 1;
+  ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(budget));
+  marginals::PlanOptions options;
+  options.rho = 1.0 / (2 * z * z);
+  options.max_pair_cells = absl::GetFlag(FLAGS_pair_cells);
+  options.pair_weight = absl::GetFlag(FLAGS_pair_weight);
+  options.label_pair_weight = absl::GetFlag(FLAGS_label_pair_weight);
+  ASSIGN_OR_RETURN(const std::vector<marginals::Measurement> plan,
+                   marginals::PlanMeasurements(planned, options));
+  int cross = 0;
+  for (const auto& m : plan) cross += m.cross_party ? 1 : 0;
+  spdlog::info("ε = {} (δ = {}): ρ = {:.5f} over {} histograms ({} across parties); σ 1-way {:.1f}",
+               budget.epsilon, budget.delta, options.rho, plan.size(), cross, plan[0].sigma);
+  ASSIGN_OR_RETURN(const MarginalTarget shape,
+                   marginals::ReleaseShape(one_hot, plan, absl::GetFlag(FLAGS_position_bins)));
+  ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
+  ASSIGN_OR_RETURN(const MarginalTarget target,
+                   marginals::MeasureCentrally(torch::cat(tables, 1), shape, plan, &noise));
+  Generator generator = MakeGenerator(config.model(), config.training(), encoders);
+  auto optimizer =
+      MakeAdam(generator->parameters(), absl::GetFlag(FLAGS_fit_lr), config.training());
+  marginals::FitOptions fit;
+  fit.steps = absl::GetFlag(FLAGS_steps) > 0 ? absl::GetFlag(FLAGS_steps) : 2000;
+  fit.batch_size = absl::GetFlag(FLAGS_batch_size);
+  fit.learning_rate = absl::GetFlag(FLAGS_fit_lr);
+  fit.reverse_weight = config.training().experimental().marginal_reverse_weight();
+  fit.stream_key = CuratorStreamKey(config.training().seed());
+  RETURN_IF_ERROR(marginals::FitGenerator(
+      generator, *optimizer, target, fit, 0, 200, [](const marginals::FitProgress& p) {
+        spdlog::info("fit step {}/{}: loss {:.4f}", p.step, p.steps, p.loss);
+      }));
+  const int64_t rows =
+      absl::GetFlag(FLAGS_rows) > 0 ? absl::GetFlag(FLAGS_rows) : reference->aligned_rows();
+  generator->eval();
+  const CsvTable synthetic =
+      DecodeJoint(SampleSynthetic(generator, config.training().seed(), rows), encoders);
+  RETURN_IF_ERROR(WriteCsv(absl::GetFlag(FLAGS_output), synthetic));
+  spdlog::info("wrote {} rows to {}", rows, absl::GetFlag(FLAGS_output));
+  return absl::OkStatus();
+}
+
+const CommandRegistration kRegistration(
+    "marginals-local",
+    {"marginals-local --config C.json --epsilon E [--delta D] [--steps N] [--batch_size B] "
+     "--output F.csv",
+     &RunMarginalsLocalCommand});
+
+}  // namespace
+}  // namespace vfsynth
