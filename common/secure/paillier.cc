@@ -29,7 +29,6 @@ struct PaillierPublicKey::State {
 struct PaillierPrivateKey::State {
   BnPtr p, q, p_squared, q_squared;
   BnMontPtr mont_p_squared, mont_q_squared;
-  BnPtr exp_p, exp_q;          // n mod p(p-1), n mod q(q-1): r^n's exponents mod p^2, q^2
   BnPtr q_squared_inv_mod_p2;  // CRT combination mod n^2
   BnPtr p_minus_1, q_minus_1;  // decryption exponents
   BnPtr h_p, h_q;              // L_p(g^(p-1) mod p^2)^-1 mod p, and for q
@@ -54,14 +53,15 @@ BnMontPtr NewMont(const BIGNUM* modulus, BN_CTX* ctx) {
   return mont;
 }
 
-// A uniform r in Z*_n from OpenSSL's private DRBG.
-absl::StatusOr<BnPtr> RandomUnit(const BIGNUM* n, BN_CTX* ctx) {
+// A uniform r in [1, range) coprime to `coprime_to` (n for Z*_n; p for Z*_{p^2}), from
+// OpenSSL's private DRBG.
+absl::StatusOr<BnPtr> RandomUnit(const BIGNUM* range, const BIGNUM* coprime_to, BN_CTX* ctx) {
   BnPtr r = NewBn();
   BnPtr g = NewBn();
   for (;;) {
-    if (BN_priv_rand_range(r.get(), n) != 1) return OpenSslError("draw Paillier randomness");
+    if (BN_priv_rand_range(r.get(), range) != 1) return OpenSslError("draw Paillier randomness");
     if (BN_is_zero(r.get())) continue;
-    if (BN_gcd(g.get(), r.get(), n, ctx) != 1) return OpenSslError("compute a gcd");
+    if (BN_gcd(g.get(), r.get(), coprime_to, ctx) != 1) return OpenSslError("compute a gcd");
     if (BN_is_one(g.get())) return r;
   }
 }
@@ -176,7 +176,7 @@ absl::StatusOr<Ciphertext> Ciphertext::FromBignum(const PaillierPublicKey& key, 
 
 absl::StatusOr<Ciphertext> Encrypt(const PaillierPublicKey& key, const BIGNUM* m, BN_CTX* ctx) {
   ASSIGN_OR_RETURN(BnPtr gm, MessageTerm(key, m, ctx));
-  ASSIGN_OR_RETURN(BnPtr r, RandomUnit(key.n(), ctx));
+  ASSIGN_OR_RETURN(BnPtr r, RandomUnit(key.n(), key.n(), ctx));
   BnPtr c = NewBn();
   if (BN_mod_exp_mont(c.get(), r.get(), key.n(), key.n_squared(), ctx,
                       key.state().mont_n_squared.get()) != 1 ||
@@ -229,50 +229,55 @@ absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::Generate(int modulus_bits
     return absl::InvalidArgumentError(absl::StrCat(
         "Paillier key of ", modulus_bits, " bits; an even size >= ", kMinModulusBits, " required"));
   }
-  BnCtxPtr ctx_holder = NewBnCtx();
-  BN_CTX* ctx = ctx_holder.get();
-  auto s = std::make_shared<State>();
-  s->p = NewBn();
-  s->q = NewBn();
-  BnPtr n = NewBn();
-  BnPtr phi = NewBn();
-  BnPtr g = NewBn();
+  BnCtxPtr ctx = NewBnCtx();
+  BnPtr p = NewBn(), q = NewBn(), n = NewBn();
   for (;;) {
-    if (BN_generate_prime_ex2(s->p.get(), modulus_bits / 2, 0, nullptr, nullptr, nullptr, ctx) !=
+    if (BN_generate_prime_ex2(p.get(), modulus_bits / 2, 0, nullptr, nullptr, nullptr, ctx.get()) !=
             1 ||
-        BN_generate_prime_ex2(s->q.get(), modulus_bits / 2, 0, nullptr, nullptr, nullptr, ctx) !=
+        BN_generate_prime_ex2(q.get(), modulus_bits / 2, 0, nullptr, nullptr, nullptr, ctx.get()) !=
             1 ||
-        BN_mul(n.get(), s->p.get(), s->q.get(), ctx) != 1) {
+        BN_mul(n.get(), p.get(), q.get(), ctx.get()) != 1) {
       return OpenSslError("generate Paillier primes");
     }
-    if (BN_cmp(s->p.get(), s->q.get()) == 0 || BN_num_bits(n.get()) != modulus_bits) continue;
-    s->p_minus_1 = Dup(s->p.get());
-    s->q_minus_1 = Dup(s->q.get());
-    BN_sub_word(s->p_minus_1.get(), 1);
-    BN_sub_word(s->q_minus_1.get(), 1);
-    // gcd(n, (p-1)(q-1)) = 1 makes g = n + 1 a valid generator (always so for equal sizes).
-    if (BN_mul(phi.get(), s->p_minus_1.get(), s->q_minus_1.get(), ctx) != 1 ||
-        BN_gcd(g.get(), n.get(), phi.get(), ctx) != 1) {
-      return OpenSslError("check the Paillier primes");
-    }
-    if (BN_is_one(g.get())) break;
+    if (BN_cmp(p.get(), q.get()) != 0 && BN_num_bits(n.get()) == modulus_bits) break;
   }
+  return FromPrimes(p.get(), q.get());
+}
+
+absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::FromPrimes(const BIGNUM* p,
+                                                                  const BIGNUM* q) {
+  BnCtxPtr ctx_holder = NewBnCtx();
+  BN_CTX* ctx = ctx_holder.get();
+  if (p == nullptr || q == nullptr || BN_num_bits(p) != BN_num_bits(q) || BN_cmp(p, q) == 0) {
+    return absl::InvalidArgumentError("Paillier primes must be two distinct primes of one size");
+  }
+  for (const BIGNUM* prime : {p, q}) {
+    if (BN_check_prime(prime, ctx, nullptr) != 1) {
+      return absl::InvalidArgumentError("Paillier key: a factor is not prime");
+    }
+  }
+  auto s = std::make_shared<State>();
+  s->p = Dup(p);
+  s->q = Dup(q);
+  BnPtr n = NewBn(), phi = NewBn(), g = NewBn();
+  s->p_minus_1 = Dup(p);
+  s->q_minus_1 = Dup(q);
+  // gcd(n, (p-1)(q-1)) = 1 makes g = n + 1 a valid generator (always so for equal sizes).
+  if (BN_mul(n.get(), p, q, ctx) != 1 || BN_sub_word(s->p_minus_1.get(), 1) != 1 ||
+      BN_sub_word(s->q_minus_1.get(), 1) != 1 ||
+      BN_mul(phi.get(), s->p_minus_1.get(), s->q_minus_1.get(), ctx) != 1 ||
+      BN_gcd(g.get(), n.get(), phi.get(), ctx) != 1) {
+    return OpenSslError("check the Paillier primes");
+  }
+  if (!BN_is_one(g.get())) return absl::InvalidArgumentError("Paillier key: gcd(n, phi) != 1");
   ASSIGN_OR_RETURN(PaillierPublicKey public_key, PaillierPublicKey::FromModulus(n.get()));
 
   s->p_squared = NewBn();
   s->q_squared = NewBn();
-  s->exp_p = NewBn();
-  s->exp_q = NewBn();
   s->q_squared_inv_mod_p2 = NewBn();
   s->q_inv_mod_p = NewBn();
-  BnPtr order_p = NewBn();
-  BnPtr order_q = NewBn();
   if (BN_sqr(s->p_squared.get(), s->p.get(), ctx) != 1 ||
       BN_sqr(s->q_squared.get(), s->q.get(), ctx) != 1 ||
-      BN_mul(order_p.get(), s->p.get(), s->p_minus_1.get(), ctx) != 1 ||
-      BN_mul(order_q.get(), s->q.get(), s->q_minus_1.get(), ctx) != 1 ||
-      BN_mod(s->exp_p.get(), n.get(), order_p.get(), ctx) != 1 ||
-      BN_mod(s->exp_q.get(), n.get(), order_q.get(), ctx) != 1 ||
       BN_mod_inverse(s->q_squared_inv_mod_p2.get(), s->q_squared.get(), s->p_squared.get(), ctx) ==
           nullptr ||
       BN_mod_inverse(s->q_inv_mod_p.get(), s->q.get(), s->p.get(), ctx) == nullptr) {
@@ -300,7 +305,7 @@ absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::Generate(int modulus_bits
     }
   }
   for (BIGNUM* secret : {s->p.get(), s->q.get(), s->p_squared.get(), s->q_squared.get(),
-                         s->exp_p.get(), s->exp_q.get(), s->p_minus_1.get(), s->q_minus_1.get()}) {
+                         s->p_minus_1.get(), s->q_minus_1.get()}) {
     BN_set_flags(secret, BN_FLG_CONSTTIME);
   }
   return PaillierPrivateKey(std::move(public_key), std::move(s));
@@ -309,16 +314,18 @@ absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::Generate(int modulus_bits
 absl::StatusOr<Ciphertext> PaillierPrivateKey::EncryptCrt(const BIGNUM* m, BN_CTX* ctx) const {
   const State& s = *state_;
   ASSIGN_OR_RETURN(BnPtr gm, MessageTerm(public_key_, m, ctx));
-  ASSIGN_OR_RETURN(BnPtr r, RandomUnit(public_key_.n(), ctx));
-  BnPtr r_p = NewBn(), r_q = NewBn(), x_p = NewBn(), x_q = NewBn(), c = NewBn();
-  if (BN_nnmod(r_p.get(), r.get(), s.p_squared.get(), ctx) != 1 ||
-      BN_nnmod(r_q.get(), r.get(), s.q_squared.get(), ctx) != 1) {
-    return OpenSslError("reduce r");
-  }
-  RETURN_IF_ERROR(ModExpSecret(x_p.get(), r_p.get(), s.exp_p.get(), s.p_squared.get(),
-                               s.mont_p_squared.get(), ctx));
-  RETURN_IF_ERROR(ModExpSecret(x_q.get(), r_q.get(), s.exp_q.get(), s.q_squared.get(),
-                               s.mont_q_squared.get(), ctx));
+  // r^n mod n^2 for uniform r is uniform on the n-th residues, which are (by CRT) pairs of
+  // uniform elements of the order-(p-1) subgroup mod p^2 and the order-(q-1) one mod q^2.
+  // u^p for u uniform in Z*_{p^2} is uniform on that subgroup too (p kills the order-p part
+  // and is coprime to p-1), so x_p = u^p mod p^2 and x_q = v^q mod q^2 give the same
+  // distribution with 1024-bit exponents mod 2048-bit moduli instead of a 2048-bit one mod n^2.
+  BnPtr x_p = NewBn(), x_q = NewBn(), c = NewBn();
+  ASSIGN_OR_RETURN(BnPtr u, RandomUnit(s.p_squared.get(), s.p.get(), ctx));
+  ASSIGN_OR_RETURN(BnPtr v, RandomUnit(s.q_squared.get(), s.q.get(), ctx));
+  RETURN_IF_ERROR(
+      ModExpSecret(x_p.get(), u.get(), s.p.get(), s.p_squared.get(), s.mont_p_squared.get(), ctx));
+  RETURN_IF_ERROR(
+      ModExpSecret(x_q.get(), v.get(), s.q.get(), s.q_squared.get(), s.mont_q_squared.get(), ctx));
   // r^n mod n^2 = x_q + q^2 ((x_p - x_q) (q^2)^-1 mod p^2).
   if (BN_mod_sub(c.get(), x_p.get(), x_q.get(), s.p_squared.get(), ctx) != 1 ||
       BN_mod_mul(c.get(), c.get(), s.q_squared_inv_mod_p2.get(), s.p_squared.get(), ctx) != 1 ||

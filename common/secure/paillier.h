@@ -110,11 +110,14 @@ class PaillierPrivateKey {
  public:
   // n = p q from two random primes of modulus_bits / 2 bits (modulus_bits >= 2048).
   static absl::StatusOr<PaillierPrivateKey> Generate(int modulus_bits = kMinModulusBits);
+  // The key of two distinct primes of equal size whose product has >= 2048 bits (a stored
+  // key, or fixed test primes).
+  static absl::StatusOr<PaillierPrivateKey> FromPrimes(const BIGNUM* p, const BIGNUM* q);
 
   const PaillierPublicKey& public_key() const { return public_key_; }
 
-  // Enc(m) as Encrypt does, with r^n computed mod p^2 and mod q^2 with exponents reduced
-  // mod p(p-1) and q(q-1), then combined (CRT): the same distribution, about 3x faster.
+  // Enc(m) with the same distribution as Encrypt, its r^n mod n^2 drawn as u^p mod p^2 and
+  // v^q mod q^2 (1024-bit exponents mod 2048-bit moduli) and combined by CRT.
   absl::StatusOr<Ciphertext> EncryptCrt(const BIGNUM* m, BN_CTX* ctx) const;
   // m in [0, n), decrypted mod p and mod q and combined.
   absl::StatusOr<BnPtr> Decrypt(const Ciphertext& c, BN_CTX* ctx) const;
