@@ -1,7 +1,8 @@
 // vfsynth-secure-count-bench: what secure cross-party counts would cost per record, for the
 // two additively homomorphic schemes our stack offers: exponential ElGamal over ristretto255
 // (libsodium, as the PSI) and Paillier with a 2048-bit modulus (OpenSSL BIGNUM). Prints the
-// median microseconds of each operation and the derived cost of one column pair
+// median microseconds of each operation and the derived cost of one column pair; then the
+// library's packed Paillier (common/secure) per record and the whole phase at Adult's size
 // (docs/decisions/secure-counts.md). A measurement, not a test: timings depend on the machine.
 //
 // Usage: vfsynth-secure-count-bench [iterations, default 2000]
@@ -17,6 +18,10 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "common/secure/cross_counts.h"
+#include "common/secure/packed_counts.h"
+#include "common/secure/paillier.h"
 
 namespace vfsynth {
 namespace {
@@ -118,6 +123,90 @@ PaillierCosts MeasurePaillier(int iterations) {
   return costs;
 }
 
+double SecondsOf(const std::function<void()>& op) {
+  const auto start = Clock::now();
+  op();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The library (vfsynth_secure): CRT against plain encryption of a full 60-slot plaintext,
+// EncryptRecords with 1 and 2 threads, B's sum and validation per record, A's decryption.
+void MeasureLibrary(int iterations) {
+  using namespace vfsynth::secure;
+  auto key = PaillierPrivateKey::Generate();
+  if (!key.ok()) std::abort();
+  const PaillierPublicKey& pk = key->public_key();
+  BnCtxPtr ctx = NewBnCtx();
+  auto layout = SlotLayout::Create(std::vector<int>(6, 10), 2048);  // 60 slots, 1 ciphertext
+  std::vector<int64_t> full(60, (int64_t{1} << kSlotBits) - 1);
+  auto plaintexts = PackSlots(*layout, full);
+  const BIGNUM* m = (*plaintexts)[0].get();
+  const int enc_iterations = std::max(iterations / 20, 20);
+  const double plain = MedianMicros(enc_iterations, [&] {
+    if (!Encrypt(pk, m, ctx.get()).ok()) std::abort();
+  });
+  const double crt = MedianMicros(enc_iterations, [&] {
+    if (!key->EncryptCrt(m, ctx.get()).ok()) std::abort();
+  });
+  std::printf(
+      "library paillier-2048, 60 slots of %d bits: encrypt plain %.0f us, CRT %.0f us "
+      "(%.2fx)\n",
+      kSlotBits, plain, crt, plain / crt);
+
+  const int records = std::max(iterations / 10, 40);
+  std::vector<std::vector<int32_t>> columns(6, std::vector<int32_t>(records));
+  for (int i = 0; i < records; ++i) {
+    for (int c = 0; c < 6; ++c) columns[c][i] = (i * (c + 3)) % 10;
+  }
+  std::vector<Ciphertext> encrypted;
+  double per_record[3] = {0, 0, 0};
+  for (int threads : {1, 2}) {
+    per_record[threads] = 1e6 / records * SecondsOf([&] {
+                            auto out = EncryptRecords(*key, *layout, columns, threads);
+                            if (!out.ok()) std::abort();
+                            encrypted = *std::move(out);
+                          });
+  }
+  std::printf(
+      "EncryptRecords (%d records, 1 ciphertext each): %.0f us a record with 1 thread, "
+      "%.0f us with 2 threads\n",
+      records, per_record[1], per_record[2]);
+
+  CiphertextSum sum(pk);
+  size_t next = 0;
+  const double add = MedianMicros(iterations, [&] { sum.Add(encrypted[next++ % records]); });
+  BnPtr product = NewBn();
+  const double mod_mul = MedianMicros(iterations, [&] {
+    BN_mod_mul(product.get(), encrypted[0].value(), encrypted[1].value(), pk.n_squared(),
+               ctx.get());
+  });
+  const std::string wire = SerializeCiphertexts(pk, encrypted);
+  const double validate = 1e6 / records * SecondsOf([&] {
+                            if (!DeserializeCiphertexts(pk, wire, records).ok()) std::abort();
+                          });
+  const double decrypt = MedianMicros(enc_iterations, [&] {
+    if (!key->Decrypt(encrypted[0], ctx.get()).ok()) std::abort();
+  });
+  std::printf(
+      "sum: %.2f us a ciphertext (Montgomery; BN_mod_mul %.2f us); receive (deserialise "
+      "+ validate) %.0f us a ciphertext; decrypt (CRT) %.0f us a ciphertext\n",
+      add, mod_mul, validate, decrypt);
+
+  // Adult: 26,049 training records; A's ~60 slots in one ciphertext a record; B aggregates by
+  // each of its 5 columns (about 10 values each): per column 26,049 additions and 10 noise
+  // encryptions (plain, public key); A decrypts 50 ciphertexts.
+  const double n = 26049, b_columns = 5, b_values = 10;
+  const double encrypt_s1 = n * per_record[1] / 1e6, encrypt_s2 = n * per_record[2] / 1e6;
+  const double receive_s = n * validate / 1e6;
+  const double sum_s = b_columns * (n * add + b_values * plain) / 1e6;
+  const double decrypt_s = b_columns * b_values * decrypt / 1e6;
+  std::printf(
+      "adult phase (26,049 records, 60 slots, B: 5 columns x 10 values): A encrypts "
+      "%.0f s (1 thread) / %.0f s (2 threads), %.1f MB to B; B receives %.1f s, sums "
+      "and noises %.1f s; A decrypts %.2f s\n",
+      encrypt_s1, encrypt_s2, n * pk.ciphertext_bytes() / 1e6, receive_s, sum_s, decrypt_s);
+}
+
 }  // namespace
 }  // namespace vfsynth
 
@@ -141,5 +230,6 @@ int main(int argc, char** argv) {
         "%.0f us\n",
         k, k * eg.encrypt_bit, 2.0 * k * eg.add, pa.encrypt, pa.add);
   }
+  vfsynth::MeasureLibrary(iterations);
   return 0;
 }

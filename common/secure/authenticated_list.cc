@@ -1,0 +1,145 @@
+#include "common/secure/authenticated_list.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/params.h>
+
+#include <array>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace vfsynth::secure {
+namespace {
+
+constexpr absl::string_view kMagic = "vfsynth-list-v1";
+constexpr size_t kMacBytes = 32;
+using Mac = std::array<unsigned char, kMacBytes>;
+
+void PutUint64(std::string& out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool GetUint64(absl::string_view& in, uint64_t& v) {
+  if (in.size() < 8) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
+  in.remove_prefix(8);
+  return true;
+}
+
+void PutString(std::string& out, absl::string_view s) {
+  PutUint64(out, s.size());
+  out.append(s.data(), s.size());
+}
+
+bool GetString(absl::string_view& in, std::string& s) {
+  uint64_t size = 0;
+  if (!GetUint64(in, size) || in.size() < size) return false;
+  s.assign(in.data(), size);
+  in.remove_prefix(size);
+  return true;
+}
+
+// Magic, the header's fields length-prefixed, and the payload length: an unambiguous
+// encoding, so no two headers MAC alike.
+std::string EncodeHeader(const ListHeader& header, uint64_t payload_length) {
+  std::string out(kMagic);
+  PutString(out, header.run_id);
+  PutString(out, header.sender);
+  PutString(out, header.receiver);
+  PutString(out, header.purpose);
+  PutUint64(out, header.index);
+  PutUint64(out, payload_length);
+  return out;
+}
+
+absl::Status CheckKey(absl::string_view key) {
+  if (key.size() < kMinListKeyBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("list key of ", key.size(), " bytes; at least ",
+                                                   kMinListKeyBytes, " required"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Mac> ComputeMac(absl::string_view key, absl::string_view header,
+                               absl::string_view payload) {
+  Mac mac{};
+  EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  EVP_MAC_CTX* ctx = hmac == nullptr ? nullptr : EVP_MAC_CTX_new(hmac);
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
+                               OSSL_PARAM_construct_end()};
+  size_t length = 0;
+  const bool ok = ctx != nullptr &&
+                  EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(),
+                               params) == 1 &&
+                  EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(header.data()),
+                                 header.size()) == 1 &&
+                  EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(payload.data()),
+                                 payload.size()) == 1 &&
+                  EVP_MAC_final(ctx, mac.data(), &length, mac.size()) == 1 && length == kMacBytes;
+  EVP_MAC_CTX_free(ctx);
+  EVP_MAC_free(hmac);
+  if (!ok) return absl::InternalError("OpenSSL failed to compute HMAC-SHA256");
+  return mac;
+}
+
+absl::Status Mismatch(absl::string_view field, absl::string_view got, absl::string_view want) {
+  return absl::PermissionDeniedError(absl::StrCat("authenticated list has ", field, " '", got,
+                                                  "', expected '", want,
+                                                  "': sent for another place (a replay?)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
+                                 absl::string_view payload) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  std::string sealed = EncodeHeader(header, payload.size());
+  absl::StatusOr<Mac> mac = ComputeMac(key, sealed, payload);
+  if (!mac.ok()) return mac.status();
+  sealed.append(payload.data(), payload.size());
+  sealed.append(reinterpret_cast<const char*>(mac->data()), mac->size());
+  return sealed;
+}
+
+absl::StatusOr<std::string> Open(absl::string_view key, const ListHeader& expected,
+                                 absl::string_view sealed) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  const absl::Status malformed =
+      absl::InvalidArgumentError("authenticated list is truncated or malformed");
+  if (sealed.size() < kMagic.size() + kMacBytes || sealed.substr(0, kMagic.size()) != kMagic) {
+    return malformed;
+  }
+  absl::string_view rest = sealed.substr(kMagic.size(), sealed.size() - kMagic.size() - kMacBytes);
+  ListHeader got;
+  uint64_t payload_length = 0;
+  if (!GetString(rest, got.run_id) || !GetString(rest, got.sender) ||
+      !GetString(rest, got.receiver) || !GetString(rest, got.purpose) ||
+      !GetUint64(rest, got.index) || !GetUint64(rest, payload_length) ||
+      rest.size() != payload_length) {
+    return malformed;
+  }
+  const absl::string_view header = sealed.substr(0, sealed.size() - kMacBytes - rest.size());
+  absl::StatusOr<Mac> mac = ComputeMac(key, header, rest);
+  if (!mac.ok()) return mac.status();
+  if (CRYPTO_memcmp(mac->data(), sealed.data() + sealed.size() - kMacBytes, kMacBytes) != 0) {
+    return absl::PermissionDeniedError(
+        "authenticated list's MAC does not verify: forged, altered, or sealed under another key");
+  }
+  // The MAC is genuine, so these name what the sender really sealed.
+  if (got.run_id != expected.run_id) return Mismatch("run id", got.run_id, expected.run_id);
+  if (got.sender != expected.sender) return Mismatch("sender", got.sender, expected.sender);
+  if (got.receiver != expected.receiver) {
+    return Mismatch("receiver", got.receiver, expected.receiver);
+  }
+  if (got.purpose != expected.purpose) return Mismatch("purpose", got.purpose, expected.purpose);
+  if (got.index != expected.index) {
+    return Mismatch("index", absl::StrCat(got.index), absl::StrCat(expected.index));
+  }
+  return std::string(rest);
+}
+
+}  // namespace vfsynth::secure

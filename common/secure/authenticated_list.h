@@ -1,0 +1,37 @@
+#ifndef VFSYNTH_COMMON_SECURE_AUTHENTICATED_LIST_H_
+#define VFSYNTH_COMMON_SECURE_AUTHENTICATED_LIST_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace vfsynth::secure {
+
+// What a list relayed by the curator is: which run, from whom to whom, for what, and its
+// place in the exchange. The MAC binds all of it, so the curator can neither forge a list
+// nor deliver one in another place (another run, direction, purpose or index: a replay).
+struct ListHeader {
+  std::string run_id;
+  std::string sender;
+  std::string receiver;
+  std::string purpose;
+  uint64_t index = 0;
+};
+
+// At least this many bytes of key shared by the parties (never by the curator).
+inline constexpr size_t kMinListKeyBytes = 16;
+
+// header ‖ payload ‖ HMAC-SHA256(key, header ‖ payload length ‖ payload).
+absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
+                                 absl::string_view payload);
+
+// The payload of `sealed` if its MAC verifies under `key` and its header equals `expected`;
+// otherwise an error naming what is wrong (the MAC, or which header field differs).
+absl::StatusOr<std::string> Open(absl::string_view key, const ListHeader& expected,
+                                 absl::string_view sealed);
+
+}  // namespace vfsynth::secure
+
+#endif  // VFSYNTH_COMMON_SECURE_AUTHENTICATED_LIST_H_

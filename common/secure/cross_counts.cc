@@ -1,0 +1,171 @@
+#include "common/secure/cross_counts.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/secure/discrete_gaussian.h"
+
+namespace vfsynth::secure {
+namespace {
+
+absl::Status CheckRecordCount(int64_t num_records) {
+  if (num_records < 0 || num_records > kMaxRecords) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(num_records, " records; at most ", kMaxRecords, " fit a slot"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EncryptRange(const PaillierPrivateKey& key, const SlotLayout& layout,
+                          const std::vector<std::vector<int32_t>>& columns, size_t begin,
+                          size_t end, std::vector<Ciphertext>& out) {
+  BnCtxPtr ctx = NewBnCtx();
+  if (ctx == nullptr) return absl::ResourceExhaustedError("no memory for a BN_CTX");
+  std::vector<int32_t> values(columns.size());
+  out.reserve((end - begin) * layout.num_ciphertexts());
+  for (size_t i = begin; i < end; ++i) {
+    for (size_t c = 0; c < columns.size(); ++c) values[c] = columns[c][i];
+    auto plaintexts = PackRecord(layout, values);
+    if (!plaintexts.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("record ", i, ": ", plaintexts.status().message()));
+    }
+    for (const BnPtr& m : *plaintexts) {
+      ASSIGN_OR_RETURN(Ciphertext c, key.EncryptCrt(m.get(), ctx.get()));
+      out.push_back(std::move(c));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
+    const PaillierPrivateKey& key, const SlotLayout& layout,
+    const std::vector<std::vector<int32_t>>& columns, int threads) {
+  if (static_cast<int>(columns.size()) != layout.num_columns()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(columns.size(), " columns for a layout of ", layout.num_columns()));
+  }
+  if (threads < 1) return absl::InvalidArgumentError("at least one encryption thread required");
+  const size_t num_records = columns[0].size();
+  for (size_t c = 1; c < columns.size(); ++c) {
+    if (columns[c].size() != num_records) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", c, " has ", columns[c].size(),
+                                                     " records, column 0 has ", num_records));
+    }
+  }
+  RETURN_IF_ERROR(CheckRecordCount(static_cast<int64_t>(num_records)));
+
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(threads, num_records));
+  std::vector<std::vector<Ciphertext>> outputs(parts);
+  std::vector<absl::Status> statuses(parts);
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < parts; ++t) {
+    const size_t begin = num_records * t / parts;
+    const size_t end = num_records * (t + 1) / parts;
+    auto work = [&, t, begin, end] {
+      statuses[t] = EncryptRange(key, layout, columns, begin, end, outputs[t]);
+    };
+    if (t + 1 == parts) {
+      work();  // the calling thread takes the last range
+    } else {
+      workers.emplace_back(work);
+    }
+  }
+  for (std::thread& w : workers) w.join();
+  for (const absl::Status& s : statuses) RETURN_IF_ERROR(s);
+  std::vector<Ciphertext> all;
+  all.reserve(num_records * layout.num_ciphertexts());
+  for (auto& part : outputs) {
+    for (Ciphertext& c : part) all.push_back(std::move(c));
+  }
+  return all;
+}
+
+absl::StatusOr<std::vector<Ciphertext>> SumByValue(
+    const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
+    absl::Span<const int32_t> b_values, int b_categories, double sigma_b, SecureRandom& rng) {
+  if (b_categories < 1) return absl::InvalidArgumentError("B's column has no categories");
+  RETURN_IF_ERROR(CheckRecordCount(static_cast<int64_t>(b_values.size())));
+  const size_t per_record = layout.num_ciphertexts();
+  if (records.size() != b_values.size() * per_record) {
+    return absl::InvalidArgumentError(absl::StrCat(records.size(),
+                                                   " encrypted records' ciphertexts, expected ",
+                                                   b_values.size(), " records of ", per_record));
+  }
+  std::vector<std::vector<CiphertextSum>> sums(b_categories);
+  for (auto& per_value : sums) {
+    for (size_t j = 0; j < per_record; ++j) per_value.emplace_back(key);
+  }
+  for (size_t i = 0; i < b_values.size(); ++i) {
+    const int32_t y = b_values[i];
+    if (y < 0 || y >= b_categories) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("record ", i, ": B's value ", y, " outside [0, ", b_categories, ")"));
+    }
+    for (size_t j = 0; j < per_record; ++j) sums[y][j].Add(records[i * per_record + j]);
+  }
+
+  BnCtxPtr ctx = NewBnCtx();
+  std::vector<Ciphertext> out;
+  out.reserve(b_categories * per_record);
+  std::vector<int64_t> slots(layout.num_slots());
+  for (int y = 0; y < b_categories; ++y) {
+    for (int64_t& slot : slots) {
+      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(sigma_b, rng));
+      if (noise <= -kNoiseBound || noise >= kNoiseBound) {
+        // Beyond 64 sigma at the largest sigma: never in practice, and it would carry.
+        return absl::InternalError("discrete Gaussian noise beyond the slot's bound");
+      }
+      slot = kSlotOffset + noise;
+    }
+    ASSIGN_OR_RETURN(std::vector<BnPtr> noise_plaintexts, PackSlots(layout, slots));
+    for (size_t j = 0; j < per_record; ++j) {
+      ASSIGN_OR_RETURN(Ciphertext noise, Encrypt(key, noise_plaintexts[j].get(), ctx.get()));
+      out.push_back(sums[y][j].Finish(noise));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
+                                          const std::vector<Ciphertext>& sums, int b_categories,
+                                          int64_t num_records, double sigma_a, SecureRandom& rng) {
+  if (b_categories < 1) return absl::InvalidArgumentError("B's column has no categories");
+  RETURN_IF_ERROR(CheckRecordCount(num_records));
+  const size_t per_value = layout.num_ciphertexts();
+  if (sums.size() != static_cast<size_t>(b_categories) * per_value) {
+    return absl::InvalidArgumentError(absl::StrCat(sums.size(), " sums, expected ", b_categories,
+                                                   " values of ", per_value, " ciphertexts"));
+  }
+  BnCtxPtr ctx = NewBnCtx();
+  CrossCounts result;
+  result.b_categories = b_categories;
+  result.num_slots = layout.num_slots();
+  result.counts.reserve(static_cast<size_t>(b_categories) * layout.num_slots());
+  for (int y = 0; y < b_categories; ++y) {
+    std::vector<BnPtr> plaintexts;
+    for (size_t j = 0; j < per_value; ++j) {
+      ASSIGN_OR_RETURN(BnPtr m, key.Decrypt(sums[y * per_value + j], ctx.get()));
+      plaintexts.push_back(std::move(m));
+    }
+    auto values = UnpackSlots(layout, plaintexts, kSlotOffset, -kNoiseBound + 1,
+                              num_records + kNoiseBound - 1);
+    if (!values.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sum for B's value ", y, ": ", values.status().message()));
+    }
+    for (int64_t v : *values) {
+      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(sigma_a, rng));
+      result.counts.push_back(v + noise);
+    }
+  }
+  return result;
+}
+
+}  // namespace vfsynth::secure

@@ -1,0 +1,49 @@
+#ifndef VFSYNTH_COMMON_SECURE_CROSS_COUNTS_H_
+#define VFSYNTH_COMMON_SECURE_CROSS_COUNTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "common/random/secure_random.h"
+#include "common/secure/packed_counts.h"
+#include "common/secure/paillier.h"
+
+namespace vfsynth::secure {
+
+// The noisy counts of (value y of B's column, slot of A's layout) over the aligned records.
+struct CrossCounts {
+  int b_categories = 0;
+  int num_slots = 0;
+  std::vector<int64_t> counts;  // y-major: counts[y * num_slots + slot]
+  int64_t at(int y, int slot) const { return counts[static_cast<size_t>(y) * num_slots + slot]; }
+};
+
+// Party A (holds the key): each aligned record's packed one-hot over A's columns,
+// encrypted with the CRT fast path. `columns[c][i]` is column c's value at record i.
+// Returns layout.num_ciphertexts() ciphertexts per record, record-major. The records are
+// split into `threads` contiguous ranges, one thread (and BN_CTX) each.
+absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
+    const PaillierPrivateKey& key, const SlotLayout& layout,
+    const std::vector<std::vector<int32_t>>& columns, int threads);
+
+// Party B: per value y of its column, the product of A's ciphertexts of the records with
+// b_values[i] = y (per slot: the count of records with that slot and b = y), times
+// Enc(kSlotOffset + discrete Gaussian(sigma_b)) per slot, a fresh encryption that also
+// re-randomises the sum, so A cannot recognise which of its ciphertexts went in.
+// Returns b_categories * layout.num_ciphertexts() ciphertexts, y-major.
+absl::StatusOr<std::vector<Ciphertext>> SumByValue(
+    const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
+    absl::Span<const int32_t> b_values, int b_categories, double sigma_b, SecureRandom& rng);
+
+// Party A: decrypts B's sums, removes the offset, refuses any slot outside what
+// num_records counts and B's bounded noise can give, and adds its own discrete Gaussian
+// noise (sigma_a) to every count before it leaves.
+absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
+                                          const std::vector<Ciphertext>& sums, int b_categories,
+                                          int64_t num_records, double sigma_a, SecureRandom& rng);
+
+}  // namespace vfsynth::secure
+
+#endif  // VFSYNTH_COMMON_SECURE_CROSS_COUNTS_H_

@@ -1,0 +1,186 @@
+#include "common/secure/cross_counts.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "common/random/secure_random.h"
+#include "tests/unit/secure/test_keys.h"
+
+namespace vfsynth::secure {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::OtherTestKey;
+using testing::TestKey;
+
+SecureRandom Stream(unsigned char seed) {
+  SecureRandom::Key key{};
+  key[0] = seed;
+  return SecureRandom::FromKey(key);
+}
+
+// A random aligned table: A's columns of 2, 5 and 70 categories (77 slots, so 2 ciphertexts
+// per record), B's column of 4 values, and the exact contingency table.
+struct Table {
+  std::vector<int> a_categories = {2, 5, 70};
+  std::vector<std::vector<int32_t>> a_columns;
+  std::vector<int32_t> b_values;
+  int b_categories = 4;
+  std::vector<int64_t> exact;  // [y * 77 + slot]
+};
+
+Table RandomTable(int records, unsigned char seed) {
+  Table t;
+  SecureRandom rng = Stream(seed);
+  t.a_columns.resize(3);
+  for (int i = 0; i < records; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      t.a_columns[c].push_back(static_cast<int32_t>(rng.UniformBelow(t.a_categories[c])));
+    }
+    t.b_values.push_back(static_cast<int32_t>(rng.UniformBelow(t.b_categories)));
+  }
+  t.exact.assign(t.b_categories * 77, 0);
+  const int offsets[3] = {0, 2, 7};
+  for (int i = 0; i < records; ++i) {
+    for (int c = 0; c < 3; ++c) ++t.exact[t.b_values[i] * 77 + offsets[c] + t.a_columns[c][i]];
+  }
+  return t;
+}
+
+class CrossCountsTest : public ::testing::Test {
+ protected:
+  static const SlotLayout& layout() {
+    static const SlotLayout* l = new SlotLayout(*SlotLayout::Create({2, 5, 70}, 2048));
+    return *l;
+  }
+  // B's sums as they travel: serialised, then validated on A's side.
+  static absl::StatusOr<std::vector<Ciphertext>> Relay(const std::vector<Ciphertext>& sums) {
+    const PaillierPublicKey& pk = TestKey().public_key();
+    return DeserializeCiphertexts(pk, SerializeCiphertexts(pk, sums), sums.size());
+  }
+};
+
+TEST_F(CrossCountsTest, NoiselessCountsEqualThePlaintextContingencyTable) {
+  const Table table = RandomTable(2000, 1);
+  auto records = EncryptRecords(TestKey(), layout(), table.a_columns, 2);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2000u * 2);
+  SecureRandom rng_b = Stream(2), rng_a = Stream(3);
+  auto sums = SumByValue(TestKey().public_key(), layout(), *records, table.b_values, 4, 0.0, rng_b);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  auto relayed = Relay(*sums);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  auto counts = DecryptCounts(TestKey(), layout(), *relayed, 4, 2000, 0.0, rng_a);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->counts, table.exact);
+  EXPECT_EQ(counts->at(3, 76), table.exact[3 * 77 + 76]);
+}
+
+TEST_F(CrossCountsTest, OneAndTwoThreadsGiveTheSameCounts) {
+  const Table small = RandomTable(100, 4);
+  std::vector<int64_t> results[2];
+  for (int threads : {1, 2}) {
+    auto records = EncryptRecords(TestKey(), layout(), small.a_columns, threads);
+    ASSERT_TRUE(records.ok()) << records.status();
+    SecureRandom rng_b = Stream(5), rng_a = Stream(6);
+    auto sums =
+        SumByValue(TestKey().public_key(), layout(), *records, small.b_values, 4, 0.0, rng_b);
+    ASSERT_TRUE(sums.ok()) << sums.status();
+    auto counts = DecryptCounts(TestKey(), layout(), *sums, 4, 100, 0.0, rng_a);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    results[threads - 1] = counts->counts;
+  }
+  EXPECT_EQ(results[0], small.exact);
+  EXPECT_EQ(results[1], small.exact);
+}
+
+TEST_F(CrossCountsTest, NoisyCountsAreUnbiasedWithBothPartiesVariances) {
+  // sigma_A = 3, sigma_B = 4: the differences have variance 25 (discrete Gaussians of these
+  // sigmas have variance sigma^2 to within 1e-6). The noise is per cell, not per record, so a
+  // small table serves: 4 runs x 308 cells give the sample variance a standard error of about
+  // 25 sqrt(2/1232) = 1.0, so [20, 30] fails a missing or doubled party's noise (16, 9, 34,
+  // 41) and holds for a correct one.
+  const Table table = RandomTable(60, 13);
+  auto records = EncryptRecords(TestKey(), layout(), table.a_columns, 2);
+  ASSERT_TRUE(records.ok()) << records.status();
+  std::vector<double> diffs;
+  for (unsigned char run = 0; run < 4; ++run) {
+    SecureRandom rng_b = Stream(10 + run), rng_a = Stream(20 + run);
+    auto sums =
+        SumByValue(TestKey().public_key(), layout(), *records, table.b_values, 4, 4.0, rng_b);
+    ASSERT_TRUE(sums.ok()) << sums.status();
+    auto counts = DecryptCounts(TestKey(), layout(), *sums, 4, 60, 3.0, rng_a);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    for (size_t i = 0; i < counts->counts.size(); ++i) {
+      diffs.push_back(static_cast<double>(counts->counts[i] - table.exact[i]));
+    }
+  }
+  double mean = 0;
+  for (double d : diffs) mean += d;
+  mean /= diffs.size();
+  double variance = 0;
+  for (double d : diffs) variance += (d - mean) * (d - mean);
+  variance /= diffs.size() - 1;
+  EXPECT_LT(std::abs(mean), 0.7);  // standard error 0.14
+  EXPECT_GT(variance, 20.0);
+  EXPECT_LT(variance, 30.0);
+}
+
+TEST_F(CrossCountsTest, WrongLengthsAndValuesAreRefused) {
+  const Table small = RandomTable(3, 7);
+  auto records = EncryptRecords(TestKey(), layout(), small.a_columns, 1);
+  ASSERT_TRUE(records.ok());
+  SecureRandom rng = Stream(8);
+  const PaillierPublicKey& pk = TestKey().public_key();
+  std::vector<Ciphertext> short_list(records->begin(), records->end() - 1);
+  EXPECT_THAT(SumByValue(pk, layout(), short_list, small.b_values, 4, 0, rng).status().message(),
+              HasSubstr("expected 3 records of 2"));
+  std::vector<int32_t> bad_b = small.b_values;
+  bad_b[1] = 4;
+  EXPECT_THAT(SumByValue(pk, layout(), *records, bad_b, 4, 0, rng).status().message(),
+              HasSubstr("record 1: B's value 4 outside [0, 4)"));
+  auto sums = SumByValue(pk, layout(), *records, small.b_values, 4, 0, rng);
+  ASSERT_TRUE(sums.ok());
+  EXPECT_FALSE(DecryptCounts(TestKey(), layout(), *sums, 3, 3, 0, rng).ok());
+  auto columns = small.a_columns;
+  columns[2][0] = 70;
+  EXPECT_THAT(EncryptRecords(TestKey(), layout(), columns, 1).status().message(),
+              HasSubstr("record 0: column 2 value 70"));
+}
+
+TEST_F(CrossCountsTest, SumsDecryptedWithAnotherKeyAreRefusedNotMiscounted) {
+  const Table small = RandomTable(3, 9);
+  auto records = EncryptRecords(TestKey(), layout(), small.a_columns, 1);
+  ASSERT_TRUE(records.ok());
+  SecureRandom rng = Stream(10);
+  auto sums = SumByValue(TestKey().public_key(), layout(), *records, small.b_values, 4, 0, rng);
+  ASSERT_TRUE(sums.ok());
+  auto counts = DecryptCounts(OtherTestKey(), layout(), *sums, 4, 3, 0, rng);
+  EXPECT_EQ(counts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(counts.status().message(), HasSubstr("another key"));
+}
+
+TEST_F(CrossCountsTest, AForgedSumWithASlotOutOfRangeIsRefused) {
+  // A validly encrypted sum whose slot 5 holds more than records plus B's noise bound can.
+  std::vector<int64_t> slots(77, kSlotOffset);
+  slots[5] = (int64_t{1} << kSlotBits) - 1;
+  auto plaintexts = PackSlots(layout(), slots);
+  ASSERT_TRUE(plaintexts.ok());
+  BnCtxPtr ctx = NewBnCtx();
+  std::vector<Ciphertext> forged;
+  for (const BnPtr& m : *plaintexts) {
+    auto c = Encrypt(TestKey().public_key(), m.get(), ctx.get());
+    ASSERT_TRUE(c.ok());
+    forged.push_back(*std::move(c));
+  }
+  SecureRandom rng = Stream(12);
+  auto counts = DecryptCounts(TestKey(), layout(), forged, 1, 2000, 0, rng);
+  EXPECT_THAT(counts.status().message(), HasSubstr("decrypted slot 5 holds"));
+}
+
+}  // namespace
+}  // namespace vfsynth::secure
