@@ -43,6 +43,18 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
                                                    const v1::TrainingConfig& training, int parties,
                                                    int64_t records);
 
+// The measured-marginals mode's plan (privacy.mode marginals) for `records` aligned records
+// over `columns`, every party's one-hot columns in party order (PlannedColumn: public
+// sizes; `cells` already refined by privacy.measurement.position_bins): the histograms
+// PlanMeasurements chooses, their noise calibrated so that all of them together spend
+// privacy.epsilon at privacy.delta (zCDP, composed exactly through the RDP accountant), and
+// that ε against every observer. A party checks the curator's plan by resolving its own
+// from the plan's `columns` after checking its own columns there (CheckPlannedColumns).
+absl::StatusOr<v1::PrivacyPlan> ResolveMarginalsPlan(const v1::PrivacyConfig& privacy,
+                                                     const v1::TrainingConfig& training,
+                                                     std::vector<v1::PlannedColumn> columns,
+                                                     int parties, int64_t records);
+
 // The horizontal topology's plan for `parties` parties holding `users` users; records is
 // the users, batch_size the users asked per round. signds: rounds training.rounds or,
 // unset, as many as the users' caps allow (users · participation_cap / users_per_round;
