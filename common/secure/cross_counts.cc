@@ -42,6 +42,19 @@ absl::Status EncryptRange(const PaillierPrivateKey& key, const SlotLayout& layou
   return absl::OkStatus();
 }
 
+absl::Status CheckSlotSigmas(const SlotLayout& layout, absl::Span<const double> slot_sigmas) {
+  if (static_cast<int>(slot_sigmas.size()) != layout.num_slots()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(slot_sigmas.size(), " slot sigmas for a layout of ", layout.num_slots()));
+  }
+  for (const double sigma : slot_sigmas) {
+    if (sigma != kMaskedSlot && !(sigma >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("slot sigma ", sigma, " is not >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
@@ -90,7 +103,16 @@ absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
 absl::StatusOr<std::vector<Ciphertext>> SumByValue(
     const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
     absl::Span<const int32_t> b_values, int b_categories, double sigma_b, SecureRandom& rng) {
+  const std::vector<double> sigmas(layout.num_slots(), sigma_b);
+  return SumByValue(key, layout, records, b_values, b_categories, sigmas, rng);
+}
+
+absl::StatusOr<std::vector<Ciphertext>> SumByValue(
+    const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
+    absl::Span<const int32_t> b_values, int b_categories, absl::Span<const double> slot_sigmas,
+    SecureRandom& rng) {
   if (b_categories < 1) return absl::InvalidArgumentError("B's column has no categories");
+  RETURN_IF_ERROR(CheckSlotSigmas(layout, slot_sigmas));
   RETURN_IF_ERROR(CheckRecordCount(static_cast<int64_t>(b_values.size())));
   const size_t per_record = layout.num_ciphertexts();
   if (records.size() != b_values.size() * per_record) {
@@ -116,8 +138,14 @@ absl::StatusOr<std::vector<Ciphertext>> SumByValue(
   out.reserve(b_categories * per_record);
   std::vector<int64_t> slots(layout.num_slots());
   for (int y = 0; y < b_categories; ++y) {
-    for (int64_t& slot : slots) {
-      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(sigma_b, rng));
+    for (size_t s = 0; s < slots.size(); ++s) {
+      int64_t& slot = slots[s];
+      if (slot_sigmas[s] == kMaskedSlot) {
+        slot = kSlotOffset - kNoiseBound + 1 +
+               static_cast<int64_t>(rng.UniformBelow(2 * static_cast<uint64_t>(kNoiseBound) - 1));
+        continue;
+      }
+      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
       if (noise <= -kNoiseBound || noise >= kNoiseBound) {
         // Beyond 64 sigma at the largest sigma: never in practice, and it would carry.
         return absl::InternalError("discrete Gaussian noise beyond the slot's bound");
@@ -136,7 +164,16 @@ absl::StatusOr<std::vector<Ciphertext>> SumByValue(
 absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
                                           const std::vector<Ciphertext>& sums, int b_categories,
                                           int64_t num_records, double sigma_a, SecureRandom& rng) {
+  const std::vector<double> sigmas(layout.num_slots(), sigma_a);
+  return DecryptCounts(key, layout, sums, b_categories, num_records, sigmas, rng);
+}
+
+absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
+                                          const std::vector<Ciphertext>& sums, int b_categories,
+                                          int64_t num_records, absl::Span<const double> slot_sigmas,
+                                          SecureRandom& rng) {
   if (b_categories < 1) return absl::InvalidArgumentError("B's column has no categories");
+  RETURN_IF_ERROR(CheckSlotSigmas(layout, slot_sigmas));
   RETURN_IF_ERROR(CheckRecordCount(num_records));
   const size_t per_value = layout.num_ciphertexts();
   if (sums.size() != static_cast<size_t>(b_categories) * per_value) {
@@ -154,15 +191,20 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
       ASSIGN_OR_RETURN(BnPtr m, key.Decrypt(sums[y * per_value + j], ctx.get()));
       plaintexts.push_back(std::move(m));
     }
+    // Masked slots hold up to the mask's bound; released ones are checked one by one.
     auto values = UnpackSlots(layout, plaintexts, kSlotOffset, -kNoiseBound + 1,
                               num_records + kNoiseBound - 1);
     if (!values.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("sum for B's value ", y, ": ", values.status().message()));
     }
-    for (int64_t v : *values) {
-      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(sigma_a, rng));
-      result.counts.push_back(v + noise);
+    for (size_t s = 0; s < values->size(); ++s) {
+      if (slot_sigmas[s] == kMaskedSlot) {
+        result.counts.push_back(0);
+        continue;
+      }
+      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
+      result.counts.push_back((*values)[s] + noise);
     }
   }
   return result;

@@ -37,12 +37,33 @@ absl::StatusOr<std::vector<Ciphertext>> SumByValue(
     const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
     absl::Span<const int32_t> b_values, int b_categories, double sigma_b, SecureRandom& rng);
 
+// A slot whose count B does not release to A (A's column is not paired with B's): B adds
+// a uniform mask on (-kNoiseBound, kNoiseBound) instead of noise, so what A decrypts there
+// is within records / 2^30 in statistical distance of independent of the count, and A
+// drops the slot.
+inline constexpr double kMaskedSlot = -1;
+
+// SumByValue with each slot's own noise: `slot_sigmas[s]` for slot s (one per slot of the
+// layout), kMaskedSlot for a slot whose count is not released. A holder whose columns are
+// in histograms of different σ with B's column adds each histogram's.
+absl::StatusOr<std::vector<Ciphertext>> SumByValue(
+    const PaillierPublicKey& key, const SlotLayout& layout, const std::vector<Ciphertext>& records,
+    absl::Span<const int32_t> b_values, int b_categories, absl::Span<const double> slot_sigmas,
+    SecureRandom& rng);
+
 // Party A: decrypts B's sums, removes the offset, refuses any slot outside what
 // num_records counts and B's bounded noise can give, and adds its own discrete Gaussian
 // noise (sigma_a) to every count before it leaves.
 absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
                                           const std::vector<Ciphertext>& sums, int b_categories,
                                           int64_t num_records, double sigma_a, SecureRandom& rng);
+
+// DecryptCounts with each slot's own noise (`slot_sigmas`, one per slot); a kMaskedSlot
+// slot (B masked it) is neither checked nor noised, and its count is 0.
+absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
+                                          const std::vector<Ciphertext>& sums, int b_categories,
+                                          int64_t num_records, absl::Span<const double> slot_sigmas,
+                                          SecureRandom& rng);
 
 }  // namespace vfsynth::secure
 

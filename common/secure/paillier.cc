@@ -251,6 +251,28 @@ absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::Generate(int modulus_bits
   return FromPrimes(p.get(), q.get());
 }
 
+std::string PaillierPrivateKey::Serialize() const {
+  const size_t half = public_key_.modulus_bytes() / 2;
+  std::string bytes(2 * half, '\0');
+  BN_bn2binpad(state_->p.get(), reinterpret_cast<unsigned char*>(bytes.data()),
+               static_cast<int>(half));
+  BN_bn2binpad(state_->q.get(), reinterpret_cast<unsigned char*>(bytes.data() + half),
+               static_cast<int>(half));
+  return bytes;
+}
+
+absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::Deserialize(absl::string_view bytes) {
+  if (bytes.empty() || bytes.size() % 2 != 0) {
+    return absl::InvalidArgumentError("a Paillier private key is two primes of one length");
+  }
+  const size_t half = bytes.size() / 2;
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  BnPtr p(BN_bin2bn(data, static_cast<int>(half), nullptr));
+  BnPtr q(BN_bin2bn(data + half, static_cast<int>(half), nullptr));
+  if (p == nullptr || q == nullptr) return OpenSslError("read the Paillier primes");
+  return FromPrimes(p.get(), q.get());
+}
+
 absl::StatusOr<PaillierPrivateKey> PaillierPrivateKey::FromPrimes(const BIGNUM* p,
                                                                   const BIGNUM* q) {
   BnCtxPtr ctx_holder = NewBnCtx();

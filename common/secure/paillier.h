@@ -113,6 +113,10 @@ class PaillierPrivateKey {
   // The key of two distinct primes of equal size whose product has >= 2048 bits (a stored
   // key, or fixed test primes).
   static absl::StatusOr<PaillierPrivateKey> FromPrimes(const BIGNUM* p, const BIGNUM* q);
+  // The two primes, each big-endian at modulus_bits / 16 bytes: the key a party keeps with
+  // its durable state (secret: write it 0600). Deserialize checks it as FromPrimes does.
+  std::string Serialize() const;
+  static absl::StatusOr<PaillierPrivateKey> Deserialize(absl::string_view bytes);
 
   const PaillierPublicKey& public_key() const { return public_key_; }
 

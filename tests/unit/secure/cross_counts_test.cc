@@ -80,6 +80,50 @@ TEST_F(CrossCountsTest, NoiselessCountsEqualThePlaintextContingencyTable) {
   EXPECT_EQ(counts->at(3, 76), table.exact[3 * 77 + 76]);
 }
 
+TEST_F(CrossCountsTest, PerSlotNoiseLeavesNoiselessSlotsExactAndMaskedSlotsZero) {
+  // Column 0 (slots 0-1) released without noise, column 1 (slots 2-6) masked by B, column 2
+  // (slots 7-76) noised by both: only the noised slots move, and the masked ones are dropped.
+  const Table table = RandomTable(200, 7);
+  auto records = EncryptRecords(TestKey(), layout(), table.a_columns, 2);
+  ASSERT_TRUE(records.ok()) << records.status();
+  std::vector<double> b_sigmas(77, 5.0), a_sigmas(77, 5.0);
+  for (int s = 0; s < 2; ++s) b_sigmas[s] = a_sigmas[s] = 0.0;
+  for (int s = 2; s < 7; ++s) b_sigmas[s] = a_sigmas[s] = kMaskedSlot;
+  SecureRandom rng_b = Stream(8), rng_a = Stream(9);
+  auto sums =
+      SumByValue(TestKey().public_key(), layout(), *records, table.b_values, 4, b_sigmas, rng_b);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  auto counts = DecryptCounts(TestKey(), layout(), *sums, 4, 200, a_sigmas, rng_a);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  int noised_differ = 0;
+  for (int y = 0; y < 4; ++y) {
+    for (int s = 0; s < 2; ++s) EXPECT_EQ(counts->at(y, s), table.exact[y * 77 + s]);
+    for (int s = 2; s < 7; ++s) EXPECT_EQ(counts->at(y, s), 0);
+    for (int s = 7; s < 77; ++s) noised_differ += counts->at(y, s) != table.exact[y * 77 + s];
+  }
+  EXPECT_GT(noised_differ, 200);  // of 280 cells at sigma 5 + 5
+}
+
+TEST_F(CrossCountsTest, RefusesSlotSigmasOfAnotherLayoutOrNegative) {
+  const Table small = RandomTable(10, 11);
+  auto records = EncryptRecords(TestKey(), layout(), small.a_columns, 1);
+  ASSERT_TRUE(records.ok()) << records.status();
+  SecureRandom rng = Stream(12);
+  const std::vector<double> short_sigmas(76, 1.0);
+  EXPECT_THAT(
+      SumByValue(TestKey().public_key(), layout(), *records, small.b_values, 4, short_sigmas, rng)
+          .status()
+          .message(),
+      HasSubstr("76 slot sigmas for a layout of 77"));
+  std::vector<double> negative(77, 1.0);
+  negative[5] = -2;
+  EXPECT_THAT(
+      SumByValue(TestKey().public_key(), layout(), *records, small.b_values, 4, negative, rng)
+          .status()
+          .message(),
+      HasSubstr("slot sigma -2"));
+}
+
 TEST_F(CrossCountsTest, OneAndTwoThreadsGiveTheSameCounts) {
   const Table small = RandomTable(100, 4);
   std::vector<int64_t> results[2];

@@ -109,6 +109,27 @@ TEST(PaillierTest, ForgedCiphertextsAreRefused) {
   EXPECT_EQ(DecryptWord(TestKey(), (*two)[1]), 3u);
 }
 
+TEST(PaillierTest, PrivateKeyRoundTripsAndDecryptsWhatTheOriginalEncrypted) {
+  const std::string saved = TestKey().Serialize();
+  EXPECT_EQ(saved.size(), TestKey().public_key().modulus_bytes());
+  auto restored = PaillierPrivateKey::Deserialize(saved);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->public_key().Serialize(), TestKey().public_key().Serialize());
+  BnCtxPtr ctx = NewBnCtx();
+  BnPtr m = NewBn();
+  ASSERT_EQ(BN_set_word(m.get(), 123456789), 1);
+  auto c = TestKey().EncryptCrt(m.get(), ctx.get());
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto decrypted = restored->Decrypt(*c, ctx.get());
+  ASSERT_TRUE(decrypted.ok()) << decrypted.status();
+  EXPECT_EQ(BN_get_word(decrypted->get()), 123456789u);
+  std::string flipped = saved;
+  flipped[flipped.size() / 2 - 1] ^= 1;  // p becomes even
+  EXPECT_FALSE(PaillierPrivateKey::Deserialize(flipped).ok());
+  EXPECT_THAT(PaillierPrivateKey::Deserialize("abc").status().message(),
+              HasSubstr("two primes of one length"));
+}
+
 TEST(PaillierTest, PublicKeyRoundTripsAndSmallOrEvenModuliAreRefused) {
   const PaillierPublicKey& pk = TestKey().public_key();
   const std::string bytes = pk.Serialize();
