@@ -14,6 +14,7 @@
 #include "common/gan/reference_trainer.h"
 #include "common/gan/stream_purposes.h"
 #include "common/marginals/central_measurement.h"
+#include "common/marginals/joint_columns.h"
 #include "common/marginals/marginal_fit.h"
 #include "common/marginals/measurement_plan.h"
 #include "common/privacy/calibrator.h"
@@ -42,27 +43,15 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
   ASSIGN_OR_RETURN(auto reference, ReferenceTrainer::Create(config));
   std::vector<const TableEncoder*> encoders;
   std::vector<torch::Tensor> tables;
-  std::vector<marginals::PlannedBlock> planned;
-  std::vector<OutputBlock> one_hot;
-  std::vector<std::string> names;
-  int offset = 0;
-  for (int p = 0; p < static_cast<int>(reference->parties().size()); ++p) {
-    const ReferenceTrainer::Party& party = reference->parties()[p];
+  for (const ReferenceTrainer::Party& party : reference->parties()) {
     encoders.push_back(&party.data.encoder);
     tables.push_back(party.table);
-    for (OutputBlock block : OneHotBlocks(party.data.encoder.blocks())) {
-      const std::string name = party.data.encoder.BlockName(block);
-      const int refined = block.position_offset >= 0
-                              ? block.position_slots * absl::GetFlag(FLAGS_position_bins) +
-                                    (block.width - block.position_slots)
-                              : block.width;
-      planned.push_back({p, block.width, refined, name == config.training().label_column()});
-      names.push_back(name);
-      block.offset += offset;
-      if (block.position_offset >= 0) block.position_offset += offset;
-      one_hot.push_back(block);
-    }
-    offset += party.data.encoder.width();
+  }
+  const marginals::JointColumns joint = marginals::JointColumnsOf(
+      encoders, config.training().label_column(), absl::GetFlag(FLAGS_position_bins));
+  std::vector<marginals::PlannedBlock> planned;
+  for (const v1::PlannedColumn& column : joint.columns) {
+    planned.push_back({column.party(), column.width(), column.cells(), column.label()});
   }
   privacy::CalibrationTarget budget;
   budget.epsilon = absl::GetFlag(FLAGS_epsilon);
@@ -82,7 +71,7 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
   spdlog::info("ε = {} (δ = {}): ρ = {:.5f} over {} histograms ({} across parties); σ 1-way {:.1f}",
                budget.epsilon, budget.delta, options.rho, plan.size(), cross, plan[0].sigma);
   ASSIGN_OR_RETURN(const MarginalTarget shape,
-                   marginals::ReleaseShape(one_hot, plan, absl::GetFlag(FLAGS_position_bins)));
+                   marginals::ReleaseShape(joint.blocks, plan, absl::GetFlag(FLAGS_position_bins)));
   ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
   ASSIGN_OR_RETURN(const MarginalTarget target,
                    marginals::MeasureCentrally(torch::cat(tables, 1), shape, plan, &noise));

@@ -14,6 +14,7 @@
 #include "client/core/label_pair_release.h"
 #include "client/core/party_durability.h"
 #include "client/core/party_ledger.h"
+#include "client/core/record_alignment.h"
 #include "client/core/reply_journal.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
@@ -86,28 +87,15 @@ absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(
     spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
   std::unique_ptr<VerticalPartyCore> core(
       new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
-  ASSIGN_OR_RETURN(core->tokens_, AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
+  ASSIGN_OR_RETURN(std::vector<std::string> tokens,
+                   AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
+  core->alignment_ =
+      std::make_unique<RecordAlignment>(config.name(), core->data_.ids, std::move(tokens));
   return core;
 }
 
 v1::RegisterRequest VerticalPartyCore::MakeRegisterRequest() const {
-  v1::RegisterRequest request;
-  request.set_party(config_.name());
-  request.set_protocol_version(kProtocolVersion);
-  *request.mutable_schema() = data_.encoder.schema();
-  request.mutable_schema()->clear_id_column();  // the curator has no use for it
-  request.set_rows(data_.encoded.rows);
-  request.set_topology(v1::Topology::vertical);
-  const v1::PrivacyConfig& privacy = config_.privacy();
-  v1::PrivacyDeclaration* declared = request.mutable_privacy();
-  declared->set_mode(privacy.mode());
-  declared->set_noise_multiplier(privacy.noise_multiplier());
-  declared->set_clip_norm(privacy.clip_norm());
-  declared->set_feature_clip_norm(privacy.feature_clip_norm());
-  declared->set_delta(privacy.delta());
-  declared->set_epsilon_budget(privacy.epsilon());
-  declared->set_shared_critic_budget_share(privacy.experimental().shared_critic_budget_share());
-  return request;
+  return VerticalRegisterRequest(config_, data_.encoder.schema(), data_.encoded.rows);
 }
 
 absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
@@ -129,111 +117,44 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
   return absl::OkStatus();
 }
 
-namespace {
-
-v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& party, uint32_t hop,
-                                const std::vector<std::string>& elements) {
-  v1::AlignRequest request;
-  request.set_run_id(run_id);
-  request.set_party(party);
-  request.set_hop(hop);
-  request.mutable_elements()->Reserve(static_cast<int>(elements.size()));
-  for (const std::string& element : elements) request.add_elements(element);
-  return request;
-}
-
-}  // namespace
-
 absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
-  if (!psi_.has_value()) {
-    RETURN_IF_ERROR(LoadOrDrawPartySecret());
-    ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret_, data_.ids));
-  }
-  return AlignRequestOf(run().id(), config_.name(), 0, psi_->own_list());
+  RETURN_IF_ERROR(LoadOrDrawPartySecret());
+  return alignment_->FirstRequest(run().id(), party_secret_);
 }
 
 absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(
     const v1::AlignResponse& response) {
-  switch (response.next_case()) {
-    case v1::AlignResponse::kAligned:
-      RETURN_IF_ERROR(AcceptAlignment(response.aligned()));
-      return std::nullopt;
-    case v1::AlignResponse::kBlind: {
-      if (!psi_.has_value()) {
-        return absl::FailedPreconditionError(
-            "the curator handed out a list to blind before this party sent its own");
-      }
-      const v1::BlindingTask& task = response.blind();
-      if (task.hop() == 0 || task.hop() >= static_cast<uint32_t>(num_parties_)) {
-        return absl::InvalidArgumentError(absl::StrCat("the curator's alignment hop ", task.hop(),
-                                                       " is not one of 1 to ", num_parties_ - 1));
-      }
-      if (task.elements().empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
-      }
-      ASSIGN_OR_RETURN(
-          const std::vector<std::string> blinded,
-          psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
-      return AlignRequestOf(run().id(), config_.name(), task.hop(), blinded);
-    }
-    case v1::AlignResponse::NEXT_NOT_SET:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      "the curator's Align answer has neither a list to blind nor positions");
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next,
+                   alignment_->Answer(run().id(), response, num_parties_));
+  if (next.has_value()) return next;
+  RETURN_IF_ERROR(AcceptAlignment(*alignment_->aligned()));
+  return std::nullopt;
 }
 
-absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& aligned) {
-  if (!psi_.has_value())
-    return absl::FailedPreconditionError("aligned positions before this party sent its list");
-  if (aligned.records() != aligned.positions_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the curator names ", aligned.positions_size(),
-                                                   " aligned positions for ", aligned.records(),
-                                                   " records"));
-  }
-  ASSIGN_OR_RETURN(
-      const std::vector<int64_t> rows,
-      psi_->Rows(std::vector<int64_t>(aligned.positions().begin(), aligned.positions().end())));
-  // The canonical order is the alignment tokens' (every party's and the reference
-  // trainer's); the tokens never leave the parties.
-  std::vector<std::string> common;
-  common.reserve(rows.size());
-  for (const int64_t row : rows) common.push_back(tokens_[static_cast<size_t>(row)]);
-  std::sort(common.begin(), common.end());
-  Sha256Builder tokens_digest;
-  for (const std::string& token : common) tokens_digest.Add(token);
-  const std::string aligned_digest = tokens_digest.Hex();
+absl::Status VerticalPartyCore::AcceptAlignment(const AlignedRows& aligned) {
   // The rows are reordered and their encoded buffer released on the first call.
-  if (model_ != nullptr) {
-    if (aligned_digest != aligned_digest_) {
-      return absl::FailedPreconditionError(
-          "after reconnecting, the curator aligned a different set of records");
-    }
-    return absl::OkStatus();
+  if (model_ != nullptr) return absl::OkStatus();  // a reconnect: RecordAlignment checked them
+  const size_t records = aligned.order.size();
+  if (static_cast<int64_t>(records) < training_.batch_size()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("only ", records, " aligned records for batch size ", training_.batch_size()));
   }
-  if (static_cast<int64_t>(common.size()) < training_.batch_size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "only ", common.size(), " aligned records for batch size ", training_.batch_size()));
-  }
-  ASSIGN_OR_RETURN(const std::vector<int64_t> order, RowOrder(tokens_, common));
-  ReorderRows(order, &data_);
+  ReorderRows(aligned.order, &data_);
   const int64_t width = data_.encoder.width();
   torch::Tensor table =
       torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width}, torch::kFloat32)
           .clone();
   data_.encoded.values.clear();
   data_.encoded.values.shrink_to_fit();
-  aligned_digest_ = aligned_digest;
   data_digest_ = Sha256Builder()
-                     .Add(aligned_digest)
+                     .Add(aligned.digest)
                      .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
                                             table.numel() * table.element_size()))
                      .Hex();
   model_ = std::make_unique<PartyModel>(config_.name(), model_config_, training_,
                                         secrets_.sampling_secret, party_secret_, std::move(table));
   run().set_aligned();
-  spdlog::info("aligned: {} of this party's records are held by every party", common.size());
+  spdlog::info("aligned: {} of this party's records are held by every party", records);
   RETURN_IF_ERROR(PlanPrivacy());
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();

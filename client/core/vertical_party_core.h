@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "client/core/party_protocol.h"
+#include "client/core/record_alignment.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
-#include "common/data/psi.h"
 #include "common/privacy/run_accounting.h"
 #include "vfsynth/v1/checkpoint.pb.h"
 #include "vfsynth/v1/config.pb.h"
@@ -75,7 +75,7 @@ class VerticalPartyCore : public PartyProtocol {
   // The rows at the aligned positions, in the canonical order (by alignment token):
   // reorders the rows, builds the local critic and opens (or, resuming, restores) its
   // checkpoint. Again after a reconnect: the records must be the same.
-  absl::Status AcceptAlignment(const v1::AlignedPositions& aligned);
+  absl::Status AcceptAlignment(const AlignedRows& aligned);
   // After alignment: this party's privacy plan, to attest against the curator's.
   v1::AttestPlanRequest MakeAttestPlanRequest() const override;
   // Instead of a plan: this party will not take part, for `reason`.
@@ -183,8 +183,7 @@ class VerticalPartyCore : public PartyProtocol {
   // in the ensemble modes, its shards. Kept in the checkpoint directory for --resume.
   std::string party_secret_;
   PartyData data_;
-  std::vector<std::string> tokens_;  // alignment tokens of the rows as loaded
-  std::optional<PsiParty> psi_;      // from MakeAlignRequest on
+  std::unique_ptr<RecordAlignment> alignment_;
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
@@ -192,9 +191,8 @@ class VerticalPartyCore : public PartyProtocol {
   v1::PrivacyPlan plan_;  // set by PlanPrivacy
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
-  std::string aligned_digest_;  // of the aligned records' tokens, to check a re-alignment
-  std::string data_digest_;     // of the aligned records and their encoded values
-  const privacy::Mode mode_;    // config_'s resolved privacy mode
+  std::string data_digest_;   // of the aligned records and their encoded values
+  const privacy::Mode mode_;  // config_'s resolved privacy mode
   StepProfile profile_;
   // From alignment on. Declared last, so its background jobs (a charge on ledger_, a
   // state write of model_) end first.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "client/core/horizontal_party_core.h"
+#include "client/core/marginals_party_core.h"
 #include "client/core/vertical_party_core.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "common/base/status_macros.h"
@@ -14,6 +15,8 @@ absl::StatusOr<std::unique_ptr<PartyProtocol>> ProtocolFor(const v1::PartyConfig
                                                            bool resume) {
   if (config.topology() == v1::Topology::horizontal)
     return HorizontalPartyCore::Create(config, resume);
+  if (config.privacy().mode() == v1::PrivacyConfig::marginals)
+    return MarginalsPartyCore::Create(config, resume);
   return VerticalPartyCore::Create(config, resume);
 }
 

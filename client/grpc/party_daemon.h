@@ -13,7 +13,8 @@
 namespace vfsynth {
 
 // A party as its daemon runs it: the protocol of its configured topology
-// (VerticalPartyCore or HorizontalPartyCore, chosen once here) and its session with the
+// (VerticalPartyCore, MarginalsPartyCore in privacy mode marginals, or
+// HorizontalPartyCore, chosen once here) and its session with the
 // curator over gRPC. Build with PartyDaemon::BuildAndStart; Run() blocks for the run.
 class PartyDaemon {
  public:

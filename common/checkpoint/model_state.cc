@@ -212,9 +212,31 @@ absl::Status RestoreCuratorState(const std::string& bytes, CuratorModel& model) 
 }
 
 absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model) {
+  return SavePublishedGenerator(*model.published_generator());
+}
+
+absl::StatusOr<std::string> SavePublishedGenerator(GeneratorImpl& generator) {
   return SaveArchive("saving the published generator", [&](torch::serialize::OutputArchive& root) {
-    WriteModule(root, kPublishedGenerator, *model.published_generator());
+    WriteModule(root, kPublishedGenerator, generator);
   });
+}
+
+absl::StatusOr<std::string> SaveGeneratorFit(GeneratorImpl& generator,
+                                             torch::optim::Adam& optimizer) {
+  return SaveArchive("saving the fitted generator", [&](torch::serialize::OutputArchive& root) {
+    WriteModule(root, "generator", generator);
+    WriteOptimizer(root, "optimizer", optimizer);
+  });
+}
+
+absl::Status RestoreGeneratorFit(const std::string& bytes, GeneratorImpl& generator,
+                                 torch::optim::Adam& optimizer) {
+  return LoadArchive("restoring the fitted generator", bytes,
+                     [&](torch::serialize::InputArchive& root) -> absl::Status {
+                       RETURN_IF_ERROR(ReadModule(root, "generator", generator));
+                       ReadOptimizer(root, "optimizer", optimizer);
+                       return absl::OkStatus();
+                     });
 }
 
 absl::Status RestorePublishedGenerator(const std::string& bytes, GeneratorImpl& generator) {

@@ -12,6 +12,8 @@
 // (docs/operations.md, "Failure handling"); the curator's D_s noise is a function of a
 // key kept apart (noise.key) and the step.
 
+#include <torch/torch.h>
+
 #include <string>
 
 #include "absl/status/status.h"
@@ -41,6 +43,14 @@ absl::StatusOr<std::string> SavePublishedGenerator(CuratorModel& model);
 // `generator` must be built with the run's model settings and the parties' encoders; a
 // state of another shape is refused (INVALID_ARGUMENT).
 absl::Status RestorePublishedGenerator(const std::string& bytes, GeneratorImpl& generator);
+
+// A generator fitted alone (the measured-marginals mode): its parameters and buffers and
+// its Adam state; and its published form (as SavePublishedGenerator writes it).
+absl::StatusOr<std::string> SaveGeneratorFit(GeneratorImpl& generator,
+                                             torch::optim::Adam& optimizer);
+absl::Status RestoreGeneratorFit(const std::string& bytes, GeneratorImpl& generator,
+                                 torch::optim::Adam& optimizer);
+absl::StatusOr<std::string> SavePublishedGenerator(GeneratorImpl& generator);
 
 absl::StatusOr<std::string> SavePartyState(PartyModel& model);
 absl::Status RestorePartyState(const std::string& bytes, PartyModel& model);

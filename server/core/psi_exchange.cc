@@ -138,4 +138,14 @@ void PsiExchange::Cancel(absl::Status reason) {
   if (cancelled_.ok()) cancelled_ = std::move(reason);
 }
 
+absl::Status CheckAlignRows(const std::string& party, const v1::AlignRequest& request,
+                            const v1::RegisterRequest& registration) {
+  if (request.hop() == 0 && request.elements_size() != registration.rows()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("party '", party, "' registered ", registration.rows(),
+                     " records but its alignment list has ", request.elements_size()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace vfsynth

@@ -62,6 +62,11 @@ class PsiExchange {
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
 };
 
+// The check every PSI-aligned protocol makes of an Align call: a hop-0 list as long as the
+// registered rows of `party` (its roster name).
+absl::Status CheckAlignRows(const std::string& party, const v1::AlignRequest& request,
+                            const v1::RegisterRequest& registration);
+
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_SERVER_CORE_PSI_EXCHANGE_H_

@@ -55,12 +55,7 @@ void VerticalRounds::Bind(CuratorRun* run) {
 
 absl::Status VerticalRounds::CheckAlign(int party, const v1::AlignRequest& request,
                                         const v1::RegisterRequest& registration) const {
-  if (request.hop() == 0 && request.elements_size() != registration.rows()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("party '", run_->roster[party], "' registered ", registration.rows(),
-                     " records but its alignment list has ", request.elements_size()));
-  }
-  return absl::OkStatus();
+  return CheckAlignRows(run_->roster[party], request, registration);
 }
 
 absl::StatusOr<v1::AlignResponse> VerticalRounds::Align(int party,

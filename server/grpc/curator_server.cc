@@ -8,6 +8,7 @@
 #include "common/net/tls.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/horizontal_rounds.h"
+#include "server/core/measured_marginals.h"
 #include "server/core/metrics_text.h"
 #include "server/core/vertical_rounds.h"
 
@@ -25,6 +26,8 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   std::unique_ptr<CuratorProtocol> protocol;
   if (options.config.topology() == v1::Topology::horizontal) {
     protocol = std::make_unique<HorizontalRounds>(options.config);
+  } else if (options.config.privacy().mode() == v1::PrivacyConfig::marginals) {
+    protocol = std::make_unique<MeasuredMarginals>(options.config);
   } else {
     protocol = std::make_unique<VerticalRounds>(options.config);
   }

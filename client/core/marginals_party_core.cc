@@ -1,0 +1,476 @@
+#include "client/core/marginals_party_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "client/core/kept_release.h"
+#include "client/core/party_ledger.h"
+#include "client/core/vertical_party_core.h"
+#include "common/base/file_io.h"
+#include "common/base/sha256.h"
+#include "common/base/status_macros.h"
+#include "common/config/config.h"
+#include "common/data/alignment.h"
+#include "common/marginals/party_measurement.h"
+#include "common/privacy/privacy_plan.h"
+#include "common/random/secure_random.h"
+#include "common/secure/authenticated_list.h"
+#include "common/secure/cross_counts.h"
+
+namespace vfsynth {
+namespace {
+
+// The ledger key of the plan's one charge: every histogram, released once.
+constexpr int64_t kMeasurementKey = 0;
+constexpr char kRecordsPurpose[] = "marginals/records";
+constexpr char kSumsPurpose[] = "marginals/sums";
+constexpr int kEncryptionThreads = 2;
+
+// Under replace-one a record moves two counts of a histogram by one each (L2 √2): a
+// histogram with per-count σ is a Gaussian release of multiplier σ/√2.
+privacy::StepMechanism MeasurementMechanism(const v1::PrivacyPlan& plan) {
+  privacy::StepMechanism mechanism;
+  for (const v1::MeasuredHistogram& histogram : plan.measurements()) {
+    mechanism.noise_multipliers.push_back(histogram.sigma() / std::sqrt(2.0));
+  }
+  mechanism.sample_rate = 1.0;
+  return mechanism;
+}
+
+absl::Status SameColumn(const v1::PlannedColumn& ours, const v1::PlannedColumn& theirs) {
+  if (ours.SerializeAsString() == theirs.SerializeAsString()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the curator plans column '", theirs.name(), "' (party ", theirs.party(), ", width ",
+      theirs.width(), ", cells ", theirs.cells(), ") where this party holds '", ours.name(),
+      "' (width ", ours.width(), ", cells ", ours.cells(), ")"));
+}
+
+}  // namespace
+
+std::string MarginalsListKey(const std::string& alignment_key) {
+  return AlignmentToken(alignment_key, "vfsynth/marginals/list-key");
+}
+
+absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
+    const v1::PartyConfig& config, bool resume) {
+  if (config.privacy().mode() != v1::PrivacyConfig::marginals) {
+    return absl::InvalidArgumentError("a measured-marginals party needs privacy.mode marginals");
+  }
+  const std::string secret_path =
+      (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+  if (!resume && std::filesystem::exists(secret_path)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a run's state already exists at ", secret_path,
+                     ": pass --resume to continue that run, or remove ", config.checkpoint_dir(),
+                     " (or set checkpoint_dir) to start over"));
+  }
+  ASSIGN_OR_RETURN(const PartySecrets secrets, LoadPartySecrets(config.secrets()));
+  ASSIGN_OR_RETURN(PartyData data,
+                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
+  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
+  std::unique_ptr<MarginalsPartyCore> core(
+      new MarginalsPartyCore(config, secrets.alignment_key, std::move(data), resume));
+  return core;
+}
+
+MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key,
+                                       PartyData data, bool resume)
+    : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
+  list_key_ = MarginalsListKey(alignment_key);
+  absl::StatusOr<std::vector<std::string>> tokens = AlignmentTokens(alignment_key, data_.ids);
+  alignment_ = std::make_unique<RecordAlignment>(
+      config_.name(), data_.ids, tokens.ok() ? *std::move(tokens) : std::vector<std::string>());
+}
+
+std::string MarginalsPartyCore::StatePath(const std::string& name) const {
+  return (std::filesystem::path(config_.checkpoint_dir()) / "marginals" / name).string();
+}
+
+v1::RegisterRequest MarginalsPartyCore::MakeRegisterRequest() const {
+  return VerticalRegisterRequest(config_, data_.encoder.schema(), data_.encoded.rows);
+}
+
+absl::Status MarginalsPartyCore::AcceptRegistration(const v1::RegisterResponse& response) {
+  RETURN_IF_ERROR(CheckRegisterResponse(response, v1::Topology::vertical));
+  v1::TrainingConfig training = response.training();
+  if (const absl::Status status = ResolveTrainingConfig(&training); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("curator's run settings: ", status.message()));
+  }
+  Sha256Builder settings;
+  settings.Add(response.model().SerializeAsString()).Add(training.SerializeAsString());
+  for (const std::string& party : response.parties()) settings.Add(party);
+  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  if (!joined) return absl::OkStatus();
+  training_ = training;
+  parties_.assign(response.parties().begin(), response.parties().end());
+  ASSIGN_OR_RETURN(index_, PartyIndex(config_.name()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> MarginalsPartyCore::PartyIndex(const std::string& name) const {
+  const auto it = std::find(parties_.begin(), parties_.end(), name);
+  if (it == parties_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a party of the run"));
+  }
+  return static_cast<int>(it - parties_.begin());
+}
+
+absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
+  if (party_secret_.empty()) {
+    ASSIGN_OR_RETURN(
+        party_secret_,
+        ResumeOrNewHexSecret(
+            resume_, (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
+            "it holds the secret of this party's alignment list"));
+  }
+  return alignment_->FirstRequest(run().id(), party_secret_);
+}
+
+absl::StatusOr<std::optional<v1::AlignRequest>> MarginalsPartyCore::AnswerAlign(
+    const v1::AlignResponse& response) {
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next,
+                   alignment_->Answer(run().id(), response, static_cast<int>(parties_.size())));
+  if (next.has_value()) return next;
+  if (run().aligned()) return std::nullopt;  // a reconnect: RecordAlignment checked the rows
+  RETURN_IF_ERROR(AcceptAlignment(*alignment_->aligned(), response.aligned().columns()));
+  return std::nullopt;
+}
+
+absl::Status MarginalsPartyCore::AcceptAlignment(
+    const AlignedRows& aligned,
+    const google::protobuf::RepeatedPtrField<v1::PlannedColumn>& columns) {
+  ReorderRows(aligned.order, &data_);
+  table_ = torch::from_blob(data_.encoded.values.data(),
+                            {data_.encoded.rows, data_.encoder.width()}, torch::kFloat32)
+               .clone();
+  data_.encoded.values.clear();
+  const int position_bins = config_.privacy().measurement().position_bins();
+  own_ = marginals::PartyColumnsOf(data_.encoder, index_, training_.label_column(), position_bins);
+  // This party's columns are where the curator lists them, as this party sees them.
+  first_column_ = 0;
+  while (first_column_ < columns.size() && columns[first_column_].party() < index_) ++first_column_;
+  if (first_column_ + static_cast<int>(own_.columns.size()) > columns.size()) {
+    return absl::FailedPreconditionError(absl::StrCat("the curator lists ", columns.size(),
+                                                      " columns, without all of this party's ",
+                                                      own_.columns.size()));
+  }
+  for (size_t c = 0; c < own_.columns.size(); ++c) {
+    RETURN_IF_ERROR(SameColumn(own_.columns[c], columns[first_column_ + static_cast<int>(c)]));
+  }
+  ASSIGN_OR_RETURN(
+      plan_, ResolveMarginalsPlan(config_.privacy(), training_, {columns.begin(), columns.end()},
+                                  static_cast<int>(parties_.size()),
+                                  static_cast<int64_t>(aligned.order.size())));
+  RETURN_IF_ERROR(CheckPlanBudgets(plan_));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ConversionOf(config_.privacy().experimental().conversion()));
+  ASSIGN_OR_RETURN(
+      ledger_, OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kWithoutReplacement,
+                               conversion, resume_));
+  RETURN_IF_ERROR(MakeDirectories(StatePath("")));
+  if (!resume_) {
+    RETURN_IF_ERROR(WritePrivateFile(
+        (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
+        party_secret_));
+  }
+  run().set_aligned();
+  spdlog::info("aligned: {} records; the plan measures {} histograms over {} columns",
+               aligned.order.size(), plan_.measurements_size(), plan_.columns_size());
+  return absl::OkStatus();
+}
+
+v1::AttestPlanRequest MarginalsPartyCore::MakeAttestPlanRequest() const {
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
+}
+
+v1::AttestPlanRequest MarginalsPartyCore::MakeRefusal(const absl::Status& reason) const {
+  return RefusalOf(run().id(), config_.name(), reason);
+}
+
+absl::Status MarginalsPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
+  if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before alignment");
+  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
+                                response.plan(), "the curator"));
+  if (!run().plan_attested()) {
+    spdlog::info("the curator's privacy plan matches this party's ({})",
+                 PlanDigest(plan_).substr(0, 16));
+  }
+  run().set_plan_attested();
+  return absl::OkStatus();
+}
+
+v1::PartyMessage MarginalsPartyCore::MakeHello() const {
+  return HelloOf(run().id(), config_.name(), -1);
+}
+
+absl::Status MarginalsPartyCore::Finish() {
+  spdlog::info("the run ended: epsilon {:.4g} of this party's ledger spent",
+               ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::PartyMessage>> MarginalsPartyCore::HandleRound(
+    const v1::CuratorMessage& message) {
+  const v1::MarginalsTask& task = message.marginals_task();
+  absl::StatusOr<v1::PartyMessage> answer;
+  switch (task.kind_case()) {
+    case v1::MarginalsTask::kOwn:
+      answer = OwnAnswer(task.own());
+      break;
+    case v1::MarginalsTask::kEncrypt:
+      answer = EncryptAnswer(task.encrypt());
+      break;
+    case v1::MarginalsTask::kSum:
+      answer = SumAnswer(task.sum());
+      break;
+    case v1::MarginalsTask::kDecrypt:
+      answer = DecryptAnswer(task.decrypt());
+      break;
+    case v1::MarginalsTask::KIND_NOT_SET:
+      return absl::InvalidArgumentError("a measurement task of no kind");
+  }
+  RETURN_IF_ERROR(answer.status());
+  answer->set_run_id(run().id());
+  answer->set_round(message.round());
+  answer->set_step(message.step());
+  return std::vector<v1::PartyMessage>{*std::move(answer)};
+}
+
+absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::Kept(
+    const std::string& name, bool noisy,
+    absl::FunctionRef<absl::StatusOr<v1::PartyMessage>()> answer) {
+  const std::string path = StatePath(name);
+  auto kept = [&]() -> absl::StatusOr<v1::PartyMessage> {
+    v1::PartyMessage message;
+    if (std::filesystem::exists(path)) {
+      ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+      if (!message.ParseFromString(bytes)) {
+        return absl::DataLossError(absl::StrCat("kept answer ", path, " does not parse"));
+      }
+      return message;
+    }
+    ASSIGN_OR_RETURN(message, answer());
+    RETURN_IF_ERROR(WritePrivateFile(path, message.SerializeAsString()));
+    return message;
+  };
+  if (!noisy || noiseless_) return kept();
+  // Charged before any count is drawn; idempotent, so a re-asked task charges nothing twice.
+  RETURN_IF_ERROR(ledger_->Charge(kMeasurementKey, MeasurementMechanism(plan_)));
+  return BoundRelease<v1::PartyMessage>(ledger_.get(), kMeasurementKey, path, kept);
+}
+
+absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::OwnAnswer(const v1::MarginalsTask::Own& task) {
+  const std::vector<int> histograms(task.histograms().begin(), task.histograms().end());
+  std::vector<int> expected;
+  for (int h = 0; h < plan_.measurements_size(); ++h) {
+    const v1::MeasuredHistogram& m = plan_.measurements(h);
+    const bool own = std::all_of(m.columns().begin(), m.columns().end(), [&](int c) {
+      return c >= 0 && c < plan_.columns_size() && plan_.columns(c).party() == index_;
+    });
+    if (own && !m.cross_party()) expected.push_back(h);
+  }
+  if (histograms != expected) {
+    return absl::InvalidArgumentError(
+        "the curator asks for other histograms than this party's own in the attested plan");
+  }
+  return Kept("own.answer", true, [&]() -> absl::StatusOr<v1::PartyMessage> {
+    std::optional<SecureRandom> noise;
+    if (!noiseless_) {
+      ASSIGN_OR_RETURN(noise, SecureRandom::FromOsEntropy());
+    }
+    ASSIGN_OR_RETURN(const std::vector<int64_t> counts,
+                     marginals::OwnCounts(table_, own_, first_column_, plan_, histograms,
+                                          config_.privacy().measurement().position_bins(),
+                                          noise.has_value() ? &*noise : nullptr));
+    v1::PartyMessage reply;
+    reply.mutable_measured_counts()->mutable_histograms()->Add(histograms.begin(),
+                                                               histograms.end());
+    reply.mutable_measured_counts()->mutable_counts()->Add(counts.begin(), counts.end());
+    return reply;
+  });
+}
+
+absl::StatusOr<marginals::CrossPair> MarginalsPartyCore::PairWith(const std::string& peer,
+                                                                  bool low) const {
+  ASSIGN_OR_RETURN(const int other, PartyIndex(peer));
+  for (marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
+    if (low && pair.low == index_ && pair.high == other) return pair;
+    if (!low && pair.high == index_ && pair.low == other) return pair;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("the attested plan has no cross histograms of this party ",
+                   low ? "before" : "after", " '", peer, "'"));
+}
+
+absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKey() {
+  if (paillier_.has_value()) return &*paillier_;
+  const std::string path = StatePath("paillier.key");
+  if (std::filesystem::exists(path)) {
+    ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Deserialize(bytes));
+  } else {
+    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Generate());
+    RETURN_IF_ERROR(WritePrivateFile(path, paillier_->Serialize()));
+  }
+  return &*paillier_;
+}
+
+absl::StatusOr<std::string> MarginalsPartyCore::SealFor(const std::string& peer,
+                                                        const std::string& purpose,
+                                                        const std::string& payload) const {
+  return secure::Seal(list_key_, {run().id(), config_.name(), peer, purpose, 0}, payload);
+}
+
+absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer,
+                                                         const std::string& purpose,
+                                                         const std::string& sealed) {
+  absl::StatusOr<std::string> payload =
+      secure::Open(list_key_, {run().id(), peer, config_.name(), purpose, 0}, sealed);
+  if (!payload.ok()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("the relayed ", purpose, " list from '", peer,
+                     "' does not open: ", payload.status().message()));
+  }
+  const std::string digest = Sha256Hex(sealed);
+  const std::string path = StatePath(
+      absl::StrCat("from-", peer, "-", purpose == kRecordsPurpose ? "records" : "sums", ".sha256"));
+  if (std::filesystem::exists(path)) {
+    ASSIGN_OR_RETURN(const std::string first, ReadFile(path));
+    if (first != digest) {
+      return absl::PermissionDeniedError(absl::StrCat("the curator relays a second, different ",
+                                                      purpose, " list from '", peer,
+                                                      "' (a replayed or swapped list): refused"));
+    }
+  } else {
+    RETURN_IF_ERROR(WritePrivateFile(path, digest));
+  }
+  return payload;
+}
+
+absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::EncryptAnswer(
+    const v1::MarginalsTask::Encrypt& task) {
+  ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/true));
+  return Kept(absl::StrCat("records-", task.peer(), ".answer"), false,
+              [&]() -> absl::StatusOr<v1::PartyMessage> {
+                ASSIGN_OR_RETURN(const secure::PaillierPrivateKey* key, PaillierKey());
+                ASSIGN_OR_RETURN(
+                    const secure::SlotLayout layout,
+                    marginals::LowLayout(plan_, pair, key->public_key().modulus_bits()));
+                std::vector<OutputBlock> blocks;
+                for (const int c : pair.low_columns)
+                  blocks.push_back(own_.blocks[c - first_column_]);
+                ASSIGN_OR_RETURN(
+                    const std::vector<secure::Ciphertext> records,
+                    secure::EncryptRecords(*key, layout, marginals::BlockValues(table_, blocks),
+                                           kEncryptionThreads));
+                v1::EncryptedRecords list;
+                list.set_public_key(key->public_key().Serialize());
+                list.mutable_columns()->Add(pair.low_columns.begin(), pair.low_columns.end());
+                list.set_ciphertexts(secure::SerializeCiphertexts(key->public_key(), records));
+                v1::PartyMessage reply;
+                reply.mutable_sealed_list()->set_peer(task.peer());
+                ASSIGN_OR_RETURN(*reply.mutable_sealed_list()->mutable_sealed(),
+                                 SealFor(task.peer(), kRecordsPurpose, list.SerializeAsString()));
+                return reply;
+              });
+}
+
+absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::SumAnswer(const v1::MarginalsTask::Sum& task) {
+  ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/false));
+  ASSIGN_OR_RETURN(const std::string payload,
+                   OpenFrom(task.peer(), kRecordsPurpose, task.sealed()));
+  return Kept(
+      absl::StrCat("sums-", task.peer(), ".answer"), true,
+      [&]() -> absl::StatusOr<v1::PartyMessage> {
+        v1::EncryptedRecords list;
+        if (!list.ParseFromString(payload)) {
+          return absl::InvalidArgumentError("the records list does not parse");
+        }
+        if (!std::equal(list.columns().begin(), list.columns().end(), pair.low_columns.begin(),
+                        pair.low_columns.end())) {
+          return absl::InvalidArgumentError(
+              "the records list covers other columns than the plan pairs with this party's");
+        }
+        ASSIGN_OR_RETURN(const secure::PaillierPublicKey key,
+                         secure::PaillierPublicKey::Deserialize(list.public_key()));
+        ASSIGN_OR_RETURN(const secure::SlotLayout layout,
+                         marginals::LowLayout(plan_, pair, key.modulus_bits()));
+        const int64_t records = table_.size(0);
+        ASSIGN_OR_RETURN(
+            const std::vector<secure::Ciphertext> ciphertexts,
+            secure::DeserializeCiphertexts(
+                key, list.ciphertexts(), static_cast<size_t>(records) * layout.num_ciphertexts()));
+        ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
+        v1::EncryptedSums sums;
+        for (const int c : pair.high_columns) {
+          const OutputBlock& block = own_.blocks[c - first_column_];
+          const std::vector<int32_t> values = marginals::BlockValues(table_, {block})[0];
+          const std::vector<double> sigmas =
+              marginals::SlotSigmas(plan_, pair, layout, c, noiseless_);
+          ASSIGN_OR_RETURN(
+              const std::vector<secure::Ciphertext> by_value,
+              secure::SumByValue(key, layout, ciphertexts, values, block.width, sigmas, noise));
+          sums.add_columns(c);
+          sums.add_sums(secure::SerializeCiphertexts(key, by_value));
+        }
+        v1::PartyMessage reply;
+        reply.mutable_sealed_list()->set_peer(task.peer());
+        ASSIGN_OR_RETURN(*reply.mutable_sealed_list()->mutable_sealed(),
+                         SealFor(task.peer(), kSumsPurpose, sums.SerializeAsString()));
+        return reply;
+      });
+}
+
+absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
+    const v1::MarginalsTask::Decrypt& task) {
+  ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/true));
+  if (!std::equal(task.histograms().begin(), task.histograms().end(), pair.histograms.begin(),
+                  pair.histograms.end())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the curator asks for other cross histograms with '", task.peer(),
+                     "' than the attested plan's"));
+  }
+  ASSIGN_OR_RETURN(const std::string payload, OpenFrom(task.peer(), kSumsPurpose, task.sealed()));
+  return Kept(
+      absl::StrCat("counts-", task.peer(), ".answer"), true,
+      [&]() -> absl::StatusOr<v1::PartyMessage> {
+        v1::EncryptedSums sums;
+        if (!sums.ParseFromString(payload) ||
+            !std::equal(sums.columns().begin(), sums.columns().end(), pair.high_columns.begin(),
+                        pair.high_columns.end()) ||
+            sums.sums_size() != sums.columns_size()) {
+          return absl::InvalidArgumentError("the sums list covers other columns than the plan's");
+        }
+        ASSIGN_OR_RETURN(const secure::PaillierPrivateKey* key, PaillierKey());
+        ASSIGN_OR_RETURN(const secure::SlotLayout layout,
+                         marginals::LowLayout(plan_, pair, key->public_key().modulus_bits()));
+        ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
+        std::vector<secure::CrossCounts> by_column;
+        for (int j = 0; j < sums.columns_size(); ++j) {
+          const int width = plan_.columns(sums.columns(j)).width();
+          ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> ciphertexts,
+                           secure::DeserializeCiphertexts(
+                               key->public_key(), sums.sums(j),
+                               static_cast<size_t>(width) * layout.num_ciphertexts()));
+          ASSIGN_OR_RETURN(
+              secure::CrossCounts counts,
+              secure::DecryptCounts(
+                  *key, layout, ciphertexts, width, table_.size(0),
+                  marginals::SlotSigmas(plan_, pair, layout, sums.columns(j), noiseless_), noise));
+          by_column.push_back(std::move(counts));
+        }
+        ASSIGN_OR_RETURN(const std::vector<int64_t> counts,
+                         marginals::CrossHistogramCounts(plan_, pair, layout, by_column));
+        v1::PartyMessage reply;
+        reply.mutable_measured_counts()->mutable_histograms()->Add(pair.histograms.begin(),
+                                                                   pair.histograms.end());
+        reply.mutable_measured_counts()->mutable_counts()->Add(counts.begin(), counts.end());
+        return reply;
+      });
+}
+
+}  // namespace vfsynth

@@ -1,0 +1,133 @@
+#ifndef VFSYNTH_CLIENT_CORE_MARGINALS_PARTY_CORE_H_
+#define VFSYNTH_CLIENT_CORE_MARGINALS_PARTY_CORE_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/core/party_protocol.h"
+#include "client/core/record_alignment.h"
+#include "common/base/step_profile.h"
+#include "common/data/party_data.h"
+#include "common/marginals/joint_columns.h"
+#include "common/privacy/ledger.h"
+#include "common/secure/paillier.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
+
+namespace vfsynth {
+
+// A party of a measured-marginals run (privacy.mode marginals; docs/protocol.md,
+// "Measured marginals"), with no gRPC types. It aligns its records as a vertical party
+// does, resolves the plan from the columns the curator lists with the aligned positions,
+// then answers the curator's measurement tasks: its own histograms counted with discrete
+// Gaussian noise; for a pair of parties with cross histograms its records encrypted
+// under its run's Paillier key (the lower party), the other's sums by value (the higher),
+// and those sums decrypted and noised (the lower). Lists between parties travel sealed
+// with a key derived from the parties' alignment key, which the curator never holds.
+//
+// Every answer is kept under checkpoint_dir/marginals before it leaves, and the plan's
+// charge is on the ledger before the first noisy one: a task asked again (a reconnect, a
+// restart, a resumed curator) gets the same answer, never a fresh draw. It refuses a task
+// before the plan matched, for a histogram the plan does not have, a list whose seal
+// does not open, and a second, different list from the same sender.
+class MarginalsPartyCore : public PartyProtocol {
+ public:
+  static absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> Create(const v1::PartyConfig& config,
+                                                                    bool resume = false);
+
+  v1::Topology topology() const override { return v1::Topology::vertical; }
+  v1::RegisterRequest MakeRegisterRequest() const override;
+  absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
+  absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
+  // With the aligned positions: the rows in the canonical order and the run's plan,
+  // resolved from the curator's columns once this party found its own among them.
+  absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(
+      const v1::AlignResponse& response) override;
+  v1::AttestPlanRequest MakeAttestPlanRequest() const override;
+  v1::AttestPlanRequest MakeRefusal(const absl::Status& reason) const override;
+  absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) override;
+  v1::PartyMessage MakeHello() const override;
+  const StepProfile& profile() const override { return profile_; }
+
+  const v1::PrivacyPlan& privacy_plan() const { return plan_; }
+  // The aligned encoded rows (canonical order) and their encoder, once aligned.
+  const torch::Tensor& aligned_table() const { return table_; }
+  const TableEncoder& encoder() const { return data_.encoder; }
+  const privacy::PrivacyLedger* ledger() const { return ledger_.get(); }
+  // Tests only: every count exact (no noise drawn, nothing charged), so a run's release
+  // can be compared with the plaintext counts. Never a setting.
+  void set_noiseless_for_testing() { noiseless_ = true; }
+
+ private:
+  MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key, PartyData data,
+                     bool resume);
+  bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
+    return payload == v1::CuratorMessage::kMarginalsTask;
+  }
+  absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
+      const v1::CuratorMessage& message) override;
+  absl::Status Finish() override;
+
+  // The first alignment answer: rows reordered, own columns checked, plan resolved,
+  // ledger opened, secret kept.
+  absl::Status AcceptAlignment(
+      const AlignedRows& aligned,
+      const google::protobuf::RepeatedPtrField<v1::PlannedColumn>& columns);
+  // The four tasks' answers (payloads only).
+  absl::StatusOr<v1::PartyMessage> OwnAnswer(const v1::MarginalsTask::Own& task);
+  absl::StatusOr<v1::PartyMessage> EncryptAnswer(const v1::MarginalsTask::Encrypt& task);
+  absl::StatusOr<v1::PartyMessage> SumAnswer(const v1::MarginalsTask::Sum& task);
+  absl::StatusOr<v1::PartyMessage> DecryptAnswer(const v1::MarginalsTask::Decrypt& task);
+
+  // The answer kept as `name`, or `answer`'s, kept there (durably) before it is handed out;
+  // a noisy one after the plan's charge and bound to it on the ledger.
+  absl::StatusOr<v1::PartyMessage> Kept(
+      const std::string& name, bool noisy,
+      absl::FunctionRef<absl::StatusOr<v1::PartyMessage>()> answer);
+  // The payload of `sealed` from `peer` for `purpose`, refused unless its seal opens for
+  // this run, sender, receiver and purpose, and unless it is the first list `peer` sent
+  // for `purpose` (its digest is kept before it is used).
+  absl::StatusOr<std::string> OpenFrom(const std::string& peer, const std::string& purpose,
+                                       const std::string& sealed);
+  absl::StatusOr<std::string> SealFor(const std::string& peer, const std::string& purpose,
+                                      const std::string& payload) const;
+  // The cross pair of this party and `peer`, this party at `low` (true) or high.
+  absl::StatusOr<marginals::CrossPair> PairWith(const std::string& peer, bool low) const;
+  absl::StatusOr<int> PartyIndex(const std::string& name) const;
+  // The run's Paillier key: kept under the state directory, drawn on first use.
+  absl::StatusOr<const secure::PaillierPrivateKey*> PaillierKey();
+  std::string StatePath(const std::string& name) const;
+
+  const v1::PartyConfig config_;
+  const bool resume_;
+  PartyData data_;
+  std::unique_ptr<RecordAlignment> alignment_;
+  std::string list_key_;  // seals the lists between parties
+  std::string party_secret_;
+  v1::TrainingConfig training_;
+  std::vector<std::string> parties_;
+  int index_ = -1;
+  // From alignment on.
+  torch::Tensor table_;  // aligned encoded rows, canonical order
+  marginals::JointColumns own_;
+  int first_column_ = 0;
+  v1::PrivacyPlan plan_;
+  std::unique_ptr<privacy::PrivacyLedger> ledger_;
+  std::optional<secure::PaillierPrivateKey> paillier_;
+  bool noiseless_ = false;
+  StepProfile profile_;
+};
+
+// The key that seals the lists between the parties of a measured-marginals run: derived
+// from their shared alignment key under a purpose of its own, so it is never that key.
+std::string MarginalsListKey(const std::string& alignment_key);
+
+}  // namespace vfsynth
+
+#endif  // VFSYNTH_CLIENT_CORE_MARGINALS_PARTY_CORE_H_

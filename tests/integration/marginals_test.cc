@@ -1,0 +1,339 @@
+// The measured-marginals mode over loopback mTLS: three parties measure the plan's
+// histograms (their own, and each pair's cross histograms by packed Paillier through
+// lists the curator relays sealed), the curator fits G to them and publishes. Noise off,
+// the release equals the plaintext counts; what the curator relays opens only with the
+// parties' key; a forged, replayed or second list is refused; the ledger is charged
+// before anything noisy leaves.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "client/core/marginals_party_core.h"
+#include "common/base/file_io.h"
+#include "common/config/config.h"
+#include "common/data/csv.h"
+#include "common/data/split.h"
+#include "common/marginals/central_measurement.h"
+#include "common/marginals/joint_columns.h"
+#include "common/secure/authenticated_list.h"
+#include "server/core/measured_marginals.h"
+#include "server/grpc/curator_server.h"
+#include "tests/integration/party_sessions.h"
+
+namespace vfsynth {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kSource = VFSYNTH_SOURCE_DIR;
+const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
+constexpr char kAlignmentKey[] = "marginals-test-alignment-key-0123";
+constexpr int kRows = 300;
+constexpr int kPositionBins = 4;
+
+MeasuredMarginals& ProtocolOf(CuratorServer& curator) {
+  return static_cast<MeasuredMarginals&>(curator.core().protocol());
+}
+
+class MarginalsTest : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/marginals_test_", ::getpid()));
+    std::filesystem::create_directories(*dir_);
+    // Adult's first rows, split by columns into the three parties of deploy/parties.
+    auto adult = ReadCsv(std::string(VFSYNTH_DATASETS_DIR) + "/adult.csv");
+    ASSERT_TRUE(adult.ok()) << adult.status();
+    adult->rows.resize(kRows);
+    ASSERT_TRUE(WriteCsv(*dir_ + "/adult.csv", *adult).ok());
+    ASSERT_TRUE(SplitFiles(*dir_ + "/adult.csv", kSource + "/deploy/schemas/adult.schema.json",
+                           kSource + "/deploy/parties/adult-3.json", *dir_ + "/parties", false)
+                    .ok());
+    const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
+    ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank > /dev/null").c_str()), 0);
+    ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
+                                    absl::StrCat("sampling_secret=marginals-test-sampling-0123\n"
+                                                 "alignment_key=",
+                                                 kAlignmentKey, "\n"))
+                    .ok());
+  }
+
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+ protected:
+  static std::string TestDir() {
+    return *dir_ + "/runs/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  static v1::TlsConfig Tls(const std::string& name) {
+    v1::TlsConfig tls;
+    tls.set_ca(*dir_ + "/certs/ca.crt");
+    tls.set_cert(*dir_ + "/certs/" + name + ".crt");
+    tls.set_key(*dir_ + "/certs/" + name + ".key");
+    return tls;
+  }
+
+  static void SetPrivacy(v1::PrivacyConfig* privacy) {
+    privacy->set_mode(v1::PrivacyConfig::marginals);
+    privacy->set_epsilon(4.0);
+    privacy->mutable_measurement()->set_position_bins(kPositionBins);
+  }
+
+  static std::unique_ptr<CuratorServer> StartCurator() {
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+    v1::CuratorConfig config;
+    config.set_run_id("it-marginals");
+    config.set_listen("127.0.0.1:0");
+    config.set_checkpoint_dir(TestDir() + "/curator");
+    *config.mutable_tls() = Tls("curator");
+    for (const auto& p : kParties) config.add_parties(p);
+    SetPrivacy(config.mutable_privacy());
+    config.mutable_training()->set_rounds(20);
+    config.mutable_training()->set_batch_size(64);
+    config.mutable_training()->set_seed(5);
+    config.mutable_training()->set_threads(1);
+    config.mutable_training()->set_log_every(10);
+    config.mutable_training()->set_label_column("income");
+    config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");
+    config.set_join_timeout_seconds(120);
+    config.set_round_timeout_seconds(120);
+    const absl::Status resolved = ResolveCuratorConfig("", &config);
+    EXPECT_TRUE(resolved.ok()) << resolved;
+    auto server = CuratorServer::BuildAndStart({config, false});
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? std::move(*server) : nullptr;
+  }
+
+  static v1::PartyConfig PartyConfigFor(size_t k, int port) {
+    const std::string& name = kParties[k];
+    v1::PartyConfig config;
+    config.set_name(name);
+    config.set_curator(absl::StrCat("127.0.0.1:", port));
+    *config.mutable_tls() = Tls(name);
+    config.set_data(*dir_ + "/parties/" + name + ".csv");
+    config.set_schema(*dir_ + "/parties/" + name + ".schema.json");
+    config.set_secrets(*dir_ + "/secrets.txt");
+    config.set_checkpoint_dir(TestDir() + "/" + name);
+    SetPrivacy(config.mutable_privacy());
+    config.mutable_privacy()->set_ledger(TestDir() + "/" + name + ".ledger");
+    config.set_connect_timeout_seconds(30);
+    const absl::Status resolved = ResolvePartyConfig("", &config);
+    EXPECT_TRUE(resolved.ok()) << resolved;
+    return config;
+  }
+
+  // A run of the three parties against `curator` (noise off with `noiseless`): each
+  // party's outcome, then the curator's.
+  static std::vector<absl::Status> Run(CuratorServer& curator, bool noiseless,
+                                       std::vector<std::unique_ptr<MarginalsPartyCore>>* cores) {
+    for (size_t k = 0; k < kParties.size(); ++k) {
+      auto core = MarginalsPartyCore::Create(PartyConfigFor(k, curator.port()));
+      EXPECT_TRUE(core.ok()) << core.status();
+      if (!core.ok()) return {core.status()};
+      if (noiseless) (*core)->set_noiseless_for_testing();
+      cores->push_back(std::move(*core));
+    }
+    absl::Status run_status;
+    std::thread run([&] { run_status = curator.Run(); });
+    std::vector<absl::Status> results = RunPartySessions<MarginalsPartyCore>(
+        *cores, [&](size_t k) { return PartyConfigFor(k, curator.port()); });
+    run.join();
+    results.push_back(run_status);  // the curator's, last
+    return results;
+  }
+
+  static std::string* dir_;
+};
+
+std::string* MarginalsTest::dir_ = nullptr;
+
+TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  // What the curator relays, as it relays it.
+  absl::Mutex mu;
+  std::vector<std::pair<int, v1::MarginalsTask>> relayed;
+  ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
+    absl::MutexLock lock(&mu);
+    relayed.emplace_back(party, task);
+    return std::vector<v1::MarginalsTask>{std::move(task)};
+  });
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  for (const absl::Status& result : Run(*curator, /*noiseless=*/true, &cores)) {
+    EXPECT_TRUE(result.ok()) << result;
+  }
+  EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.csv"));
+
+  // The release equals the plaintext counts of the joint aligned table, every histogram.
+  const v1::PrivacyPlan& plan = cores[0]->privacy_plan();
+  std::vector<const TableEncoder*> encoders;
+  std::vector<torch::Tensor> tables;
+  for (const auto& core : cores) {
+    encoders.push_back(&core->encoder());
+    tables.push_back(core->aligned_table());
+  }
+  const marginals::JointColumns joint =
+      marginals::JointColumnsOf(encoders, "income", kPositionBins);
+  auto shape =
+      marginals::ReleaseShape(joint.blocks, marginals::MeasurementsOf(plan), kPositionBins);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  const torch::Tensor joint_table = torch::cat(tables, 1);
+  const torch::Tensor exact =
+      (shape->TableProbabilities(joint_table) * static_cast<double>(joint_table.size(0)))
+          .round()
+          .to(torch::kLong);
+  std::vector<int64_t> released;
+  for (const auto& histogram : ProtocolOf(*curator).counts_for_testing()) {
+    released.insert(released.end(), histogram.begin(), histogram.end());
+  }
+  ASSERT_EQ(static_cast<int64_t>(released.size()), exact.numel());
+  EXPECT_EQ(released, std::vector<int64_t>(exact.data_ptr<int64_t>(),
+                                           exact.data_ptr<int64_t>() + exact.numel()));
+  int cross = 0;
+  for (const v1::MeasuredHistogram& m : plan.measurements()) cross += m.cross_party() ? 1 : 0;
+  EXPECT_GT(cross, 0);
+
+  // Relayed: sealed lists only, each opening with the parties' key where it is addressed,
+  // and with neither the alignment key itself nor at another receiver.
+  absl::MutexLock lock(&mu);
+  ASSERT_FALSE(relayed.empty());
+  const std::string key = MarginalsListKey(kAlignmentKey);
+  for (const auto& [party, task] : relayed) {
+    const bool sums = task.has_decrypt();
+    const std::string& sealed = sums ? task.decrypt().sealed() : task.sum().sealed();
+    const std::string& peer = sums ? task.decrypt().peer() : task.sum().peer();
+    secure::ListHeader header{"it-marginals", peer, kParties[party],
+                              sums ? "marginals/sums" : "marginals/records", 0};
+    auto payload = secure::Open(key, header, sealed);
+    ASSERT_TRUE(payload.ok()) << payload.status();
+    EXPECT_FALSE(secure::Open(kAlignmentKey, header, sealed).ok());
+    header.receiver = peer;
+    EXPECT_FALSE(secure::Open(key, header, sealed).ok());
+    // Ciphertexts only: a records list is the rows' ciphertexts, a sums list one block
+    // of ciphertexts per column.
+    if (sums) {
+      v1::EncryptedSums list;
+      ASSERT_TRUE(list.ParseFromString(*payload));
+      EXPECT_EQ(list.sums_size(), list.columns_size());
+      for (const std::string& block : list.sums()) EXPECT_EQ(block.size() % 512, 0u);
+    } else {
+      v1::EncryptedRecords list;
+      ASSERT_TRUE(list.ParseFromString(*payload));
+      EXPECT_EQ(list.ciphertexts().size() % (512 * static_cast<size_t>(kRows)), 0u);
+    }
+  }
+}
+
+TEST_F(MarginalsTest, PartiesChargeTheirLedgerBeforeTheirFirstCountsLeave) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  absl::Mutex mu;
+  std::vector<bool> charged_at_first(kParties.size(), false);
+  std::vector<bool> seen(kParties.size(), false);
+  curator->core().hub().SetInboundObserver([&](int party, const v1::PartyMessage& message) {
+    if (!message.has_measured_counts()) return;
+    absl::MutexLock lock(&mu);
+    if (seen[party]) return;
+    seen[party] = true;
+    const privacy::PrivacyLedger* ledger = cores[party]->ledger();
+    charged_at_first[party] = ledger != nullptr && ledger->IsCharged(0);
+  });
+  for (const absl::Status& result : Run(*curator, /*noiseless=*/false, &cores)) {
+    EXPECT_TRUE(result.ok()) << result;
+  }
+  absl::MutexLock lock(&mu);
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_TRUE(seen[k]) << kParties[k];
+    EXPECT_TRUE(charged_at_first[k]) << kParties[k];
+    EXPECT_GT(cores[k]->ledger()->Spent().epsilon, 0) << kParties[k];
+  }
+}
+
+// The first failure of a run's outcomes (the refusing party's own comes before the others',
+// which end with the curator's word).
+std::string FirstFailure(const std::vector<absl::Status>& results) {
+  for (const absl::Status& result : results) {
+    if (!result.ok()) return std::string(result.message());
+  }
+  return "";
+}
+
+TEST_F(MarginalsTest, PartyRefusesAForgedList) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  ProtocolOf(*curator).set_relay_hook_for_testing([](int, v1::MarginalsTask task) {
+    if (task.has_sum()) (*task.mutable_sum()->mutable_sealed())[100] ^= 1;
+    return std::vector<v1::MarginalsTask>{std::move(task)};
+  });
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  EXPECT_THAT(FirstFailure(Run(*curator, true, &cores)),
+              HasSubstr("list from 'hospital' does not open"));
+}
+
+TEST_F(MarginalsTest, PartyRefusesAListReplayedToItInAnotherPlace) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  // The records list hospital sealed for insurer, replayed to hospital as insurer's sums.
+  absl::Mutex mu;
+  std::string records;
+  ProtocolOf(*curator).set_relay_hook_for_testing([&](int, v1::MarginalsTask task) {
+    absl::MutexLock lock(&mu);
+    if (task.has_sum() && task.sum().peer() == "hospital" && records.empty()) {
+      records = task.sum().sealed();
+    }
+    if (task.has_decrypt() && !records.empty()) task.mutable_decrypt()->set_sealed(records);
+    return std::vector<v1::MarginalsTask>{std::move(task)};
+  });
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  EXPECT_THAT(FirstFailure(Run(*curator, true, &cores)), HasSubstr("does not open"));
+}
+
+TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  // After the honest sums task, a second one carrying another (validly sealed) list from
+  // the same sender: as if the sender had been made to encrypt twice.
+  const std::string key = MarginalsListKey(kAlignmentKey);
+  bool sent = false;
+  ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
+    std::vector<v1::MarginalsTask> tasks = {task};
+    if (task.has_sum() && !sent) {
+      sent = true;
+      auto payload = secure::Open(
+          key, {"it-marginals", task.sum().peer(), kParties[party], "marginals/records", 0},
+          task.sum().sealed());
+      EXPECT_TRUE(payload.ok()) << payload.status();
+      v1::EncryptedRecords list;
+      list.ParseFromString(*payload);
+      std::string& ciphertexts = *list.mutable_ciphertexts();
+      std::rotate(ciphertexts.begin(), ciphertexts.begin() + 512, ciphertexts.end());
+      auto resealed = secure::Seal(
+          key, {"it-marginals", task.sum().peer(), kParties[party], "marginals/records", 0},
+          list.SerializeAsString());
+      EXPECT_TRUE(resealed.ok());
+      task.mutable_sum()->set_sealed(*resealed);
+      tasks.push_back(std::move(task));
+    }
+    return tasks;
+  });
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  EXPECT_THAT(FirstFailure(Run(*curator, true, &cores)),
+              HasSubstr("second, different marginals/records list from 'hospital'"));
+}
+
+}  // namespace
+}  // namespace vfsynth
