@@ -10,10 +10,11 @@ namespace vfsynth::marginals {
 absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<PlannedBlock>& blocks,
                                                           const PlanOptions& options) {
   if (!(options.rho > 0) || !std::isfinite(options.rho)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("measurement budget ρ must be > 0, got ", options.rho));
+    return absl::InvalidArgumentError(absl::StrCat("measurement budget ρ must be > 0, got ",
+                                                   options.rho));
   }
-  if (!(options.one_way_weight > 0 && options.pair_weight >= 0 && options.label_pair_weight >= 0)) {
+  if (!(options.one_way_weight > 0 && options.pair_weight >= 0 &&
+        options.label_pair_weight >= 0)) {
     return absl::InvalidArgumentError("measurement weights must be >= 0 (1-way: > 0)");
   }
   std::vector<Measurement> measurements;

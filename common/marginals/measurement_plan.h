@@ -32,10 +32,10 @@ struct Measurement {
 };
 
 struct PlanOptions {
-  double rho = 0;              // the budget's zCDP ρ, spent entirely by the measurements
-  int64_t max_pair_cells = 0;  // pairs above this are not measured (label pairs always are)
-  double one_way_weight = 1;   // ρ shares, relative: a histogram's ρ is proportional to
-  double pair_weight = 1;      // its weight
+  double rho = 0;                 // the budget's zCDP ρ, spent entirely by the measurements
+  int64_t max_pair_cells = 0;     // pairs above this are not measured (label pairs always are)
+  double one_way_weight = 1;      // ρ shares, relative: a histogram's ρ is proportional to
+  double pair_weight = 1;         // its weight
   double label_pair_weight = 1;
 };
 
