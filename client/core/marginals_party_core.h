@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "client/core/party_protocol.h"
 #include "client/core/record_alignment.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
-#include "common/marginals/joint_columns.h"
+#include "common/marginals/party_measurement.h"
 #include "common/privacy/ledger.h"
 #include "common/secure/paillier.h"
 #include "vfsynth/v1/config.pb.h"

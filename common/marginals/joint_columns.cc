@@ -1,5 +1,7 @@
 #include "common/marginals/joint_columns.h"
 
+#include "common/gan/marginal_target.h"
+
 namespace vfsynth::marginals {
 namespace {
 

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,10 +25,6 @@ namespace {
 // The measurement is one exchange before the fit: its replies sit in round -1, at their
 // task's step.
 constexpr int64_t kMeasurementRound = -1;
-
-int PositionOf(const std::vector<int>& sorted, int value) {
-  return static_cast<int>(std::find(sorted.begin(), sorted.end(), value) - sorted.begin());
-}
 
 }  // namespace
 
@@ -207,10 +204,10 @@ absl::Status MeasuredMarginals::Measure() {
     SendTask(pairs[j].low, pair_step(0, j), std::move(task));
   }
   for (int k = 0; k < parties; ++k) {
-    ASSIGN_OR_RETURN(
-        const v1::PartyMessage answer,
-        Expect(k, v1::PartyMessage::kMeasuredCounts, own_step(k),
-               [&](const v1::PartyMessage& m) { return TakeCounts(m.measured_counts(), own[k]); }));
+    RETURN_IF_ERROR(
+        Expect(k, v1::PartyMessage::kMeasuredCounts, own_step(k), [&](const v1::PartyMessage& m) {
+          return TakeCounts(m.measured_counts(), own[k]);
+        }).status());
   }
   // The lists are relayed as they are: the curator can neither open nor alter them.
   auto expect_list = [&](int party, int64_t step,
@@ -247,11 +244,11 @@ absl::Status MeasuredMarginals::Measure() {
     SendTask(pairs[j].low, pair_step(2, j), std::move(task));
   }
   for (size_t j = 0; j < pairs.size(); ++j) {
-    ASSIGN_OR_RETURN(const v1::PartyMessage answer,
-                     Expect(pairs[j].low, v1::PartyMessage::kMeasuredCounts, pair_step(2, j),
-                            [&](const v1::PartyMessage& m) {
-                              return TakeCounts(m.measured_counts(), pairs[j].histograms);
-                            }));
+    RETURN_IF_ERROR(Expect(pairs[j].low, v1::PartyMessage::kMeasuredCounts, pair_step(2, j),
+                           [&](const v1::PartyMessage& m) {
+                             return TakeCounts(m.measured_counts(), pairs[j].histograms);
+                           })
+                        .status());
   }
   spdlog::info("measured {} histograms ({} pairs of parties counted securely)",
                plan_.measurements_size(), pairs.size());
