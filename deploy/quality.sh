@@ -6,7 +6,7 @@
 #   deploy/quality.sh --out DIR [--dataset adult|wine-red|wine-white
 #                     | --csv T.csv --schema S.json --parties P.json --label C] [--privacy MODE]
 #                     [--epsilon E] [--seeds "1 2 3"] [--rounds N] [--eval-rows N] [--schema S.json]
-#                     [--eval-repeats R] [--rescore]
+#                     [--eval-repeats R] [--rescore] [--mst mst_lite.py]
 #                     [any further deploy/run-local.sh arguments, e.g. --batch 512]
 #   deploy/quality.sh --suite --out DIR [...]   the generalisation suite (deploy/suite/run.sh)
 # Writes DIR/seed-<s>/ (run, metrics.json, report.html, party-<name>/: each party's score of
@@ -17,10 +17,14 @@
 # table moves the total difference by about ±0.03 (its 10,000-row subsample and 20 %
 # synthetic test split); the summary also gives the
 # mean over the R. --rescore evaluates DIR's existing tables again without training.
+# --privacy mst --epsilon E --mst PATH: the centralised MST baseline (PATH is mst_lite.py,
+# kept outside the repository; docs/evaluation.md) instead of a vfsynth run: the same split
+# and party configs as a vfsynth run of the seed (run-local.sh --prepare-only), mst_lite.py
+# on the training rows, then the same evaluation. --delta D (default 1e-5) reaches it too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="" DATASET=adult CSV="" PRIVACY=none EPSILON="" SEEDS="1 2 3" ROUNDS="" EVAL_ROWS=10000 SCHEMA_OVERRIDE=""
-EVAL_REPEATS=5 RESCORE=0
+EVAL_REPEATS=5 RESCORE=0 MST="" DELTA=1e-5
 for arg in "$@"; do
   if [ "$arg" = --suite ]; then
     args=()
@@ -44,6 +48,8 @@ while [ $# -gt 0 ]; do
     --eval-rows) EVAL_ROWS="$2"; shift 2 ;;
     --eval-repeats) EVAL_REPEATS="$2"; shift 2 ;;
     --rescore) RESCORE=1; shift ;;
+    --mst) MST="$2"; shift 2 ;;
+    --delta) DELTA="$2"; EXTRA+=(--delta "$2"); shift 2 ;;
     --bin) BIN="$2"; EXTRA+=(--bin "$2"); shift 2 ;;
     --schema) SCHEMA_OVERRIDE="$2"; EXTRA+=(--schema "$2"); shift 2 ;;
     *) EXTRA+=("$1"); shift ;;
@@ -69,6 +75,24 @@ if [ "$PRIVACY" != none ]; then
   [ -n "$EPSILON" ] || { echo "--privacy $PRIVACY needs --epsilon" >&2; exit 2; }
   privacy_args+=(--epsilon "$EPSILON")
 fi
+if [ "$PRIVACY" = mst ]; then
+  [ -n "$MST" ] || { echo "--privacy mst needs --mst PATH (the MST baseline's mst_lite.py, kept outside the repository)" >&2; exit 2; }
+  [ -f "$MST" ] || { echo "--mst $MST: no such file" >&2; exit 2; }
+fi
+# The MST baseline's seed $2 into run directory $1. run-local.sh --prepare-only makes the
+# split (train.csv, holdout.csv) and the party data and configs exactly as a vfsynth run of
+# the seed does (the split depends on the seed, table and layout only, not on the mode), so
+# both are scored on the same rows and evaluate_parties works unchanged; nothing is started.
+# mst_lite.py generates as many rows as the training split has (a vfsynth run's default).
+# It runs under the Debian python3, where install-deps.sh puts numpy, pandas and scipy (a
+# python3 earlier on PATH, e.g. pyenv's, may lack them).
+train_mst() {
+  "$ROOT/deploy/run-local.sh" --out "$1" --dataset "$DATASET" --seed "$2" --holdout 0.2 \
+    --privacy none "${EXTRA[@]}" --prepare-only \
+    && /usr/bin/python3 "$MST" --csv "$1/parties/train.csv" --schema "$SCHEMA" \
+      --epsilon "$EPSILON" --delta "$DELTA" --out "$1/synthetic.csv" \
+      --rows "$(($(wc -l < "$1/parties/train.csv") - 1))" --seed "$2"
+}
 # Evaluates run $1's published table into $2 at eval seed $3.
 evaluate() {
   mkdir -p "$2"
@@ -100,9 +124,12 @@ for seed in $SEEDS; do
   else
     rm -rf "$run"
     start=$(date +%s.%N)
-    "$ROOT/deploy/run-local.sh" --out "$run" --dataset "$DATASET" ${ROUNDS:+--rounds "$ROUNDS"} --seed "$seed" \
-      --holdout 0.2 "${privacy_args[@]}" "${EXTRA[@]}" > "$run.log" 2>&1 \
-      || { tail -n 20 "$run.log" >&2; echo "run with seed $seed failed" >&2; exit 1; }
+    if [ "$PRIVACY" = mst ]; then
+      train_mst "$run" "$seed" > "$run.log" 2>&1
+    else
+      "$ROOT/deploy/run-local.sh" --out "$run" --dataset "$DATASET" ${ROUNDS:+--rounds "$ROUNDS"} --seed "$seed" \
+        --holdout 0.2 "${privacy_args[@]}" "${EXTRA[@]}" > "$run.log" 2>&1
+    fi || { tail -n 20 "$run.log" >&2; echo "run with seed $seed failed" >&2; exit 1; }
     end=$(date +%s.%N)
     echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' > "$run/train-seconds"
   fi
@@ -117,5 +144,5 @@ for seed in $SEEDS; do
   echo "seed $seed: $(sed -n 's/.*"summary": "\([^"]*\)".*/\1/p' "$run/metrics.json") ($(cat "$run/train-seconds") s training); total difference over $EVAL_REPEATS evaluations: $repeated"
 done
 python3 "$ROOT/deploy/quality_summary.py" --layout "$LAYOUT" \
-  --label "$DATASET${SCHEMA_OVERRIDE:+ ($(basename "$SCHEMA_OVERRIDE" .schema.json))} $PRIVACY${EPSILON:+ ε=$EPSILON} (${ROUNDS:-default} rounds)" "$OUT"/seed-*/ > "$OUT/summary.json"
+  --label "$DATASET${SCHEMA_OVERRIDE:+ ($(basename "$SCHEMA_OVERRIDE" .schema.json))} $PRIVACY${EPSILON:+ ε=$EPSILON}$([ "$PRIVACY" = mst ] || echo " (${ROUNDS:-default} rounds)")" "$OUT"/seed-*/ > "$OUT/summary.json"
 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["markdown_row"])' "$OUT/summary.json"

@@ -4,7 +4,7 @@
 #   deploy/run-local.sh --out DIR [--dataset adult|wine-red|wine-white | --csv T.csv --schema S.json
 #                       --parties P.json] [--rounds N (default: the curator's for the mode)]
 #                       [--rows N] [--batch B] [--port P] [--bin DIR]
-#                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate] [--epsilon E] [--delta D]
+#                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate|marginals] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
 #                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
 #                       [--schema S.json] [--label-column C] [--output-json JSON]
@@ -112,7 +112,7 @@ if [ "$TOPOLOGY" = horizontal ]; then
   } > "$LAYOUT"
 fi
 TRAINING_LABEL=""
-case "$PRIVACY" in dpsgd|strict) [[ "$TRAINING_JSON" == *'"label_column"'* ]] || TRAINING_LABEL="$LABEL_COLUMN" ;; esac
+case "$PRIVACY" in dpsgd|strict|marginals) [[ "$TRAINING_JSON" == *'"label_column"'* ]] || TRAINING_LABEL="$LABEL_COLUMN" ;; esac
 [ -z "$SCHEMA_OVERRIDE" ] || SCHEMA="$SCHEMA_OVERRIDE"
 if [ -z "$PORT" ]; then  # a free port: try random ones until nothing listens there
   for _ in $(seq 50); do

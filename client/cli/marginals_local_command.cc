@@ -14,10 +14,8 @@
 #include "common/gan/reference_trainer.h"
 #include "common/gan/stream_purposes.h"
 #include "common/marginals/central_measurement.h"
-#include "common/marginals/joint_columns.h"
 #include "common/marginals/marginal_fit.h"
-#include "common/marginals/measurement_plan.h"
-#include "common/privacy/calibrator.h"
+#include "common/privacy/privacy_plan.h"
 
 ABSL_DECLARE_FLAG(std::string, config);
 ABSL_DECLARE_FLAG(std::string, output);
@@ -26,11 +24,13 @@ ABSL_DECLARE_FLAG(double, epsilon);
 ABSL_DECLARE_FLAG(double, delta);
 ABSL_DECLARE_FLAG(int64_t, steps);
 ABSL_DECLARE_FLAG(int64_t, batch_size);
-ABSL_FLAG(int64_t, pair_cells, 256, "marginals-local: pairs with more cells are not measured");
-ABSL_FLAG(double, pair_weight, 1.0, "marginals-local: a pair's budget weight (1-way: 1)");
-ABSL_FLAG(double, label_pair_weight, 1.0, "marginals-local: a label pair's budget weight");
+ABSL_FLAG(int64_t, pair_cells, -1,
+          "marginals-local: privacy.measurement.max_pair_cells (-1: the default)");
+ABSL_FLAG(double, pair_weight, -1, "marginals-local: privacy.measurement.pair_weight");
+ABSL_FLAG(double, label_pair_weight, -1,
+          "marginals-local: privacy.measurement.label_pair_weight");
+ABSL_FLAG(int, pair_bins, 0, "marginals-local: privacy.measurement.pair_bins (0: the default)");
 ABSL_FLAG(double, fit_lr, 1e-3, "marginals-local: Adam learning rate of the fit");
-ABSL_FLAG(int, position_bins, 4, "marginals-local: parts of a bin in its 1-way histogram");
 
 namespace vfsynth {
 namespace {
@@ -47,31 +47,29 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
     encoders.push_back(&party.data.encoder);
     tables.push_back(party.table);
   }
-  const marginals::JointColumns joint = marginals::JointColumnsOf(
-      encoders, config.training().label_column(), absl::GetFlag(FLAGS_position_bins));
-  std::vector<marginals::PlannedBlock> planned;
-  for (const v1::PlannedColumn& column : joint.columns) {
-    planned.push_back({column.party(), column.width(), column.cells(), column.label()});
-  }
-  privacy::CalibrationTarget budget;
-  budget.epsilon = absl::GetFlag(FLAGS_epsilon);
-  budget.delta = absl::GetFlag(FLAGS_delta) > 0 ? absl::GetFlag(FLAGS_delta) : 1e-5;
-  budget.sample_rate = 1;
-  budget.steps = 1;
-  ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(budget));
-  marginals::PlanOptions options;
-  options.rho = 1.0 / (2 * z * z);
-  options.max_pair_cells = absl::GetFlag(FLAGS_pair_cells);
-  options.pair_weight = absl::GetFlag(FLAGS_pair_weight);
-  options.label_pair_weight = absl::GetFlag(FLAGS_label_pair_weight);
-  ASSIGN_OR_RETURN(const std::vector<marginals::Measurement> plan,
-                   marginals::PlanMeasurements(planned, options));
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::marginals);
+  privacy.set_epsilon(absl::GetFlag(FLAGS_epsilon));
+  if (absl::GetFlag(FLAGS_delta) > 0) privacy.set_delta(absl::GetFlag(FLAGS_delta));
+  v1::MeasurementConfig* settings = privacy.mutable_measurement();
+  if (absl::GetFlag(FLAGS_pair_cells) >= 0) settings->set_max_pair_cells(absl::GetFlag(FLAGS_pair_cells));
+  if (absl::GetFlag(FLAGS_pair_weight) >= 0) settings->set_pair_weight(absl::GetFlag(FLAGS_pair_weight));
+  if (absl::GetFlag(FLAGS_label_pair_weight) >= 0)
+    settings->set_label_pair_weight(absl::GetFlag(FLAGS_label_pair_weight));
+  if (absl::GetFlag(FLAGS_pair_bins) > 0) settings->set_pair_bins(absl::GetFlag(FLAGS_pair_bins));
+  RETURN_IF_ERROR(ResolvePrivacyConfig(&privacy));
+  const marginals::MeasuredLayout layout =
+      marginals::LayoutOf(encoders, config.training().label_column(), privacy.measurement());
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
+                   ResolveMarginalsPlan(privacy, config.training(), layout.columns,
+                                        static_cast<int>(encoders.size()),
+                                        reference->aligned_rows()));
   int cross = 0;
-  for (const auto& m : plan) cross += m.cross_party ? 1 : 0;
-  spdlog::info("ε = {} (δ = {}): ρ = {:.5f} over {} histograms ({} across parties); σ 1-way {:.1f}",
-               budget.epsilon, budget.delta, options.rho, plan.size(), cross, plan[0].sigma);
-  ASSIGN_OR_RETURN(const MarginalTarget shape,
-                   marginals::ReleaseShape(joint.blocks, plan, absl::GetFlag(FLAGS_position_bins)));
+  for (const v1::MeasuredHistogram& m : plan.measurements()) cross += m.cross_party() ? 1 : 0;
+  spdlog::info("epsilon {} (delta {}): {} histograms ({} across parties), 1-way sigma {:.1f}",
+               plan.guarantees(0).epsilon_planned(), plan.privacy().delta(),
+               plan.measurements_size(), cross, plan.measurements(0).sigma());
+  ASSIGN_OR_RETURN(const MarginalTarget shape, marginals::ReleaseShape(layout.blocks, plan));
   ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
   ASSIGN_OR_RETURN(const MarginalTarget target,
                    marginals::MeasureCentrally(torch::cat(tables, 1), shape, plan, &noise));

@@ -148,8 +148,9 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
                             {data_.encoded.rows, data_.encoder.width()}, torch::kFloat32)
                .clone();
   data_.encoded.values.clear();
-  const int position_bins = config_.privacy().measurement().position_bins();
-  own_ = marginals::PartyColumnsOf(data_.encoder, index_, training_.label_column(), position_bins);
+  own_ = marginals::LayoutOf({&data_.encoder}, training_.label_column(),
+                             config_.privacy().measurement());
+  for (v1::PlannedColumn& column : own_.columns) column.set_party(index_);
   // This party's columns are where the curator lists them, as this party sees them.
   first_column_ = 0;
   while (first_column_ < columns.size() && columns[first_column_].party() < index_) ++first_column_;
@@ -284,7 +285,6 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::OwnAnswer(const v1::Margina
     }
     ASSIGN_OR_RETURN(const std::vector<int64_t> counts,
                      marginals::OwnCounts(table_, own_, first_column_, plan_, histograms,
-                                          config_.privacy().measurement().position_bins(),
                                           noise.has_value() ? &*noise : nullptr));
     v1::PartyMessage reply;
     reply.mutable_measured_counts()->mutable_histograms()->Add(histograms.begin(),
@@ -363,10 +363,8 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::EncryptAnswer(
                 std::vector<OutputBlock> blocks;
                 for (const int c : pair.low_columns)
                   blocks.push_back(own_.blocks[c - first_column_]);
-                ASSIGN_OR_RETURN(
-                    const std::vector<secure::Ciphertext> records,
-                    secure::EncryptRecords(*key, layout, marginals::BlockValues(table_, blocks),
-                                           kEncryptionThreads));
+                ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> records,
+                                 secure::EncryptRecords(*key, layout, cells, kEncryptionThreads));
                 v1::EncryptedRecords list;
                 list.set_public_key(key->public_key().Serialize());
                 list.mutable_columns()->Add(pair.low_columns.begin(), pair.low_columns.end());
@@ -408,12 +406,13 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::SumAnswer(const v1::Margina
         v1::EncryptedSums sums;
         for (const int c : pair.high_columns) {
           const OutputBlock& block = own_.blocks[c - first_column_];
-          const std::vector<int32_t> values = marginals::BlockValues(table_, {block})[0];
+          const std::vector<int32_t> values =
+              marginals::PairCells(table_, block, plan_.privacy().measurement());
           const std::vector<double> sigmas =
               marginals::SlotSigmas(plan_, pair, layout, c, noiseless_);
-          ASSIGN_OR_RETURN(
-              const std::vector<secure::Ciphertext> by_value,
-              secure::SumByValue(key, layout, ciphertexts, values, block.width, sigmas, noise));
+          ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> by_value,
+                           secure::SumByValue(key, layout, ciphertexts, values,
+                                              plan_.columns(c).pair_width(), sigmas, noise));
           sums.add_columns(c);
           sums.add_sums(secure::SerializeCiphertexts(key, by_value));
         }
@@ -451,7 +450,7 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
         ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
         std::vector<secure::CrossCounts> by_column;
         for (int j = 0; j < sums.columns_size(); ++j) {
-          const int width = plan_.columns(sums.columns(j)).width();
+          const int width = plan_.columns(sums.columns(j)).pair_width();
           ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> ciphertexts,
                            secure::DeserializeCiphertexts(
                                key->public_key(), sums.sums(j),

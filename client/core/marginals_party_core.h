@@ -116,7 +116,7 @@ class MarginalsPartyCore : public PartyProtocol {
   int index_ = -1;
   // From alignment on.
   torch::Tensor table_;  // aligned encoded rows, canonical order
-  marginals::JointColumns own_;
+  marginals::MeasuredLayout own_;  // this party's columns alone (its own offsets)
   int first_column_ = 0;
   v1::PrivacyPlan plan_;
   std::unique_ptr<privacy::PrivacyLedger> ledger_;

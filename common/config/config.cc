@@ -223,6 +223,48 @@ absl::Status ValidateGaussianSettings(const v1::PrivacyConfig* p) {
 
 }  // namespace
 
+namespace {
+
+// The measured-marginals mode calibrates its noise to the budget, so it needs one; its
+// histogram choice must be finite and bounded (a plan is built from it before any check
+// of its size).
+absl::Status ValidateMeasurementConfig(const v1::PrivacyConfig& p) {
+  const v1::MeasurementConfig& m = p.measurement();
+  if (p.mode() == v1::PrivacyConfig::marginals && !p.has_epsilon()) {
+    return absl::InvalidArgumentError(
+        "privacy.mode 'marginals' needs privacy.epsilon: its noise is calibrated to the budget");
+  }
+  if (p.mode() == v1::PrivacyConfig::marginals && p.has_noise_multiplier()) {
+    return absl::InvalidArgumentError(
+        "privacy.noise_multiplier does not apply to mode 'marginals' (each histogram's noise "
+        "follows from privacy.epsilon and privacy.measurement)");
+  }
+  constexpr int64_t kMaxPairCells = 1 << 20;
+  if (m.max_pair_cells() < 0 || m.max_pair_cells() > kMaxPairCells) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.measurement.max_pair_cells must be in [0, ", kMaxPairCells, "], got ",
+        m.max_pair_cells()));
+  }
+  for (const auto& [name, weight] : {std::pair{"pair_weight", m.pair_weight()},
+                                     std::pair{"label_pair_weight", m.label_pair_weight()}}) {
+    if (!(weight >= 0 && weight <= 1e6)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("privacy.measurement.", name, " must be in [0, 1e6], got ", weight));
+    }
+  }
+  if (m.pair_bins() < 1 || m.pair_bins() > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("privacy.measurement.pair_bins must be in [1, 1024], got ", m.pair_bins()));
+  }
+  if (m.position_bins() < 1 || m.position_bins() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "privacy.measurement.position_bins must be in [1, 64], got ", m.position_bins()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   DefaultsContext context{v1::vertical};
   RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p, {"mode"}));
@@ -247,6 +289,7 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
                      "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
   }
   if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
+  RETURN_IF_ERROR(ValidateMeasurementConfig(*p));
   if (p->has_marginal_noise_multiplier()) {
     RETURN_IF_ERROR(Positive("privacy.marginal_noise_multiplier", p->marginal_noise_multiplier()));
     if (!std::isfinite(p->marginal_noise_multiplier())) {

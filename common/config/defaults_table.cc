@@ -65,6 +65,9 @@ std::vector<DefaultRow> MakeTable() {
   const DefaultCondition signds = In({v1::PrivacyConfig::signds});
   const DefaultCondition dpfedavg = In({v1::PrivacyConfig::dpfedavg});
   const DefaultCondition pate = In({v1::PrivacyConfig::pate});
+  // The measured-marginals mode's rounds are G's fit steps on the released histograms:
+  // larger batches estimate the histograms G is pulled towards with less sampling noise.
+  const DefaultCondition marginals = In({v1::PrivacyConfig::marginals});
   // Rows of one path: the conditional ones first (a path's first holding row wins). The
   // evidence for the measured defaults is in docs/decisions/defaults.md.
   return {
@@ -100,14 +103,16 @@ std::vector<DefaultRow> MakeTable() {
 
       // training.preset comes first: the rows after it read the resolved preset.
       {"training.preset", kValue, "standard", On(v1::vertical), "what the defaults aim at"},
+      {"training.batch_size", kValue, "1024", marginals, "G's rows per fit step"},
       {"training.batch_size", kValue, "256", always, "B, real rows per critic step"},
       {"training.rounds", kValue, "10000", none, "without noise more rounds keep paying"},
       {"training.rounds", kValue, "10000", large_budget,
        "D_s conveys the dependence across parties over more rounds"},
       {"training.rounds", kComputed, "by the horizontal plan", horizontal,
        "the users' caps allow, or 300"},
-      {"training.rounds", kValue, "3000", always, "generator rounds"},
+      {"training.rounds", kValue, "3000", always, "generator rounds (marginals: fit steps)"},
       {"training.n_critic", kValue, "1", always, "critic steps per generator round"},
+      {"training.lr_generator", kValue, "1e-3", marginals, "a fit has no critic to keep pace with"},
       {"training.lr_generator", kValue, "2e-4", always, "G's Adam learning rate"},
       {"training.lr_critic", kValue, "2e-4", always, "the critics' Adam learning rate"},
       {"training.beta1", kValue, "0.5", always, "Adam's beta1"},
@@ -166,6 +171,14 @@ std::vector<DefaultRow> MakeTable() {
        "epsilon of the label release"},
       {"privacy.epsilon_budget_against_parties", kUnset, "unset", always,
        "the budget against other parties"},
+      {"privacy.measurement.max_pair_cells", kValue, "256", always,
+       "largest measured 2-way table; label pairs always"},
+      {"privacy.measurement.pair_weight", kValue, "1", always, "a 2-way table's budget weight"},
+      {"privacy.measurement.label_pair_weight", kValue, "1", always,
+       "a label pair's budget weight"},
+      {"privacy.measurement.position_bins", kValue, "4", always, "parts of a numeric bin"},
+      {"privacy.measurement.pair_bins", kValue, "8", always,
+       "a numeric column's runs of bins in 2-way tables"},
       {"privacy.ensemble.shards", kValue, "1024", pate,
        "a vote needs many voters to stand out of its noise"},
       {"privacy.ensemble.shards", kValue, "256", always, "E, disjoint shards of a party's rows"},

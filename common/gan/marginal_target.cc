@@ -23,6 +23,16 @@ double HistogramReleaseSensitivity(int64_t histograms) {
   return std::sqrt(2.0 * static_cast<double>(histograms));
 }
 
+std::vector<int> PairGroups(int width, int bins, int groups) {
+  std::vector<int> cells(width);
+  const int runs = std::min(bins, std::max(groups, 1));
+  for (int slot = 0; slot < width; ++slot) {
+    cells[slot] = slot < bins ? static_cast<int>(static_cast<int64_t>(slot) * runs / bins)
+                              : runs + (slot - bins);
+  }
+  return cells;
+}
+
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks) {
   std::vector<OutputBlock> one_hot;
   for (const OutputBlock& block : blocks) {
@@ -96,9 +106,20 @@ std::vector<int64_t> MarginalTarget::HistogramSizes() const {
   if (one_way_) {
     for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
   }
-  for (const auto& [a, b] : pairs_)
-    sizes.push_back(static_cast<int64_t>(blocks_[a].width) * blocks_[b].width);
+  for (const auto& [a, b] : pairs_) sizes.push_back(PairWidth(a) * PairWidth(b));
   return sizes;
+}
+
+int64_t MarginalTarget::PairWidth(int block) const {
+  if (pair_maps_.empty() || !pair_maps_[block].defined()) return blocks_[block].width;
+  return pair_maps_[block].size(1);
+}
+
+torch::Tensor MarginalTarget::PairColumns(const torch::Tensor& rows, int block, bool hard) const {
+  torch::Tensor columns = rows.narrow(1, blocks_[block].offset, blocks_[block].width);
+  if (hard) columns = columns.to(torch::kDouble);
+  if (pair_maps_.empty() || !pair_maps_[block].defined()) return columns;
+  return columns.mm(pair_maps_[block].to(columns.scalar_type()));
 }
 
 torch::Tensor MarginalTarget::HardCells(const torch::Tensor& table,
@@ -137,13 +158,8 @@ std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows,
   // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
   // blocks' one-hot (relaxed) rows.
   for (const auto& [a, b] : pairs_) {
-    torch::Tensor left = rows.narrow(1, blocks_[a].offset, blocks_[a].width);
-    torch::Tensor right = rows.narrow(1, blocks_[b].offset, blocks_[b].width);
-    if (hard) {
-      left = left.to(torch::kDouble);
-      right = right.to(torch::kDouble);
-    }
-    const torch::Tensor joint = left.t().mm(right).reshape({-1});
+    const torch::Tensor joint =
+        PairColumns(rows, a, hard).t().mm(PairColumns(rows, b, hard)).reshape({-1});
     histograms.push_back(hard ? joint : joint / static_cast<double>(rows.size(0)));
   }
   return histograms;
@@ -218,8 +234,22 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(
 
 absl::StatusOr<MarginalTarget> MarginalTarget::OfHistograms(std::vector<OutputBlock> blocks,
                                                             std::vector<std::pair<int, int>> pairs,
-                                                            int position_bins) {
+                                                            int position_bins,
+                                                            const std::vector<int>& pair_groups) {
   if (position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
+  if (!pair_groups.empty() && pair_groups.size() != blocks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("pair groups for ", pair_groups.size(),
+                                                   " blocks, but there are ", blocks.size()));
+  }
+  std::vector<torch::Tensor> maps(pair_groups.empty() ? 0 : blocks.size());
+  for (size_t b = 0; b < pair_groups.size(); ++b) {
+    const int bins = blocks[b].position_offset >= 0 ? blocks[b].position_slots : 0;
+    if (pair_groups[b] <= 0 || bins <= pair_groups[b]) continue;
+    const std::vector<int> cells = PairGroups(blocks[b].width, bins, pair_groups[b]);
+    const int64_t width = cells.back() + 1;
+    maps[b] = torch::zeros({blocks[b].width, width}, torch::kDouble);
+    for (int slot = 0; slot < blocks[b].width; ++slot) maps[b][slot][cells[slot]] = 1.0;
+  }
   for (const auto& [a, b] : pairs) {
     const int n = static_cast<int>(blocks.size());
     if (a < 0 || a >= n || b < 0 || b >= n || a == b) {
@@ -227,7 +257,9 @@ absl::StatusOr<MarginalTarget> MarginalTarget::OfHistograms(std::vector<OutputBl
           absl::StrCat("pair (", a, ", ", b, ") is not two of ", n, " blocks"));
     }
   }
-  return MarginalTarget(std::move(blocks), std::move(pairs), position_bins, torch::Tensor());
+  MarginalTarget shape(std::move(blocks), std::move(pairs), position_bins, torch::Tensor());
+  shape.pair_maps_ = std::move(maps);
+  return shape;
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(
@@ -251,6 +283,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(
   }
   MarginalTarget target(blocks_, pairs_, position_bins_, p.clone());
   target.one_way_ = one_way_;
+  target.pair_maps_ = pair_maps_;
   return target;
 }
 

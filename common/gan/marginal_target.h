@@ -52,9 +52,13 @@ class MarginalTarget {
   // The 1-way histograms of every one of `blocks` (one-hot blocks, refined by
   // `position_bins`) and the 2-way tables of `pairs` (indices into them), without
   // probabilities: the measured-marginals mode's release shape. Fill with WithProbabilities.
+  // With `pair_groups` (one per block, or empty), a block of bins with positive groups g
+  // enters its 2-way tables with its bins merged into g runs of consecutive bins
+  // (PairGroups), its missing slots as they are.
   static absl::StatusOr<MarginalTarget> OfHistograms(std::vector<OutputBlock> blocks,
                                                      std::vector<std::pair<int, int>> pairs,
-                                                     int position_bins);
+                                                     int position_bins,
+                                                     const std::vector<int>& pair_groups = {});
 
   // The same blocks with the probabilities of a saved target (probabilities() of one
   // built for the same blocks): each block's part must be a probability vector.
@@ -113,8 +117,14 @@ class MarginalTarget {
   // Every histogram's counts (hard) or batch mean (soft), in probabilities_' order.
   std::vector<torch::Tensor> Histograms(const torch::Tensor& rows, bool hard) const;
 
+  // A block's columns as its 2-way tables see them (its merge map, if it has one).
+  torch::Tensor PairColumns(const torch::Tensor& rows, int block, bool hard) const;
+  int64_t PairWidth(int block) const;
+
   std::vector<OutputBlock> blocks_;  // one-hot blocks only
   std::vector<Pair> pairs_;
+  // Per block, undefined or the width x groups 0/1 map that merges its bins in 2-way tables.
+  std::vector<torch::Tensor> pair_maps_;
   int position_bins_;    // 1: no refinement
   bool one_way_ = true;  // false: pair histograms only
   torch::Tensor probabilities_;
@@ -131,6 +141,11 @@ torch::Tensor ProjectToTotal(const torch::Tensor& counts, double total);
 // record moves one count down and one up in each, √(2m). Its Gaussian's std per count is
 // the noise multiplier times this.
 double HistogramReleaseSensitivity(int64_t histograms);
+
+// The cell of each of a block's slots in its 2-way tables when its `bins` leading slots
+// (the rest: missing) are merged into at most `groups` runs of consecutive bins of
+// near-equal length: the runs, then the missing slots. groups >= 1.
+std::vector<int> PairGroups(int width, int bins, int groups);
 
 // The one-hot blocks of an encoding, in order.
 std::vector<OutputBlock> OneHotBlocks(const std::vector<OutputBlock>& blocks);

@@ -8,33 +8,76 @@
 
 namespace vfsynth::marginals {
 
-absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& one_hot_blocks,
-                                            const std::vector<Measurement>& measurements,
-                                            int position_bins) {
-  const int blocks = static_cast<int>(one_hot_blocks.size());
+namespace {
+
+// Bins of a block with a position (a numeric column's grid); 0 for a categorical block.
+int Bins(const OutputBlock& block) {
+  return block.position_offset >= 0 ? block.position_slots : 0;
+}
+
+}  // namespace
+
+MeasuredLayout LayoutOf(const std::vector<const TableEncoder*>& encoders,
+                        const std::string& label_column, const v1::MeasurementConfig& settings) {
+  MeasuredLayout layout;
+  int offset = 0;
+  for (int party = 0; party < static_cast<int>(encoders.size()); ++party) {
+    for (OutputBlock block : OneHotBlocks(encoders[party]->blocks())) {
+      v1::PlannedColumn column;
+      column.set_party(party);
+      column.set_name(encoders[party]->BlockName(block));
+      column.set_width(block.width);
+      const int bins = Bins(block);
+      column.set_cells(bins * settings.position_bins() + (block.width - bins));
+      column.set_label(!label_column.empty() && column.name() == label_column);
+      column.set_pair_width(
+          bins > settings.pair_bins()
+              ? PairGroups(block.width, bins, settings.pair_bins()).back() + 1
+              : block.width);
+      block.offset += offset;
+      if (block.position_offset >= 0) block.position_offset += offset;
+      layout.columns.push_back(std::move(column));
+      layout.blocks.push_back(block);
+    }
+    offset += encoders[party]->width();
+  }
+  return layout;
+}
+
+absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& blocks,
+                                            const v1::PrivacyPlan& plan) {
+  const int columns = static_cast<int>(blocks.size());
+  if (plan.columns_size() != columns) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan lists ", plan.columns_size(),
+                                                   " columns; the parties' schemas have ",
+                                                   columns));
+  }
   std::vector<std::pair<int, int>> pairs;
-  for (size_t k = 0; k < measurements.size(); ++k) {
-    const std::vector<int>& b = measurements[k].blocks;
-    const bool one_way = b.size() == 1;
-    if (static_cast<int>(k) < blocks) {
-      if (!one_way || b[0] != static_cast<int>(k)) {
+  for (int k = 0; k < plan.measurements_size(); ++k) {
+    const auto& c = plan.measurements(k).columns();
+    if (k < columns) {
+      if (c.size() != 1 || c[0] != k) {
         return absl::InvalidArgumentError(
-            absl::StrCat("measurement ", k, " must be block ", k, "'s 1-way histogram"));
+            absl::StrCat("measurement ", k, " must be column ", k, "'s 1-way histogram"));
       }
       continue;
     }
-    if (b.size() != 2 || b[0] >= b[1]) {
+    if (c.size() != 2 || c[0] < 0 || c[0] >= c[1] || c[1] >= columns) {
       return absl::InvalidArgumentError(
-          absl::StrCat("measurement ", k, " must be a pair of blocks in ascending order"));
+          absl::StrCat("measurement ", k, " must be a pair of columns in ascending order"));
     }
-    pairs.emplace_back(b[0], b[1]);
+    pairs.emplace_back(c[0], c[1]);
   }
-  if (static_cast<int>(measurements.size()) < blocks) {
-    return absl::InvalidArgumentError(absl::StrCat("the plan measures ", measurements.size(),
-                                                   " histograms, fewer than the ", blocks,
-                                                   " blocks' 1-way ones"));
+  if (plan.measurements_size() < columns) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan measures ",
+                                                   plan.measurements_size(),
+                                                   " histograms, fewer than its ", columns,
+                                                   " columns' 1-way ones"));
   }
-  return MarginalTarget::OfHistograms(one_hot_blocks, std::move(pairs), position_bins);
+  const v1::MeasurementConfig& settings = plan.privacy().measurement();
+  std::vector<int> groups;
+  for (const OutputBlock& block : blocks) groups.push_back(Bins(block) > 0 ? settings.pair_bins() : 0);
+  return MarginalTarget::OfHistograms(blocks, std::move(pairs), settings.position_bins(), groups);
 }
 
 absl::StatusOr<MarginalTarget> TargetFromCounts(const MarginalTarget& shape,
@@ -60,10 +103,9 @@ absl::StatusOr<MarginalTarget> TargetFromCounts(const MarginalTarget& shape,
 
 absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table,
                                                 const MarginalTarget& shape,
-                                                const std::vector<Measurement>& measurements,
-                                                SecureRandom* noise) {
+                                                const v1::PrivacyPlan& plan, SecureRandom* noise) {
   const std::vector<int64_t> sizes = shape.HistogramSizes();
-  if (sizes.size() != measurements.size()) {
+  if (static_cast<int>(sizes.size()) != plan.measurements_size()) {
     return absl::InvalidArgumentError("the release shape and the plan differ");
   }
   const int64_t rows = joint_table.size(0);
@@ -74,9 +116,10 @@ absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table
     torch::Tensor histogram = all.narrow(0, at, sizes[k]).clone();
     at += sizes[k];
     if (noise != nullptr) {
-      const double holders = measurements[k].cross_party ? 2.0 : 1.0;
-      histogram += GaussianTensor(*noise, histogram.sizes(),
-                                  measurements[k].sigma * std::sqrt(holders), torch::kDouble);
+      const v1::MeasuredHistogram& measured = plan.measurements(static_cast<int>(k));
+      const double holders = measured.cross_party() ? 2.0 : 1.0;
+      histogram += GaussianTensor(*noise, histogram.sizes(), measured.sigma() * std::sqrt(holders),
+                                  torch::kDouble);
     }
     counts.push_back(histogram);
   }

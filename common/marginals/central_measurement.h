@@ -3,22 +3,33 @@
 
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/encoder.h"
 #include "common/gan/marginal_target.h"
-#include "common/marginals/measurement_plan.h"
 #include "common/random/secure_random.h"
+#include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 
 namespace vfsynth::marginals {
 
-// The release shape of `measurements` over the joint one-hot blocks: their 1-way
-// histograms, then their pairs, as MarginalTarget orders them. The plan must list every
-// block's 1-way histogram first, in block order (PlanMeasurements does).
-absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& one_hot_blocks,
-                                            const std::vector<Measurement>& measurements,
-                                            int position_bins);
+// The parties' one-hot columns as a measured-marginals plan lists them, and where each
+// sits in G's joint output.
+struct MeasuredLayout {
+  std::vector<v1::PlannedColumn> columns;  // public sizes, party order
+  std::vector<OutputBlock> blocks;         // the same columns in G's joint layout
+};
+// `encoders` in party order; `label_column` is training.label_column ("" for none).
+MeasuredLayout LayoutOf(const std::vector<const TableEncoder*>& encoders,
+                        const std::string& label_column, const v1::MeasurementConfig& settings);
+
+// The release shape of `plan`'s histograms over `blocks` (LayoutOf's): their 1-way
+// histograms, then their pairs, as MarginalTarget orders them. The plan lists every
+// column's 1-way histogram first, in column order (ResolveMarginalsPlan does).
+absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& blocks,
+                                            const v1::PrivacyPlan& plan);
 
 // What the parties release, computed in one process from the joint encoded table (the
 // one-process reference and tests; the daemons never hold it): each histogram's counts
@@ -27,8 +38,7 @@ absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& one_
 // `noise`, the exact histograms.
 absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table,
                                                 const MarginalTarget& shape,
-                                                const std::vector<Measurement>& measurements,
-                                                SecureRandom* noise);
+                                                const v1::PrivacyPlan& plan, SecureRandom* noise);
 
 // Noised counts of every histogram, in the shape's order, to the target: each projected
 // onto the distributions over `rows` records (ProjectToTotal; the record count is public).

@@ -13,16 +13,20 @@
 namespace vfsynth::marginals {
 namespace {
 
+// Bins of a block with a position (a numeric column's grid); 0 for a categorical block.
+int Bins(const OutputBlock& block) { return block.position_offset >= 0 ? block.position_slots : 0; }
+
 int Position(const std::vector<int>& sorted, int value) {
   return static_cast<int>(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table, const JointColumns& own,
-                                               int first_column, const v1::PrivacyPlan& plan,
+absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table,
+                                               const MeasuredLayout& own, int first_column,
+                                               const v1::PrivacyPlan& plan,
                                                const std::vector<int>& histograms,
-                                               int position_bins, SecureRandom* noise) {
+                                               SecureRandom* noise) {
   const int columns = static_cast<int>(own.blocks.size());
   std::vector<std::pair<int, int>> pairs;
   std::vector<size_t> place;  // per requested histogram, its index in the shape's sizes
@@ -46,8 +50,14 @@ absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table, const
       pairs.emplace_back(local[0], local[1]);
     }
   }
-  ASSIGN_OR_RETURN(const MarginalTarget shape,
-                   MarginalTarget::OfHistograms(own.blocks, pairs, position_bins));
+  const v1::MeasurementConfig& settings = plan.privacy().measurement();
+  std::vector<int> groups;
+  for (const OutputBlock& block : own.blocks) {
+    groups.push_back(Bins(block) > 0 ? settings.pair_bins() : 0);
+  }
+  ASSIGN_OR_RETURN(
+      const MarginalTarget shape,
+      MarginalTarget::OfHistograms(own.blocks, pairs, settings.position_bins(), groups));
   const std::vector<int64_t> sizes = shape.HistogramSizes();
   const torch::Tensor all = (shape.TableProbabilities(table) * static_cast<double>(table.size(0)))
                                 .round()
@@ -70,15 +80,18 @@ absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table, const
   return counts;
 }
 
-std::vector<std::vector<int32_t>> BlockValues(const torch::Tensor& table,
-                                              const std::vector<OutputBlock>& blocks) {
-  std::vector<std::vector<int32_t>> values;
-  for (const OutputBlock& block : blocks) {
-    const torch::Tensor index =
-        table.narrow(1, block.offset, block.width).argmax(1).to(torch::kInt).contiguous();
-    values.emplace_back(index.data_ptr<int32_t>(), index.data_ptr<int32_t>() + index.numel());
+std::vector<int32_t> PairCells(const torch::Tensor& table, const OutputBlock& block,
+                               const v1::MeasurementConfig& settings) {
+  const torch::Tensor index =
+      table.narrow(1, block.offset, block.width).argmax(1).to(torch::kInt).contiguous();
+  std::vector<int32_t> cells(index.data_ptr<int32_t>(), index.data_ptr<int32_t>() + index.numel());
+  const int bins = Bins(block);
+  // The merge LayoutOf and ReleaseShape apply (MarginalTarget::OfHistograms' pair maps).
+  if (bins > 0 && settings.pair_bins() > 0 && bins > settings.pair_bins()) {
+    const std::vector<int> merged = PairGroups(block.width, bins, settings.pair_bins());
+    for (int32_t& cell : cells) cell = merged[cell];
   }
-  return values;
+  return cells;
 }
 
 std::vector<CrossPair> CrossPairsOf(const v1::PrivacyPlan& plan) {
@@ -109,7 +122,7 @@ std::vector<CrossPair> CrossPairsOf(const v1::PrivacyPlan& plan) {
 absl::StatusOr<secure::SlotLayout> LowLayout(const v1::PrivacyPlan& plan, const CrossPair& pair,
                                              int modulus_bits) {
   std::vector<int> categories;
-  for (const int c : pair.low_columns) categories.push_back(plan.columns(c).width());
+  for (const int c : pair.low_columns) categories.push_back(plan.columns(c).pair_width());
   return secure::SlotLayout::Create(std::move(categories), modulus_bits);
 }
 
@@ -139,8 +152,8 @@ absl::StatusOr<std::vector<int64_t>> CrossHistogramCounts(
     const v1::MeasuredHistogram& m = plan.measurements(h);
     const int column = Position(pair.low_columns, m.columns(0));
     const secure::CrossCounts& sums = by_high_column[Position(pair.high_columns, m.columns(1))];
-    const int width_a = plan.columns(m.columns(0)).width();
-    const int width_b = plan.columns(m.columns(1)).width();
+    const int width_a = plan.columns(m.columns(0)).pair_width();
+    const int width_b = plan.columns(m.columns(1)).pair_width();
     if (sums.b_categories != width_b) {
       return absl::InvalidArgumentError(
           absl::StrCat("sums over ", sums.b_categories, " values for a column of ", width_b));

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/marginals/joint_columns.h"
+#include "common/marginals/central_measurement.h"
 #include "common/random/secure_random.h"
 #include "common/secure/cross_counts.h"
 #include "common/secure/packed_counts.h"
@@ -20,17 +20,19 @@ namespace vfsynth::marginals {
 // plan.columns; a party's columns are contiguous there, from `first_column` on.
 
 // The noisy counts of `histograms` (each of this party's columns only), concatenated in
-// that order: exact counts of `table` (the party's aligned encoded rows, its blocks as
-// `own` lays them out) plus, with `noise`, a discrete Gaussian of the histogram's σ per
-// count.
-absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table, const JointColumns& own,
-                                               int first_column, const v1::PrivacyPlan& plan,
+// that order: exact counts of `table` (the party's aligned encoded rows, laid out as
+// `own` = LayoutOf its encoder alone) plus, with `noise`, a discrete Gaussian of the
+// histogram's σ per count.
+absl::StatusOr<std::vector<int64_t>> OwnCounts(const torch::Tensor& table,
+                                               const MeasuredLayout& own, int first_column,
+                                               const v1::PrivacyPlan& plan,
                                                const std::vector<int>& histograms,
-                                               int position_bins, SecureRandom* noise);
+                                               SecureRandom* noise);
 
-// Each of `blocks`' value (its one-hot's index) per row of `table`.
-std::vector<std::vector<int32_t>> BlockValues(const torch::Tensor& table,
-                                              const std::vector<OutputBlock>& blocks);
+// Per row of `table`, the cell of `block` in its 2-way tables (its one-hot's index, a
+// numeric column's bins merged as the plan's settings merge them): in [0, pair_width).
+std::vector<int32_t> PairCells(const torch::Tensor& table, const OutputBlock& block,
+                               const v1::MeasurementConfig& settings);
 
 // The cross histograms of two parties low < high: low's columns in them (low encrypts
 // these, in this order), high's, and the histograms, all ascending.
@@ -43,7 +45,7 @@ struct CrossPair {
 };
 // Every pair of parties with cross histograms, in (low, high) order.
 std::vector<CrossPair> CrossPairsOf(const v1::PrivacyPlan& plan);
-// The packed layout of low's columns (their widths), at `modulus_bits`.
+// The packed layout of low's columns (their pair widths), at `modulus_bits`.
 absl::StatusOr<secure::SlotLayout> LowLayout(const v1::PrivacyPlan& plan, const CrossPair& pair,
                                              int modulus_bits);
 
@@ -54,7 +56,8 @@ std::vector<double> SlotSigmas(const v1::PrivacyPlan& plan, const CrossPair& pai
                                const secure::SlotLayout& layout, int high_column, bool noiseless);
 
 // The counts of pair.histograms, concatenated, from low's decrypted counts by each of
-// high's columns (`by_high_column`, in pair.high_columns' order): cell a·width_b + b.
+// high's columns (`by_high_column`, in pair.high_columns' order): cell a·width_b + b over
+// the columns' pair widths.
 absl::StatusOr<std::vector<int64_t>> CrossHistogramCounts(
     const v1::PrivacyPlan& plan, const CrossPair& pair, const secure::SlotLayout& layout,
     const std::vector<secure::CrossCounts>& by_high_column);

@@ -6,6 +6,7 @@ namespace {
 constexpr ModeTraits::View kAmplified{Protection::kAmplified, ""};
 constexpr ModeTraits::View kAgainstParties{Protection::kAgainstParties, ""};
 constexpr ModeTraits::View kPerUser{Protection::kPerUser, ""};
+constexpr ModeTraits::View kMeasured{Protection::kMeasured, ""};
 
 constexpr ModeTraits::View NotDp(const char* why) { return {Protection::kNotDp, why}; }
 
@@ -39,6 +40,8 @@ const ModeTraits kTable[] = {
      PartyRelease::kUserReports,         Ledger::kUserAnswers, false, 0, 0, false, false},
     {v1::PrivacyConfig::dpfedavg, v1::Topology::horizontal, {kPerUser, kPerUser, kPerUser, kPerUser},
      PartyRelease::kNoisedUpdateSum,     Ledger::kRounds,      false, 0, 0, false, false},
+    {v1::PrivacyConfig::marginals, v1::Topology::vertical,  {kMeasured, kMeasured, kMeasured, kMeasured},
+     PartyRelease::kHistograms,          Ledger::kMeasurements, false, 0, 0, false, false},
 };
 // clang-format on
 

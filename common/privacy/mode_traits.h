@@ -23,6 +23,8 @@ enum class Protection {
   kAmplified,       // the releases' ε, amplified by the batches the observer does not know
   kAgainstParties,  // the releases' ε without amplification (the observer knows the batches)
   kPerUser,         // the horizontal modes: every user's own ε, whoever observes
+  kMeasured,        // marginals: the measurements' ε; each histogram carries noise every
+                    // holder drew, so it holds against anyone who lacks one holder's noise
   kNotDp,
 };
 
@@ -35,6 +37,7 @@ enum class PartyRelease {
   kShardEnsemble,        // gswgan, pate: features of a shared batch and its shard critics' votes
   kUserReports,          // signds: each drawn user's local randomised report
   kNoisedUpdateSum,      // dpfedavg: the party's clipped, noised sum of its users' updates
+  kHistograms,           // marginals: its noised histograms, and its noise in the cross ones
 };
 
 // What a party's ledger counts, and so what a charge is.
@@ -43,6 +46,7 @@ enum class Ledger {
   kCriticSteps,  // each critic step's releases (and the one-off marginal release) before they leave
   kUserAnswers,  // each user's answers under its participation cap
   kRounds,       // each round's noised sum
+  kMeasurements, // the run's measurements, once, before the first leaves
 };
 
 // A privacy mode's policy, in one row: the settings' enum says which mode, this says what

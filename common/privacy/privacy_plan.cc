@@ -13,10 +13,13 @@
 #include "common/base/status_macros.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
+#include "common/privacy/measurement_plan.h"
 #include "common/privacy/rdp.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "common/privacy/measurement_plan.h"
+#include "common/privacy/calibrator.h"
 #include "google/protobuf/message.h"
 
 namespace vfsynth {
@@ -44,6 +47,38 @@ bool HasOneOffReleases(const v1::PrivacyPlan& plan) { return plan.marginal_noise
 
 bool IsHorizontal(const v1::PrivacyPlan& plan) {
   return privacy::IsHorizontalMode(plan.privacy().mode());
+}
+
+bool IsMeasured(const v1::PrivacyPlan& plan) { return IsMeasuredMode(plan.privacy().mode()); }
+
+// The Gaussian noise multiplier whose one release costs the zCDP ρ of `histograms`: each
+// histogram's replace-one sensitivity is √2, so ρ = Σ 2/(2σ²), and one Gaussian of
+// multiplier z costs 1/(2z²).
+absl::StatusOr<double> MeasurementsNoiseMultiplier(
+    const google::protobuf::RepeatedPtrField<v1::MeasuredHistogram>& histograms) {
+  double rho = 0;
+  for (const v1::MeasuredHistogram& histogram : histograms) {
+    if (!(histogram.sigma() > 0) || !std::isfinite(histogram.sigma())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a measured histogram's noise must be > 0, got ", histogram.sigma()));
+    }
+    rho += 1.0 / (histogram.sigma() * histogram.sigma());
+  }
+  if (!(rho > 0)) return absl::InvalidArgumentError("the plan measures nothing");
+  return 1.0 / std::sqrt(2 * rho);
+}
+
+// ε of every measurement of a measured-marginals plan, composed (all of them, once:
+// no sampling, so no amplification for any observer).
+absl::StatusOr<double> MeasurementsEpsilon(const v1::PrivacyPlan& plan) {
+  ASSIGN_OR_RETURN(const double z, MeasurementsNoiseMultiplier(plan.measurements()));
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ConversionOf(plan.privacy().experimental().conversion()));
+  privacy::StepMechanism mechanism;
+  mechanism.noise_multipliers = {z};
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder epsilon,
+                   privacy::ComputeEpsilon(mechanism, 1, plan.privacy().delta(), conversion));
+  return epsilon.epsilon;
 }
 
 // signds: a user answers at most participation_cap rounds, each pure ε_r-LDP (the answer
@@ -74,6 +109,8 @@ absl::StatusOr<std::optional<double>> ViewEpsilon(const v1::PrivacyPlan& plan, O
   }
   const privacy::ModeTraits::View& view = privacy::TraitsOf(plan.privacy().mode()).view(observer);
   if (view.protection == privacy::Protection::kNotDp) return std::nullopt;
+  // Measured before the first fit step; the fit is post-processing.
+  if (view.protection == privacy::Protection::kMeasured) return MeasurementsEpsilon(plan);
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(const double epsilon,
                    PlanEpsilon(plan, PlanShape(plan), rounds,
@@ -304,6 +341,76 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   return plan;
 }
 
+bool IsMeasuredMode(privacy::Mode mode) {
+  return privacy::TraitsOf(mode).ledger == privacy::Ledger::kMeasurements;
+}
+
+absl::StatusOr<v1::PrivacyPlan> ResolveMarginalsPlan(const v1::PrivacyConfig& privacy,
+                                                     const v1::TrainingConfig& training,
+                                                     std::vector<v1::PlannedColumn> columns,
+                                                     int parties, int64_t records) {
+  if (!IsMeasuredMode(privacy.mode())) {
+    return absl::InvalidArgumentError(absl::StrCat("a measured-marginals plan needs privacy mode "
+                                                   "'marginals', not '",
+                                                   privacy::ModeName(privacy.mode()), "'"));
+  }
+  if (parties < 1 || records < 1 || !(privacy.epsilon() > 0) || !(privacy.delta() > 0)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot plan measured marginals for ", parties, " parties, ", records,
+        " records, epsilon ", privacy.epsilon(), " and delta ", privacy.delta()));
+  }
+  std::vector<privacy::PlannedBlock> blocks;
+  for (const v1::PlannedColumn& column : columns) {
+    if (column.party() < 0 || column.party() >= parties) {
+      return absl::InvalidArgumentError(absl::StrCat("column '", column.name(), "' names party ",
+                                                     column.party(), " of ", parties));
+    }
+    blocks.push_back(
+        {column.party(), column.width(), column.cells(), column.label(), column.pair_width()});
+  }
+  ASSIGN_OR_RETURN(const privacy::Conversion conversion,
+                   privacy::ConversionOf(privacy.experimental().conversion()));
+  privacy::CalibrationTarget budget;
+  budget.epsilon = privacy.epsilon();
+  budget.delta = privacy.delta();
+  budget.sample_rate = 1;
+  budget.steps = 1;
+  budget.conversion = conversion;
+  ASSIGN_OR_RETURN(const double z, privacy::CalibrateNoiseMultiplier(budget));
+  privacy::PlanOptions options;
+  options.rho = 1.0 / (2 * z * z);
+  options.max_pair_cells = privacy.measurement().max_pair_cells();
+  options.pair_weight = privacy.measurement().pair_weight();
+  options.label_pair_weight = privacy.measurement().label_pair_weight();
+  ASSIGN_OR_RETURN(const std::vector<privacy::Measurement> measurements,
+                   privacy::PlanMeasurements(blocks, options));
+
+  v1::PrivacyPlan plan;
+  *plan.mutable_privacy() = privacy;
+  plan.mutable_privacy()->clear_ledger();
+  plan.set_parties(parties);
+  plan.set_records(records);
+  plan.set_batch_size(training.batch_size());
+  plan.set_rounds(training.rounds());
+  plan.set_label_column(training.label_column());
+  plan.set_noise_multiplier(z);
+  for (v1::PlannedColumn& column : columns) *plan.add_columns() = std::move(column);
+  for (const privacy::Measurement& measurement : measurements) {
+    v1::MeasuredHistogram* histogram = plan.add_measurements();
+    for (const int block : measurement.blocks) histogram->add_columns(block);
+    histogram->set_cells(measurement.cells);
+    histogram->set_cross_party(measurement.cross_party);
+    histogram->set_sigma(measurement.sigma);
+  }
+  ASSIGN_OR_RETURN(const double epsilon, MeasurementsEpsilon(plan));
+  for (Observer observer : kObservers) {
+    v1::ObserverGuarantee* guarantee = plan.add_guarantees();
+    guarantee->set_observer(ObserverName(observer));
+    guarantee->set_epsilon_planned(epsilon);
+  }
+  return plan;
+}
+
 absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& privacy,
                                                       const v1::HorizontalConfig& horizontal,
                                                       const v1::TrainingConfig& training,
@@ -397,7 +504,7 @@ absl::StatusOr<std::optional<double>> EpsilonAfter(const v1::PrivacyPlan& plan, 
 
 absl::StatusOr<std::optional<EpsilonBreakdown>> PublishedEpsilonBreakdown(
     const v1::PrivacyPlan& plan) {
-  if (IsHorizontal(plan) || !Guarantee(plan, Observer::kPublished).has_epsilon_planned())
+  if (IsHorizontal(plan) || IsMeasured(plan) || !Guarantee(plan, Observer::kPublished).has_epsilon_planned())
     return std::nullopt;
   privacy::RunShape shape = PlanShape(plan);
   EpsilonBreakdown breakdown;
@@ -430,6 +537,8 @@ absl::StatusOr<std::optional<double>> OwnReleasesEpsilonAfter(const v1::PrivacyP
     ASSIGN_OR_RETURN(const double epsilon, HorizontalEpsilonAfter(plan, rounds));
     return epsilon;
   }
+  // Every party charges the whole measurement: each histogram is about the same people.
+  if (IsMeasured(plan)) return MeasurementsEpsilon(plan);
   if (rounds == 0 && !HasOneOffReleases(plan)) return 0.0;
   ASSIGN_OR_RETURN(const double epsilon,
                    PlanEpsilon(plan, PlanShape(plan), rounds, privacy::View::kParty));

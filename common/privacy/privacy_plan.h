@@ -50,6 +50,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
 // privacy.epsilon at privacy.delta (zCDP, composed exactly through the RDP accountant), and
 // that ε against every observer. A party checks the curator's plan by resolving its own
 // from the plan's `columns` after checking its own columns there (CheckPlannedColumns).
+bool IsMeasuredMode(privacy::Mode mode);  // marginals
 absl::StatusOr<v1::PrivacyPlan> ResolveMarginalsPlan(const v1::PrivacyConfig& privacy,
                                                      const v1::TrainingConfig& training,
                                                      std::vector<v1::PlannedColumn> columns,

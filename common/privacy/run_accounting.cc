@@ -12,7 +12,7 @@
 namespace vfsynth::privacy {
 namespace {
 
-constexpr char kModeNames[] = "none, dpsgd, strict, vflgan, gswgan, pate";
+constexpr char kModeNames[] = "none, dpsgd, strict, vflgan, gswgan, pate, marginals";
 
 double BatchRate(const RunShape& shape) {
   return static_cast<double>(shape.batch_size) / static_cast<double>(shape.records);

@@ -7,6 +7,8 @@
 #   deploy/quality.sh --suite --out DIR [--tables "cps1988 pima"] [--modes "none dpsgd:10"]
 #                     [--seeds "1 2"] [--eval-rows N] [--bin DIR] [further quality.sh arguments]
 # --modes: mode or mode:epsilon, default "none dpsgd:10 strict:10 dpsgd:1"; --seeds default 1.
+# Mode mst is the centralised MST baseline: give --mst PATH (quality.sh), e.g.
+# --modes "mst:1 mst:10" --mst ../shared/anchors/mst_lite.py.
 # A table and mode whose summary.json exists is kept, not run again.
 set -euo pipefail
 SUITE="$(cd "$(dirname "$0")" && pwd)"

@@ -13,7 +13,6 @@
 #include "common/gan/model_factory.h"
 #include "common/gan/stream_purposes.h"
 #include "common/marginals/central_measurement.h"
-#include "common/marginals/joint_columns.h"
 #include "common/marginals/marginal_fit.h"
 #include "common/marginals/party_measurement.h"
 #include "common/privacy/privacy_plan.h"
@@ -51,15 +50,17 @@ std::vector<const TableEncoder*> MeasuredMarginals::Encoders() const {
   return run_->registry.Encoders();
 }
 
+marginals::MeasuredLayout MeasuredMarginals::Layout() const {
+  return marginals::LayoutOf(Encoders(), config_.training().label_column(),
+                             config_.privacy().measurement());
+}
+
 absl::StatusOr<v1::AlignResponse> MeasuredMarginals::Align(int party,
                                                            const v1::AlignRequest& request) {
   ASSIGN_OR_RETURN(v1::AlignResponse response, psi_.Submit(party, request, run_->join_deadline));
   if (response.has_aligned()) {
     // Every party has registered by the last hop: the columns are the run's.
-    const marginals::JointColumns joint =
-        marginals::JointColumnsOf(Encoders(), config_.training().label_column(),
-                                  config_.privacy().measurement().position_bins());
-    for (const v1::PlannedColumn& column : joint.columns) {
+    for (const v1::PlannedColumn& column : Layout().columns) {
       *response.mutable_aligned()->add_columns() = column;
     }
   }
@@ -77,10 +78,7 @@ std::string MeasuredMarginals::DescribeWaiting() const {
 }
 
 absl::StatusOr<v1::PrivacyPlan> MeasuredMarginals::Plan(int64_t records) {
-  marginals::JointColumns joint =
-      marginals::JointColumnsOf(Encoders(), config_.training().label_column(),
-                                config_.privacy().measurement().position_bins());
-  return ResolveMarginalsPlan(config_.privacy(), config_.training(), std::move(joint.columns),
+  return ResolveMarginalsPlan(config_.privacy(), config_.training(), Layout().columns,
                               static_cast<int>(run_->roster.size()), records);
 }
 
@@ -256,12 +254,7 @@ absl::Status MeasuredMarginals::Measure() {
 }
 
 absl::StatusOr<MarginalTarget> MeasuredMarginals::Target() const {
-  const marginals::JointColumns joint =
-      marginals::JointColumnsOf(Encoders(), config_.training().label_column(),
-                                config_.privacy().measurement().position_bins());
-  ASSIGN_OR_RETURN(const MarginalTarget shape,
-                   marginals::ReleaseShape(joint.blocks, marginals::MeasurementsOf(plan_),
-                                           config_.privacy().measurement().position_bins()));
+  ASSIGN_OR_RETURN(const MarginalTarget shape, marginals::ReleaseShape(Layout().blocks, plan_));
   std::vector<torch::Tensor> counts;
   for (const std::vector<int64_t>& histogram : counts_) {
     counts.push_back(torch::tensor(histogram, torch::kLong).to(torch::kDouble));

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/gan/marginal_target.h"
+#include "common/marginals/central_measurement.h"
 #include "common/nn/networks.h"
 #include "server/core/curator_protocol.h"
 #include "server/core/party_inbox.h"
@@ -72,6 +73,8 @@ class MeasuredMarginals : public CuratorProtocol {
   absl::Status TakeCounts(const v1::MeasuredCounts& answer, const std::vector<int>& histograms);
   absl::StatusOr<MarginalTarget> Target() const;
   std::vector<const TableEncoder*> Encoders() const;
+  // The registered parties' one-hot columns, as the plan lists them.
+  marginals::MeasuredLayout Layout() const;
 
   const v1::CuratorConfig config_;
   CuratorRun* run_ = nullptr;

@@ -62,4 +62,9 @@ set +e
 "$SRC/deploy/quality.sh" --suite --out "$WORK/t" --csv x.csv --bin "$BIN" > "$WORK/out" 2>&1; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "takes its tables" "$WORK/out" || fail "--suite with --csv: $(cat "$WORK/out")"
+# The MST baseline's mode needs the path of mst_lite.py (outside the repository).
+set +e
+"$SRC/deploy/quality.sh" --suite --out "$WORK/t" --tables pima --modes mst:1 --bin "$BIN" > "$WORK/out" 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "needs --mst PATH" "$WORK/out" || fail "mode mst without --mst: $(cat "$WORK/out")"
 echo PASS

@@ -22,7 +22,6 @@
 #include "common/data/csv.h"
 #include "common/data/split.h"
 #include "common/marginals/central_measurement.h"
-#include "common/marginals/joint_columns.h"
 #include "common/secure/authenticated_list.h"
 #include "server/core/measured_marginals.h"
 #include "server/grpc/curator_server.h"
@@ -185,10 +184,9 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
     encoders.push_back(&core->encoder());
     tables.push_back(core->aligned_table());
   }
-  const marginals::JointColumns joint =
-      marginals::JointColumnsOf(encoders, "income", kPositionBins);
-  auto shape =
-      marginals::ReleaseShape(joint.blocks, marginals::MeasurementsOf(plan), kPositionBins);
+  const marginals::MeasuredLayout layout =
+      marginals::LayoutOf(encoders, "income", plan.privacy().measurement());
+  auto shape = marginals::ReleaseShape(layout.blocks, plan);
   ASSERT_TRUE(shape.ok()) << shape.status();
   const torch::Tensor joint_table = torch::cat(tables, 1);
   const torch::Tensor exact =

@@ -220,6 +220,8 @@ TEST(DefaultsTableTest, ResolversGiveEachRowsDefault) {
         {v1::vertical, static_cast<v1::PrivacyConfig::Mode>(mode), v1::TrainingConfig::standard});
   }
   contexts.push_back({v1::vertical, v1::PrivacyConfig::dpsgd, v1::TrainingConfig::large_budget});
+  contexts.push_back(
+      {v1::vertical, v1::PrivacyConfig::marginals, v1::TrainingConfig::standard});
   contexts.push_back({v1::horizontal, v1::PrivacyConfig::signds});
   contexts.push_back({v1::horizontal, v1::PrivacyConfig::dpfedavg});
   std::set<const DefaultRow*> checked;

@@ -23,7 +23,10 @@ v1::PrivacyPlan TwoPartyPlan() {
     column->set_name(absl::StrCat("c", c));
     column->set_width(widths[c]);
     column->set_cells(widths[c]);
+    column->set_pair_width(widths[c]);
   }
+  plan.mutable_privacy()->mutable_measurement()->set_position_bins(1);
+  plan.mutable_privacy()->mutable_measurement()->set_pair_bins(8);
   auto add = [&](std::vector<int> columns, bool cross, double sigma) {
     v1::MeasuredHistogram* m = plan.add_measurements();
     int64_t cells = 1;
@@ -90,14 +93,17 @@ TEST(PartyMeasurementTest, NoiselessSecureCountsEqualTheJointTablesPairCounts) {
   const secure::PaillierPrivateKey& key = secure::testing::TestKey();
   auto layout = LowLayout(plan, pair, key.public_key().modulus_bits());
   ASSERT_TRUE(layout.ok()) << layout.status();
-  auto records = secure::EncryptRecords(key, *layout, BlockValues(low, low_blocks), 1);
+  const v1::MeasurementConfig& settings = plan.privacy().measurement();
+  auto records = secure::EncryptRecords(
+      key, *layout,
+      {PairCells(low, low_blocks[0], settings), PairCells(low, low_blocks[1], settings)}, 1);
   ASSERT_TRUE(records.ok()) << records.status();
   SecureRandom rng = SecureRandom::FromKey(SecureRandom::Key{});
   std::vector<secure::CrossCounts> by_column;
   for (int j = 0; j < 2; ++j) {
     const std::vector<double> sigmas = SlotSigmas(plan, pair, *layout, 2 + j, true);
     auto sums = secure::SumByValue(key.public_key(), *layout, *records,
-                                   BlockValues(high, {high_blocks[j]})[0], high_blocks[j].width,
+                                   PairCells(high, high_blocks[j], settings), high_blocks[j].width,
                                    sigmas, rng);
     ASSERT_TRUE(sums.ok()) << sums.status();
     auto counts =
@@ -125,9 +131,9 @@ TEST(PartyMeasurementTest, NoiselessSecureCountsEqualTheJointTablesPairCounts) {
 
 TEST(PartyMeasurementTest, OwnCountsAreTheExactHistogramsWithoutNoiseAndRefuseOthersColumns) {
   const v1::PrivacyPlan plan = TwoPartyPlan();
-  JointColumns own;
+  MeasuredLayout own;
   const torch::Tensor table = OneHotTable({3, 4}, 120, &own.blocks);
-  auto counts = OwnCounts(table, own, 0, plan, {0, 1, 4}, 1, nullptr);
+  auto counts = OwnCounts(table, own, 0, plan, {0, 1, 4}, nullptr);
   ASSERT_TRUE(counts.ok()) << counts.status();
   ASSERT_EQ(counts->size(), 3u + 4 + 12);
   int64_t total = 0;
@@ -137,9 +143,9 @@ TEST(PartyMeasurementTest, OwnCountsAreTheExactHistogramsWithoutNoiseAndRefuseOt
   for (int64_t cell = 0; cell < 12; ++cell) {
     EXPECT_EQ((*counts)[7 + cell], static_cast<int64_t>(pair[cell].item<float>()));
   }
-  EXPECT_THAT(OwnCounts(table, own, 0, plan, {5}, 1, nullptr).status().message(),
+  EXPECT_THAT(OwnCounts(table, own, 0, plan, {5}, nullptr).status().message(),
               ::testing::HasSubstr("counts column 2, which this party does not hold"));
-  EXPECT_THAT(OwnCounts(table, own, 0, plan, {9}, 1, nullptr).status().message(),
+  EXPECT_THAT(OwnCounts(table, own, 0, plan, {9}, nullptr).status().message(),
               ::testing::HasSubstr("histogram 9 is not in the plan"));
 }
 

@@ -54,6 +54,20 @@ TEST(ModeTraitsTest, ObserversWhoKnowTheBatchesGetNoAmplification) {
   }
 }
 
+TEST(ModeTraitsTest, MeasuredMarginalsHoldOneEpsilonAgainstEveryObserver) {
+  const ModeTraits& traits = TraitsOf(v1::PrivacyConfig::marginals);
+  for (Observer observer : kObservers) {
+    EXPECT_EQ(traits.view(observer).protection, Protection::kMeasured);
+    EXPECT_TRUE(traits.dp_against(observer));
+  }
+  EXPECT_EQ(traits.ledger, Ledger::kMeasurements);
+  EXPECT_TRUE(traits.draws_noise());
+  EXPECT_FALSE(traits.horizontal());
+  EXPECT_FALSE(traits.may_release_marginals);  // the GAN modes' release; it measures its own
+  EXPECT_FALSE(traits.noises_features());
+  EXPECT_TRUE(ValidateMode(v1::PrivacyConfig::marginals).ok());
+}
+
 TEST(ModeTraitsTest, TheStepsReleasesFollowTheTable) {
   // K = 3 parties: dpsgd K gradients and D_s's, strict features and gradients of each
   // party, vflgan and the ensembles one release per party, none nothing.

@@ -1,5 +1,5 @@
-#ifndef VFSYNTH_COMMON_MARGINALS_MEASUREMENT_PLAN_H_
-#define VFSYNTH_COMMON_MARGINALS_MEASUREMENT_PLAN_H_
+#ifndef VFSYNTH_COMMON_PRIVACY_MEASUREMENT_PLAN_H_
+#define VFSYNTH_COMMON_PRIVACY_MEASUREMENT_PLAN_H_
 
 #include <cstdint>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace vfsynth::marginals {
+namespace vfsynth::privacy {
 
 // One one-hot column of the joint encoding, as the plan sees it: public sizes only.
 struct PlannedBlock {
@@ -15,6 +15,7 @@ struct PlannedBlock {
   int width = 0;       // categories (bins), missing slot included
   int refined = 0;     // its 1-way histogram's cells (bins refined by the position parts)
   bool label = false;  // training.label_column
+  int pair_width = 0;  // its cells in 2-way tables (bins merged); 0: width
 };
 
 // One histogram the measured-marginals mode releases: a 1-way histogram of a block, or
@@ -54,6 +55,6 @@ double MeasurementsRho(const std::vector<Measurement>& measurements);
 std::string MeasurementName(const Measurement& measurement,
                             const std::vector<std::string>& block_names);
 
-}  // namespace vfsynth::marginals
+}  // namespace vfsynth::privacy
 
-#endif  // VFSYNTH_COMMON_MARGINALS_MEASUREMENT_PLAN_H_
+#endif  // VFSYNTH_COMMON_PRIVACY_MEASUREMENT_PLAN_H_

@@ -1,11 +1,17 @@
-#include "common/marginals/measurement_plan.h"
+#include "common/privacy/measurement_plan.h"
 
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace vfsynth::marginals {
+namespace vfsynth::privacy {
+
+namespace {
+int PairWidth(const PlannedBlock& block) {
+  return block.pair_width > 0 ? block.pair_width : block.width;
+}
+}  // namespace
 
 absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<PlannedBlock>& blocks,
                                                           const PlanOptions& options) {
@@ -20,7 +26,8 @@ absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<Plan
   std::vector<Measurement> measurements;
   std::vector<double> weights;
   for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
-    if (blocks[i].width < 1 || blocks[i].refined < blocks[i].width) {
+    if (blocks[i].width < 1 || blocks[i].refined < blocks[i].width ||
+        blocks[i].pair_width < 0 || blocks[i].pair_width > blocks[i].width) {
       return absl::InvalidArgumentError(absl::StrCat("block ", i, " has width ", blocks[i].width,
                                                      " and ", blocks[i].refined, " cells"));
     }
@@ -29,7 +36,7 @@ absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<Plan
   }
   for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
     for (int j = i + 1; j < static_cast<int>(blocks.size()); ++j) {
-      const int64_t cells = static_cast<int64_t>(blocks[i].width) * blocks[j].width;
+      const int64_t cells = static_cast<int64_t>(PairWidth(blocks[i])) * PairWidth(blocks[j]);
       const bool label = blocks[i].label || blocks[j].label;
       const double weight = label ? options.label_pair_weight : options.pair_weight;
       if (weight <= 0 || (!label && cells > options.max_pair_cells)) continue;
@@ -61,4 +68,4 @@ std::string MeasurementName(const Measurement& measurement,
   return absl::StrJoin(names, " x ");
 }
 
-}  // namespace vfsynth::marginals
+}  // namespace vfsynth::privacy
