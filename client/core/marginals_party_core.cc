@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -30,13 +29,11 @@ constexpr char kRecordsPurpose[] = "marginals/records";
 constexpr char kSumsPurpose[] = "marginals/sums";
 constexpr int kEncryptionThreads = 2;
 
-// Under replace-one a record moves two counts of a histogram by one each (L2 √2): a
-// histogram with per-count σ is a Gaussian release of multiplier σ/√2.
+// All the plan's histograms, released once: together one Gaussian of the plan's noise
+// multiplier (their ρ composed), as the plan's ε counts them.
 privacy::StepMechanism MeasurementMechanism(const v1::PrivacyPlan& plan) {
   privacy::StepMechanism mechanism;
-  for (const v1::MeasuredHistogram& histogram : plan.measurements()) {
-    mechanism.noise_multipliers.push_back(histogram.sigma() / std::sqrt(2.0));
-  }
+  mechanism.noise_multipliers = {plan.noise_multiplier()};
   mechanism.sample_rate = 1.0;
   return mechanism;
 }
