@@ -357,9 +357,11 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::EncryptAnswer(
                 ASSIGN_OR_RETURN(
                     const secure::SlotLayout layout,
                     marginals::LowLayout(plan_, pair, key->public_key().modulus_bits()));
-                std::vector<OutputBlock> blocks;
-                for (const int c : pair.low_columns)
-                  blocks.push_back(own_.blocks[c - first_column_]);
+                std::vector<std::vector<int32_t>> cells;
+                for (const int c : pair.low_columns) {
+                  cells.push_back(marginals::PairCells(table_, own_.blocks[c - first_column_],
+                                                       plan_.privacy().measurement()));
+                }
                 ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> records,
                                  secure::EncryptRecords(*key, layout, cells, kEncryptionThreads));
                 v1::EncryptedRecords list;

@@ -78,6 +78,8 @@ std::string MeasuredMarginals::DescribeWaiting() const {
 }
 
 absl::StatusOr<v1::PrivacyPlan> MeasuredMarginals::Plan(int64_t records) {
+  // Settings the registered schemas cannot serve fail here, before any party is charged.
+  RETURN_IF_ERROR(CheckConditionedColumn(config_.model(), Encoders()));
   return ResolveMarginalsPlan(config_.privacy(), config_.training(), Layout().columns,
                               static_cast<int>(run_->roster.size()), records);
 }

@@ -105,7 +105,6 @@ class MarginalsTest : public ::testing::Test {
     config.mutable_training()->set_seed(5);
     config.mutable_training()->set_threads(1);
     config.mutable_training()->set_log_every(10);
-    config.mutable_training()->set_label_column("income");
     config.mutable_output()->set_synthetic_csv(TestDir() + "/synthetic.csv");
     config.set_join_timeout_seconds(120);
     config.set_round_timeout_seconds(120);
@@ -185,7 +184,7 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
     tables.push_back(core->aligned_table());
   }
   const marginals::MeasuredLayout layout =
-      marginals::LayoutOf(encoders, "income", plan.privacy().measurement());
+      marginals::LayoutOf(encoders, "", plan.privacy().measurement());
   auto shape = marginals::ReleaseShape(layout.blocks, plan);
   ASSERT_TRUE(shape.ok()) << shape.status();
   const torch::Tensor joint_table = torch::cat(tables, 1);
