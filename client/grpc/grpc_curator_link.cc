@@ -26,6 +26,11 @@ class GrpcCuratorLink::Stream final : public TrainStream {
   bool Read(v1::CuratorMessage* piece) override { return stream_->Read(piece); }
   absl::Status Finish() override {
     stream_->WritesDone();
+    // A party that stops on an error leaves messages unread (the curator's Finished, say);
+    // gRPC's Finish waits for them to be read, so they are drained, unused.
+    v1::CuratorMessage unread;
+    while (stream_->Read(&unread)) {
+    }
     const grpc::Status finished = stream_->Finish();
     stream_.reset();
     link_->EndCall();
