@@ -90,9 +90,12 @@ class MarginalsTest : public ::testing::Test {
     privacy->mutable_measurement()->set_position_bins(kPositionBins);
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator() {
-    std::filesystem::remove_all(TestDir());
-    std::filesystem::create_directories(TestDir());
+  // A fresh curator clears the test's directory; a resumed one continues from it.
+  static std::unique_ptr<CuratorServer> StartCurator(bool resume = false) {
+    if (!resume) {
+      std::filesystem::remove_all(TestDir());
+      std::filesystem::create_directories(TestDir());
+    }
     v1::CuratorConfig config;
     config.set_run_id("it-marginals");
     config.set_listen("127.0.0.1:0");
@@ -110,7 +113,7 @@ class MarginalsTest : public ::testing::Test {
     config.set_round_timeout_seconds(120);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
     EXPECT_TRUE(resolved.ok()) << resolved;
-    auto server = CuratorServer::BuildAndStart({config, false});
+    auto server = CuratorServer::BuildAndStart({config, resume});
     EXPECT_TRUE(server.ok()) << server.status();
     return server.ok() ? std::move(*server) : nullptr;
   }
@@ -136,9 +139,10 @@ class MarginalsTest : public ::testing::Test {
   // A run of the three parties against `curator` (noise off with `noiseless`): each
   // party's outcome, then the curator's.
   static std::vector<absl::Status> Run(CuratorServer& curator, bool noiseless,
-                                       std::vector<std::unique_ptr<MarginalsPartyCore>>* cores) {
+                                       std::vector<std::unique_ptr<MarginalsPartyCore>>* cores,
+                                       bool resume = false) {
     for (size_t k = 0; k < kParties.size(); ++k) {
-      auto core = MarginalsPartyCore::Create(PartyConfigFor(k, curator.port()));
+      auto core = MarginalsPartyCore::Create(PartyConfigFor(k, curator.port()), resume);
       EXPECT_TRUE(core.ok()) << core.status();
       if (!core.ok()) return {core.status()};
       if (noiseless) (*core)->set_noiseless_for_testing();
@@ -258,6 +262,34 @@ TEST_F(MarginalsTest, PartiesChargeTheirLedgerBeforeTheirFirstCountsLeave) {
     EXPECT_TRUE(charged_at_first[k]) << kParties[k];
     EXPECT_GT(cores[k]->ledger()->Spent().epsilon, 0) << kParties[k];
   }
+}
+
+TEST_F(MarginalsTest, ResumedCuratorFitsToTheCheckpointedCountsWithoutMeasuringAgain) {
+  std::vector<std::vector<int64_t>> measured;
+  {
+    auto curator = StartCurator();
+    ASSERT_NE(curator, nullptr);
+    std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+    for (const absl::Status& result : Run(*curator, /*noiseless=*/false, &cores)) {
+      ASSERT_TRUE(result.ok()) << result;
+    }
+    measured = ProtocolOf(*curator).counts_for_testing();
+  }
+  auto curator = StartCurator(/*resume=*/true);
+  ASSERT_NE(curator, nullptr);
+  absl::Mutex mu;
+  int answers = 0;
+  curator->core().hub().SetInboundObserver([&](int, const v1::PartyMessage& message) {
+    absl::MutexLock lock(&mu);
+    answers += message.has_measured_counts() || message.has_sealed_list() ? 1 : 0;
+  });
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  for (const absl::Status& result : Run(*curator, /*noiseless=*/false, &cores, /*resume=*/true)) {
+    EXPECT_TRUE(result.ok()) << result;
+  }
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(answers, 0);
+  EXPECT_EQ(ProtocolOf(*curator).counts_for_testing(), measured);
 }
 
 // The first failure of a run's outcomes (the refusing party's own comes before the others',
