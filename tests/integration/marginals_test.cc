@@ -76,13 +76,7 @@ class MarginalsTest : public ::testing::Test {
     return *dir_ + "/runs/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
-  static v1::TlsConfig Tls(const std::string& name) {
-    v1::TlsConfig tls;
-    tls.set_ca(*dir_ + "/certs/ca.crt");
-    tls.set_cert(*dir_ + "/certs/" + name + ".crt");
-    tls.set_key(*dir_ + "/certs/" + name + ".key");
-    return tls;
-  }
+  static v1::TlsConfig Tls(const std::string& name) { return TestTls(*dir_ + "/certs", name); }
 
   static void SetPrivacy(v1::PrivacyConfig* privacy) {
     privacy->set_mode(v1::PrivacyConfig::marginals);

@@ -32,6 +32,15 @@ inline std::unique_ptr<v1::Curator::Stub> CuratorStub(int port, const v1::TlsCon
       absl::StrCat("127.0.0.1:", port), *credentials, MakeChannelArguments(1 << 24)));
 }
 
+// The TLS identity deploy/gen-certs.sh wrote for `name` under `certs`.
+inline v1::TlsConfig TestTls(const std::string& certs, const std::string& name) {
+  v1::TlsConfig tls;
+  tls.set_ca(certs + "/ca.crt");
+  tls.set_cert(certs + "/" + name + ".crt");
+  tls.set_key(certs + "/" + name + ".key");
+  return tls;
+}
+
 // Runs a PartySession over gRPC for each core, each in a thread of its own, with the
 // config `config_of(k)`; returns every session's outcome once all have ended.
 template <typename Core>
