@@ -115,7 +115,7 @@ class MarginalsPartyCore : public PartyProtocol {
   std::vector<std::string> parties_;
   int index_ = -1;
   // From alignment on.
-  torch::Tensor table_;  // aligned encoded rows, canonical order
+  torch::Tensor table_;            // aligned encoded rows, canonical order
   marginals::MeasuredLayout own_;  // this party's columns alone (its own offsets)
   int first_column_ = 0;
   v1::PrivacyPlan plan_;
