@@ -592,7 +592,9 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ResolveTrainingConfig(c->mutable_training()));
   ResolveConditionedColumn(c->training(), c->mutable_model());
   RETURN_IF_ERROR(CheckPack(c->model(), c->training()));
-  if (!c->training().label_column().empty()) {
+  // In mode marginals the label column only chooses which pairs are measured.
+  if (!c->training().label_column().empty() &&
+      privacy::TraitsOf(mode).ledger != privacy::Ledger::kMeasurements) {
     // The release is a DP mechanism; without DP the labels would leave their holder raw.
     if (!privacy::TraitsOf(mode).may_release_label_pairs) {
       return absl::InvalidArgumentError(
