@@ -69,18 +69,19 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   ASSIGN_OR_RETURN(PartyData data,
                    LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
-  std::unique_ptr<MarginalsPartyCore> core(
-      new MarginalsPartyCore(config, secrets.alignment_key, std::move(data), resume));
+  ASSIGN_OR_RETURN(std::vector<std::string> tokens,
+                   AlignmentTokens(secrets.alignment_key, data.ids));
+  std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
+      config, secrets.alignment_key, std::move(data), std::move(tokens), resume));
   return core;
 }
 
 MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key,
-                                       PartyData data, bool resume)
+                                       PartyData data, std::vector<std::string> tokens,
+                                       bool resume)
     : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
   list_key_ = MarginalsListKey(alignment_key);
-  absl::StatusOr<std::vector<std::string>> tokens = AlignmentTokens(alignment_key, data_.ids);
-  alignment_ = std::make_unique<RecordAlignment>(
-      config_.name(), data_.ids, tokens.ok() ? *std::move(tokens) : std::vector<std::string>());
+  alignment_ = std::make_unique<RecordAlignment>(config_.name(), data_.ids, std::move(tokens));
 }
 
 std::string MarginalsPartyCore::StatePath(const std::string& name) const {
@@ -148,14 +149,22 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
   own_ = marginals::LayoutOf({&data_.encoder}, training_.label_column(),
                              config_.privacy().measurement());
   for (v1::PlannedColumn& column : own_.columns) column.set_party(index_);
-  // This party's columns are where the curator lists them, as this party sees them.
-  first_column_ = 0;
-  while (first_column_ < columns.size() && columns[first_column_].party() < index_) ++first_column_;
-  if (first_column_ + static_cast<int>(own_.columns.size()) > columns.size()) {
-    return absl::FailedPreconditionError(absl::StrCat("the curator lists ", columns.size(),
-                                                      " columns, without all of this party's ",
+  // This party's columns are where the curator lists them, as this party sees them, and
+  // no others carry its index (they would index past its own).
+  int listed = 0;
+  for (int c = 0; c < columns.size(); ++c) {
+    if (c > 0 && columns[c].party() < columns[c - 1].party()) {
+      return absl::FailedPreconditionError("the curator lists the columns out of party order");
+    }
+    if (columns[c].party() == index_) ++listed;
+  }
+  if (listed != static_cast<int>(own_.columns.size())) {
+    return absl::FailedPreconditionError(absl::StrCat("the curator lists ", listed,
+                                                      " columns of this party, which holds ",
                                                       own_.columns.size()));
   }
+  first_column_ = 0;
+  while (first_column_ < columns.size() && columns[first_column_].party() < index_) ++first_column_;
   for (size_t c = 0; c < own_.columns.size(); ++c) {
     RETURN_IF_ERROR(SameColumn(own_.columns[c], columns[first_column_ + static_cast<int>(c)]));
   }
@@ -170,6 +179,21 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
       ledger_, OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kWithoutReplacement,
                                conversion, resume_));
   RETURN_IF_ERROR(MakeDirectories(StatePath("")));
+  // Every sealed list names the plan and the records it is about, and a resumed party
+  // keeps both: another plan or another alignment after a restart would let a new
+  // measurement leave under the first one's charge.
+  binding_ = absl::StrCat(PlanDigest(plan_), ":", aligned.digest);
+  const std::string binding_path = StatePath("plan-and-records.sha256");
+  if (std::filesystem::exists(binding_path)) {
+    ASSIGN_OR_RETURN(const std::string kept, ReadFile(binding_path));
+    if (kept != binding_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the curator's plan or aligned records differ from those this party measured under (",
+          binding_path, "): refused"));
+    }
+  } else {
+    RETURN_IF_ERROR(WritePrivateFile(binding_path, binding_));
+  }
   if (!resume_) {
     RETURN_IF_ERROR(WritePrivateFile(
         (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
@@ -316,17 +340,21 @@ absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKe
   return &*paillier_;
 }
 
+std::string MarginalsPartyCore::ListPurpose(const std::string& purpose) const {
+  return absl::StrCat(purpose, "@", binding_);
+}
+
 absl::StatusOr<std::string> MarginalsPartyCore::SealFor(const std::string& peer,
                                                         const std::string& purpose,
                                                         const std::string& payload) const {
-  return secure::Seal(list_key_, {run().id(), config_.name(), peer, purpose, 0}, payload);
+  return secure::Seal(list_key_, {run().id(), config_.name(), peer, ListPurpose(purpose), 0}, payload);
 }
 
 absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer,
                                                          const std::string& purpose,
                                                          const std::string& sealed) {
   absl::StatusOr<std::string> payload =
-      secure::Open(list_key_, {run().id(), peer, config_.name(), purpose, 0}, sealed);
+      secure::Open(list_key_, {run().id(), peer, config_.name(), ListPurpose(purpose), 0}, sealed);
   if (!payload.ok()) {
     return absl::PermissionDeniedError(
         absl::StrCat("the relayed ", purpose, " list from '", peer,

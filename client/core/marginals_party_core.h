@@ -65,9 +65,13 @@ class MarginalsPartyCore : public PartyProtocol {
   // can be compared with the plaintext counts. Never a setting.
   void set_noiseless_for_testing() { noiseless_ = true; }
 
+  // A sealed list's purpose as this party seals and opens it: `purpose` bound to the plan
+  // and the aligned records (empty binding before alignment).
+  std::string ListPurpose(const std::string& purpose) const;
+
  private:
   MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key, PartyData data,
-                     bool resume);
+                     std::vector<std::string> tokens, bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kMarginalsTask;
   }
@@ -110,6 +114,9 @@ class MarginalsPartyCore : public PartyProtocol {
   PartyData data_;
   std::unique_ptr<RecordAlignment> alignment_;
   std::string list_key_;  // seals the lists between parties
+  // The plan's digest and the aligned records' (fixed at the first alignment, kept in the
+  // checkpoint directory): part of every sealed list's purpose.
+  std::string binding_;
   std::string party_secret_;
   v1::TrainingConfig training_;
   std::vector<std::string> parties_;

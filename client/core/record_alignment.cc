@@ -40,15 +40,9 @@ absl::StatusOr<v1::AlignRequest> RecordAlignment::FirstRequest(const std::string
 absl::StatusOr<std::optional<v1::AlignRequest>> RecordAlignment::Answer(
     const std::string& run_id, const v1::AlignResponse& response, int parties) {
   switch (response.next_case()) {
-    case v1::AlignResponse::kAligned: {
-      ASSIGN_OR_RETURN(AlignedRows rows, Accept(response.aligned()));
-      if (aligned_.has_value() && rows.digest != aligned_->digest) {
-        return absl::FailedPreconditionError(
-            "after reconnecting, the curator aligned a different set of records");
-      }
-      aligned_ = std::move(rows);
+    case v1::AlignResponse::kAligned:
+      RETURN_IF_ERROR(AcceptPositions(response.aligned()));
       return std::nullopt;
-    }
     case v1::AlignResponse::kBlind: {
       if (!psi_.has_value()) {
         return absl::FailedPreconditionError(
@@ -73,6 +67,21 @@ absl::StatusOr<std::optional<v1::AlignRequest>> RecordAlignment::Answer(
   }
   return absl::InvalidArgumentError(
       "the curator's Align answer has neither a list to blind nor positions");
+}
+
+absl::StatusOr<AlignedRows> RecordAlignment::RowsOf(const v1::AlignedPositions& positions) const {
+  ASSIGN_OR_RETURN(AlignedRows rows, Accept(positions));
+  if (aligned_.has_value() && rows.digest != aligned_->digest) {
+    return absl::FailedPreconditionError(
+        "after reconnecting, the curator aligned a different set of records");
+  }
+  return rows;
+}
+
+absl::Status RecordAlignment::AcceptPositions(const v1::AlignedPositions& positions) {
+  ASSIGN_OR_RETURN(AlignedRows rows, RowsOf(positions));
+  aligned_ = std::move(rows);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AlignedRows> RecordAlignment::Accept(const v1::AlignedPositions& aligned) const {

@@ -38,6 +38,11 @@ class RecordAlignment {
   absl::StatusOr<std::optional<v1::AlignRequest>> Answer(const std::string& run_id,
                                                          const v1::AlignResponse& response,
                                                          int parties);
+  // The curator's positions (Answer's last step): checked (ascending, distinct, this
+  // party's rows, as many as the records), and the same records as before, if any.
+  absl::Status AcceptPositions(const v1::AlignedPositions& positions);
+  // The same checks without keeping the rows (a caller that may still refuse them).
+  absl::StatusOr<AlignedRows> RowsOf(const v1::AlignedPositions& positions) const;
   // Once Answer saw the positions: the rows (the same on every later answer).
   const std::optional<AlignedRows>& aligned() const { return aligned_; }
 

@@ -127,11 +127,17 @@ absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(
   ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next,
                    alignment_->Answer(run().id(), response, num_parties_));
   if (next.has_value()) return next;
-  RETURN_IF_ERROR(AcceptAlignment(*alignment_->aligned()));
+  RETURN_IF_ERROR(BuildFromAlignment(*alignment_->aligned()));
   return std::nullopt;
 }
 
-absl::Status VerticalPartyCore::AcceptAlignment(const AlignedRows& aligned) {
+absl::Status VerticalPartyCore::AcceptAlignment(const v1::AlignedPositions& positions) {
+  ASSIGN_OR_RETURN(const AlignedRows rows, alignment_->RowsOf(positions));
+  RETURN_IF_ERROR(BuildFromAlignment(rows));  // nothing is kept from a refused answer
+  return alignment_->AcceptPositions(positions);
+}
+
+absl::Status VerticalPartyCore::BuildFromAlignment(const AlignedRows& aligned) {
   // The rows are reordered and their encoded buffer released on the first call.
   if (model_ != nullptr) return absl::OkStatus();  // a reconnect: RecordAlignment checked them
   const size_t records = aligned.order.size();

@@ -72,10 +72,10 @@ class VerticalPartyCore : public PartyProtocol {
   // blinded), or nullopt once the answer's aligned positions are accepted.
   absl::StatusOr<std::optional<v1::AlignRequest>> AnswerAlign(
       const v1::AlignResponse& response) override;
-  // The rows at the aligned positions, in the canonical order (by alignment token):
-  // reorders the rows, builds the local critic and opens (or, resuming, restores) its
-  // checkpoint. Again after a reconnect: the records must be the same.
-  absl::Status AcceptAlignment(const AlignedRows& aligned);
+  // The rows at the curator's aligned positions, in the canonical order (by alignment
+  // token): reorders the rows, builds the local critic and opens (or, resuming, restores)
+  // its checkpoint. Again after a reconnect: the records must be the same.
+  absl::Status AcceptAlignment(const v1::AlignedPositions& positions);
   // After alignment: this party's privacy plan, to attest against the curator's.
   v1::AttestPlanRequest MakeAttestPlanRequest() const override;
   // Instead of a plan: this party will not take part, for `reason`.
@@ -184,6 +184,8 @@ class VerticalPartyCore : public PartyProtocol {
   std::string party_secret_;
   PartyData data_;
   std::unique_ptr<RecordAlignment> alignment_;
+  // AcceptAlignment once the rows are known (a reconnect's answer changes nothing).
+  absl::Status BuildFromAlignment(const AlignedRows& aligned);
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;

@@ -210,8 +210,9 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
     const bool sums = task.has_decrypt();
     const std::string& sealed = sums ? task.decrypt().sealed() : task.sum().sealed();
     const std::string& peer = sums ? task.decrypt().peer() : task.sum().peer();
-    secure::ListHeader header{"it-marginals", peer, kParties[party],
-                              sums ? "marginals/sums" : "marginals/records", 0};
+    secure::ListHeader header{
+        "it-marginals", peer, kParties[party],
+        cores[party]->ListPurpose(sums ? "marginals/sums" : "marginals/records"), 0};
     auto payload = secure::Open(key, header, sealed);
     ASSERT_TRUE(payload.ok()) << payload.status();
     EXPECT_FALSE(secure::Open(kAlignmentKey, header, sealed).ok());
@@ -331,13 +332,16 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
   // After the honest sums task, a second one carrying another (validly sealed) list from
   // the same sender: as if the sender had been made to encrypt twice.
   const std::string key = MarginalsListKey(kAlignmentKey);
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
   bool sent = false;
   ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
     std::vector<v1::MarginalsTask> tasks = {task};
     if (task.has_sum() && !sent) {
       sent = true;
       auto payload = secure::Open(
-          key, {"it-marginals", task.sum().peer(), kParties[party], "marginals/records", 0},
+          key,
+          {"it-marginals", task.sum().peer(), kParties[party],
+           cores[party]->ListPurpose("marginals/records"), 0},
           task.sum().sealed());
       EXPECT_TRUE(payload.ok()) << payload.status();
       v1::EncryptedRecords list;
@@ -345,7 +349,9 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
       std::string& ciphertexts = *list.mutable_ciphertexts();
       std::rotate(ciphertexts.begin(), ciphertexts.begin() + 512, ciphertexts.end());
       auto resealed = secure::Seal(
-          key, {"it-marginals", task.sum().peer(), kParties[party], "marginals/records", 0},
+          key,
+          {"it-marginals", task.sum().peer(), kParties[party],
+           cores[party]->ListPurpose("marginals/records"), 0},
           list.SerializeAsString());
       EXPECT_TRUE(resealed.ok());
       task.mutable_sum()->set_sealed(*resealed);
@@ -353,7 +359,6 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
     }
     return tasks;
   });
-  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
   EXPECT_THAT(FirstFailure(Run(*curator, true, &cores)),
               HasSubstr("second, different marginals/records list from 'hospital'"));
 }
