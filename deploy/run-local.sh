@@ -156,7 +156,10 @@ else
   privacy="{\"mode\": \"$PRIVACY\", \"delta\": $DELTA${EPSILON:+, \"epsilon\": $EPSILON}${PRIVACY_JSON:+, $PRIVACY_JSON}}"
   run_id="local-$DATASET" topology="" secrets='"secrets": "party-secrets.txt",'
   run_settings="\"model\": {${MODEL_JSON}}"
-  training="{${ROUNDS:+\"rounds\": $ROUNDS, }\"batch_size\": $BATCH, \"threads\": 1, \"log_every\": 25, \"seed\": $SEED${TRAINING_LABEL:+, \"label_column\": \"$TRAINING_LABEL\"}${TRAINING_JSON:+, $TRAINING_JSON}}"
+  # The measured-marginals mode's batch is G's rows per fit step: its own default unless --batch.
+  batch="\"batch_size\": $BATCH, "
+  [ "$PRIVACY" = marginals ] && [ "$BATCH_SET" = 0 ] && batch=""
+  training="{${ROUNDS:+\"rounds\": $ROUNDS, }$batch\"threads\": 1, \"log_every\": 25, \"seed\": $SEED${TRAINING_LABEL:+, \"label_column\": \"$TRAINING_LABEL\"}${TRAINING_JSON:+, $TRAINING_JSON}}"
   output="{\"synthetic_csv\": \"synthetic.csv\", \"rows\": $ROWS${LABEL_COLUMN:+, \"label_column\": \"$LABEL_COLUMN\"}${OUTPUT_JSON:+, $OUTPUT_JSON}}"
 fi
 cat > "$OUT/curator.json" <<JSON
