@@ -300,6 +300,12 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   }
   const privacy::Mode mode = privacy.mode();
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
+  if (IsMeasuredMode(mode)) {
+    return absl::InvalidArgumentError(
+        "privacy mode 'marginals' is planned from the parties' columns (its histograms and their "
+        "noise depend on them): the curator resolves it once every party registered, and "
+        "`vfsynth status` and the privacy statement show it");
+  }
   v1::PrivacyPlan plan;
   *plan.mutable_privacy() = privacy;
   plan.mutable_privacy()->clear_ledger();

@@ -139,6 +139,14 @@ TEST(MarginalsPlanTest, TheComposedMeasurementsAreOneGaussianOfTheirRho) {
   EXPECT_GT(epsilon->epsilon, 0.8 * (rho + 2 * std::sqrt(rho * std::log(1e5))));
 }
 
+TEST(MarginalsPlanTest, TheRoundsPlanRefusesTheMeasuredMode) {
+  v1::TrainingConfig training;
+  training.set_batch_size(10);
+  const auto plan = ResolvePrivacyPlan(MarginalsPrivacy(1.0), training, 3, 5000);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("parties' columns"), std::string::npos);
+}
+
 TEST(MarginalsPlanTest, RefusesAnotherModeAColumnOfNoPartyAndNoBudget) {
   v1::PrivacyConfig strict = MarginalsPrivacy(1.0);
   strict.set_mode(v1::PrivacyConfig::strict);
