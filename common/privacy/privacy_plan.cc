@@ -15,6 +15,7 @@
 #include "common/privacy/calibrator.h"
 #include "common/privacy/measurement_plan.h"
 #include "common/privacy/rdp.h"
+#include "common/secure/discrete_gaussian.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -402,6 +403,13 @@ absl::StatusOr<v1::PrivacyPlan> ResolveMarginalsPlan(const v1::PrivacyConfig& pr
   plan.set_noise_multiplier(z);
   for (v1::PlannedColumn& column : columns) *plan.add_columns() = std::move(column);
   for (const privacy::Measurement& measurement : measurements) {
+    // Refused here, before any party charges it, rather than by the sampler afterwards.
+    if (measurement.sigma > secure::kMaxDiscreteGaussianSigma) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the plan would noise a histogram with sigma ", measurement.sigma, " > ",
+          secure::kMaxDiscreteGaussianSigma,
+          ": raise privacy.epsilon or measure fewer histograms (privacy.measurement)"));
+    }
     v1::MeasuredHistogram* histogram = plan.add_measurements();
     for (const int block : measurement.blocks) histogram->add_columns(block);
     histogram->set_cells(measurement.cells);
