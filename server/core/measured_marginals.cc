@@ -152,7 +152,12 @@ absl::StatusOr<v1::PartyMessage> MeasuredMarginals::Expect(int party,
                                                            v1::PartyMessage::PayloadCase expected,
                                                            int64_t step,
                                                            const PartyInbox::CheckPayload& check) {
-  return inbox_->Expect(party, expected, kMeasurementRound, step, check);
+  // A party encrypts or receives every aligned record's ciphertext (about 2 ms each on one
+  // core, docs/decisions/secure-counts.md): the wait grows with the records, with room for
+  // a slower or busier machine.
+  constexpr absl::Duration kWorkPerRecord = absl::Milliseconds(10);
+  return inbox_->Expect(party, expected, kMeasurementRound, step, check,
+                        kWorkPerRecord * plan_.records());
 }
 
 absl::Status MeasuredMarginals::TakeCounts(const v1::MeasuredCounts& answer,

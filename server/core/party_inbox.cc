@@ -24,10 +24,11 @@ v1::CuratorMessage RunEnvelope(const CuratorRun& run, int64_t round, int64_t ste
 absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party,
                                                     v1::PartyMessage::PayloadCase expected,
                                                     int64_t round, int64_t step,
-                                                    const CheckPayload& check) {
+                                                    const CheckPayload& check,
+                                                    absl::Duration work) {
   const v1::CuratorConfig& config = run_.config;
   const std::string& name = run_.roster[party];
-  absl::Time deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds());
+  absl::Time deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds()) + work;
   while (true) {
     absl::StatusOr<v1::PartyMessage> received =
         Timed(run_.profile, StepPhase::kWait, [&] { return run_.hub.Receive(party, deadline); });
@@ -36,7 +37,7 @@ absl::StatusOr<v1::PartyMessage> PartyInbox::Expect(int party,
                    config.reconnect_timeout_seconds());
       RETURN_IF_ERROR(run_.hub.AwaitReconnect(
           party, absl::Now() + absl::Seconds(config.reconnect_timeout_seconds())));
-      deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds());
+      deadline = absl::Now() + absl::Seconds(config.round_timeout_seconds()) + work;
       continue;
     }
     if (!received.ok()) return received.status();

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/core/curator_run.h"
 #include "vfsynth/v1/curator.pb.h"
 
@@ -40,10 +41,12 @@ class PartyInbox {
   PartyInbox(const CuratorRun& run, PositionOf position_of);
 
   // The next message of `party` with payload `expected` for (round, step), waiting up to
-  // round_timeout_seconds (and, if the party disconnects, reconnect_timeout_seconds for
-  // it to rejoin). A party's error message ends the wait with ABORTED naming it.
+  // round_timeout_seconds plus `work` (what the task itself takes beyond a round's
+  // exchange), and, if the party disconnects, reconnect_timeout_seconds for it to rejoin.
+  // A party's error message ends the wait with ABORTED naming it.
   absl::StatusOr<v1::PartyMessage> Expect(int party, v1::PartyMessage::PayloadCase expected,
-                                          int64_t round, int64_t step, const CheckPayload& check);
+                                          int64_t round, int64_t step, const CheckPayload& check,
+                                          absl::Duration work = absl::ZeroDuration());
   v1::CuratorMessage Envelope(int64_t round, int64_t step) const {
     return RunEnvelope(run_, round, step);
   }
