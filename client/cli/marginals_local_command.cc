@@ -15,7 +15,6 @@
 #include "common/gan/stream_purposes.h"
 #include "common/marginals/central_measurement.h"
 #include "common/marginals/marginal_fit.h"
-#include "common/privacy/measurement_plan.h"
 #include "common/privacy/privacy_plan.h"
 
 ABSL_DECLARE_FLAG(std::string, config);
@@ -31,8 +30,6 @@ ABSL_FLAG(double, pair_weight, -1, "marginals-local: privacy.measurement.pair_we
 ABSL_FLAG(double, label_pair_weight, -1,
           "marginals-local: privacy.measurement.label_pair_weight");
 ABSL_FLAG(int, pair_bins, 0, "marginals-local: privacy.measurement.pair_bins (0: the default)");
-ABSL_FLAG(double, cells_exponent, 0,
-          "marginals-local: privacy.measurement.experimental_cells_exponent");
 ABSL_FLAG(double, fit_lr, 1e-3, "marginals-local: Adam learning rate of the fit");
 
 namespace vfsynth {
@@ -63,24 +60,10 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
   RETURN_IF_ERROR(ResolvePrivacyConfig(&privacy));
   const marginals::MeasuredLayout layout =
       marginals::LayoutOf(encoders, config.training().label_column(), privacy.measurement());
-  ASSIGN_OR_RETURN(v1::PrivacyPlan plan,
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
                    ResolveMarginalsPlan(privacy, config.training(), layout.columns,
                                         static_cast<int>(encoders.size()),
                                         reference->aligned_rows()));
-  if (absl::GetFlag(FLAGS_cells_exponent) != 0) {
-    std::vector<privacy::PlannedBlock> blocks;
-    for (const v1::PlannedColumn& c : plan.columns())
-      blocks.push_back({c.party(), c.width(), c.cells(), c.label(), c.pair_width()});
-    privacy::PlanOptions options;
-    options.rho = 1.0 / (2 * plan.noise_multiplier() * plan.noise_multiplier());
-    options.max_pair_cells = privacy.measurement().max_pair_cells();
-    options.pair_weight = privacy.measurement().pair_weight();
-    options.label_pair_weight = privacy.measurement().label_pair_weight();
-    options.cells_exponent = absl::GetFlag(FLAGS_cells_exponent);
-    ASSIGN_OR_RETURN(const auto reweighted, privacy::PlanMeasurements(blocks, options));
-    for (size_t k = 0; k < reweighted.size(); ++k)
-      plan.mutable_measurements(static_cast<int>(k))->set_sigma(reweighted[k].sigma);
-  }
   int cross = 0;
   for (const v1::MeasuredHistogram& m : plan.measurements()) cross += m.cross_party() ? 1 : 0;
   spdlog::info("epsilon {} (delta {}): {} histograms ({} across parties), 1-way sigma {:.1f}",

@@ -32,8 +32,7 @@ absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<Plan
                                                      " and ", blocks[i].refined, " cells"));
     }
     measurements.push_back({{i}, blocks[i].refined, false, 0});
-    weights.push_back(options.one_way_weight *
-                      std::pow(static_cast<double>(blocks[i].refined), options.cells_exponent));
+    weights.push_back(options.one_way_weight);
   }
   for (int i = 0; i < static_cast<int>(blocks.size()); ++i) {
     for (int j = i + 1; j < static_cast<int>(blocks.size()); ++j) {
@@ -42,7 +41,7 @@ absl::StatusOr<std::vector<Measurement>> PlanMeasurements(const std::vector<Plan
       const double weight = label ? options.label_pair_weight : options.pair_weight;
       if (weight <= 0 || (!label && cells > options.max_pair_cells)) continue;
       measurements.push_back({{i, j}, cells, blocks[i].party != blocks[j].party, 0});
-      weights.push_back(weight * std::pow(static_cast<double>(cells), options.cells_exponent));
+      weights.push_back(weight);
     }
   }
   double total = 0;

@@ -38,9 +38,6 @@ struct PlanOptions {
   double one_way_weight = 1;      // ρ shares, relative: a histogram's ρ is proportional to
   double pair_weight = 1;         // its weight
   double label_pair_weight = 1;
-  // A histogram's weight is also multiplied by its cells to this power: a table's noise
-  // TVD grows with its cells, so larger tables get more of the budget.
-  double cells_exponent = 0;
 };
 
 // Every 1-way histogram; every pair of blocks with at most max_pair_cells cells and every

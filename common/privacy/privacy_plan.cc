@@ -50,6 +50,21 @@ bool IsHorizontal(const v1::PrivacyPlan& plan) {
   return privacy::IsHorizontalMode(plan.privacy().mode());
 }
 
+// What every vertical plan states first: the settings (without the party-local ledger
+// path), the parties, records, batch, rounds and label column.
+v1::PrivacyPlan PlanHeader(const v1::PrivacyConfig& privacy, const v1::TrainingConfig& training,
+                           int parties, int64_t records) {
+  v1::PrivacyPlan plan;
+  *plan.mutable_privacy() = privacy;
+  plan.mutable_privacy()->clear_ledger();
+  plan.set_parties(parties);
+  plan.set_records(records);
+  plan.set_batch_size(training.batch_size());
+  plan.set_rounds(training.rounds());
+  plan.set_label_column(training.label_column());
+  return plan;
+}
+
 bool IsMeasured(const v1::PrivacyPlan& plan) { return IsMeasuredMode(plan.privacy().mode()); }
 
 // The Gaussian noise multiplier whose one release costs the zCDP ρ of `histograms`: each
@@ -307,15 +322,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
         "noise depend on them): the curator resolves it once every party registered, and "
         "`vfsynth status` and the privacy statement show it");
   }
-  v1::PrivacyPlan plan;
-  *plan.mutable_privacy() = privacy;
-  plan.mutable_privacy()->clear_ledger();
-  plan.set_parties(parties);
-  plan.set_records(records);
-  plan.set_batch_size(training.batch_size());
-  plan.set_rounds(training.rounds());
+  v1::PrivacyPlan plan = PlanHeader(privacy, training, parties, records);
   plan.set_n_critic(training.n_critic());
-  plan.set_label_column(training.label_column());
   if (privacy::TraitsOf(mode).ledger != privacy::Ledger::kNone) {
     plan.set_marginal_noise_multiplier(MarginalNoiseMultiplier(privacy, training, parties));
     plan.set_label_epsilon(LabelEpsilon(privacy, training));
@@ -392,14 +400,7 @@ absl::StatusOr<v1::PrivacyPlan> ResolveMarginalsPlan(const v1::PrivacyConfig& pr
   ASSIGN_OR_RETURN(const std::vector<privacy::Measurement> measurements,
                    privacy::PlanMeasurements(blocks, options));
 
-  v1::PrivacyPlan plan;
-  *plan.mutable_privacy() = privacy;
-  plan.mutable_privacy()->clear_ledger();
-  plan.set_parties(parties);
-  plan.set_records(records);
-  plan.set_batch_size(training.batch_size());
-  plan.set_rounds(training.rounds());
-  plan.set_label_column(training.label_column());
+  v1::PrivacyPlan plan = PlanHeader(privacy, training, parties, records);
   plan.set_noise_multiplier(z);
   for (v1::PlannedColumn& column : columns) *plan.add_columns() = std::move(column);
   for (const privacy::Measurement& measurement : measurements) {
