@@ -365,6 +365,12 @@ void CuratorCore::Cancel(absl::Status reason) {
   hub_.Cancel(std::move(reason));
 }
 
+std::optional<v1::PrivacyPlan> CuratorCore::Plan() const {
+  absl::MutexLock lock(&mu_);
+  if (!plan_.has_value() || !plan_->ok()) return std::nullopt;
+  return **plan_;
+}
+
 v1::StatusResponse CuratorCore::Status() const {
   std::optional<double> party_epsilon_spent;
   v1::StatusResponse status = status_.Snapshot(&party_epsilon_spent);

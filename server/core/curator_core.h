@@ -82,6 +82,8 @@ class CuratorCore {
   void Cancel(absl::Status reason);
 
   v1::StatusResponse Status() const;
+  // The attested privacy plan, once the curator has planned.
+  std::optional<v1::PrivacyPlan> Plan() const;
   // Samples and decodes rows from the current model.
   absl::StatusOr<CsvTable> Synthesize(int64_t rows);
 

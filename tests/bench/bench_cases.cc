@@ -10,14 +10,18 @@ namespace {
 v1::PrivacyConfig BenchPrivacy(const std::string& mode, const std::string& ledger) {
   v1::PrivacyConfig privacy;
   v1::PrivacyConfig::Mode parsed = v1::PrivacyConfig::MODE_UNSPECIFIED;
-  v1::PrivacyConfig::Mode_Parse(mode, &parsed);  // bench_main admits none, dpsgd and strict
-  privacy.set_mode(parsed);
+  v1::PrivacyConfig::Mode_Parse(mode, &parsed);  // bench_main admits none, dpsgd, strict
+  privacy.set_mode(parsed);                        // and marginals
   if (parsed == v1::PrivacyConfig::none) return privacy;
+  if (!ledger.empty()) privacy.set_ledger(ledger);
+  if (parsed == v1::PrivacyConfig::marginals) {
+    privacy.set_epsilon(1.0);  // measurement costs do not depend on it either
+    return privacy;
+  }
   // A fixed noise multiplier and a budget that never refuses: the cost of DP-SGD and
   // of the strict feature release does not depend on the noise level.
   privacy.set_noise_multiplier(1.0);
   privacy.set_epsilon(1e9);
-  if (!ledger.empty()) privacy.set_ledger(ledger);
   return privacy;
 }
 
@@ -64,6 +68,7 @@ v1::TrainingConfig BenchTraining(const BenchCase& c, const RunSettings& s, int t
   training.set_seed(7);
   training.set_threads(threads);
   training.set_log_every(1000000);
+  if (c.mode == "marginals") training.set_label_column("class");  // label pairs measured too
   return training;
 }
 

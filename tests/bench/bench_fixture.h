@@ -24,6 +24,8 @@ struct Fixture {
 // Columns go largest encoded width first to the party with the fewest columns so far
 // ("default"), or, for "vflgan" (2 parties), native-country, age, workclass and
 // fnlwgt (53 encoded columns, VFLGAN's party width) to p0 and the rest (57) to p1.
+// "wide" is a 45,000-record, 17-column table made from Adult (two derived columns),
+// split like "default".
 // Certificates are made once under root/certs.
 absl::StatusOr<Fixture> PrepareFixture(const std::string& root, int parties,
                                        const std::string& preset);

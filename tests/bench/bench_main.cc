@@ -25,10 +25,12 @@
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
+#include "common/data/csv.h"
 #include "tests/bench/bench_cases.h"
 #include "tests/bench/bench_fixture.h"
 #include "tests/bench/bench_report.h"
 #include "tests/bench/distributed_bench.h"
+#include "tests/bench/measurement_bench.h"
 #include "tests/bench/reference_bench.h"
 
 ABSL_FLAG(std::string, grid, "full",
@@ -54,6 +56,14 @@ ABSL_FLAG(std::string, reference_threads, "1,2",
           "LibTorch thread counts to time the reference trainer with; the fastest is compared");
 ABSL_FLAG(bool, wire, true,
           "count wire bytes in an extra short run through a TCP relay (mode none)");
+ABSL_FLAG(std::string, measured, "",
+          "measured-marginals cases, e.g. adult-k3,wide-k3 (wide: 45,000 records, 17 columns); "
+          "default: both with --grid full, none with --grid smoke");
+ABSL_FLAG(int64_t, measured_records, 0,
+          "measured-marginals cases: the first N records of each party (0: all)");
+ABSL_FLAG(int32_t, measured_fit_steps, 50, "measured-marginals cases: fit steps to time");
+ABSL_FLAG(int32_t, throughput_records, 2000,
+          "records encrypted, summed and decrypted for the secure counts' throughput");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 ABSL_FLAG(std::string, party_log_level, "warn",
           "log level of the party processes (logs under --work_dir)");
@@ -117,7 +127,8 @@ int MeasuredRounds(const BenchCase& c, const ReferenceTiming& reference, int n_c
 }
 
 absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSettings& settings,
-                                              const Fixture& f, bool relay) {
+                                              const Fixture& f, bool relay,
+                                              bool watch_status = false) {
   std::filesystem::remove_all(settings.dir);  // checkpoints of an earlier run would be refused
   DistributedOptions options;
   ASSIGN_OR_RETURN(options.curator, CuratorConfigFor(c, settings, f));
@@ -130,8 +141,59 @@ absl::StatusOr<DistributedResult> Distributed(const BenchCase& c, const RunSetti
   options.party_binary = PartyBinary();
   options.dir = settings.dir + "/logs";
   options.relay = relay;
+  options.watch_status = watch_status;
   options.party_log_level = absl::GetFlag(FLAGS_party_log_level);
   return RunDistributed(options);
+}
+
+// "adult-k3" / "wide-k3": the measured-marginals case on that table with K parties.
+absl::StatusOr<std::vector<BenchCase>> MeasuredCases() {
+  std::string list = absl::GetFlag(FLAGS_measured);
+  if (list.empty() && absl::GetFlag(FLAGS_grid) == "full") list = "adult-k3,wide-k3";
+  std::vector<BenchCase> cases;
+  if (list.empty() || list == "-") return cases;
+  for (absl::string_view name : absl::StrSplit(list, ',')) {
+    const std::vector<std::string> parts = absl::StrSplit(name, "-k");
+    int parties = 0;
+    if (parts.size() != 2 || (parts[0] != "adult" && parts[0] != "wide") ||
+        !absl::SimpleAtoi(parts[1], &parties)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--measured: ", name, " is not adult-kK or wide-kK"));
+    }
+    cases.push_back({parts[0] == "adult" ? "default" : "wide", parties, 1024, "marginals"});
+  }
+  return cases;
+}
+
+// `f` with each party's data cut to its first `records` rows (the same records at every
+// party: a split keeps the source's order).
+absl::StatusOr<Fixture> FirstRecords(Fixture f, int64_t records, const std::string& dir) {
+  if (records <= 0) return f;
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  for (size_t k = 0; k < f.data.size(); ++k) {
+    ASSIGN_OR_RETURN(CsvTable table, ReadCsv(f.data[k]));
+    if (static_cast<int64_t>(table.rows.size()) > records) table.rows.resize(records);
+    f.data[k] = absl::StrCat(dir, "/", f.names[k], ".csv");
+    RETURN_IF_ERROR(WriteCsv(f.data[k], table));
+  }
+  return f;
+}
+
+// One measured-marginals run through the daemons, then the throughput on this thread.
+absl::StatusOr<v1::BenchMeasurement> RunMeasuredCase(const BenchCase& c, const Fixture& full,
+                                                     RunSettings settings) {
+  const std::string work = absl::GetFlag(FLAGS_work_dir);
+  ASSIGN_OR_RETURN(const Fixture f, FirstRecords(full, absl::GetFlag(FLAGS_measured_records),
+                                                 absl::StrCat(work, "/records/", c.name())));
+  settings.rounds = absl::GetFlag(FLAGS_measured_fit_steps);
+  settings.dir = absl::StrCat(work, "/runs/", c.name());
+  ASSIGN_OR_RETURN(const DistributedResult run,
+                   Distributed(c, settings, f, /*relay=*/false, /*watch_status=*/true));
+  ASSIGN_OR_RETURN(v1::BenchMeasurement m, SummarizeMeasurementRun(run, settings.rounds));
+  m.set_name(absl::StrCat(c.preset == "wide" ? "wide" : "adult", "-k", c.parties));
+  m.set_parties(c.parties);
+  RETURN_IF_ERROR(MeasureSecureThroughput(absl::GetFlag(FLAGS_throughput_records), &m));
+  return m;
 }
 
 absl::StatusOr<v1::BenchCase> RunCase(const BenchCase& c, const Fixture& f,
@@ -262,6 +324,24 @@ absl::Status Main(const std::string& command) {
     *report.add_cases() = std::move(result);
     // Written after every case, so a long run that stops early still leaves its numbers.
     *report.mutable_targets() = ComputeTargets({report.cases().begin(), report.cases().end()});
+    ASSIGN_OR_RETURN(const std::string json, ToJson(report, /*include_defaults=*/true));
+    RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_out), json));
+  }
+  ASSIGN_OR_RETURN(const std::vector<BenchCase> measured, MeasuredCases());
+  for (const BenchCase& c : measured) {
+    auto fixture = fixtures.find({c.parties, c.preset});
+    if (fixture == fixtures.end()) {
+      ASSIGN_OR_RETURN(Fixture f, PrepareFixture(work, c.parties, c.preset));
+      fixture = fixtures.emplace(std::make_pair(c.parties, c.preset), std::move(f)).first;
+    }
+    ASSIGN_OR_RETURN(v1::BenchMeasurement m, RunMeasuredCase(c, fixture->second, settings));
+    spdlog::info("{}: {} records, {} histograms ({} across parties): align {:.1f} s, measure "
+                 "{:.1f} s, fit {:.1f} steps/s; one core: encrypt {:.0f}/s, sum {:.0f}/s, "
+                 "decrypt {:.0f}/s",
+                 m.name(), m.records(), m.histograms(), m.cross_histograms(), m.align_s(),
+                 m.measure_s(), m.fit_steps_per_s(), m.encrypt_per_s(), m.sum_per_s(),
+                 m.decrypt_per_s());
+    *report.add_measurements() = std::move(m);
     ASSIGN_OR_RETURN(const std::string json, ToJson(report, /*include_defaults=*/true));
     RETURN_IF_ERROR(WriteFileAtomically(absl::GetFlag(FLAGS_out), json));
   }

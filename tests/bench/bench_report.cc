@@ -225,6 +225,21 @@ std::string MarkdownTables(const v1::BenchReport& report) {
                   Ratio(t.max_growth_vs_linear()), " | <= 1 |\n", "| dpsgd / none per round | ",
                   Ratio(t.max_dpsgd_over_none()), " | <= 2 |\n", "| strict / none per round | ",
                   Ratio(t.max_strict_over_none()), " | <= 2 |\n");
+  if (report.measurements_size() == 0) return out;
+  absl::StrAppend(
+      &out, "\nMeasured marginals (privacy.mode marginals) through the daemons:\n\n",
+      "| case | records | columns | histograms (across parties) | align s | measure s | fit "
+      "steps/s | run s | encrypt /s | sum /s | decrypt /s |\n",
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const v1::BenchMeasurement& m : report.measurements()) {
+    absl::StrAppend(
+        &out, "| ", m.name(), " | ", m.records(), " | ", m.columns(), " | ", m.histograms(), " (",
+        m.cross_histograms(), ") | ", absl::StrFormat("%.1f", m.align_s()), " | ",
+        absl::StrFormat("%.1f", m.measure_s()), " | ", absl::StrFormat("%.1f", m.fit_steps_per_s()),
+        " | ", absl::StrFormat("%.1f", m.run_s()), " | ", absl::StrFormat("%.0f", m.encrypt_per_s()),
+        " | ", absl::StrFormat("%.0f", m.sum_per_s()), " | ",
+        absl::StrFormat("%.0f", m.decrypt_per_s()), " |\n");
+  }
   return out;
 }
 

@@ -17,6 +17,11 @@ def number(obj, key, where, positive=True):
     if key not in obj and positive:
         fail(f"{where}: missing {key}")
     value = obj.get(key, 0)
+    if isinstance(value, str):  # proto3 JSON writes int64 as a string
+        try:
+            value = int(value)
+        except ValueError:
+            fail(f"{where}: {key} is not a number: {value!r}")
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         fail(f"{where}: {key} is not a finite number: {value!r}")
     if positive and value <= 0:
@@ -40,6 +45,7 @@ def main():
     parser.add_argument("report")
     parser.add_argument("markdown")
     parser.add_argument("--cases", nargs="+", required=True)
+    parser.add_argument("--measurements", nargs="*", default=[])
     args = parser.parse_args()
     with open(args.report) as f:
         report = json.load(f)
@@ -75,16 +81,28 @@ def main():
                 fail(f"{name}: wire bytes below what the tensors need: {w}")
         elif "wire" in c:
             fail(f"{name}: wire bytes are only counted in mode none")
+    measurements = {m["name"]: m for m in report.get("measurements", [])}
+    if sorted(measurements) != sorted(args.measurements):
+        fail(f"measurements {sorted(measurements)} != expected {sorted(args.measurements)}")
+    for name, m in measurements.items():
+        for key in ("parties", "records", "columns", "histograms", "cross_histograms", "align_s",
+                    "measure_s", "fit_steps_per_s", "run_s", "encrypt_per_s", "sum_per_s",
+                    "decrypt_per_s"):
+            number(m, key, name)
+        if m["cross_histograms"] > m["histograms"]:
+            fail(f"{name}: more cross-party histograms than histograms")
+        if m["align_s"] + m["measure_s"] > m["run_s"]:
+            fail(f"{name}: alignment and measurement longer than the whole run")
     targets = report.get("targets", {})
     for key in ("vflgan_critic_ms", "vflgan_generator_ms", "max_wire_ratio", "max_dpsgd_over_none",
                 "max_strict_over_none"):
         number(targets, key, "targets")
     with open(args.markdown) as f:
         tables = f.read()
-    for name in cases:
+    for name in list(cases) + list(measurements):
         if f"| {name} |" not in tables:
             fail(f"markdown tables lack {name}")
-    print(f"bench report OK: {len(cases)} cases")
+    print(f"bench report OK: {len(cases)} cases, {len(measurements)} measured-marginals cases")
 
 
 if __name__ == "__main__":

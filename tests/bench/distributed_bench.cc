@@ -1,6 +1,8 @@
 #include "tests/bench/distributed_bench.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +31,41 @@ ByteCounts Count(CuratorServer& server, const TcpRelay* relay, int parties) {
   return counts;
 }
 
+// Polls the curator's status every few milliseconds until stopped, keeping a sample each
+// time the phase or the round changed.
+class StatusWatcher {
+ public:
+  explicit StatusWatcher(CuratorServer& server)
+      : thread_([this, &server] { Watch(server); }) {}
+  ~StatusWatcher() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<StatusSample> samples() {
+    Stop();
+    return samples_;
+  }
+
+ private:
+  void Watch(CuratorServer& server) {
+    const auto start = std::chrono::steady_clock::now();
+    while (!stop_) {
+      const v1::StatusResponse status = server.core().Status();
+      if (samples_.empty() || samples_.back().phase != status.state() ||
+          samples_.back().round != status.round()) {
+        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        samples_.push_back({elapsed.count(), status.state(), status.round()});
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::vector<StatusSample> samples_;  // the watcher thread's until Stop
+  std::thread thread_;
+};
+
 }  // namespace
 
 absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& options) {
@@ -51,6 +88,9 @@ absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& optio
     if (sample.index() == 0) first = Count(*server, relay.get(), parties);
     if (sample.index() == rounds - 1) last = Count(*server, relay.get(), parties);
   });
+
+  std::optional<StatusWatcher> watcher;
+  if (options.watch_status) watcher.emplace(*server);
 
   const std::string address = absl::StrCat("127.0.0.1:", relay ? relay->port() : server->port());
   std::vector<ChildProcess> children;
@@ -80,10 +120,14 @@ absl::StatusOr<DistributedResult> RunDistributed(const DistributedOptions& optio
     }
   }
   server->core().profile().SetObserver(nullptr);
+  std::vector<StatusSample> samples;
+  if (watcher.has_value()) samples = watcher->samples();
   if (!run.ok()) return absl::InternalError(absl::StrCat("curator: ", run.ToString()));
   RETURN_IF_ERROR(parties_status);
 
   DistributedResult result;
+  result.status_samples = std::move(samples);
+  result.plan = server->core().Plan();
   result.curator = server->core().profile().Snapshot();
   for (const std::string& path : profiles) {
     v1::StepProfile profile;

@@ -2,11 +2,14 @@
 #define VFSYNTH_TESTS_BENCH_DISTRIBUTED_BENCH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "vfsynth/v1/config.pb.h"
+#include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 #include "vfsynth/v1/profile.pb.h"
 
 namespace vfsynth::bench {
@@ -18,6 +21,14 @@ struct DistributedOptions {
   std::string dir;                       // configs, logs and profiles go here
   bool relay = false;                    // parties dial through a counting TcpRelay
   std::string party_log_level = "warn";
+  bool watch_status = false;  // record the run's phases and rounds (status_samples)
+};
+
+// The curator's phase and round, each time either changed.
+struct StatusSample {
+  double seconds = 0;  // since the curator started
+  v1::RunPhase phase = v1::unspecified;
+  int64_t round = 0;
 };
 
 struct DistributedResult {
@@ -27,6 +38,8 @@ struct DistributedResult {
   int counted_rounds = 0;
   int64_t tcp_bytes = 0;      // through the relay (0 without it)
   int64_t message_bytes = 0;  // serialized messages (curator's hub counters)
+  std::vector<StatusSample> status_samples;  // with watch_status
+  std::optional<v1::PrivacyPlan> plan;       // the run's attested plan
 };
 
 // One distributed run over loopback mTLS: the curator in this process (so its step
