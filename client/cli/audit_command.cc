@@ -93,9 +93,9 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
         "--audit-canary and --audit-target-row both choose the target: give one");
   }
   const std::string mode = absl::GetFlag(FLAGS_privacy);
-  ASSIGN_OR_RETURN(const v1::PrivacyConfig privacy,
-                   ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon),
-                                 absl::GetFlag(FLAGS_audit_delta)));
+  ASSIGN_OR_RETURN(
+      const v1::PrivacyConfig privacy,
+      ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon), absl::GetFlag(FLAGS_audit_delta)));
   ASSIGN_OR_RETURN(ShadowTrainingOptions shadow,
                    AuditShadowConfig(privacy, absl::GetFlag(FLAGS_rounds)));
   const int rounds = shadow.training.rounds();

@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/flags/declare.h"
 #include "client/cli/command_registry.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
@@ -188,7 +188,8 @@ std::string ObserverEpsilon(const v1::PrivacyPlan& plan, Observer observer) {
 std::string ObserverEpsilons(const v1::PrivacyPlan& plan) {
   std::string out;
   for (Observer observer : kObservers)
-    absl::StrAppend(&out, " ", ObserverName(observer), "_epsilon=", ObserverEpsilon(plan, observer));
+    absl::StrAppend(&out, " ", ObserverName(observer),
+                    "_epsilon=", ObserverEpsilon(plan, observer));
   return out;
 }
 
@@ -209,8 +210,7 @@ absl::StatusOr<std::vector<v1::PlannedColumn>> PlannedColumnsOf(
   for (const v1::Column& column : schema.columns()) header_only.header.push_back(column.name());
   ASSIGN_OR_RETURN(const SplitResult split, SplitTable(header_only, schema, parties));
   for (const std::string& column : split.unassigned_columns) {
-    std::fprintf(stderr, "note: no party holds column '%s'; it is not measured\n",
-                 column.c_str());
+    std::fprintf(stderr, "note: no party holds column '%s'; it is not measured\n", column.c_str());
   }
   std::vector<TableEncoder> encoders;
   for (const PartyTable& party : split.parties) {
@@ -260,9 +260,9 @@ absl::Status RunMarginalsPlan(double delta, v1::ExperimentalPrivacyConfig::Conve
   RETURN_IF_ERROR(ResolvePrivacyConfig(&settings));
   v1::TrainingConfig training;
   training.set_label_column(absl::GetFlag(FLAGS_label));
-  ASSIGN_OR_RETURN(std::vector<v1::PlannedColumn> columns,
-                   PlannedColumnsOf(schema, parties, records, training.label_column(),
-                                    settings.measurement()));
+  ASSIGN_OR_RETURN(
+      std::vector<v1::PlannedColumn> columns,
+      PlannedColumnsOf(schema, parties, records, training.label_column(), settings.measurement()));
   ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
                    ResolveMarginalsPlan(settings, training, std::move(columns),
                                         parties.parties_size(), records));
@@ -283,8 +283,8 @@ absl::Status RunMarginalsPlan(double delta, v1::ExperimentalPrivacyConfig::Conve
   std::string line = absl::StrFormat(
       "epsilon=%s%s histograms=%d one_way=%d pairs_within_parties=%d pairs_across_parties=%d "
       "label_pairs=%d sigma_one_way=%.6f",
-      ObserverEpsilon(plan, Observer::kPublished), ObserverEpsilons(plan),
-      plan.measurements_size(), one_way, within, across, label_pairs, sigma_one_way);
+      ObserverEpsilon(plan, Observer::kPublished), ObserverEpsilons(plan), plan.measurements_size(),
+      one_way, within, across, label_pairs, sigma_one_way);
   if (within + across > 0) absl::StrAppendFormat(&line, " sigma_pair=%.6f", sigma_pair);
   if (label_pairs > 0) absl::StrAppendFormat(&line, " sigma_label_pair=%.6f", sigma_label_pair);
   std::printf("%s\n", line.c_str());

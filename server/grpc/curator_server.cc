@@ -20,8 +20,8 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   }
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());
-  server->core_ = std::make_unique<CuratorCore>(
-      options.config, CuratorProtocolFor(options.config), options.resume);
+  server->core_ = std::make_unique<CuratorCore>(options.config, CuratorProtocolFor(options.config),
+                                                options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
