@@ -18,13 +18,11 @@
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
-#include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/data/schema.h"
 #include "common/eval/audit_canary.h"
 #include "common/eval/eval_table.h"
 #include "common/eval/membership_audit.h"
-#include "common/privacy/mode_traits.h"
 #include "common/privacy/privacy_plan.h"
 
 // Defined in split_command.cc, train_local_command.cc, eval_command.cc and privacy_command.cc.
@@ -38,7 +36,7 @@ ABSL_DECLARE_FLAG(double, epsilon);
 
 ABSL_FLAG(std::string, privacy, "none",
           "audit: privacy mode of the shadow models' training (none, dpsgd, strict, vflgan, "
-          "gswgan, pate)");
+          "gswgan, pate, marginals)");
 ABSL_FLAG(bool, audit_canary, false,
           "audit: the target is an inserted outlier record built from the schema, not the most "
           "isolated real one");
@@ -52,8 +50,6 @@ ABSL_FLAG(int64_t, audit_seed, 0, "audit: seed for D, shadow models and the atta
 
 namespace vfsynth {
 namespace {
-
-constexpr int kDefaultAuditRounds = 50;
 
 // The claim against the published observer: the largest ε any shadow run planned.
 void RecordClaim(const ShadowRun& run, PublishedClaim* claim) {
@@ -96,18 +92,13 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         "--audit-canary and --audit-target-row both choose the target: give one");
   }
-  const int rounds =
-      absl::GetFlag(FLAGS_rounds) >= 0 ? absl::GetFlag(FLAGS_rounds) : kDefaultAuditRounds;
-  ShadowTrainingOptions shadow = SmallShadowConfig(rounds);
   const std::string mode = absl::GetFlag(FLAGS_privacy);
-  ASSIGN_OR_RETURN(shadow.privacy, ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon),
-                                                 absl::GetFlag(FLAGS_audit_delta)));
-  // Mode none runs what dpsgd and strict add by default (the marginal release, its pairs,
-  // the prior), exact: none against a DP mode then differs only in the noise. Without them
-  // a target rare in D leaves no trace G learns within a shadow run's rounds.
-  if (!privacy::TraitsOf(shadow.privacy.mode()).draws_noise()) {
-    RETURN_IF_ERROR(SetMarginalReleaseDefaults(/*prior=*/true, &shadow.training));
-  }
+  ASSIGN_OR_RETURN(
+      const v1::PrivacyConfig privacy,
+      ShadowPrivacy(mode, absl::GetFlag(FLAGS_epsilon), absl::GetFlag(FLAGS_audit_delta)));
+  ASSIGN_OR_RETURN(ShadowTrainingOptions shadow,
+                   AuditShadowConfig(privacy, absl::GetFlag(FLAGS_rounds)));
+  const int rounds = shadow.training.rounds();
   if (!absl::GetFlag(FLAGS_parties).empty()) {
     RETURN_IF_ERROR(LoadJsonFile(absl::GetFlag(FLAGS_parties), &shadow.parties));
   }

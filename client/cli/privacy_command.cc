@@ -1,10 +1,14 @@
-// `vfsynth privacy epsilon|calibrate`: the accountant and calibrator from the
-// command line (docs/accounting.md). Output is one `key=value` line on stdout.
+// `vfsynth privacy epsilon|calibrate|plan|statement`: the accountant, calibrator and a
+// run's plan from the command line (docs/accounting.md). Output is one `key=value` line
+// on stdout.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +18,12 @@
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
+#include "common/data/csv.h"
+#include "common/data/encoder.h"
+#include "common/data/numeric_grid.h"
+#include "common/data/schema.h"
+#include "common/data/split.h"
+#include "common/marginals/central_measurement.h"
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
@@ -21,6 +31,10 @@
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
+
+// Defined in split_command.cc.
+ABSL_DECLARE_FLAG(std::string, schema);
+ABSL_DECLARE_FLAG(std::string, parties);
 
 ABSL_FLAG(std::string, noise_multiplier, "",
           "privacy epsilon: noise std / L2 sensitivity per release; a comma list gives one "
@@ -35,9 +49,14 @@ ABSL_FLAG(std::string, sampler, "wor",
           "privacy: wor (fixed-size batch without replacement, replace-one, what vfsynth "
           "does) | poisson (Opacus, add/remove-one)");
 
-ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate");
+ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate|marginals");
 ABSL_FLAG(int32_t, party_count, 1, "privacy plan / schema draft: number of parties K");
-ABSL_FLAG(int64_t, records, 0, "privacy plan: aligned records N");
+ABSL_FLAG(int64_t, records, 0,
+          "privacy plan: aligned records N (marginals: the rows each party holds, which size "
+          "its numeric columns' grids)");
+ABSL_FLAG(std::string, label, "",
+          "privacy plan (marginals): training.label_column, whose pairs with every column are "
+          "measured; empty: none");
 ABSL_FLAG(int64_t, batch_size, 256, "privacy plan: batch size B");
 ABSL_FLAG(int64_t, generator_rounds, 0, "privacy plan: generator rounds");
 ABSL_FLAG(int32_t, n_critic, 5, "privacy plan: critic steps per round");
@@ -158,6 +177,121 @@ absl::Status RunCalibrate(const CommonFlags& flags) {
   return absl::OkStatus();
 }
 
+// `plan`'s ε against `observer`, or "not_DP" where it gives that observer no guarantee.
+std::string ObserverEpsilon(const v1::PrivacyPlan& plan, Observer observer) {
+  const v1::ObserverGuarantee& g = Guarantee(plan, observer);
+  return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned())
+                                 : std::string("not_DP");
+}
+
+// " <observer>_epsilon=E" for every observer.
+std::string ObserverEpsilons(const v1::PrivacyPlan& plan) {
+  std::string out;
+  for (Observer observer : kObservers)
+    absl::StrAppend(&out, " ", ObserverName(observer),
+                    "_epsilon=", ObserverEpsilon(plan, observer));
+  return out;
+}
+
+// The plan's guarantees, one "against ..." line per observer on stderr.
+void PrintGuarantees(const v1::PrivacyPlan& plan, double delta) {
+  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
+    std::fprintf(stderr, "against %s\n", DescribeGuarantee(guarantee, delta).c_str());
+  }
+}
+
+// The columns a measured-marginals run plans from, as the curator lists them: every
+// party's one-hot columns of `schema` cut by `parties` (as `vfsynth split` cuts them),
+// each numeric grid resolved for a party of `records` rows.
+absl::StatusOr<std::vector<v1::PlannedColumn>> PlannedColumnsOf(
+    const v1::Schema& schema, const v1::PartiesFile& parties, int64_t records,
+    const std::string& label, const v1::MeasurementConfig& settings) {
+  CsvTable header_only;
+  for (const v1::Column& column : schema.columns()) header_only.header.push_back(column.name());
+  ASSIGN_OR_RETURN(const SplitResult split, SplitTable(header_only, schema, parties));
+  for (const std::string& column : split.unassigned_columns) {
+    std::fprintf(stderr, "note: no party holds column '%s'; it is not measured\n", column.c_str());
+  }
+  std::vector<TableEncoder> encoders;
+  for (const PartyTable& party : split.parties) {
+    v1::Schema party_schema = party.schema;
+    ResolveNumericGrids(records, &party_schema);
+    ASSIGN_OR_RETURN(TableEncoder encoder, TableEncoder::Create(party_schema));
+    encoders.push_back(std::move(encoder));
+  }
+  std::vector<const TableEncoder*> views;
+  for (const TableEncoder& encoder : encoders) views.push_back(&encoder);
+  marginals::MeasuredLayout layout = marginals::LayoutOf(views, label, settings);
+  if (!label.empty() && std::none_of(layout.columns.begin(), layout.columns.end(),
+                                     [](const v1::PlannedColumn& c) { return c.label(); })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--label '", label, "' is not a column any party holds"));
+  }
+  return std::move(layout.columns);
+}
+
+// A measured-marginals run's plan (ResolveMarginalsPlan) from the columns the parties
+// hold: the ε per observer (all the run's), the histograms it measures and their noise.
+absl::Status RunMarginalsPlan(double delta, v1::ExperimentalPrivacyConfig::Conversion conversion) {
+  const std::string schema_path = absl::GetFlag(FLAGS_schema);
+  const std::string parties_path = absl::GetFlag(FLAGS_parties);
+  const int64_t records = absl::GetFlag(FLAGS_records);
+  const double epsilon = absl::GetFlag(FLAGS_epsilon);
+  if (schema_path.empty() || parties_path.empty() || records < 1) {
+    return absl::InvalidArgumentError(
+        "--mode marginals plans from the parties' columns: it needs --schema S.json (the joint "
+        "schema), --parties P.json (which party holds which column) and --records N (the rows "
+        "each party holds)");
+  }
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon) ||
+      !absl::GetFlag(FLAGS_noise_multiplier).empty()) {
+    return absl::InvalidArgumentError(
+        "--mode marginals needs --epsilon E > 0 and no --noise-multiplier: each histogram's "
+        "noise is calibrated to the budget");
+  }
+  ASSIGN_OR_RETURN(const v1::Schema schema, LoadSchema(schema_path));
+  v1::PartiesFile parties;
+  RETURN_IF_ERROR(LoadJsonFile(parties_path, &parties));
+  v1::PrivacyConfig settings;
+  settings.set_mode(v1::PrivacyConfig::marginals);
+  settings.set_epsilon(epsilon);
+  settings.set_delta(delta);
+  settings.mutable_experimental()->set_conversion(conversion);
+  RETURN_IF_ERROR(ResolvePrivacyConfig(&settings));
+  v1::TrainingConfig training;
+  training.set_label_column(absl::GetFlag(FLAGS_label));
+  ASSIGN_OR_RETURN(
+      std::vector<v1::PlannedColumn> columns,
+      PlannedColumnsOf(schema, parties, records, training.label_column(), settings.measurement()));
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
+                   ResolveMarginalsPlan(settings, training, std::move(columns),
+                                        parties.parties_size(), records));
+  int one_way = 0, within = 0, across = 0, label_pairs = 0;
+  double sigma_one_way = 0, sigma_pair = 0, sigma_label_pair = 0;
+  for (const v1::MeasuredHistogram& m : plan.measurements()) {
+    if (m.columns_size() == 1) {
+      ++one_way;
+      sigma_one_way = m.sigma();
+    } else if (plan.columns(m.columns(0)).label() || plan.columns(m.columns(1)).label()) {
+      ++label_pairs;
+      sigma_label_pair = m.sigma();
+    } else {
+      ++(m.cross_party() ? across : within);
+      sigma_pair = m.sigma();
+    }
+  }
+  std::string line = absl::StrFormat(
+      "epsilon=%s%s histograms=%d one_way=%d pairs_within_parties=%d pairs_across_parties=%d "
+      "label_pairs=%d sigma_one_way=%.6f",
+      ObserverEpsilon(plan, Observer::kPublished), ObserverEpsilons(plan), plan.measurements_size(),
+      one_way, within, across, label_pairs, sigma_one_way);
+  if (within + across > 0) absl::StrAppendFormat(&line, " sigma_pair=%.6f", sigma_pair);
+  if (label_pairs > 0) absl::StrAppendFormat(&line, " sigma_label_pair=%.6f", sigma_label_pair);
+  std::printf("%s\n", line.c_str());
+  PrintGuarantees(plan, delta);
+  return CheckPlanBudgets(plan);
+}
+
 // A whole training run as the daemons plan it (privacy_plan.h): calibrates z for
 // --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
@@ -172,6 +306,10 @@ absl::Status RunPlan() {
   }
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
                    privacy::ParseConversion(absl::GetFlag(FLAGS_conversion)));
+  const v1::ExperimentalPrivacyConfig::Conversion conversion_setting =
+      conversion == privacy::Conversion::kClassic ? v1::ExperimentalPrivacyConfig::classic
+                                                  : v1::ExperimentalPrivacyConfig::improved;
+  if (mode == v1::PrivacyConfig::marginals) return RunMarginalsPlan(delta, conversion_setting);
   privacy::RunShape shape;
   shape.parties = absl::GetFlag(FLAGS_party_count);
   shape.records = absl::GetFlag(FLAGS_records);
@@ -217,9 +355,7 @@ absl::Status RunPlan() {
   v1::PrivacyConfig settings;
   settings.set_mode(mode);
   settings.set_delta(delta);
-  settings.mutable_experimental()->set_conversion(conversion == privacy::Conversion::kClassic
-                                                      ? v1::ExperimentalPrivacyConfig::classic
-                                                      : v1::ExperimentalPrivacyConfig::improved);
+  settings.mutable_experimental()->set_conversion(conversion_setting);
   if (share != 0.0) settings.mutable_experimental()->set_shared_critic_budget_share(share);
   settings.mutable_ensemble()->set_shards(shards);
   settings.mutable_ensemble()->mutable_experimental()->set_vote_aggregation(vote_aggregation);
@@ -251,24 +387,16 @@ absl::Status RunPlan() {
                    ResolvePrivacyPlan(settings, training, shape.parties, shape.records));
   ASSIGN_OR_RETURN(const std::optional<double> party, OwnReleasesEpsilonAfter(plan, rounds));
   // One key=value line on stdout; "not_DP" where the run gives an observer no guarantee.
-  auto view = [&](Observer observer) {
-    const v1::ObserverGuarantee& g = Guarantee(plan, observer);
-    return g.has_epsilon_planned() ? absl::StrFormat("%.6f", g.epsilon_planned())
-                                   : std::string("not_DP");
-  };
   std::string line = absl::StrFormat("noise_multiplier=%.6f epsilon=%s", plan.noise_multiplier(),
-                                     view(Observer::kPublished));
+                                     ObserverEpsilon(plan, Observer::kPublished));
   if (party.has_value()) absl::StrAppendFormat(&line, " party_epsilon=%.6f", *party);
-  for (Observer observer : kObservers)
-    absl::StrAppend(&line, " ", ObserverName(observer), "_epsilon=", view(observer));
+  absl::StrAppend(&line, ObserverEpsilons(plan));
   if (privacy::TraitsOf(mode).curator_releases_per_step > 0) {
     absl::StrAppendFormat(&line, " party_noise_multiplier=%.6f shared_critic_noise_multiplier=%.6f",
                           plan.party_noise_multiplier(), plan.shared_critic_noise_multiplier());
   }
   std::printf("%s\n", line.c_str());
-  for (const v1::ObserverGuarantee& guarantee : plan.guarantees()) {
-    std::fprintf(stderr, "against %s\n", DescribeGuarantee(guarantee, delta).c_str());
-  }
+  PrintGuarantees(plan, delta);
   return CheckPlanBudgets(plan);
 }
 
@@ -309,8 +437,11 @@ const CommandRegistration kRegistration(
      "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
      "[--label-epsilon e_l] [--marginal-release] [--label-pairs] "
      "[--shared-critic-budget-share s] [--epsilon-budget-against-parties e] [--conversion ...]\n"
+     "  privacy plan --mode marginals --schema S.json --parties P.json --records N --epsilon E "
+     "--delta D [--label COL] [--conversion ...]   (the parties' columns decide the histograms)\n"
      "  privacy statement S.privacy.json   (the guarantee a published table comes with)",
-     &RunPrivacyCommand});
+     &RunPrivacyCommand,
+     {"schema", "parties"}});
 
 }  // namespace
 }  // namespace vfsynth

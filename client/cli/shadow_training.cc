@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cli/in_process_curator_link.h"
+#include "client/core/party_protocol_factory.h"
 #include "client/core/party_session.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
@@ -20,7 +21,7 @@
 #include "common/privacy/run_accounting.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_core.h"
-#include "server/core/vertical_rounds.h"
+#include "server/core/curator_protocol_factory.h"
 
 namespace vfsynth {
 namespace {
@@ -29,6 +30,15 @@ namespace {
 constexpr double kJoinTimeoutSeconds = 60;
 constexpr double kRoundTimeoutSeconds = 60;
 constexpr double kReconnectTimeoutSeconds = 10;
+
+// The audit's generator rounds in the GAN modes.
+constexpr int kAuditRounds = 50;
+// Mode marginals: G's fit steps and rows per step. The run's budget is spent once, on the
+// measurement, so the fit's length costs only time; a batch of 256 estimates G's
+// histograms well enough and stays within an audit's D (--audit-rows 500), which
+// TrainShadowModel requires of every batch.
+constexpr int kMarginalsAuditFitSteps = 300;
+constexpr int kMarginalsAuditFitBatch = 256;
 
 absl::StatusOr<v1::CuratorConfig> CuratorConfigFor(const ShadowTrainingOptions& options,
                                                    const std::vector<v1::PartyDataConfig>& parties,
@@ -94,13 +104,14 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
                                                 "\nalignment_key=", secrets.alignment_key, "\n")));
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
-  CuratorCore curator(curator_config, std::make_unique<VerticalRounds>(curator_config));
-  std::vector<std::unique_ptr<VerticalPartyCore>> cores;
+  CuratorCore curator(curator_config, CuratorProtocolFor(curator_config));
+  std::vector<std::unique_ptr<PartyProtocol>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {
     ASSIGN_OR_RETURN(const v1::PartyConfig config,
                      PartyConfigFor(options, party, secrets_path, dir));
-    ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config));
+    ASSIGN_OR_RETURN(std::unique_ptr<PartyProtocol> core,
+                     PartyProtocolFor(config, /*resume=*/false));
     core->set_party_secret(ReferencePartySecret(seed, party.name()));
     sessions.push_back(std::make_unique<PartySession>(
         config, core.get(), std::make_unique<InProcessCuratorLink>(&curator, party.name())));
@@ -149,6 +160,22 @@ ShadowTrainingOptions SmallShadowConfig(int rounds) {
   t.set_threads(1);  // shadow models are many and small; intra-op threads only add overhead
   t.set_log_every(1 << 30);
   options.privacy.set_mode(v1::PrivacyConfig::none);
+  return options;
+}
+
+absl::StatusOr<ShadowTrainingOptions> AuditShadowConfig(const v1::PrivacyConfig& privacy,
+                                                        int rounds) {
+  const bool measured = privacy.mode() == v1::PrivacyConfig::marginals;
+  const int default_rounds = measured ? kMarginalsAuditFitSteps : kAuditRounds;
+  ShadowTrainingOptions options = SmallShadowConfig(rounds >= 0 ? rounds : default_rounds);
+  options.privacy = privacy;
+  // Mode none runs what dpsgd and strict add by default (the marginal release, its pairs,
+  // the prior), exact: none against a DP mode then differs only in the noise. Without them
+  // a target rare in D leaves no trace G learns within a shadow run's rounds.
+  if (!privacy::TraitsOf(privacy.mode()).draws_noise()) {
+    RETURN_IF_ERROR(SetMarginalReleaseDefaults(/*prior=*/true, &options.training));
+  }
+  if (measured) options.training.set_batch_size(kMarginalsAuditFitBatch);
   return options;
 }
 

@@ -3,9 +3,10 @@
 
 // The membership audit's shadow models, trained through the daemons' own code: a curator
 // core and one party core and session per party in this process (InProcessCuratorLink
-// instead of gRPC), with the run's privacy block on every daemon, so every mechanism of
-// the mode runs as shipped (party noise, DP-SGD, feature noise, the marginal release,
-// ledgers, the privacy plan).
+// instead of gRPC), each protocol the one the daemons pick for the mode
+// (CuratorProtocolFor, PartyProtocolFor), with the run's privacy block on every daemon,
+// so every mechanism of the mode runs as shipped (party noise, DP-SGD, feature noise,
+// the marginal release, measured marginals, ledgers, the privacy plan).
 
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,13 @@ struct ShadowTrainingOptions {
 
 // Small networks and short training so that 2M shadow models fit on 2 cores.
 ShadowTrainingOptions SmallShadowConfig(int rounds);
+
+// The audit's shadow runs in `privacy`'s mode: SmallShadowConfig with `rounds` (-1: the
+// mode's default) and what the mode needs. Mode none runs the marginal release (exact)
+// as the DP modes do by default; mode marginals fits G with batches that fit an audit's
+// few hundred records and, its rounds being fit steps that cost no budget, more of them.
+absl::StatusOr<ShadowTrainingOptions> AuditShadowConfig(const v1::PrivacyConfig& privacy,
+                                                        int rounds);
 
 // The audit's privacy block: `mode` with `epsilon` (0: not given) at `delta`.
 // INVALID_ARGUMENT for an unknown mode, a DP mode without a positive ε, or an ε with

@@ -218,6 +218,11 @@ v1::PartyMessage HorizontalPartyCore::MakeHello() const {
   return HelloOf(run().id(), config_.name(), -1);
 }
 
+double HorizontalPartyCore::epsilon_spent() const {
+  if (privacy_ledger_ != nullptr) return privacy_ledger_->Spent().epsilon;
+  return ledger_ == nullptr ? 0.0 : ledger_->max_epsilon_spent();
+}
+
 absl::Status HorizontalPartyCore::Finish() {
   if (dp_fedavg()) {
     spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}",

@@ -53,9 +53,12 @@ class HorizontalPartyCore : public PartyProtocol {
   v1::PartyMessage MakeHello() const override;
   const StepProfile& profile() const override { return profile_; }
 
-  // Before registering: the secret this party's draws derive from, instead of one drawn
-  // from the OS (a run reproducing TrainHorizontalReference: tests).
-  void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
+  // The secret this party's draws derive from (PartyProtocol::set_party_secret); a run
+  // reproducing TrainHorizontalReference sets it before registering.
+  void set_party_secret(std::string secret) override { party_secret_ = std::move(secret); }
+  const v1::PrivacyPlan& privacy_plan() const override { return plan_; }
+  // dpfedavg: the ledger's ε; signds: the most any user spent.
+  double epsilon_spent() const override;
   int64_t users() const { return static_cast<int64_t>(users_.rows.size()); }
   // signds: the users' participation; dpfedavg: the rounds' charges (the other is null).
   const privacy::ParticipationLedger* ledger() const { return ledger_.get(); }

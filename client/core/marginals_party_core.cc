@@ -229,6 +229,10 @@ v1::PartyMessage MarginalsPartyCore::MakeHello() const {
   return HelloOf(run().id(), config_.name(), -1);
 }
 
+double MarginalsPartyCore::epsilon_spent() const {
+  return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
+}
+
 absl::Status MarginalsPartyCore::Finish() {
   spdlog::info("the run ended: epsilon {:.4g} of this party's ledger spent",
                ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon);

@@ -56,7 +56,10 @@ class MarginalsPartyCore : public PartyProtocol {
   v1::PartyMessage MakeHello() const override;
   const StepProfile& profile() const override { return profile_; }
 
-  const v1::PrivacyPlan& privacy_plan() const { return plan_; }
+  const v1::PrivacyPlan& privacy_plan() const override { return plan_; }
+  double epsilon_spent() const override;
+  // The secret of this party's alignment list (PartyProtocol::set_party_secret).
+  void set_party_secret(std::string secret) override { party_secret_ = std::move(secret); }
   // The aligned encoded rows (canonical order) and their encoder, once aligned.
   const torch::Tensor& aligned_table() const { return table_; }
   const TableEncoder& encoder() const { return data_.encoder; }

@@ -10,6 +10,7 @@
 #include "client/core/party_run.h"
 #include "common/base/step_profile.h"
 #include "vfsynth/v1/curator.pb.h"
+#include "vfsynth/v1/privacy_plan.pb.h"
 
 namespace vfsynth {
 
@@ -67,6 +68,16 @@ class PartyProtocol {
   const std::string& finish_message() const { return run_.finish_message(); }
   // Per-message wall-clock breakdown (docs/performance.md).
   virtual const StepProfile& profile() const = 0;
+
+  // The run's privacy plan once this party resolved it (empty before).
+  virtual const v1::PrivacyPlan& privacy_plan() const = 0;
+  // The ε this party's ledger holds as spent (0 where it keeps none: modes without a DP
+  // claim, or before the ledger is open).
+  virtual double epsilon_spent() const = 0;
+  // Before MakeAlignRequest: the secret this party's draws and networks derive from,
+  // instead of one drawn from the OS (a run reproducing a reference: tests, and the
+  // audit's shadow models, whose starts are functions of their seeds).
+  virtual void set_party_secret(std::string secret) = 0;
 
  protected:
   PartyRun& run() { return run_; }

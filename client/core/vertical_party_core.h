@@ -83,10 +83,8 @@ class VerticalPartyCore : public PartyProtocol {
   // Refuses a curator plan that differs from this party's (naming the setting); the
   // first match charges the marginal release. Nothing leaves the party before this.
   absl::Status AcceptCuratorPlan(const v1::AttestPlanResponse& response) override;
-  // Before MakeAlignRequest: the secret this party's networks initialise from, instead of one
-  // drawn from the OS (a run reproducing the reference trainer's start: tests, and the
-  // audit's shadow models, whose starts are functions of their seeds).
-  void set_party_secret(std::string secret) { party_secret_ = std::move(secret); }
+  // The secret this party's networks initialise from (PartyProtocol::set_party_secret).
+  void set_party_secret(std::string secret) override { party_secret_ = std::move(secret); }
   v1::PartyMessage MakeHello() const override;
 
   // Label pairs (training.label_column), after alignment: true if the run has them.
@@ -108,9 +106,9 @@ class VerticalPartyCore : public PartyProtocol {
 
   // Joint epsilon spent so far and planned for the whole run (0 where the run makes
   // no DP claim: none, vflgan).
-  double epsilon_spent() const;
+  double epsilon_spent() const override;
   double epsilon_planned() const;
-  const v1::PrivacyPlan& privacy_plan() const { return plan_; }
+  const v1::PrivacyPlan& privacy_plan() const override { return plan_; }
 
   const std::string& name() const { return config_.name(); }
   PartyModel* model() { return model_.get(); }

@@ -319,8 +319,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolvePrivacyPlan(const v1::PrivacyConfig& priv
   if (IsMeasuredMode(mode)) {
     return absl::InvalidArgumentError(
         "privacy mode 'marginals' is planned from the parties' columns (its histograms and their "
-        "noise depend on them): the curator resolves it once every party registered, and "
-        "`vfsynth status` and the privacy statement show it");
+        "noise depend on them): ResolveMarginalsPlan; beforehand `vfsynth privacy plan --mode "
+        "marginals --schema S --parties P` shows it");
   }
   v1::PrivacyPlan plan = PlanHeader(privacy, training, parties, records);
   plan.set_n_critic(training.n_critic());

@@ -7,10 +7,8 @@
 #include "common/base/status_macros.h"
 #include "common/net/tls.h"
 #include "server/core/curator_checkpoint.h"
-#include "server/core/horizontal_rounds.h"
-#include "server/core/measured_marginals.h"
+#include "server/core/curator_protocol_factory.h"
 #include "server/core/metrics_text.h"
-#include "server/core/vertical_rounds.h"
 
 namespace vfsynth {
 
@@ -22,17 +20,8 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   }
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());
-  // The one place the topology picks the protocol the run's lifecycle drives.
-  std::unique_ptr<CuratorProtocol> protocol;
-  if (options.config.topology() == v1::Topology::horizontal) {
-    protocol = std::make_unique<HorizontalRounds>(options.config);
-  } else if (options.config.privacy().mode() == v1::PrivacyConfig::marginals) {
-    protocol = std::make_unique<MeasuredMarginals>(options.config);
-  } else {
-    protocol = std::make_unique<VerticalRounds>(options.config);
-  }
-  server->core_ =
-      std::make_unique<CuratorCore>(options.config, std::move(protocol), options.resume);
+  server->core_ = std::make_unique<CuratorCore>(options.config, CuratorProtocolFor(options.config),
+                                                options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;

@@ -27,7 +27,7 @@ expect_help real schema out parties rounds -- "$BIN/vfsynth" audit --help
 expect_help config rounds -- "$BIN/vfsynth" train-local -h
 expect_help curator json -- "$BIN/vfsynth" status --help
 expect_help real synthetic schema target out parties holdout -- "$BIN/vfsynth" eval --help
-expect_help mode epsilon delta party_count -- "$BIN/vfsynth" privacy --help
+expect_help mode epsilon delta party_count schema parties label -- "$BIN/vfsynth" privacy --help
 expect_help generator output rows label_column -- "$BIN/vfsynth" synthesize --help
 # A command's help lists its own flags, not every command's.
 "$BIN/vfsynth" split --help > "$WORK/split"

@@ -6,7 +6,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/proto_json.h"
@@ -112,6 +115,56 @@ TEST_F(ShadowTrainingTest, StrictRunCalibratesToTheBudgetAndChargesEveryLedger) 
   EXPECT_NE(run->synthetic.rows, noise_free->synthetic.rows);
 }
 
+TEST_F(ShadowTrainingTest, MarginalsRunMeasuresOnceAndChargesEveryLedgerThePlansEpsilon) {
+  const auto privacy = ShadowPrivacy("marginals", 1.0, 1e-5);
+  ASSERT_TRUE(privacy.ok()) << privacy.status();
+  auto options = AuditShadowConfig(*privacy, /*rounds=*/20);
+  ASSERT_TRUE(options.ok()) << options.status();
+  options->work_dir = options_.work_dir;
+  options->parties = options_.parties;
+  options->training.set_batch_size(64);  // the fit's rows per step, within these 150 records
+  const auto run = TrainShadowModel(schema_, *options, data_, kSeed);
+  ASSERT_TRUE(run.ok()) << run.status();
+
+  // The measured-marginals protocol ran (the vertical rounds plan no histograms).
+  EXPECT_EQ(run->plan.privacy().mode(), v1::PrivacyConfig::marginals);
+  EXPECT_EQ(run->plan.parties(), 3);
+  EXPECT_EQ(run->plan.records(), 150);
+  EXPECT_EQ(run->plan.columns_size(), schema_.columns_size());
+  int cross = 0;
+  for (const v1::MeasuredHistogram& m : run->plan.measurements()) cross += m.cross_party();
+  EXPECT_GT(cross, 0) << "no histogram across parties: no secure count ran";
+  for (const v1::ObserverGuarantee& g : run->plan.guarantees()) {
+    ASSERT_TRUE(g.has_epsilon_planned()) << g.observer();
+    EXPECT_NEAR(g.epsilon_planned(), 1.0, 1e-3) << g.observer();  // one ε for every observer
+  }
+  ASSERT_EQ(run->party_epsilon_spent.size(), 3u);
+  for (double spent : run->party_epsilon_spent) EXPECT_NEAR(spent, 1.0, 1e-3);
+  EXPECT_EQ(run->synthetic.rows.size(), 150u);
+  std::vector<std::string> columns;  // every schema column, in the parties' order
+  for (const v1::Column& column : schema_.columns()) columns.push_back(column.name());
+  std::vector<std::string> header = run->synthetic.header;
+  std::sort(columns.begin(), columns.end());
+  std::sort(header.begin(), header.end());
+  EXPECT_EQ(header, columns);
+}
+
+TEST(AuditShadowConfigTest, SuitsEachModesTraining) {
+  const auto marginals = AuditShadowConfig(*ShadowPrivacy("marginals", 1, 1e-5), -1);
+  ASSERT_TRUE(marginals.ok()) << marginals.status();
+  EXPECT_EQ(marginals->privacy.mode(), v1::PrivacyConfig::marginals);
+  EXPECT_LE(marginals->training.batch_size(), 500);  // the audit's default D
+  EXPECT_GT(marginals->training.rounds(), SmallShadowConfig(50).training.rounds());
+  const auto strict = AuditShadowConfig(*ShadowPrivacy("strict", 1, 1e-5), 7);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_EQ(strict->training.rounds(), 7);
+  EXPECT_EQ(strict->training.batch_size(), SmallShadowConfig(7).training.batch_size());
+  EXPECT_FALSE(strict->training.has_marginal_weight());  // the daemons' default applies
+  const auto none = AuditShadowConfig(*ShadowPrivacy("none", 0, 1e-5), -1);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->training.marginal_weight(), 1);  // as dpsgd and strict run it, exact
+}
+
 TEST_F(ShadowTrainingTest, TooFewRecordsForTheBatchAreRefused) {
   data_.rows.resize(options_.training.batch_size() - 1);
   const auto run = TrainShadowModel(schema_, options_, data_, kSeed);
@@ -125,6 +178,7 @@ TEST(ShadowPrivacyTest, RefusesModesAndBudgetsThatDoNotFit) {
   ASSERT_TRUE(strict.ok()) << strict.status();
   EXPECT_EQ(strict->epsilon(), 1);
   EXPECT_EQ(strict->delta(), 1e-5);
+  EXPECT_TRUE(ShadowPrivacy("marginals", 1, 1e-5).ok());
   EXPECT_EQ(ShadowPrivacy("bogus", 1, 1e-5).status().code(), absl::StatusCode::kInvalidArgument);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
     const auto status = ShadowPrivacy("dpsgd", bad, 1e-5).status();

@@ -215,4 +215,53 @@ TEST(PrivacyCliTest, PlanStatesTheEpsilonAgainstEveryObserver) {
   EXPECT_EQ(kept.exit_code, 0) << kept.out;
 }
 
+// Measured marginals: planned from the columns the parties hold, the same ε against every
+// observer, the histograms counted by kind; without the columns it is refused.
+TEST(PrivacyCliTest, PlanMeasuredMarginalsFromTheParties) {
+  const std::string shape =
+      absl::StrCat("privacy plan --mode marginals --schema ", VFSYNTH_SOURCE_DIR,
+                   "/deploy/schemas/adult.schema.json --parties ", VFSYNTH_SOURCE_DIR,
+                   "/deploy/parties/adult-3.json --records 32561 --delta 1e-5 --epsilon 1");
+  const Result plain = RunVfsynth(shape);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  for (const char* key : {"epsilon", "published_epsilon", "curator_epsilon", "other_party_epsilon",
+                          "curator_with_party_epsilon"}) {
+    EXPECT_NEAR(Value(plain.out, key), 1, 1e-3) << key << "\n" << plain.out;
+  }
+  EXPECT_EQ(Value(plain.out, "one_way"), 15) << plain.out;  // Adult's columns
+  EXPECT_GT(Value(plain.out, "pairs_within_parties"), 0) << plain.out;
+  EXPECT_GT(Value(plain.out, "pairs_across_parties"), 0) << plain.out;
+  EXPECT_EQ(Value(plain.out, "label_pairs"), 0) << plain.out;
+  EXPECT_EQ(Value(plain.out, "histograms"), Value(plain.out, "one_way") +
+                                                Value(plain.out, "pairs_within_parties") +
+                                                Value(plain.out, "pairs_across_parties"))
+      << plain.out;
+  EXPECT_GT(Value(plain.out, "sigma_one_way"), 1) << plain.out;
+  EXPECT_GT(Value(plain.out, "sigma_pair"), 1) << plain.out;
+  EXPECT_NE(plain.out.find("against other_party"), std::string::npos) << plain.out;
+
+  // The label's pairs with every other column are always measured, at their own weight.
+  const Result labelled = RunVfsynth(shape + " --label class");
+  ASSERT_EQ(labelled.exit_code, 0) << labelled.out;
+  EXPECT_NEAR(Value(labelled.out, "epsilon"), 1, 1e-3) << labelled.out;
+  EXPECT_EQ(Value(labelled.out, "label_pairs"), 14) << labelled.out;
+  EXPECT_EQ(Value(labelled.out, "histograms"), Value(labelled.out, "one_way") +
+                                                   Value(labelled.out, "pairs_within_parties") +
+                                                   Value(labelled.out, "pairs_across_parties") + 14)
+      << labelled.out;
+  EXPECT_GT(Value(labelled.out, "sigma_label_pair"), 1) << labelled.out;
+
+  const Result no_label = RunVfsynth(shape + " --label salary");
+  EXPECT_EQ(no_label.exit_code, 2) << no_label.out;
+  EXPECT_NE(no_label.out.find("'salary'"), std::string::npos) << no_label.out;
+  const Result no_columns =
+      RunVfsynth("privacy plan --mode marginals --records 1000 --delta 1e-5 --epsilon 1");
+  EXPECT_EQ(no_columns.exit_code, 2) << no_columns.out;
+  EXPECT_NE(no_columns.out.find("--schema"), std::string::npos) << no_columns.out;
+  EXPECT_NE(no_columns.out.find("--parties"), std::string::npos) << no_columns.out;
+  const Result no_budget = RunVfsynth(absl::StrCat(shape, " --epsilon 0"));
+  EXPECT_EQ(no_budget.exit_code, 2) << no_budget.out;
+  EXPECT_NE(no_budget.out.find("--epsilon"), std::string::npos) << no_budget.out;
+}
+
 }  // namespace
