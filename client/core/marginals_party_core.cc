@@ -48,8 +48,8 @@ absl::Status SameColumn(const v1::PlannedColumn& ours, const v1::PlannedColumn& 
 
 }  // namespace
 
-std::string MarginalsListKey(const std::string& alignment_key) {
-  return AlignmentToken(alignment_key, "vfsynth/marginals/list-key");
+absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key) {
+  return secure::DeriveListKey(alignment_key, "marginals/lists");
 }
 
 absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
@@ -71,16 +71,19 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(secrets.alignment_key, data.ids));
+  ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));
   std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
-      config, secrets.alignment_key, std::move(data), std::move(tokens), resume));
+      config, std::move(list_key), std::move(data), std::move(tokens), resume));
   return core;
 }
 
-MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key,
+MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key,
                                        PartyData data, std::vector<std::string> tokens,
                                        bool resume)
-    : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
-  list_key_ = MarginalsListKey(alignment_key);
+    : config_(std::move(config)),
+      resume_(resume),
+      data_(std::move(data)),
+      list_key_(std::move(list_key)) {
   alignment_ = std::make_unique<RecordAlignment>(config_.name(), data_.ids, std::move(tokens));
 }
 

@@ -70,7 +70,7 @@ class MarginalsPartyCore : public PartyProtocol {
   std::string ListPurpose(const std::string& purpose) const;
 
  private:
-  MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key, PartyData data,
+  MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
                      std::vector<std::string> tokens, bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kMarginalsTask;
@@ -133,8 +133,9 @@ class MarginalsPartyCore : public PartyProtocol {
 };
 
 // The key that seals the lists between the parties of a measured-marginals run: derived
-// from their shared alignment key under a purpose of its own, so it is never that key.
-std::string MarginalsListKey(const std::string& alignment_key);
+// from their shared alignment key by HKDF under an info string no record id can be
+// (secure::DeriveListKey), so it is neither that key nor any record's PSI token.
+absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key);
 
 }  // namespace vfsynth
 

@@ -19,6 +19,7 @@
 #include "client/core/marginals_party_core.h"
 #include "common/base/file_io.h"
 #include "common/config/config.h"
+#include "common/data/alignment.h"
 #include "common/data/csv.h"
 #include "common/data/split.h"
 #include "common/marginals/central_measurement.h"
@@ -205,7 +206,10 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
   // and with neither the alignment key itself nor at another receiver.
   absl::MutexLock lock(&mu);
   ASSERT_FALSE(relayed.empty());
-  const std::string key = MarginalsListKey(kAlignmentKey);
+  const std::string key = *MarginalsListKey(kAlignmentKey);
+  // Never a record's PSI token under the alignment key (the old HMAC-of-a-label key).
+  EXPECT_NE(key, AlignmentToken(kAlignmentKey, "vfsynth/marginals/list-key"));
+  EXPECT_NE(key, AlignmentToken(kAlignmentKey, "marginals/lists"));
   for (const auto& [party, task] : relayed) {
     const bool sums = task.has_decrypt();
     const std::string& sealed = sums ? task.decrypt().sealed() : task.sum().sealed();
@@ -331,7 +335,7 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
   ASSERT_NE(curator, nullptr);
   // After the honest sums task, a second one carrying another (validly sealed) list from
   // the same sender: as if the sender had been made to encrypt twice.
-  const std::string key = MarginalsListKey(kAlignmentKey);
+  const std::string key = *MarginalsListKey(kAlignmentKey);
   std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
   bool sent = false;
   ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
