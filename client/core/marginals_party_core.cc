@@ -454,6 +454,25 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::SumAnswer(const v1::Margina
       });
 }
 
+std::vector<std::string> MarginalsPartyCore::HistogramLabels(const marginals::CrossPair& pair,
+                                                             int high_column) const {
+  std::vector<std::string> labels;
+  for (const int low_column : pair.low_columns) {
+    std::string label = absl::StrCat("no histogram of columns '", plan_.columns(low_column).name(),
+                                     "' and '", plan_.columns(high_column).name(), "'");
+    for (const int h : pair.histograms) {
+      const auto& columns = plan_.measurements(h).columns();
+      if (std::find(columns.begin(), columns.end(), low_column) != columns.end() &&
+          std::find(columns.begin(), columns.end(), high_column) != columns.end()) {
+        label = absl::StrCat("histogram ", h, " ('", plan_.columns(low_column).name(), "' x '",
+                             plan_.columns(high_column).name(), "')");
+      }
+    }
+    labels.push_back(std::move(label));
+  }
+  return labels;
+}
+
 absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
     const v1::MarginalsTask::Decrypt& task) {
   ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/true));
@@ -489,7 +508,8 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
               secure::CrossCounts counts,
               secure::DecryptCounts(
                   *key, layout, ciphertexts, width, table_.size(0),
-                  marginals::SlotSigmas(plan_, pair, layout, sums.columns(j), noiseless_), noise));
+                  marginals::SlotSigmas(plan_, pair, layout, sums.columns(j), noiseless_), noise,
+                  HistogramLabels(pair, sums.columns(j))));
           by_column.push_back(std::move(counts));
         }
         ASSIGN_OR_RETURN(const std::vector<int64_t> counts,

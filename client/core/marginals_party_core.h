@@ -105,6 +105,10 @@ class MarginalsPartyCore : public PartyProtocol {
   // The cross pair of this party and `peer`, this party at `low` (true) or high.
   absl::StatusOr<marginals::CrossPair> PairWith(const std::string& peer, bool low) const;
   absl::StatusOr<int> PartyIndex(const std::string& name) const;
+  // Per column of `pair`'s low layout, the histogram it forms with `high_column`, as a
+  // refused sum names it.
+  std::vector<std::string> HistogramLabels(const marginals::CrossPair& pair,
+                                           int high_column) const;
   // The run's Paillier key: kept under the state directory, drawn on first use.
   absl::StatusOr<const secure::PaillierPrivateKey*> PaillierKey();
   std::string StatePath(const std::string& name) const;

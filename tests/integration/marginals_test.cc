@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -23,7 +24,10 @@
 #include "common/data/csv.h"
 #include "common/data/split.h"
 #include "common/marginals/central_measurement.h"
+#include "common/marginals/party_measurement.h"
+#include "common/secure/packed_counts.h"
 #include "common/secure/authenticated_list.h"
+#include "common/secure/paillier.h"
 #include "server/core/measured_marginals.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
@@ -365,6 +369,76 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
   });
   EXPECT_THAT(FirstFailure(Run(*curator, true, &cores)),
               HasSubstr("second, different marginals/records list from 'hospital'"));
+}
+
+TEST_F(MarginalsTest, PartyRefusesSumsInflatedByTheSummingParty) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  // Insurer (colluding here with the curator, which reseals with the parties' key) returns
+  // hospital's sums with one more record in every released count: no count leaves
+  // [0, records], but each histogram sums to more than the records.
+  const std::string key = *MarginalsListKey(kAlignmentKey);
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  absl::Mutex mu;
+  std::optional<secure::PaillierPublicKey> hospital_key;
+  ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
+    absl::MutexLock lock(&mu);
+    if (task.has_sum() && task.sum().peer() == "hospital" && !hospital_key.has_value()) {
+      auto payload = secure::Open(key,
+                                  {"it-marginals", "hospital", kParties[party],
+                                   cores[party]->ListPurpose("marginals/records"), 0},
+                                  task.sum().sealed());
+      EXPECT_TRUE(payload.ok()) << payload.status();
+      v1::EncryptedRecords list;
+      list.ParseFromString(*payload);
+      auto pk = secure::PaillierPublicKey::Deserialize(list.public_key());
+      EXPECT_TRUE(pk.ok());
+      hospital_key = *pk;
+    }
+    if (task.has_decrypt() && task.decrypt().peer() == "insurer") {
+      const v1::PrivacyPlan& plan = cores[0]->privacy_plan();
+      marginals::CrossPair pair;
+      for (const marginals::CrossPair& p : marginals::CrossPairsOf(plan)) {
+        if (p.low == 0 && p.high == 1) pair = p;
+      }
+      auto layout = marginals::LowLayout(plan, pair, hospital_key->modulus_bits());
+      EXPECT_TRUE(layout.ok()) << layout.status();
+      const secure::ListHeader header{"it-marginals", "insurer", "hospital",
+                                      cores[0]->ListPurpose("marginals/sums"), 0};
+      auto payload = secure::Open(key, header, task.decrypt().sealed());
+      EXPECT_TRUE(payload.ok()) << payload.status();
+      v1::EncryptedSums sums;
+      sums.ParseFromString(*payload);
+      secure::BnCtxPtr ctx = secure::NewBnCtx();
+      for (int j = 0; j < sums.sums_size(); ++j) {
+        // +1 in every slot whose count is released, 0 in the masked ones.
+        const std::vector<double> sigmas =
+            marginals::SlotSigmas(plan, pair, *layout, sums.columns(j), true);
+        std::vector<int64_t> extra(sigmas.size());
+        for (size_t s = 0; s < sigmas.size(); ++s) extra[s] = sigmas[s] == 0 ? 1 : 0;
+        auto plaintexts = secure::PackSlots(*layout, extra);
+        EXPECT_TRUE(plaintexts.ok());
+        std::string& block = *sums.mutable_sums(j);
+        const size_t count = block.size() / hospital_key->ciphertext_bytes();
+        auto ciphertexts = secure::DeserializeCiphertexts(*hospital_key, block, count);
+        EXPECT_TRUE(ciphertexts.ok()) << ciphertexts.status();
+        for (size_t i = 0; i < count; ++i) {
+          auto one = secure::Encrypt(*hospital_key,
+                                     (*plaintexts)[i % layout->num_ciphertexts()].get(), ctx.get());
+          EXPECT_TRUE(one.ok());
+          (*ciphertexts)[i] = secure::Add(*hospital_key, (*ciphertexts)[i], *one, ctx.get());
+        }
+        block = secure::SerializeCiphertexts(*hospital_key, *ciphertexts);
+      }
+      auto resealed = secure::Seal(key, header, sums.SerializeAsString());
+      EXPECT_TRUE(resealed.ok());
+      task.mutable_decrypt()->set_sealed(*resealed);
+    }
+    return std::vector<v1::MarginalsTask>{std::move(task)};
+  });
+  const std::string failure = FirstFailure(Run(*curator, true, &cores));
+  EXPECT_THAT(failure, HasSubstr("histogram "));
+  EXPECT_THAT(failure, HasSubstr("forged or scaled sum"));
 }
 
 }  // namespace
