@@ -1,5 +1,6 @@
 #include "client/core/marginals_party_core.h"
 
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -233,6 +234,7 @@ v1::PartyMessage MarginalsPartyCore::MakeHello() const {
 }
 
 absl::Status MarginalsPartyCore::Finish() {
+  if (run().aligned()) RETURN_IF_ERROR(ErasePaillierKeyIfDone());
   spdlog::info("the run ended: epsilon {:.4g} of this party's ledger spent",
                ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon);
   return absl::OkStatus();
@@ -254,6 +256,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> MarginalsPartyCore::HandleRound(
       break;
     case v1::MarginalsTask::kDecrypt:
       answer = DecryptAnswer(task.decrypt());
+      if (answer.ok()) RETURN_IF_ERROR(ErasePaillierKeyIfDone());
       break;
     case v1::MarginalsTask::KIND_NOT_SET:
       return absl::InvalidArgumentError("a measurement task of no kind");
@@ -334,13 +337,50 @@ absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKe
   if (paillier_.has_value()) return &*paillier_;
   const std::string path = StatePath("paillier.key");
   if (std::filesystem::exists(path)) {
-    ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
-    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Deserialize(bytes));
-  } else {
-    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Generate());
-    RETURN_IF_ERROR(WritePrivateFile(path, paillier_->Serialize()));
+    ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+    absl::StatusOr<secure::PaillierPrivateKey> key = secure::PaillierPrivateKey::Deserialize(bytes);
+    OPENSSL_cleanse(bytes.data(), bytes.size());
+    RETURN_IF_ERROR(key.status());
+    paillier_ = *std::move(key);
+    return &*paillier_;
   }
+  // A new key would not decrypt sums of the records this party already sent under the
+  // one it erased (ErasePaillierKeyIfDone).
+  for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
+    if (pair.low == index_ &&
+        std::filesystem::exists(StatePath(absl::StrCat("records-", parties_[pair.high], ".answer")))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this party's Paillier key is gone (", path, ") but its records for '",
+          parties_[pair.high], "' were sent under it: the measurement cannot continue"));
+    }
+  }
+  ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Generate());
+  std::string bytes = paillier_->Serialize();
+  const absl::Status written = WritePrivateFile(path, bytes);
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  RETURN_IF_ERROR(written);
   return &*paillier_;
+}
+
+absl::Status MarginalsPartyCore::ErasePaillierKeyIfDone() {
+  for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
+    if (pair.low == index_ &&
+        !std::filesystem::exists(StatePath(absl::StrCat("counts-", parties_[pair.high], ".answer")))) {
+      return absl::OkStatus();  // sums still to decrypt
+    }
+  }
+  // Every decryption is kept and a re-asked task gets the kept answer: the key has no
+  // further use. Its BIGNUMs go with BN_clear_free (secure::BnPtr), its file is removed.
+  paillier_.reset();
+  const std::string path = StatePath("paillier.key");
+  std::error_code error;
+  if (std::filesystem::remove(path, error)) {
+    spdlog::info("every cross count decrypted: this party's Paillier key is erased");
+  } else if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot remove the spent Paillier key ", path, ": ", error.message()));
+  }
+  return absl::OkStatus();
 }
 
 std::string MarginalsPartyCore::ListPurpose(const std::string& purpose) const {

@@ -109,8 +109,12 @@ class MarginalsPartyCore : public PartyProtocol {
   // refused sum names it.
   std::vector<std::string> HistogramLabels(const marginals::CrossPair& pair,
                                            int high_column) const;
-  // The run's Paillier key: kept under the state directory, drawn on first use.
+  // The run's Paillier key: kept under the state directory, drawn on first use; refused
+  // once erased if records were sent under it.
   absl::StatusOr<const secure::PaillierPrivateKey*> PaillierKey();
+  // Once the counts of every pair this party decrypts are kept: the key cleared from
+  // memory and its file removed.
+  absl::Status ErasePaillierKeyIfDone();
   std::string StatePath(const std::string& name) const;
 
   const v1::PartyConfig config_;

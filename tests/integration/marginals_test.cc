@@ -29,6 +29,8 @@
 #include "common/secure/authenticated_list.h"
 #include "common/secure/paillier.h"
 #include "server/core/measured_marginals.h"
+#include "client/core/party_session.h"
+#include "client/grpc/grpc_curator_link.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
 
@@ -156,6 +158,18 @@ class MarginalsTest : public ::testing::Test {
     return results;
   }
 
+  // A finished run leaves no party's Paillier secret key on disk.
+  static void ExpectNoPaillierKeyLeft() {
+    for (const std::string& name : kParties) {
+      const std::filesystem::path state = TestDir() + "/" + name + "/marginals";
+      EXPECT_TRUE(std::filesystem::exists(state)) << state;
+      EXPECT_FALSE(std::filesystem::exists(state / "paillier.key")) << name;
+    }
+  }
+
+  static void RestartHospitalMidMeasurement(
+      const std::function<bool(const v1::PartyMessage&)>& stop_after);
+
   static std::string* dir_;
 };
 
@@ -177,6 +191,7 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
     EXPECT_TRUE(result.ok()) << result;
   }
   EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.csv"));
+  ExpectNoPaillierKeyLeft();
 
   // The release equals the plaintext counts of the joint aligned table, every histogram.
   const v1::PrivacyPlan& plan = cores[0]->privacy_plan();
@@ -439,6 +454,98 @@ TEST_F(MarginalsTest, PartyRefusesSumsInflatedByTheSummingParty) {
   const std::string failure = FirstFailure(Run(*curator, true, &cores));
   EXPECT_THAT(failure, HasSubstr("histogram "));
   EXPECT_THAT(failure, HasSubstr("forged or scaled sum"));
+}
+
+// Hospital (which encrypts and decrypts for both pairs) stopped once an answer that
+// `stop_after` selects has reached the curator, and restarted with --resume: it sends its
+// kept answers again, byte for byte, charges its ledger once, and the run publishes.
+void MarginalsTest::RestartHospitalMidMeasurement(
+    const std::function<bool(const v1::PartyMessage&)>& stop_after) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    auto core = MarginalsPartyCore::Create(PartyConfigFor(k, curator->port()));
+    ASSERT_TRUE(core.ok()) << core.status();
+    cores.push_back(std::move(*core));
+  }
+  // Hospital (which encrypts and decrypts for both pairs) is stopped once its first answer
+  // has reached the curator.
+  const v1::PartyConfig hospital = PartyConfigFor(0, curator->port());
+  PartySession first(hospital, cores[0].get(), std::make_unique<GrpcCuratorLink>(hospital));
+  absl::Mutex mu;
+  std::vector<v1::PartyMessage> answers;  // hospital's, in arrival order
+  bool stopped = false;
+  curator->core().hub().SetInboundObserver([&](int party, const v1::PartyMessage& message) {
+    if (party != 0 || !(message.has_measured_counts() || message.has_sealed_list())) return;
+    absl::MutexLock lock(&mu);
+    answers.push_back(message);
+    if (!stopped && stop_after(message)) {
+      stopped = true;
+      first.Cancel();
+    }
+  });
+  absl::Status run_status;
+  std::thread run([&] { run_status = curator->Run(); });
+  std::vector<absl::Status> others(kParties.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < kParties.size(); ++k) {
+    threads.emplace_back([&, k] {
+      const v1::PartyConfig config = PartyConfigFor(k, curator->port());
+      PartySession session(config, cores[k].get(), std::make_unique<GrpcCuratorLink>(config));
+      others[k] = session.Run();
+    });
+  }
+  EXPECT_EQ(first.Run().code(), absl::StatusCode::kCancelled);
+  size_t before = 0;
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_TRUE(stopped);
+    before = answers.size();
+  }
+  // As if its process ended (its ledger's lock goes with it), then started again on the
+  // same checkpoint_dir and ledger with --resume.
+  cores[0].reset();
+  auto resumed = MarginalsPartyCore::Create(hospital, /*resume=*/true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  PartySession second(hospital, resumed->get(), std::make_unique<GrpcCuratorLink>(hospital));
+  EXPECT_TRUE(second.Run().ok());
+  for (std::thread& t : threads) t.join();
+  run.join();
+  EXPECT_TRUE(run_status.ok()) << run_status;
+  for (size_t k = 1; k < kParties.size(); ++k) EXPECT_TRUE(others[k].ok()) << others[k];
+  EXPECT_TRUE(std::filesystem::exists(TestDir() + "/synthetic.csv"));
+  ExpectNoPaillierKeyLeft();
+
+  // Every answer sent again after the restart is the one sent before, byte for byte.
+  absl::MutexLock lock(&mu);
+  ASSERT_GT(answers.size(), before);
+  int resent = 0;
+  for (size_t i = before; i < answers.size(); ++i) {
+    for (size_t j = 0; j < before; ++j) {
+      if (answers[j].step() != answers[i].step()) continue;
+      ++resent;
+      EXPECT_EQ(answers[i].SerializeAsString(), answers[j].SerializeAsString())
+          << "step " << answers[i].step();
+    }
+  }
+  EXPECT_GT(resent, 0);
+  // The plan charged once: as much as a party that never stopped, within the plan's ε.
+  const privacy::PrivacyLedger* ledger = (*resumed)->ledger();
+  ASSERT_NE(ledger, nullptr);
+  EXPECT_DOUBLE_EQ(ledger->Spent().epsilon, cores[1]->ledger()->Spent().epsilon);
+  const double planned = (*resumed)->privacy_plan().privacy().epsilon();
+  EXPECT_LE(ledger->Spent().epsilon, planned * (1 + 1e-9));
+  EXPECT_GT(ledger->Spent().epsilon, planned * 0.99);
+}
+
+TEST_F(MarginalsTest, PartyRestartedAfterItsFirstAnswerResendsItAndChargesOnce) {
+  RestartHospitalMidMeasurement([](const v1::PartyMessage&) { return true; });
+}
+
+TEST_F(MarginalsTest, PartyRestartedAfterItsRecordsLeftDecryptsWithItsKeptKey) {
+  RestartHospitalMidMeasurement(
+      [](const v1::PartyMessage& message) { return message.has_sealed_list(); });
 }
 
 }  // namespace
