@@ -20,6 +20,10 @@ struct ListHeader {
   uint64_t index = 0;
 };
 
+// The header as the MAC (and a sender's signature, signed_list.h) covers it: a magic,
+// every field length-prefixed, and the payload's length, so no two headers encode alike.
+std::string EncodeListHeader(const ListHeader& header, uint64_t payload_length);
+
 // At least this many bytes of key shared by the parties (never by the curator).
 inline constexpr size_t kMinListKeyBytes = 16;
 
