@@ -20,6 +20,7 @@
 #include "common/random/secure_random.h"
 #include "common/secure/authenticated_list.h"
 #include "common/secure/cross_counts.h"
+#include "common/secure/signed_list.h"
 
 namespace vfsynth {
 namespace {
@@ -49,6 +50,10 @@ absl::Status SameColumn(const v1::PlannedColumn& ours, const v1::PlannedColumn& 
 
 }  // namespace
 
+std::string MarginalsPartyIdentity(const std::string& party) {
+  return absl::StrCat("spiffe://vfsynth/party/", party);
+}
+
 absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key) {
   return secure::DeriveListKey(alignment_key, "marginals/lists");
 }
@@ -75,6 +80,7 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));
   std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
       config, std::move(list_key), std::move(data), std::move(tokens), resume));
+  RETURN_IF_ERROR(core->LoadListIdentity());
   return core;
 }
 
@@ -86,6 +92,33 @@ MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_
       data_(std::move(data)),
       list_key_(std::move(list_key)) {
   alignment_ = std::make_unique<RecordAlignment>(config_.name(), data_.ids, std::move(tokens));
+}
+
+absl::Status MarginalsPartyCore::LoadListIdentity() {
+  const v1::TlsConfig& tls = config_.tls();
+  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
+    // Only a plaintext (loopback test) config has none; the lists then carry the MAC alone.
+    spdlog::warn("no TLS identity: the lists between parties are not signed by their sender");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::string key, ReadFile(tls.key()));
+  ASSIGN_OR_RETURN(const std::string cert, ReadFile(tls.cert()));
+  absl::StatusOr<secure::ListSigner> signer = secure::ListSigner::FromPem(key, cert);
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!signer.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("tls.key and tls.cert (", tls.cert(),
+                                                   ") as the lists' signer: ",
+                                                   signer.status().message()));
+  }
+  signer_ = *std::move(signer);
+  ASSIGN_OR_RETURN(const std::string ca, ReadFile(tls.ca()));
+  absl::StatusOr<secure::ListVerifier> verifier = secure::ListVerifier::FromCaPem(ca);
+  if (!verifier.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls.ca ", tls.ca(), ": ", verifier.status().message()));
+  }
+  verifier_ = *std::move(verifier);
+  return absl::OkStatus();
 }
 
 std::string MarginalsPartyCore::StatePath(const std::string& name) const {
@@ -390,14 +423,22 @@ std::string MarginalsPartyCore::ListPurpose(const std::string& purpose) const {
 absl::StatusOr<std::string> MarginalsPartyCore::SealFor(const std::string& peer,
                                                         const std::string& purpose,
                                                         const std::string& payload) const {
-  return secure::Seal(list_key_, {run().id(), config_.name(), peer, ListPurpose(purpose), 0}, payload);
+  const secure::ListHeader header{run().id(), config_.name(), peer, ListPurpose(purpose), 0};
+  if (!signer_.has_value()) return secure::Seal(list_key_, header, payload);
+  ASSIGN_OR_RETURN(const std::string signed_payload, signer_->Sign(header, payload));
+  return secure::Seal(list_key_, header, signed_payload);
 }
 
 absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer,
                                                          const std::string& purpose,
                                                          const std::string& sealed) {
-  absl::StatusOr<std::string> payload =
-      secure::Open(list_key_, {run().id(), peer, config_.name(), ListPurpose(purpose), 0}, sealed);
+  const secure::ListHeader header{run().id(), peer, config_.name(), ListPurpose(purpose), 0};
+  absl::StatusOr<std::string> payload = secure::Open(list_key_, header, sealed);
+  // The MAC keeps out the curator; the signature keeps out every other party, which holds
+  // the MAC key too.
+  if (payload.ok() && verifier_.has_value()) {
+    payload = verifier_->Verify(header, MarginalsPartyIdentity(peer), *payload);
+  }
   if (!payload.ok()) {
     return absl::PermissionDeniedError(
         absl::StrCat("the relayed ", purpose, " list from '", peer,

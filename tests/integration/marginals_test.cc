@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "client/core/marginals_party_core.h"
 #include "common/base/file_io.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
 #include "common/data/alignment.h"
 #include "common/data/csv.h"
@@ -28,6 +29,7 @@
 #include "common/secure/packed_counts.h"
 #include "common/secure/authenticated_list.h"
 #include "common/secure/paillier.h"
+#include "common/secure/signed_list.h"
 #include "server/core/measured_marginals.h"
 #include "client/core/party_session.h"
 #include "client/grpc/grpc_curator_link.h"
@@ -64,6 +66,9 @@ class MarginalsTest : public ::testing::Test {
                     .ok());
     const std::string certs = "bash " + kSource + "/deploy/gen-certs.sh ";
     ASSERT_EQ(std::system((certs + *dir_ + "/certs hospital insurer bank > /dev/null").c_str()), 0);
+    // Another CA's certificates for the same names: not the run's.
+    ASSERT_EQ(
+        std::system((certs + *dir_ + "/othercerts hospital insurer bank > /dev/null").c_str()), 0);
     ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
                                     absl::StrCat("sampling_secret=marginals-test-sampling-0123\n"
                                                  "alignment_key=",
@@ -158,6 +163,33 @@ class MarginalsTest : public ::testing::Test {
     return results;
   }
 
+  // A list as its receiver opens it: the parties' list key, then its sender's signature
+  // under the run's CA.
+  static absl::StatusOr<std::string> OpenList(const secure::ListHeader& header,
+                                              const std::string& sealed) {
+    ASSIGN_OR_RETURN(const std::string key, MarginalsListKey(kAlignmentKey));
+    ASSIGN_OR_RETURN(const std::string signed_payload, secure::Open(key, header, sealed));
+    ASSIGN_OR_RETURN(const std::string ca, ReadFile(*dir_ + "/certs/ca.crt"));
+    ASSIGN_OR_RETURN(const secure::ListVerifier verifier, secure::ListVerifier::FromCaPem(ca));
+    return verifier.Verify(header, MarginalsPartyIdentity(header.sender), signed_payload);
+  }
+
+  // `payload` signed with the key and certificate of `signer` under `certs` (the run's, or
+  // another CA's) and sealed with the parties' list key: what a party colluding with the
+  // curator can make.
+  static absl::StatusOr<std::string> SealList(const secure::ListHeader& header,
+                                              const std::string& payload,
+                                              const std::string& signer,
+                                              const std::string& certs = "certs") {
+    ASSIGN_OR_RETURN(const std::string key, MarginalsListKey(kAlignmentKey));
+    ASSIGN_OR_RETURN(const std::string private_key, ReadFile(*dir_ + "/" + certs + "/" + signer + ".key"));
+    ASSIGN_OR_RETURN(const std::string cert, ReadFile(*dir_ + "/" + certs + "/" + signer + ".crt"));
+    ASSIGN_OR_RETURN(const secure::ListSigner list_signer,
+                     secure::ListSigner::FromPem(private_key, cert));
+    ASSIGN_OR_RETURN(const std::string signed_payload, list_signer.Sign(header, payload));
+    return secure::Seal(key, header, signed_payload);
+  }
+
   // A finished run leaves no party's Paillier secret key on disk.
   static void ExpectNoPaillierKeyLeft() {
     for (const std::string& name : kParties) {
@@ -167,6 +199,8 @@ class MarginalsTest : public ::testing::Test {
     }
   }
 
+  static void ExpectListFromHospitalRefused(const std::string& signer, const std::string& certs,
+                                            const std::string& why);
   static void RestartHospitalMidMeasurement(
       const std::function<bool(const v1::PartyMessage&)>& stop_after);
 
@@ -236,7 +270,7 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
     secure::ListHeader header{
         "it-marginals", peer, kParties[party],
         cores[party]->ListPurpose(sums ? "marginals/sums" : "marginals/records"), 0};
-    auto payload = secure::Open(key, header, sealed);
+    auto payload = OpenList(header, sealed);
     ASSERT_TRUE(payload.ok()) << payload.status();
     EXPECT_FALSE(secure::Open(kAlignmentKey, header, sealed).ok());
     header.receiver = peer;
@@ -354,28 +388,22 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
   ASSERT_NE(curator, nullptr);
   // After the honest sums task, a second one carrying another (validly sealed) list from
   // the same sender: as if the sender had been made to encrypt twice.
-  const std::string key = *MarginalsListKey(kAlignmentKey);
   std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
   bool sent = false;
   ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
     std::vector<v1::MarginalsTask> tasks = {task};
     if (task.has_sum() && !sent) {
       sent = true;
-      auto payload = secure::Open(
-          key,
-          {"it-marginals", task.sum().peer(), kParties[party],
-           cores[party]->ListPurpose("marginals/records"), 0},
-          task.sum().sealed());
+      const secure::ListHeader header{"it-marginals", task.sum().peer(), kParties[party],
+                                      cores[party]->ListPurpose("marginals/records"), 0};
+      auto payload = OpenList(header, task.sum().sealed());
       EXPECT_TRUE(payload.ok()) << payload.status();
       v1::EncryptedRecords list;
       list.ParseFromString(*payload);
       std::string& ciphertexts = *list.mutable_ciphertexts();
       std::rotate(ciphertexts.begin(), ciphertexts.begin() + 512, ciphertexts.end());
-      auto resealed = secure::Seal(
-          key,
-          {"it-marginals", task.sum().peer(), kParties[party],
-           cores[party]->ListPurpose("marginals/records"), 0},
-          list.SerializeAsString());
+      // Signed by the sender itself.
+      auto resealed = SealList(header, list.SerializeAsString(), task.sum().peer());
       EXPECT_TRUE(resealed.ok());
       task.mutable_sum()->set_sealed(*resealed);
       tasks.push_back(std::move(task));
@@ -389,20 +417,18 @@ TEST_F(MarginalsTest, PartyRefusesASecondDifferentListFromTheSameSender) {
 TEST_F(MarginalsTest, PartyRefusesSumsInflatedByTheSummingParty) {
   auto curator = StartCurator();
   ASSERT_NE(curator, nullptr);
-  // Insurer (colluding here with the curator, which reseals with the parties' key) returns
+  // Insurer (colluding here with the curator, which reseals with its key) returns
   // hospital's sums with one more record in every released count: no count leaves
   // [0, records], but each histogram sums to more than the records.
-  const std::string key = *MarginalsListKey(kAlignmentKey);
   std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
   absl::Mutex mu;
   std::optional<secure::PaillierPublicKey> hospital_key;
   ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
     absl::MutexLock lock(&mu);
     if (task.has_sum() && task.sum().peer() == "hospital" && !hospital_key.has_value()) {
-      auto payload = secure::Open(key,
-                                  {"it-marginals", "hospital", kParties[party],
-                                   cores[party]->ListPurpose("marginals/records"), 0},
-                                  task.sum().sealed());
+      auto payload = OpenList({"it-marginals", "hospital", kParties[party],
+                               cores[party]->ListPurpose("marginals/records"), 0},
+                              task.sum().sealed());
       EXPECT_TRUE(payload.ok()) << payload.status();
       v1::EncryptedRecords list;
       list.ParseFromString(*payload);
@@ -420,7 +446,7 @@ TEST_F(MarginalsTest, PartyRefusesSumsInflatedByTheSummingParty) {
       EXPECT_TRUE(layout.ok()) << layout.status();
       const secure::ListHeader header{"it-marginals", "insurer", "hospital",
                                       cores[0]->ListPurpose("marginals/sums"), 0};
-      auto payload = secure::Open(key, header, task.decrypt().sealed());
+      auto payload = OpenList(header, task.decrypt().sealed());
       EXPECT_TRUE(payload.ok()) << payload.status();
       v1::EncryptedSums sums;
       sums.ParseFromString(*payload);
@@ -445,7 +471,7 @@ TEST_F(MarginalsTest, PartyRefusesSumsInflatedByTheSummingParty) {
         }
         block = secure::SerializeCiphertexts(*hospital_key, *ciphertexts);
       }
-      auto resealed = secure::Seal(key, header, sums.SerializeAsString());
+      auto resealed = SealList(header, sums.SerializeAsString(), "insurer");
       EXPECT_TRUE(resealed.ok());
       task.mutable_decrypt()->set_sealed(*resealed);
     }
@@ -546,6 +572,40 @@ TEST_F(MarginalsTest, PartyRestartedAfterItsFirstAnswerResendsItAndChargesOnce) 
 TEST_F(MarginalsTest, PartyRestartedAfterItsRecordsLeftDecryptsWithItsKeptKey) {
   RestartHospitalMidMeasurement(
       [](const v1::PartyMessage& message) { return message.has_sealed_list(); });
+}
+
+// With three parties every one holds the list key: bank, colluding with the curator,
+// seals a records list "from hospital" to insurer. Signed by bank's own key, or by a
+// "hospital" certificate from another CA, it is refused.
+void MarginalsTest::ExpectListFromHospitalRefused(const std::string& signer,
+                                                  const std::string& certs,
+                                                  const std::string& why) {
+  auto curator = StartCurator();
+  ASSERT_NE(curator, nullptr);
+  std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+  ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
+    if (task.has_sum() && task.sum().peer() == "hospital" && kParties[party] == "insurer") {
+      const secure::ListHeader header{"it-marginals", "hospital", "insurer",
+                                      cores[party]->ListPurpose("marginals/records"), 0};
+      auto payload = OpenList(header, task.sum().sealed());
+      EXPECT_TRUE(payload.ok()) << payload.status();
+      auto forged = SealList(header, *payload, signer, certs);
+      EXPECT_TRUE(forged.ok()) << forged.status();
+      task.mutable_sum()->set_sealed(*forged);
+    }
+    return std::vector<v1::MarginalsTask>{std::move(task)};
+  });
+  const std::string failure = FirstFailure(Run(*curator, true, &cores));
+  EXPECT_THAT(failure, HasSubstr("records list from 'hospital' does not open"));
+  EXPECT_THAT(failure, HasSubstr(why));
+}
+
+TEST_F(MarginalsTest, PartyRefusesAListSignedByAnotherPartysKey) {
+  ExpectListFromHospitalRefused("bank", "certs", "names 'spiffe://vfsynth/party/bank'");
+}
+
+TEST_F(MarginalsTest, PartyRefusesAListSignedUnderAnotherCa) {
+  ExpectListFromHospitalRefused("hospital", "othercerts", "does not chain to the run's CA");
 }
 
 }  // namespace
