@@ -1,5 +1,6 @@
 #include "client/core/marginals_party_core.h"
 
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "common/random/secure_random.h"
 #include "common/secure/authenticated_list.h"
 #include "common/secure/cross_counts.h"
+#include "common/secure/signed_list.h"
 
 namespace vfsynth {
 namespace {
@@ -48,8 +50,12 @@ absl::Status SameColumn(const v1::PlannedColumn& ours, const v1::PlannedColumn& 
 
 }  // namespace
 
-std::string MarginalsListKey(const std::string& alignment_key) {
-  return AlignmentToken(alignment_key, "vfsynth/marginals/list-key");
+std::string MarginalsPartyIdentity(const std::string& party) {
+  return absl::StrCat("spiffe://vfsynth/party/", party);
+}
+
+absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key) {
+  return secure::DeriveListKey(alignment_key, "marginals/lists");
 }
 
 absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
@@ -71,17 +77,48 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(secrets.alignment_key, data.ids));
+  ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));
   std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
-      config, secrets.alignment_key, std::move(data), std::move(tokens), resume));
+      config, std::move(list_key), std::move(data), std::move(tokens), resume));
+  RETURN_IF_ERROR(core->LoadListIdentity());
   return core;
 }
 
-MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key,
+MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key,
                                        PartyData data, std::vector<std::string> tokens,
                                        bool resume)
-    : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
-  list_key_ = MarginalsListKey(alignment_key);
+    : config_(std::move(config)),
+      resume_(resume),
+      data_(std::move(data)),
+      list_key_(std::move(list_key)) {
   alignment_ = std::make_unique<RecordAlignment>(config_.name(), data_.ids, std::move(tokens));
+}
+
+absl::Status MarginalsPartyCore::LoadListIdentity() {
+  const v1::TlsConfig& tls = config_.tls();
+  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
+    // Only a plaintext (loopback test) config has none; the lists then carry the MAC alone.
+    spdlog::warn("no TLS identity: the lists between parties are not signed by their sender");
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::string key, ReadFile(tls.key()));
+  ASSIGN_OR_RETURN(const std::string cert, ReadFile(tls.cert()));
+  absl::StatusOr<secure::ListSigner> signer = secure::ListSigner::FromPem(key, cert);
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!signer.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("tls.key and tls.cert (", tls.cert(),
+                                                   ") as the lists' signer: ",
+                                                   signer.status().message()));
+  }
+  signer_ = *std::move(signer);
+  ASSIGN_OR_RETURN(const std::string ca, ReadFile(tls.ca()));
+  absl::StatusOr<secure::ListVerifier> verifier = secure::ListVerifier::FromCaPem(ca);
+  if (!verifier.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls.ca ", tls.ca(), ": ", verifier.status().message()));
+  }
+  verifier_ = *std::move(verifier);
+  return absl::OkStatus();
 }
 
 std::string MarginalsPartyCore::StatePath(const std::string& name) const {
@@ -234,6 +271,7 @@ double MarginalsPartyCore::epsilon_spent() const {
 }
 
 absl::Status MarginalsPartyCore::Finish() {
+  if (run().aligned()) RETURN_IF_ERROR(ErasePaillierKeyIfDone());
   spdlog::info("the run ended: epsilon {:.4g} of this party's ledger spent",
                ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon);
   return absl::OkStatus();
@@ -255,6 +293,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> MarginalsPartyCore::HandleRound(
       break;
     case v1::MarginalsTask::kDecrypt:
       answer = DecryptAnswer(task.decrypt());
+      if (answer.ok()) RETURN_IF_ERROR(ErasePaillierKeyIfDone());
       break;
     case v1::MarginalsTask::KIND_NOT_SET:
       return absl::InvalidArgumentError("a measurement task of no kind");
@@ -335,13 +374,50 @@ absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKe
   if (paillier_.has_value()) return &*paillier_;
   const std::string path = StatePath("paillier.key");
   if (std::filesystem::exists(path)) {
-    ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
-    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Deserialize(bytes));
-  } else {
-    ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Generate());
-    RETURN_IF_ERROR(WritePrivateFile(path, paillier_->Serialize()));
+    ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+    absl::StatusOr<secure::PaillierPrivateKey> key = secure::PaillierPrivateKey::Deserialize(bytes);
+    OPENSSL_cleanse(bytes.data(), bytes.size());
+    RETURN_IF_ERROR(key.status());
+    paillier_ = *std::move(key);
+    return &*paillier_;
   }
+  // A new key would not decrypt sums of the records this party already sent under the
+  // one it erased (ErasePaillierKeyIfDone).
+  for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
+    if (pair.low == index_ &&
+        std::filesystem::exists(StatePath(absl::StrCat("records-", parties_[pair.high], ".answer")))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this party's Paillier key is gone (", path, ") but its records for '",
+          parties_[pair.high], "' were sent under it: the measurement cannot continue"));
+    }
+  }
+  ASSIGN_OR_RETURN(paillier_, secure::PaillierPrivateKey::Generate());
+  std::string bytes = paillier_->Serialize();
+  const absl::Status written = WritePrivateFile(path, bytes);
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  RETURN_IF_ERROR(written);
   return &*paillier_;
+}
+
+absl::Status MarginalsPartyCore::ErasePaillierKeyIfDone() {
+  for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
+    if (pair.low == index_ &&
+        !std::filesystem::exists(StatePath(absl::StrCat("counts-", parties_[pair.high], ".answer")))) {
+      return absl::OkStatus();  // sums still to decrypt
+    }
+  }
+  // Every decryption is kept and a re-asked task gets the kept answer: the key has no
+  // further use. Its BIGNUMs go with BN_clear_free (secure::BnPtr), its file is removed.
+  paillier_.reset();
+  const std::string path = StatePath("paillier.key");
+  std::error_code error;
+  if (std::filesystem::remove(path, error)) {
+    spdlog::info("every cross count decrypted: this party's Paillier key is erased");
+  } else if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot remove the spent Paillier key ", path, ": ", error.message()));
+  }
+  return absl::OkStatus();
 }
 
 std::string MarginalsPartyCore::ListPurpose(const std::string& purpose) const {
@@ -351,14 +427,22 @@ std::string MarginalsPartyCore::ListPurpose(const std::string& purpose) const {
 absl::StatusOr<std::string> MarginalsPartyCore::SealFor(const std::string& peer,
                                                         const std::string& purpose,
                                                         const std::string& payload) const {
-  return secure::Seal(list_key_, {run().id(), config_.name(), peer, ListPurpose(purpose), 0}, payload);
+  const secure::ListHeader header{run().id(), config_.name(), peer, ListPurpose(purpose), 0};
+  if (!signer_.has_value()) return secure::Seal(list_key_, header, payload);
+  ASSIGN_OR_RETURN(const std::string signed_payload, signer_->Sign(header, payload));
+  return secure::Seal(list_key_, header, signed_payload);
 }
 
 absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer,
                                                          const std::string& purpose,
                                                          const std::string& sealed) {
-  absl::StatusOr<std::string> payload =
-      secure::Open(list_key_, {run().id(), peer, config_.name(), ListPurpose(purpose), 0}, sealed);
+  const secure::ListHeader header{run().id(), peer, config_.name(), ListPurpose(purpose), 0};
+  absl::StatusOr<std::string> payload = secure::Open(list_key_, header, sealed);
+  // The MAC keeps out the curator; the signature keeps out every other party, which holds
+  // the MAC key too.
+  if (payload.ok() && verifier_.has_value()) {
+    payload = verifier_->Verify(header, MarginalsPartyIdentity(peer), *payload);
+  }
   if (!payload.ok()) {
     return absl::PermissionDeniedError(
         absl::StrCat("the relayed ", purpose, " list from '", peer,
@@ -455,6 +539,25 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::SumAnswer(const v1::Margina
       });
 }
 
+std::vector<std::string> MarginalsPartyCore::HistogramLabels(const marginals::CrossPair& pair,
+                                                             int high_column) const {
+  std::vector<std::string> labels;
+  for (const int low_column : pair.low_columns) {
+    std::string label = absl::StrCat("no histogram of columns '", plan_.columns(low_column).name(),
+                                     "' and '", plan_.columns(high_column).name(), "'");
+    for (const int h : pair.histograms) {
+      const auto& columns = plan_.measurements(h).columns();
+      if (std::find(columns.begin(), columns.end(), low_column) != columns.end() &&
+          std::find(columns.begin(), columns.end(), high_column) != columns.end()) {
+        label = absl::StrCat("histogram ", h, " ('", plan_.columns(low_column).name(), "' x '",
+                             plan_.columns(high_column).name(), "')");
+      }
+    }
+    labels.push_back(std::move(label));
+  }
+  return labels;
+}
+
 absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
     const v1::MarginalsTask::Decrypt& task) {
   ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/true));
@@ -490,7 +593,8 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
               secure::CrossCounts counts,
               secure::DecryptCounts(
                   *key, layout, ciphertexts, width, table_.size(0),
-                  marginals::SlotSigmas(plan_, pair, layout, sums.columns(j), noiseless_), noise));
+                  marginals::SlotSigmas(plan_, pair, layout, sums.columns(j), noiseless_), noise,
+                  HistogramLabels(pair, sums.columns(j))));
           by_column.push_back(std::move(counts));
         }
         ASSIGN_OR_RETURN(const std::vector<int64_t> counts,

@@ -17,6 +17,7 @@
 #include "common/marginals/party_measurement.h"
 #include "common/privacy/ledger.h"
 #include "common/secure/paillier.h"
+#include "common/secure/signed_list.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
@@ -30,13 +31,16 @@ namespace vfsynth {
 // Gaussian noise; for a pair of parties with cross histograms its records encrypted
 // under its run's Paillier key (the lower party), the other's sums by value (the higher),
 // and those sums decrypted and noised (the lower). Lists between parties travel sealed
-// with a key derived from the parties' alignment key, which the curator never holds.
+// with a key derived from the parties' alignment key, which the curator never holds, and
+// signed by their sender's mTLS key, which no other party holds.
 //
 // Every answer is kept under checkpoint_dir/marginals before it leaves, and the plan's
 // charge is on the ledger before the first noisy one: a task asked again (a reconnect, a
 // restart, a resumed curator) gets the same answer, never a fresh draw. It refuses a task
 // before the plan matched, for a histogram the plan does not have, a list whose seal
-// does not open, and a second, different list from the same sender.
+// does not open or whose signature is not its sender's, a second, different list from
+// the same sender, and sums that no honest sum could decrypt to. Its Paillier key is
+// erased once every sum it decrypts is kept.
 class MarginalsPartyCore : public PartyProtocol {
  public:
   static absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> Create(const v1::PartyConfig& config,
@@ -73,7 +77,7 @@ class MarginalsPartyCore : public PartyProtocol {
   std::string ListPurpose(const std::string& purpose) const;
 
  private:
-  MarginalsPartyCore(v1::PartyConfig config, std::string alignment_key, PartyData data,
+  MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
                      std::vector<std::string> tokens, bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kMarginalsTask;
@@ -108,15 +112,29 @@ class MarginalsPartyCore : public PartyProtocol {
   // The cross pair of this party and `peer`, this party at `low` (true) or high.
   absl::StatusOr<marginals::CrossPair> PairWith(const std::string& peer, bool low) const;
   absl::StatusOr<int> PartyIndex(const std::string& name) const;
-  // The run's Paillier key: kept under the state directory, drawn on first use.
+  // Per column of `pair`'s low layout, the histogram it forms with `high_column`, as a
+  // refused sum names it.
+  std::vector<std::string> HistogramLabels(const marginals::CrossPair& pair,
+                                           int high_column) const;
+  // The run's Paillier key: kept under the state directory, drawn on first use; refused
+  // once erased if records were sent under it.
   absl::StatusOr<const secure::PaillierPrivateKey*> PaillierKey();
+  // Once the counts of every pair this party decrypts are kept: the key cleared from
+  // memory and its file removed.
+  absl::Status ErasePaillierKeyIfDone();
   std::string StatePath(const std::string& name) const;
+  // The signer and verifier of the lists from the config's TLS files.
+  absl::Status LoadListIdentity();
 
   const v1::PartyConfig config_;
   const bool resume_;
   PartyData data_;
   std::unique_ptr<RecordAlignment> alignment_;
   std::string list_key_;  // seals the lists between parties
+  // This party's mTLS key and certificate sign its lists; the run's CA checks the others'
+  // (none in a plaintext loopback test without TLS files).
+  std::optional<secure::ListSigner> signer_;
+  std::optional<secure::ListVerifier> verifier_;
   // The plan's digest and the aligned records' (fixed at the first alignment, kept in the
   // checkpoint directory): part of every sealed list's purpose.
   std::string binding_;
@@ -136,8 +154,13 @@ class MarginalsPartyCore : public PartyProtocol {
 };
 
 // The key that seals the lists between the parties of a measured-marginals run: derived
-// from their shared alignment key under a purpose of its own, so it is never that key.
-std::string MarginalsListKey(const std::string& alignment_key);
+// from their shared alignment key by HKDF under an info string no record id can be
+// (secure::DeriveListKey), so it is neither that key nor any record's PSI token.
+absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key);
+
+// The SAN URI a party's certificate carries (as PartyIdentity in common/net/tls.h): a list
+// from `party` must be signed under a certificate naming it.
+std::string MarginalsPartyIdentity(const std::string& party);
 
 }  // namespace vfsynth
 

@@ -2,58 +2,24 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
 #include <openssl/params.h>
 
 #include <array>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/secure/length_prefixed.h"
 
 namespace vfsynth::secure {
 namespace {
 
 constexpr absl::string_view kMagic = "vfsynth-list-v1";
 constexpr size_t kMacBytes = 32;
+constexpr size_t kDerivedKeyBytes = 32;
 using Mac = std::array<unsigned char, kMacBytes>;
-
-void PutUint64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-bool GetUint64(absl::string_view& in, uint64_t& v) {
-  if (in.size() < 8) return false;
-  v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
-  in.remove_prefix(8);
-  return true;
-}
-
-void PutString(std::string& out, absl::string_view s) {
-  PutUint64(out, s.size());
-  out.append(s.data(), s.size());
-}
-
-bool GetString(absl::string_view& in, std::string& s) {
-  uint64_t size = 0;
-  if (!GetUint64(in, size) || in.size() < size) return false;
-  s.assign(in.data(), size);
-  in.remove_prefix(size);
-  return true;
-}
-
-// Magic, the header's fields length-prefixed, and the payload length: an unambiguous
-// encoding, so no two headers MAC alike.
-std::string EncodeHeader(const ListHeader& header, uint64_t payload_length) {
-  std::string out(kMagic);
-  PutString(out, header.run_id);
-  PutString(out, header.sender);
-  PutString(out, header.receiver);
-  PutString(out, header.purpose);
-  PutUint64(out, header.index);
-  PutUint64(out, payload_length);
-  return out;
-}
 
 absl::Status CheckKey(absl::string_view key) {
   if (key.size() < kMinListKeyBytes) {
@@ -94,10 +60,51 @@ absl::Status Mismatch(absl::string_view field, absl::string_view got, absl::stri
 
 }  // namespace
 
+std::string EncodeListHeader(const ListHeader& header, uint64_t payload_length) {
+  std::string out(kMagic);
+  PutString(out, header.run_id);
+  PutString(out, header.sender);
+  PutString(out, header.receiver);
+  PutString(out, header.purpose);
+  PutUint64(out, header.index);
+  PutUint64(out, payload_length);
+  return out;
+}
+
+absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::string_view purpose) {
+  if (absl::Status s = CheckKey(shared_key); !s.ok()) return s;
+  // A NUL cannot appear in a record id (ids are CSV text), so no id equals this info, and
+  // HKDF's extract step keys the HMAC with the salt, not with the shared key.
+  std::string info("vfsynth\0list-key\0", 17);
+  info.append(purpose.data(), purpose.size());
+  static constexpr char kSalt[] = "vfsynth-list-key-salt-v1";
+  std::string key(kDerivedKeyBytes, '\0');
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  EVP_KDF_CTX* ctx = kdf == nullptr ? nullptr : EVP_KDF_CTX_new(kdf);
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(shared_key.data()),
+                                        shared_key.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(kSalt),
+                                        sizeof(kSalt) - 1),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+      OSSL_PARAM_construct_end()};
+  const bool ok = ctx != nullptr && EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()),
+                                                   key.size(), params) == 1;
+  EVP_KDF_CTX_free(ctx);
+  EVP_KDF_free(kdf);
+  if (!ok) {
+    OPENSSL_cleanse(key.data(), key.size());
+    return absl::InternalError("OpenSSL failed to derive a list key with HKDF-SHA256");
+  }
+  return key;
+}
+
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
                                  absl::string_view payload) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  std::string sealed = EncodeHeader(header, payload.size());
+  std::string sealed = EncodeListHeader(header, payload.size());
   absl::StatusOr<Mac> mac = ComputeMac(key, sealed, payload);
   if (!mac.ok()) return mac.status();
   sealed.append(payload.data(), payload.size());

@@ -20,8 +20,18 @@ struct ListHeader {
   uint64_t index = 0;
 };
 
+// The header as the MAC (and a sender's signature, signed_list.h) covers it: a magic,
+// every field length-prefixed, and the payload's length, so no two headers encode alike.
+std::string EncodeListHeader(const ListHeader& header, uint64_t payload_length);
+
 // At least this many bytes of key shared by the parties (never by the curator).
 inline constexpr size_t kMinListKeyBytes = 16;
+
+// The key that seals lists for `purpose`, derived from a key the parties share for
+// another use (the alignment key, whose HMAC of a record id is that record's PSI token):
+// HKDF-SHA256 with an info string that starts "vfsynth\0list-key\0", so it is never the
+// HMAC of any id under that key, and another purpose never gets the same key. 32 bytes.
+absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::string_view purpose);
 
 // header ‖ payload ‖ HMAC-SHA256(key, header ‖ payload length ‖ payload).
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,

@@ -1,6 +1,8 @@
 #include "common/secure/cross_counts.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -171,41 +173,92 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
 absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
                                           const std::vector<Ciphertext>& sums, int b_categories,
                                           int64_t num_records, absl::Span<const double> slot_sigmas,
-                                          SecureRandom& rng) {
+                                          SecureRandom& rng,
+                                          absl::Span<const std::string> column_labels) {
   if (b_categories < 1) return absl::InvalidArgumentError("B's column has no categories");
   RETURN_IF_ERROR(CheckSlotSigmas(layout, slot_sigmas));
   RETURN_IF_ERROR(CheckRecordCount(num_records));
+  if (!column_labels.empty() && static_cast<int>(column_labels.size()) != layout.num_columns()) {
+    return absl::InvalidArgumentError(absl::StrCat(column_labels.size(), " column labels for a ",
+                                                   "layout of ", layout.num_columns()));
+  }
   const size_t per_value = layout.num_ciphertexts();
   if (sums.size() != static_cast<size_t>(b_categories) * per_value) {
     return absl::InvalidArgumentError(absl::StrCat(sums.size(), " sums, expected ", b_categories,
                                                    " values of ", per_value, " ciphertexts"));
   }
   BnCtxPtr ctx = NewBnCtx();
-  CrossCounts result;
-  result.b_categories = b_categories;
-  result.num_slots = layout.num_slots();
-  result.counts.reserve(static_cast<size_t>(b_categories) * layout.num_slots());
+  const size_t num_slots = layout.num_slots();
+  std::vector<int64_t> decrypted;  // y-major, like CrossCounts::counts
+  decrypted.reserve(static_cast<size_t>(b_categories) * num_slots);
   for (int y = 0; y < b_categories; ++y) {
     std::vector<BnPtr> plaintexts;
     for (size_t j = 0; j < per_value; ++j) {
       ASSIGN_OR_RETURN(BnPtr m, key.Decrypt(sums[y * per_value + j], ctx.get()));
       plaintexts.push_back(std::move(m));
     }
-    // Masked slots hold up to the mask's bound; released ones are checked one by one.
+    // Masked slots hold up to the mask's bound; released ones are checked below.
     auto values = UnpackSlots(layout, plaintexts, kSlotOffset, -kNoiseBound + 1,
                               num_records + kNoiseBound - 1);
     if (!values.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("sum for B's value ", y, ": ", values.status().message()));
     }
-    for (size_t s = 0; s < values->size(); ++s) {
-      if (slot_sigmas[s] == kMaskedSlot) {
-        result.counts.push_back(0);
-        continue;
+    decrypted.insert(decrypted.end(), values->begin(), values->end());
+  }
+
+  // Every released count is a count of num_records plus B's noise, and each column's
+  // counts sum to num_records plus the sum of their noise.
+  for (int c = 0; c < layout.num_columns(); ++c) {
+    const std::string label =
+        column_labels.empty() ? absl::StrCat("A's column ", c) : column_labels[c];
+    int64_t total = 0;
+    double variance = 0;
+    bool released = false, masked = false;
+    for (int y = 0; y < b_categories; ++y) {
+      for (int v = 0; v < layout.categories(c); ++v) {
+        const size_t s = static_cast<size_t>(layout.offset(c) + v);
+        if (slot_sigmas[s] == kMaskedSlot) {
+          masked = true;
+          continue;
+        }
+        released = true;
+        const int64_t value = decrypted[y * num_slots + s];
+        const int64_t slack =
+            static_cast<int64_t>(std::ceil(kNoiseTailSigmas * slot_sigmas[s]));
+        if (value < -slack || value > num_records + slack) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              label, ": the count of B's value ", y, " and A's value ", v, " decrypts to ", value,
+              ", outside [", -slack, ", ", num_records + slack, "] (", num_records,
+              " records, noise of sigma ", slot_sigmas[s], " within ", kNoiseTailSigmas,
+              " sigma): a forged or scaled sum, refused"));
+        }
+        total += value;
+        variance += slot_sigmas[s] * slot_sigmas[s];
       }
-      ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
-      result.counts.push_back((*values)[s] + noise);
     }
+    // Only a whole column sums to num_records (the plan masks whole columns).
+    if (!released || masked) continue;
+    const int64_t slack = static_cast<int64_t>(std::ceil(kNoiseTailSigmas * std::sqrt(variance)));
+    if (total < num_records - slack || total > num_records + slack) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, ": the counts sum to ", total, " where ", num_records,
+          " records (within ", slack, ") should: a forged or scaled sum, refused"));
+    }
+  }
+
+  CrossCounts result;
+  result.b_categories = b_categories;
+  result.num_slots = layout.num_slots();
+  result.counts.reserve(decrypted.size());
+  for (size_t i = 0; i < decrypted.size(); ++i) {
+    const size_t s = i % num_slots;
+    if (slot_sigmas[s] == kMaskedSlot) {
+      result.counts.push_back(0);
+      continue;
+    }
+    ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
+    result.counts.push_back(decrypted[i] + noise);
   }
   return result;
 }

@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <openssl/hmac.h>
+
 #include <string>
+
+#include "absl/strings/escaping.h"
 
 namespace vfsynth::secure {
 namespace {
@@ -77,6 +81,36 @@ TEST(AuthenticatedListTest, AHeaderRewrittenByTheRelayFailsTheMac) {
   ASSERT_EQ(forged[index_last], 3);
   forged[index_last] = 4;
   EXPECT_THAT(Open(kKey, relabelled, forged).status().message(), HasSubstr("MAC"));
+}
+
+// HMAC-SHA256(key, data) as raw bytes and as hex: the PSI's token of a record id `data`.
+std::string Hmac(const std::string& key, const std::string& data) {
+  unsigned char digest[32];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &length);
+  return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
+TEST(DeriveListKeyTest, IsHkdfSha256UnderItsOwnInfoAndNeverAnIdsToken) {
+  const std::string shared = "the parties shared alignment key";
+  auto key = DeriveListKey(shared, "marginals/lists");
+  ASSERT_TRUE(key.ok()) << key.status();
+  // HKDF-SHA256(salt "vfsynth-list-key-salt-v1", info "vfsynth\0list-key\0marginals/lists"),
+  // computed independently (Python hmac).
+  EXPECT_EQ(absl::BytesToHexString(*key),
+            "1ac23c8b1b4c4187189ee1ced78d31423ea7537bd34106dff35ae486c413885c");
+  // Not what the PSI would make of the purpose (or of the old label) as a record id.
+  for (const std::string id : {"marginals/lists", "vfsynth/marginals/list-key"}) {
+    EXPECT_NE(*key, Hmac(shared, id));
+    EXPECT_NE(*key, absl::BytesToHexString(Hmac(shared, id)));
+  }
+  auto other = DeriveListKey(shared, "marginals/other");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*key, *other);
+  EXPECT_EQ(*DeriveListKey(shared, "marginals/lists"), *key);
+  EXPECT_NE(*DeriveListKey("another shared alignment key....", "marginals/lists"), *key);
+  EXPECT_FALSE(DeriveListKey("short", "marginals/lists").ok());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/random/secure_random.h"
@@ -16,6 +17,11 @@ namespace {
 using ::testing::HasSubstr;
 using testing::OtherTestKey;
 using testing::TestKey;
+
+const SlotLayout& CrossCountsTestLayout() {
+  static const SlotLayout* l = new SlotLayout(*SlotLayout::Create({2, 5, 70}, 2048));
+  return *l;
+}
 
 SecureRandom Stream(unsigned char seed) {
   SecureRandom::Key key{};
@@ -53,10 +59,7 @@ Table RandomTable(int records, unsigned char seed) {
 
 class CrossCountsTest : public ::testing::Test {
  protected:
-  static const SlotLayout& layout() {
-    static const SlotLayout* l = new SlotLayout(*SlotLayout::Create({2, 5, 70}, 2048));
-    return *l;
-  }
+  static const SlotLayout& layout() { return CrossCountsTestLayout(); }
   // B's sums as they travel: serialised, then validated on A's side.
   static absl::StatusOr<std::vector<Ciphertext>> Relay(const std::vector<Ciphertext>& sums) {
     const PaillierPublicKey& pk = TestKey().public_key();
@@ -224,6 +227,93 @@ TEST_F(CrossCountsTest, AForgedSumWithASlotOutOfRangeIsRefused) {
   SecureRandom rng = Stream(12);
   auto counts = DecryptCounts(TestKey(), layout(), forged, 1, 2000, 0, rng);
   EXPECT_THAT(counts.status().message(), HasSubstr("decrypted slot 5 holds"));
+}
+
+// B's sums with every record counted `factor` times: each record's ciphertexts added to
+// themselves before the honest SumByValue (its noise as usual, sigma `sigma`).
+absl::StatusOr<std::vector<Ciphertext>> ScaledSums(const Table& table,
+                                                   const std::vector<Ciphertext>& records,
+                                                   int factor, double sigma, SecureRandom& rng) {
+  const PaillierPublicKey& pk = TestKey().public_key();
+  BnCtxPtr ctx = NewBnCtx();
+  std::vector<Ciphertext> scaled;
+  for (const Ciphertext& c : records) {
+    Ciphertext sum = c;
+    for (int k = 1; k < factor; ++k) sum = Add(pk, sum, c, ctx.get());
+    scaled.push_back(std::move(sum));
+  }
+  return SumByValue(pk, CrossCountsTestLayout(), scaled, table.b_values, table.b_categories, sigma,
+                   rng);
+}
+
+TEST_F(CrossCountsTest, ScaledSumsAreRefusedNamingTheHistogram) {
+  // B counts every record twice: each count at most doubles, so no slot need leave
+  // [0, records + B's noise], but the column's counts sum to twice the records.
+  const Table table = RandomTable(400, 31);
+  auto records = EncryptRecords(TestKey(), layout(), table.a_columns, 2);
+  ASSERT_TRUE(records.ok()) << records.status();
+  SecureRandom rng_b = Stream(32), rng_a = Stream(33);
+  auto honest = SumByValue(TestKey().public_key(), layout(), *records, table.b_values, 4, 3.0,
+                           rng_b);
+  ASSERT_TRUE(honest.ok());
+  const std::vector<std::string> labels = {"histogram 4 (sex x income)", "histogram 5",
+                                           "histogram 6"};
+  auto counts = DecryptCounts(TestKey(), layout(), *honest, 4, 400,
+                              std::vector<double>(77, 3.0), rng_a, labels);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+
+  auto doubled = ScaledSums(table, *records, 2, 3.0, rng_b);
+  ASSERT_TRUE(doubled.ok()) << doubled.status();
+  counts = DecryptCounts(TestKey(), layout(), *doubled, 4, 400, std::vector<double>(77, 3.0),
+                         rng_a, labels);
+  EXPECT_EQ(counts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(counts.status().message(), HasSubstr("histogram 4 (sex x income)"));
+  EXPECT_THAT(counts.status().message(), HasSubstr("forged or scaled"));
+  // Noiseless, the sums must be exact.
+  auto doubled_exact = ScaledSums(table, *records, 2, 0.0, rng_b);
+  ASSERT_TRUE(doubled_exact.ok());
+  EXPECT_THAT(DecryptCounts(TestKey(), layout(), *doubled_exact, 4, 400, 0.0, rng_a)
+                  .status()
+                  .message(),
+              HasSubstr("sum to 800 where 400"));
+}
+
+TEST_F(CrossCountsTest, ASlotBeyondRecordsPlusEightSigmaIsRefusedEvenIfTheSumHolds) {
+  // One record's weight moved: slot 2 of B's value 0 holds records + 30 and slot 3 of B's
+  // value 1 holds -30 (so the column still sums to the records), at sigma 1: beyond 8 sigma.
+  std::vector<std::vector<int64_t>> slots(2, std::vector<int64_t>(77, kSlotOffset));
+  for (int c = 0; c < 3; ++c) slots[0][layout().offset(c)] += 100;  // every record: y 0, value 0
+  slots[0][2] += 30;
+  slots[1][3] -= 30;
+  BnCtxPtr ctx = NewBnCtx();
+  std::vector<Ciphertext> forged;
+  for (const auto& values : slots) {
+    auto plaintexts = PackSlots(layout(), values);
+    ASSERT_TRUE(plaintexts.ok());
+    for (const BnPtr& m : *plaintexts) {
+      auto c = Encrypt(TestKey().public_key(), m.get(), ctx.get());
+      ASSERT_TRUE(c.ok());
+      forged.push_back(*std::move(c));
+    }
+  }
+  SecureRandom rng = Stream(34);
+  const std::vector<std::string> labels = {"h0", "histogram 9 (age x income)", "h2"};
+  auto counts = DecryptCounts(TestKey(), layout(), forged, 2, 100, std::vector<double>(77, 1.0),
+                              rng, labels);
+  EXPECT_THAT(counts.status().message(), HasSubstr("histogram 9 (age x income)"));
+  EXPECT_THAT(counts.status().message(), HasSubstr("decrypts to 130, outside [-8, 108]"));
+  // Within 8 sigma the same forgery passes: the check is the noise's tail, no tighter.
+  slots[0][2] -= 22;
+  slots[1][3] += 22;
+  forged.clear();
+  for (const auto& values : slots) {
+    auto plaintexts = PackSlots(layout(), values);
+    ASSERT_TRUE(plaintexts.ok());
+    for (const BnPtr& m : *plaintexts) forged.push_back(*Encrypt(TestKey().public_key(), m.get(), ctx.get()));
+  }
+  EXPECT_TRUE(DecryptCounts(TestKey(), layout(), forged, 2, 100, std::vector<double>(77, 1.0), rng,
+                            labels)
+                  .ok());
 }
 
 }  // namespace
