@@ -479,7 +479,7 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::EncryptAnswer(
                                                        plan_.privacy().measurement()));
                 }
                 ASSIGN_OR_RETURN(const std::vector<secure::Ciphertext> records,
-                                 secure::EncryptRecords(*key, layout, cells, kEncryptionThreads));
+                                 secure::EncryptRecords(*key, layout, cells, kEncryptionThreads, &stop_));
                 v1::EncryptedRecords list;
                 list.set_public_key(key->public_key().Serialize());
                 list.mutable_columns()->Add(pair.low_columns.begin(), pair.low_columns.end());

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,7 @@ class MarginalsPartyCore : public PartyProtocol {
   double epsilon_spent() const override;
   // The secret of this party's alignment list (PartyProtocol::set_party_secret).
   void set_party_secret(std::string secret) override { party_secret_ = std::move(secret); }
+  void Cancel() override { stop_ = true; }
   // The aligned encoded rows (canonical order) and their encoder, once aligned.
   const torch::Tensor& aligned_table() const { return table_; }
   const TableEncoder& encoder() const { return data_.encoder; }
@@ -150,6 +152,7 @@ class MarginalsPartyCore : public PartyProtocol {
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   std::optional<secure::PaillierPrivateKey> paillier_;
   bool noiseless_ = false;
+  std::atomic<bool> stop_{false};  // Cancel: the encryption in progress ends
   StepProfile profile_;
 };
 

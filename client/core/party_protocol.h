@@ -78,6 +78,9 @@ class PartyProtocol {
   // instead of one drawn from the OS (a run reproducing a reference: tests, and the
   // audit's shadow models, whose starts are functions of their seeds).
   virtual void set_party_secret(std::string secret) = 0;
+  // From any thread, when the party shuts down: long local work in progress (a
+  // measurement's encryption) ends early and its call returns CANCELLED.
+  virtual void Cancel() {}
 
  protected:
   PartyRun& run() { return run_; }

@@ -22,6 +22,7 @@ void PartySession::Cancel() {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
   }
+  core_->Cancel();
   link_->Cancel();
 }
 

@@ -24,12 +24,16 @@ absl::Status CheckRecordCount(int64_t num_records) {
 
 absl::Status EncryptRange(const PaillierPrivateKey& key, const SlotLayout& layout,
                           const std::vector<std::vector<int32_t>>& columns, size_t begin,
-                          size_t end, std::vector<Ciphertext>& out) {
+                          size_t end, const std::atomic<bool>* stop,
+                          std::vector<Ciphertext>& out) {
   BnCtxPtr ctx = NewBnCtx();
   if (ctx == nullptr) return absl::ResourceExhaustedError("no memory for a BN_CTX");
   std::vector<int32_t> values(columns.size());
   out.reserve((end - begin) * layout.num_ciphertexts());
   for (size_t i = begin; i < end; ++i) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      return absl::CancelledError("the records' encryption was stopped");
+    }
     for (size_t c = 0; c < columns.size(); ++c) values[c] = columns[c][i];
     auto plaintexts = PackRecord(layout, values);
     if (!plaintexts.ok()) {
@@ -61,7 +65,8 @@ absl::Status CheckSlotSigmas(const SlotLayout& layout, absl::Span<const double> 
 
 absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
     const PaillierPrivateKey& key, const SlotLayout& layout,
-    const std::vector<std::vector<int32_t>>& columns, int threads) {
+    const std::vector<std::vector<int32_t>>& columns, int threads,
+    const std::atomic<bool>* stop) {
   if (static_cast<int>(columns.size()) != layout.num_columns()) {
     return absl::InvalidArgumentError(
         absl::StrCat(columns.size(), " columns for a layout of ", layout.num_columns()));
@@ -84,7 +89,7 @@ absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
     const size_t begin = num_records * t / parts;
     const size_t end = num_records * (t + 1) / parts;
     auto work = [&, t, begin, end] {
-      statuses[t] = EncryptRange(key, layout, columns, begin, end, outputs[t]);
+      statuses[t] = EncryptRange(key, layout, columns, begin, end, stop, outputs[t]);
     };
     if (t + 1 == parts) {
       work();  // the calling thread takes the last range

@@ -1,6 +1,7 @@
 #ifndef VFSYNTH_COMMON_SECURE_CROSS_COUNTS_H_
 #define VFSYNTH_COMMON_SECURE_CROSS_COUNTS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,10 +25,13 @@ struct CrossCounts {
 // Party A (holds the key): each aligned record's packed one-hot over A's columns,
 // encrypted with the CRT fast path. `columns[c][i]` is column c's value at record i.
 // Returns layout.num_ciphertexts() ciphertexts per record, record-major. The records are
-// split into `threads` contiguous ranges, one thread (and BN_CTX) each.
+// split into `threads` contiguous ranges, one thread (and BN_CTX) each. Once `stop` (if
+// given) is set, every thread ends at its next record and the call returns CANCELLED:
+// encrypting Adult takes a minute, and a party shutting down must not wait for it.
 absl::StatusOr<std::vector<Ciphertext>> EncryptRecords(
     const PaillierPrivateKey& key, const SlotLayout& layout,
-    const std::vector<std::vector<int32_t>>& columns, int threads);
+    const std::vector<std::vector<int32_t>>& columns, int threads,
+    const std::atomic<bool>* stop = nullptr);
 
 // Party B: per value y of its column, the product of A's ciphertexts of the records with
 // b_values[i] = y (per slot: the count of records with that slot and b = y), times

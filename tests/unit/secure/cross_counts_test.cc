@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -143,6 +145,21 @@ TEST_F(CrossCountsTest, OneAndTwoThreadsGiveTheSameCounts) {
   }
   EXPECT_EQ(results[0], small.exact);
   EXPECT_EQ(results[1], small.exact);
+}
+
+TEST_F(CrossCountsTest, AStoppedEncryptionEndsCancelledOnEveryThread) {
+  const Table large = RandomTable(5000, 4);
+  std::atomic<bool> stop{true};
+  for (int threads : {1, 2}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto records = EncryptRecords(TestKey(), layout(), large.a_columns, threads, &stop);
+    EXPECT_EQ(records.status().code(), absl::StatusCode::kCancelled) << records.status();
+    // 5,000 records take seconds; a stopped call returns before its first record.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  }
+  stop = false;
+  const Table small = RandomTable(20, 4);
+  EXPECT_TRUE(EncryptRecords(TestKey(), layout(), small.a_columns, 2, &stop).ok());
 }
 
 TEST_F(CrossCountsTest, NoisyCountsAreUnbiasedWithBothPartiesVariances) {
