@@ -106,19 +106,23 @@ std::vector<int64_t> MarginalTarget::HistogramSizes() const {
   if (one_way_) {
     for (const OutputBlock& block : blocks_) sizes.push_back(Cells(block));
   }
-  for (const auto& [a, b] : pairs_) sizes.push_back(PairWidth(a) * PairWidth(b));
+  for (size_t p = 0; p < pairs_.size(); ++p) {
+    sizes.push_back(PairWidth(pairs_[p].first, Unmerged(p)) *
+                    PairWidth(pairs_[p].second, Unmerged(p)));
+  }
   return sizes;
 }
 
-int64_t MarginalTarget::PairWidth(int block) const {
-  if (pair_maps_.empty() || !pair_maps_[block].defined()) return blocks_[block].width;
+int64_t MarginalTarget::PairWidth(int block, bool unmerged) const {
+  if (unmerged || pair_maps_.empty() || !pair_maps_[block].defined()) return blocks_[block].width;
   return pair_maps_[block].size(1);
 }
 
-torch::Tensor MarginalTarget::PairColumns(const torch::Tensor& rows, int block, bool hard) const {
+torch::Tensor MarginalTarget::PairColumns(const torch::Tensor& rows, int block, bool hard,
+                                          bool unmerged) const {
   torch::Tensor columns = rows.narrow(1, blocks_[block].offset, blocks_[block].width);
   if (hard) columns = columns.to(torch::kDouble);
-  if (pair_maps_.empty() || !pair_maps_[block].defined()) return columns;
+  if (unmerged || pair_maps_.empty() || !pair_maps_[block].defined()) return columns;
   return columns.mm(pair_maps_[block].to(columns.scalar_type()));
 }
 
@@ -157,9 +161,12 @@ std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows,
   }
   // A pair's joint histogram: the sum (mean) over rows of the outer product of the two
   // blocks' one-hot (relaxed) rows.
-  for (const auto& [a, b] : pairs_) {
-    const torch::Tensor joint =
-        PairColumns(rows, a, hard).t().mm(PairColumns(rows, b, hard)).reshape({-1});
+  for (size_t p = 0; p < pairs_.size(); ++p) {
+    const auto& [a, b] = pairs_[p];
+    const torch::Tensor joint = PairColumns(rows, a, hard, Unmerged(p))
+                                    .t()
+                                    .mm(PairColumns(rows, b, hard, Unmerged(p)))
+                                    .reshape({-1});
     histograms.push_back(hard ? joint : joint / static_cast<double>(rows.size(0)));
   }
   return histograms;
@@ -235,8 +242,12 @@ absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(
 absl::StatusOr<MarginalTarget> MarginalTarget::OfHistograms(std::vector<OutputBlock> blocks,
                                                             std::vector<std::pair<int, int>> pairs,
                                                             int position_bins,
-                                                            const std::vector<int>& pair_groups) {
+                                                            const std::vector<int>& pair_groups,
+                                                            const std::vector<bool>& unmerged_pairs) {
   if (position_bins < 1) return absl::InvalidArgumentError("position_bins must be >= 1");
+  if (!unmerged_pairs.empty() && unmerged_pairs.size() != pairs.size()) {
+    return absl::InvalidArgumentError("unmerged_pairs must have one flag per pair");
+  }
   if (!pair_groups.empty() && pair_groups.size() != blocks.size()) {
     return absl::InvalidArgumentError(absl::StrCat("pair groups for ", pair_groups.size(),
                                                    " blocks, but there are ", blocks.size()));
@@ -259,6 +270,7 @@ absl::StatusOr<MarginalTarget> MarginalTarget::OfHistograms(std::vector<OutputBl
   }
   MarginalTarget shape(std::move(blocks), std::move(pairs), position_bins, torch::Tensor());
   shape.pair_maps_ = std::move(maps);
+  shape.unmerged_ = unmerged_pairs;
   return shape;
 }
 
@@ -284,7 +296,89 @@ absl::StatusOr<MarginalTarget> MarginalTarget::WithProbabilities(
   MarginalTarget target(blocks_, pairs_, position_bins_, p.clone());
   target.one_way_ = one_way_;
   target.pair_maps_ = pair_maps_;
+  target.unmerged_ = unmerged_;
   return target;
+}
+
+torch::Tensor MarginalTarget::CommonMap(int block, int kind) const {
+  const OutputBlock& b = blocks_[block];
+  const bool merged = !pair_maps_.empty() && pair_maps_[block].defined();
+  // width x groups: each slot's common group (its merged run, or itself).
+  const torch::Tensor slots = merged ? pair_maps_[block] : torch::eye(b.width, torch::kDouble);
+  if (kind == 1) return torch::eye(slots.size(1), torch::kDouble);
+  if (kind == 2) return slots;
+  const int64_t cells = Cells(b);
+  if (cells == b.width) return slots;
+  // Refined cells: slot s, part q at s * parts + q for the bin slots, then missing slots.
+  std::vector<int64_t> slot_of(cells);
+  const int64_t refined = static_cast<int64_t>(b.position_slots) * position_bins_;
+  for (int64_t c = 0; c < cells; ++c) {
+    slot_of[c] = c < refined ? c / position_bins_ : b.position_slots + (c - refined);
+  }
+  return slots.index_select(0, torch::tensor(slot_of, torch::kLong));
+}
+
+std::vector<torch::Tensor> MarginalTarget::ConsistentCounts(std::vector<torch::Tensor> counts,
+                                                            const std::vector<double>& variances,
+                                                            double total, int rounds) const {
+  // Each histogram's view of each of its blocks: (histogram, block, axis, map).
+  struct View {
+    size_t histogram;
+    int axis;  // 1-way: 0; pair: 0 (rows, first block) or 1 (columns)
+    torch::Tensor map;
+  };
+  std::vector<std::vector<View>> views(blocks_.size());
+  std::vector<std::pair<int64_t, int64_t>> grid(counts.size());  // pair tables' rows x columns
+  size_t k = 0;
+  if (one_way_) {
+    for (int b = 0; b < static_cast<int>(blocks_.size()); ++b, ++k) {
+      views[b].push_back({k, 0, CommonMap(b, 0)});
+      grid[k] = {counts[k].size(0), 1};
+    }
+  }
+  for (size_t p = 0; p < pairs_.size(); ++p, ++k) {
+    const auto& [a, b] = pairs_[p];
+    const int kind = Unmerged(p) ? 2 : 1;
+    views[a].push_back({k, 0, CommonMap(a, kind)});
+    views[b].push_back({k, 1, CommonMap(b, kind)});
+    grid[k] = {PairWidth(a, Unmerged(p)), PairWidth(b, Unmerged(p))};
+  }
+  auto margin = [&](const View& v) {  // cells of the block's axis, summed over the other
+    const torch::Tensor table = counts[v.histogram].reshape({grid[v.histogram].first,
+                                                             grid[v.histogram].second});
+    return table.sum(1 - v.axis);
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (torch::Tensor& c : counts) c = c + (total - c.sum().item<double>()) / c.size(0);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      if (views[b].size() < 2) continue;
+      // Per view: its margin in common groups and each group's variance (cells summed).
+      torch::Tensor weighted, weights;
+      std::vector<torch::Tensor> margins, spans;
+      for (const View& v : views[b]) {
+        const int64_t other = v.axis == 0 ? grid[v.histogram].second : grid[v.histogram].first;
+        const torch::Tensor span = v.map.sum(0) * static_cast<double>(other);  // cells per group
+        const torch::Tensor m = margin(v).matmul(v.map);
+        const torch::Tensor w = 1.0 / (span * variances[v.histogram]);
+        weighted = weighted.defined() ? weighted + w * m : w * m;
+        weights = weights.defined() ? weights + w : w;
+        margins.push_back(m);
+        spans.push_back(span);
+      }
+      const torch::Tensor common = weighted / weights;
+      for (size_t i = 0; i < views[b].size(); ++i) {
+        const View& v = views[b][i];
+        // Per cell of the axis, its group's difference over the group's cells.
+        const torch::Tensor add = v.map.matmul((common - margins[i]) / spans[i]);
+        const auto [rows, cols] = grid[v.histogram];
+        torch::Tensor table = counts[v.histogram].reshape({rows, cols});
+        table = v.axis == 0 ? table + add.unsqueeze(1) : table + add.unsqueeze(0);
+        counts[v.histogram] = table.reshape({-1});
+      }
+    }
+    for (torch::Tensor& c : counts) c = ProjectToTotal(c, total);
+  }
+  return counts;
 }
 
 torch::Tensor MarginalTarget::Loss(const torch::Tensor& slice, double reverse_weight) const {

@@ -55,10 +55,24 @@ class MarginalTarget {
   // With `pair_groups` (one per block, or empty), a block of bins with positive groups g
   // enters its 2-way tables with its bins merged into g runs of consecutive bins
   // (PairGroups), its missing slots as they are.
+  // With `unmerged_pairs` (one per pair, or empty), a pair marked true sees both its blocks
+  // at their full width (no merge).
   static absl::StatusOr<MarginalTarget> OfHistograms(std::vector<OutputBlock> blocks,
                                                      std::vector<std::pair<int, int>> pairs,
                                                      int position_bins,
-                                                     const std::vector<int>& pair_groups = {});
+                                                     const std::vector<int>& pair_groups = {},
+                                                     const std::vector<bool>& unmerged_pairs = {});
+
+  // Post-processing of noised counts of this shape's histograms (HistogramSizes' order;
+  // float64): `rounds` rounds of (a) every histogram shifted to sum to `total`, (b) every
+  // block's margin at its coarsest common resolution (its merged runs, if any) replaced
+  // in every histogram holding it by the inverse-variance weighted mean of all those
+  // histograms' margins (`variances`: each histogram's noise variance per count), the
+  // difference spread evenly over the cells of each run, (c) each histogram projected
+  // onto the non-negative counts of sum `total` (ProjectToTotal). Free in privacy.
+  std::vector<torch::Tensor> ConsistentCounts(std::vector<torch::Tensor> counts,
+                                              const std::vector<double>& variances, double total,
+                                              int rounds) const;
 
   // The same blocks with the probabilities of a saved target (probabilities() of one
   // built for the same blocks): each block's part must be a probability vector.
@@ -118,13 +132,19 @@ class MarginalTarget {
   std::vector<torch::Tensor> Histograms(const torch::Tensor& rows, bool hard) const;
 
   // A block's columns as its 2-way tables see them (its merge map, if it has one).
-  torch::Tensor PairColumns(const torch::Tensor& rows, int block, bool hard) const;
-  int64_t PairWidth(int block) const;
+  torch::Tensor PairColumns(const torch::Tensor& rows, int block, bool hard,
+                            bool unmerged = false) const;
+  int64_t PairWidth(int block, bool unmerged = false) const;
+  bool Unmerged(size_t pair) const { return pair < unmerged_.size() && unmerged_[pair]; }
+  // cells x groups 0/1 map of a block's cells in a histogram (1-way: refined cells; pair
+  // side: its pair columns) to the block's coarsest common resolution.
+  torch::Tensor CommonMap(int block, int kind) const;  // kind 0: 1-way, 1: pair, 2: unmerged pair
 
   std::vector<OutputBlock> blocks_;  // one-hot blocks only
   std::vector<Pair> pairs_;
   // Per block, undefined or the width x groups 0/1 map that merges its bins in 2-way tables.
   std::vector<torch::Tensor> pair_maps_;
+  std::vector<bool> unmerged_;  // per pair: both blocks at full width
   int position_bins_;    // 1: no refinement
   bool one_way_ = true;  // false: pair histograms only
   torch::Tensor probabilities_;

@@ -45,7 +45,8 @@ MeasuredLayout LayoutOf(const std::vector<const TableEncoder*>& encoders,
 }
 
 absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& blocks,
-                                            const v1::PrivacyPlan& plan) {
+                                            const v1::PrivacyPlan& plan,
+                                            bool label_pairs_unmerged) {
   const int columns = static_cast<int>(blocks.size());
   if (plan.columns_size() != columns) {
     return absl::InvalidArgumentError(absl::StrCat("the plan lists ", plan.columns_size(),
@@ -53,6 +54,7 @@ absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& bloc
                                                    columns));
   }
   std::vector<std::pair<int, int>> pairs;
+  std::vector<bool> unmerged;
   for (int k = 0; k < plan.measurements_size(); ++k) {
     const auto& c = plan.measurements(k).columns();
     if (k < columns) {
@@ -67,6 +69,8 @@ absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& bloc
           absl::StrCat("measurement ", k, " must be a pair of columns in ascending order"));
     }
     pairs.emplace_back(c[0], c[1]);
+    unmerged.push_back(label_pairs_unmerged &&
+                       (plan.columns(c[0]).label() || plan.columns(c[1]).label()));
   }
   if (plan.measurements_size() < columns) {
     return absl::InvalidArgumentError(absl::StrCat("the plan measures ",
@@ -77,26 +81,45 @@ absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& bloc
   const v1::MeasurementConfig& settings = plan.privacy().measurement();
   std::vector<int> groups;
   for (const OutputBlock& block : blocks) groups.push_back(Bins(block) > 0 ? settings.pair_bins() : 0);
-  return MarginalTarget::OfHistograms(blocks, std::move(pairs), settings.position_bins(), groups);
+  return MarginalTarget::OfHistograms(blocks, std::move(pairs), settings.position_bins(), groups,
+                                      unmerged);
+}
+
+std::vector<double> ReleaseVariances(const v1::PrivacyPlan& plan) {
+  std::vector<double> variances;
+  for (const v1::MeasuredHistogram& m : plan.measurements()) {
+    variances.push_back(m.sigma() * m.sigma() * (m.cross_party() ? 2.0 : 1.0));
+  }
+  return variances;
 }
 
 absl::StatusOr<MarginalTarget> TargetFromCounts(const MarginalTarget& shape,
-                                                const std::vector<torch::Tensor>& counts,
-                                                int64_t rows) {
+                                                const std::vector<torch::Tensor>& input,
+                                                int64_t rows,
+                                                const std::vector<double>& variances,
+                                                int consistency_rounds) {
+  std::vector<torch::Tensor> counts = input;
   const std::vector<int64_t> sizes = shape.HistogramSizes();
   if (counts.size() != sizes.size() || rows < 1) {
     return absl::InvalidArgumentError(absl::StrCat("got ", counts.size(), " histograms of ", rows,
                                                    " records; the release has ", sizes.size()));
   }
-  std::vector<torch::Tensor> probabilities;
   for (size_t k = 0; k < counts.size(); ++k) {
     if (counts[k].dim() != 1 || counts[k].size(0) != sizes[k] ||
         !counts[k].isfinite().all().item<bool>()) {
       return absl::InvalidArgumentError(
           absl::StrCat("histogram ", k, " must hold ", sizes[k], " finite counts"));
     }
-    const double total = static_cast<double>(rows);
-    probabilities.push_back(ProjectToTotal(counts[k].to(torch::kDouble), total) / total);
+    counts[k] = counts[k].to(torch::kDouble);
+  }
+  if (consistency_rounds > 0 && variances.size() == counts.size()) {
+    counts = shape.ConsistentCounts(std::move(counts), variances, static_cast<double>(rows),
+                                    consistency_rounds);
+  }
+  std::vector<torch::Tensor> probabilities;
+  const double total = static_cast<double>(rows);
+  for (const torch::Tensor& histogram : counts) {
+    probabilities.push_back(ProjectToTotal(histogram, total) / total);
   }
   return shape.WithProbabilities(torch::cat(probabilities));
 }
@@ -104,6 +127,15 @@ absl::StatusOr<MarginalTarget> TargetFromCounts(const MarginalTarget& shape,
 absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table,
                                                 const MarginalTarget& shape,
                                                 const v1::PrivacyPlan& plan, SecureRandom* noise) {
+  ASSIGN_OR_RETURN(std::vector<torch::Tensor> counts,
+                   MeasureCounts(joint_table, shape, plan, noise));
+  return TargetFromCounts(shape, counts, joint_table.size(0));
+}
+
+absl::StatusOr<std::vector<torch::Tensor>> MeasureCounts(const torch::Tensor& joint_table,
+                                                         const MarginalTarget& shape,
+                                                         const v1::PrivacyPlan& plan,
+                                                         SecureRandom* noise) {
   const std::vector<int64_t> sizes = shape.HistogramSizes();
   if (static_cast<int>(sizes.size()) != plan.measurements_size()) {
     return absl::InvalidArgumentError("the release shape and the plan differ");
@@ -123,7 +155,7 @@ absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table
     }
     counts.push_back(histogram);
   }
-  return TargetFromCounts(shape, counts, rows);
+  return counts;
 }
 
 }  // namespace vfsynth::marginals

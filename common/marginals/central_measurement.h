@@ -28,8 +28,20 @@ MeasuredLayout LayoutOf(const std::vector<const TableEncoder*>& encoders,
 // The release shape of `plan`'s histograms over `blocks` (LayoutOf's): their 1-way
 // histograms, then their pairs, as MarginalTarget orders them. The plan lists every
 // column's 1-way histogram first, in column order (ResolveMarginalsPlan does).
+// With `label_pairs_unmerged`, the pairs with the plan's label column see both blocks at
+// full width (experiment).
 absl::StatusOr<MarginalTarget> ReleaseShape(const std::vector<OutputBlock>& blocks,
-                                            const v1::PrivacyPlan& plan);
+                                            const v1::PrivacyPlan& plan,
+                                            bool label_pairs_unmerged = false);
+
+// Each histogram's noise variance per released count: σ² per holder adding noise.
+std::vector<double> ReleaseVariances(const v1::PrivacyPlan& plan);
+
+// The noised counts MeasureCentrally projects (shape order, float64).
+absl::StatusOr<std::vector<torch::Tensor>> MeasureCounts(const torch::Tensor& joint_table,
+                                                         const MarginalTarget& shape,
+                                                         const v1::PrivacyPlan& plan,
+                                                         SecureRandom* noise);
 
 // What the parties release, computed in one process from the joint encoded table (the
 // one-process reference and tests; the daemons never hold it): each histogram's counts
@@ -42,9 +54,13 @@ absl::StatusOr<MarginalTarget> MeasureCentrally(const torch::Tensor& joint_table
 
 // Noised counts of every histogram, in the shape's order, to the target: each projected
 // onto the distributions over `rows` records (ProjectToTotal; the record count is public).
+// With `consistency_rounds` > 0 and `variances` (ReleaseVariances), the counts are first
+// made consistent (MarginalTarget::ConsistentCounts).
 absl::StatusOr<MarginalTarget> TargetFromCounts(const MarginalTarget& shape,
                                                 const std::vector<torch::Tensor>& counts,
-                                                int64_t rows);
+                                                int64_t rows,
+                                                const std::vector<double>& variances = {},
+                                                int consistency_rounds = 0);
 
 }  // namespace vfsynth::marginals
 

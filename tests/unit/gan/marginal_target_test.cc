@@ -259,3 +259,70 @@ TEST(MarginalTargetTest, RejectsBadInput) {
 
 }  // namespace
 }  // namespace vfsynth
+
+namespace vfsynth {
+namespace {
+
+// The two one-hot blocks of SmallTable, their 1-way histograms and their pair.
+MarginalTarget PairShape() {
+  auto shape = MarginalTarget::OfHistograms(OneHotBlocks(Blocks()), {{0, 1}}, 1);
+  EXPECT_TRUE(shape.ok()) << shape.status();
+  return *shape;
+}
+
+TEST(ConsistentCountsTest, LeavesExactCountsAsTheyAre) {
+  const MarginalTarget shape = PairShape();
+  const torch::Tensor all = shape.TableProbabilities(Table()) * 4.0;
+  std::vector<torch::Tensor> counts = {all.narrow(0, 0, 3), all.narrow(0, 3, 2),
+                                       all.narrow(0, 5, 6)};
+  const auto out = shape.ConsistentCounts(counts, {1.0, 1.0, 1.0}, 4.0, 3);
+  for (size_t k = 0; k < counts.size(); ++k) {
+    EXPECT_TRUE(torch::allclose(out[k], counts[k])) << k << ": " << out[k];
+  }
+}
+
+TEST(ConsistentCountsTest, MarginsAgreeAndFollowThePreciseHistogram) {
+  const MarginalTarget shape = PairShape();
+  // Block 0's 1-way histogram is nearly exact; the pair's margin of block 0 is off.
+  const torch::Tensor one_way_a = torch::tensor({50.0, 30.0, 20.0}, torch::kDouble);
+  const torch::Tensor one_way_b = torch::tensor({40.0, 60.0}, torch::kDouble);
+  const torch::Tensor pair =
+      torch::tensor({30.0, 10.0, 5.0, 35.0, 5.0, 15.0}, torch::kDouble);  // a: 40, 40, 20
+  const auto out = shape.ConsistentCounts({one_way_a, one_way_b, pair}, {1e-6, 1.0, 1.0}, 100.0, 2);
+  const torch::Tensor table = out[2].reshape({3, 2});
+  EXPECT_TRUE(torch::allclose(table.sum(1), out[0], 1e-6, 1e-3)) << table;
+  EXPECT_TRUE(torch::allclose(table.sum(0), out[1], 1e-6, 1e-3)) << table;
+  EXPECT_TRUE(torch::allclose(out[0], one_way_a, 1e-6, 1e-3)) << out[0];
+  // Block 1: the 1-way histogram and the pair's margin (40, 60) already agree.
+  EXPECT_TRUE(torch::allclose(out[1], one_way_b, 1e-6, 1e-3)) << out[1];
+  for (const torch::Tensor& c : out) {
+    EXPECT_GE(c.min().item<double>(), 0.0);
+    EXPECT_NEAR(c.sum().item<double>(), 100.0, 1e-6);
+  }
+}
+
+TEST(ConsistentCountsTest, ProjectsNegativeCountsAway) {
+  const MarginalTarget shape = PairShape();
+  const auto out = shape.ConsistentCounts(
+      {torch::tensor({-5.0, 3.0, 6.0}, torch::kDouble), torch::tensor({2.0, 2.0}, torch::kDouble),
+       torch::tensor({-1.0, 1.0, 2.0, 0.0, 0.5, 1.5}, torch::kDouble)},
+      {1.0, 1.0, 1.0}, 4.0, 3);
+  for (const torch::Tensor& c : out) {
+    EXPECT_GE(c.min().item<double>(), 0.0) << c;
+    EXPECT_NEAR(c.sum().item<double>(), 4.0, 1e-9) << c;
+  }
+}
+
+TEST(OfHistogramsTest, UnmergedPairsKeepEveryBin) {
+  // A block of 4 bins (position column after it) and a 2-way block.
+  const std::vector<OutputBlock> blocks = {{BlockKind::kSoftmax, 0, 4, 4, 4},
+                                           {BlockKind::kSoftmax, 5, 2}};
+  auto merged = MarginalTarget::OfHistograms(blocks, {{0, 1}}, 1, {2, 0});
+  auto unmerged = MarginalTarget::OfHistograms(blocks, {{0, 1}}, 1, {2, 0}, {true});
+  ASSERT_TRUE(merged.ok() && unmerged.ok());
+  EXPECT_EQ(merged->HistogramSizes(), (std::vector<int64_t>{4, 2, 4}));
+  EXPECT_EQ(unmerged->HistogramSizes(), (std::vector<int64_t>{4, 2, 8}));
+}
+
+}  // namespace
+}  // namespace vfsynth
