@@ -22,8 +22,8 @@ void PartySession::Cancel() {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
   }
-  core_->Cancel();
   link_->Cancel();
+  core_->Cancel();
 }
 
 bool PartySession::Cancelled() {
@@ -139,6 +139,11 @@ absl::Status PartySession::Serve(bool* streamed) {
         }
       }
       if (result.ok()) failed = core_->PrepareAhead();
+    }
+    if (!failed.ok() && Cancelled()) {
+      // Shutting down stopped the work: not the run's error (the party may resume).
+      result = PartyShuttingDown();
+      break;
     }
     if (!failed.ok()) {
       // Tell the curator why this party stops, then stop.

@@ -206,17 +206,30 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
     auto values = UnpackSlots(layout, plaintexts, kSlotOffset, -kNoiseBound + 1,
                               num_records + kNoiseBound - 1);
     if (!values.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sum for B's value ", y, ": ", values.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("sum for one of B's values: ",
+                                                     values.status().message()));
     }
     decrypted.insert(decrypted.end(), values->begin(), values->end());
   }
 
-  // Every released count is a count of num_records plus B's noise, and each column's
-  // counts sum to num_records plus the sum of their noise.
+  // A's noise first: every check below is then a function of what A would release, so a
+  // refusal tells B (and the curator, which relays it) nothing the release would not.
+  // A refusal carries no value for the same reason.
+  std::vector<int64_t> noised(decrypted.size(), 0);
+  for (size_t i = 0; i < decrypted.size(); ++i) {
+    const size_t s = i % num_slots;
+    if (slot_sigmas[s] == kMaskedSlot) continue;
+    ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
+    noised[i] = decrypted[i] + noise;
+  }
+  // Every released count is a count of num_records plus both holders' noise (B's and A's,
+  // of the slot's sigma each), and each column's counts sum to num_records plus theirs.
   for (int c = 0; c < layout.num_columns(); ++c) {
     const std::string label =
         column_labels.empty() ? absl::StrCat("A's column ", c) : column_labels[c];
+    const std::string refusal = absl::StrCat(
+        label, ": B's sums are beyond what ", num_records, " records and the noise can give (",
+        kNoiseTailSigmas, " sigma): a forged or scaled sum, refused");
     int64_t total = 0;
     double variance = 0;
     bool released = false, masked = false;
@@ -228,27 +241,22 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
           continue;
         }
         released = true;
-        const int64_t value = decrypted[y * num_slots + s];
+        const int64_t value = noised[y * num_slots + s];
+        const double slot_variance = 2 * slot_sigmas[s] * slot_sigmas[s];
         const int64_t slack =
-            static_cast<int64_t>(std::ceil(kNoiseTailSigmas * slot_sigmas[s]));
+            static_cast<int64_t>(std::ceil(kNoiseTailSigmas * std::sqrt(slot_variance)));
         if (value < -slack || value > num_records + slack) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              label, ": the count of B's value ", y, " and A's value ", v, " decrypts to ", value,
-              ", outside [", -slack, ", ", num_records + slack, "] (", num_records,
-              " records, noise of sigma ", slot_sigmas[s], " within ", kNoiseTailSigmas,
-              " sigma): a forged or scaled sum, refused"));
+          return absl::InvalidArgumentError(refusal);
         }
         total += value;
-        variance += slot_sigmas[s] * slot_sigmas[s];
+        variance += slot_variance;
       }
     }
     // Only a whole column sums to num_records (the plan masks whole columns).
     if (!released || masked) continue;
     const int64_t slack = static_cast<int64_t>(std::ceil(kNoiseTailSigmas * std::sqrt(variance)));
     if (total < num_records - slack || total > num_records + slack) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          label, ": the counts sum to ", total, " where ", num_records,
-          " records (within ", slack, ") should: a forged or scaled sum, refused"));
+      return absl::InvalidArgumentError(refusal);
     }
   }
 
@@ -256,15 +264,7 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
   result.b_categories = b_categories;
   result.num_slots = layout.num_slots();
   result.counts.reserve(decrypted.size());
-  for (size_t i = 0; i < decrypted.size(); ++i) {
-    const size_t s = i % num_slots;
-    if (slot_sigmas[s] == kMaskedSlot) {
-      result.counts.push_back(0);
-      continue;
-    }
-    ASSIGN_OR_RETURN(const int64_t noise, SampleDiscreteGaussian(slot_sigmas[s], rng));
-    result.counts.push_back(decrypted[i] + noise);
-  }
+  result.counts = std::move(noised);  // a masked slot's count is 0
   return result;
 }
 

@@ -63,19 +63,20 @@ absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const S
                                           const std::vector<Ciphertext>& sums, int b_categories,
                                           int64_t num_records, double sigma_a, SecureRandom& rng);
 
-// How far B's noise may take a decrypted count, in its σ: a discrete Gaussian of σ is
+// How far the noise may take a count, in its σ: a discrete Gaussian of σ is
 // sub-Gaussian, P(|X| > cσ) <= 2 exp(-c²/2) = 2^-45 at c = 8, so an honest run is refused
 // with probability below 2^-40 per slot (and per column sum, whose noise is a sum of them).
 inline constexpr double kNoiseTailSigmas = 8;
 
 // DecryptCounts with each slot's own noise (`slot_sigmas`, one per slot: the σ each
 // holder adds, B's as A's); a kMaskedSlot slot (B masked it) is neither checked nor
-// noised, and its count is 0. Before any noise is added, every released slot must decrypt
-// into [-c σ, num_records + c σ] and each released column's counts (all of B's values, all
-// of the column's) must sum to num_records within c·sqrt(Σ σ²) (c = kNoiseTailSigmas):
-// B cannot scale the sums or return a chosen record's ciphertext many times over without
-// being refused. `column_labels` (one per column of the layout, or empty) name the column's
-// histogram in the refusal.
+// noised, and its count is 0. A's noise is added first; then every released count must
+// lie in [-c s, num_records + c s] with s = σ√2 (both holders' noise) and each released
+// column's counts (all of B's values, all of the column's) must sum to num_records within
+// c·sqrt(Σ s²) (c = kNoiseTailSigmas): B cannot scale the sums without being refused, and
+// a refusal, which names only the histogram (`column_labels`, one per column of the
+// layout, or empty), depends on nothing but what A would release. B can still weight one
+// record within these bounds (docs/privacy.md).
 absl::StatusOr<CrossCounts> DecryptCounts(const PaillierPrivateKey& key, const SlotLayout& layout,
                                           const std::vector<Ciphertext>& sums, int b_categories,
                                           int64_t num_records, absl::Span<const double> slot_sigmas,

@@ -135,10 +135,10 @@ absl::StatusOr<std::vector<int64_t>> UnpackSlots(const SlotLayout& layout,
       std::memcpy(&word, &bytes[bit / 8], 8);
       const int64_t v = static_cast<int64_t>((word >> (bit % 8)) & kSlotMask) - offset;
       if (v < min_value || v > max_value) {
+        // No value in the message: it can be a decrypted count before any noise.
         return absl::InvalidArgumentError(
-            absl::StrCat("decrypted slot ", j * layout.slots_per_ciphertext() + s, " holds ", v,
-                         ", outside the possible [", min_value, ", ", max_value,
-                         "]: forged, mis-sent, or encrypted under another key"));
+            absl::StrCat("a decrypted slot holds a value outside the possible [", min_value, ", ",
+                         max_value, "]: forged, mis-sent, or encrypted under another key"));
       }
       values.push_back(v);
     }
