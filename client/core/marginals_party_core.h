@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -151,8 +152,10 @@ class MarginalsPartyCore : public PartyProtocol {
   v1::PrivacyPlan plan_;
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   std::optional<secure::PaillierPrivateKey> paillier_;
+  // Serialised ciphertexts of the aligned records per set of own columns sent (EncryptAnswer).
+  std::map<std::vector<int>, std::string> encrypted_records_;
   bool noiseless_ = false;
-  std::atomic<bool> stop_{false};  // Cancel: the encryption in progress ends
+  std::atomic<bool> stop_{false};  // set once, by Cancel at shutdown; never reset
   StepProfile profile_;
 };
 
