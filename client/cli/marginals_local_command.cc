@@ -1,7 +1,5 @@
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -17,9 +15,7 @@
 #include "common/gan/stream_purposes.h"
 #include "common/marginals/central_measurement.h"
 #include "common/marginals/marginal_fit.h"
-#include "common/privacy/measurement_plan.h"
 #include "common/privacy/privacy_plan.h"
-#include "common/random/random_tensors.h"
 
 ABSL_DECLARE_FLAG(std::string, config);
 ABSL_DECLARE_FLAG(std::string, output);
@@ -35,15 +31,11 @@ ABSL_FLAG(double, label_pair_weight, -1,
           "marginals-local: privacy.measurement.label_pair_weight");
 ABSL_FLAG(int, pair_bins, 0, "marginals-local: privacy.measurement.pair_bins (0: the default)");
 ABSL_FLAG(double, fit_lr, 1e-3, "marginals-local: Adam learning rate of the fit");
-ABSL_FLAG(bool, label_full, false, "marginals-local (experiment): label pairs unmerged");
-ABSL_FLAG(int, consistency, 0, "marginals-local (experiment): consistency rounds of the counts");
-ABSL_FLAG(double, select_kd, 0,
-          "marginals-local (experiment): two-phase selection of ceil(kd x columns) non-label pairs "
-          "(0: off)");
-ABSL_FLAG(double, select_share, 0.25,
-          "marginals-local (experiment): phase 1's share of the non-label pairs' rho");
-ABSL_FLAG(bool, select_keep_rest, false,
-          "marginals-local (experiment): unselected pairs keep their phase-1 counts in the fit");
+ABSL_FLAG(int, consistency, 0,
+          "marginals-local (experiment): rounds making the noised counts consistent before the "
+          "fit (docs/decisions/measured-marginals.md)");
+ABSL_FLAG(bool, label_full, false,
+          "marginals-local (experiment): label pairs measured at the numeric columns' full bins");
 
 namespace vfsynth {
 namespace {
@@ -82,100 +74,14 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
   spdlog::info("epsilon {} (delta {}): {} histograms ({} across parties), 1-way sigma {:.1f}",
                plan.guarantees(0).epsilon_planned(), plan.privacy().delta(),
                plan.measurements_size(), cross, plan.measurements(0).sigma());
-  const bool label_full = absl::GetFlag(FLAGS_label_full);
   ASSIGN_OR_RETURN(const MarginalTarget shape,
-                   marginals::ReleaseShape(layout.blocks, plan, label_full));
+                   marginals::ReleaseShape(layout.blocks, plan, absl::GetFlag(FLAGS_label_full)));
   ASSIGN_OR_RETURN(SecureRandom noise, SecureRandom::FromOsEntropy());
-  const int64_t records = reference->aligned_rows();
-  ASSIGN_OR_RETURN(const std::vector<torch::Tensor> exact,
-                   marginals::MeasureCounts(torch::cat(tables, 1), shape, plan, nullptr));
-  const int columns = plan.columns_size();
-  auto holders = [&](int k) { return plan.measurements(k).cross_party() ? 2.0 : 1.0; };
-  auto is_label_pair = [&](int k) {
-    const auto& c = plan.measurements(k).columns();
-    return c.size() == 2 && (plan.columns(c[0]).label() || plan.columns(c[1]).label());
-  };
-  std::vector<torch::Tensor> counts;
-  std::vector<double> variances;
-  std::vector<bool> keep(plan.measurements_size(), true);
-  for (int k = 0; k < plan.measurements_size(); ++k) {
-    const double v = plan.measurements(k).sigma() * plan.measurements(k).sigma() * holders(k);
-    counts.push_back(exact[k] + GaussianTensor(noise, exact[k].sizes(), std::sqrt(v), torch::kDouble));
-    variances.push_back(v);
-  }
-  const double kd = absl::GetFlag(FLAGS_select_kd);
-  double spent = 0;
-  if (kd > 0) {
-    std::vector<int> candidates;
-    double pair_rho = 0;
-    for (int k = columns; k < plan.measurements_size(); ++k) {
-      if (is_label_pair(k)) continue;
-      candidates.push_back(k);
-      pair_rho += 1.0 / (plan.measurements(k).sigma() * plan.measurements(k).sigma());
-    }
-    const double share = absl::GetFlag(FLAGS_select_share);
-    const int chosen = std::min<int>(static_cast<int>(std::ceil(kd * columns)), candidates.size());
-    const double sigma1 = std::sqrt(candidates.size() / (share * pair_rho));
-    const double sigma2 = std::sqrt(chosen / ((1 - share) * pair_rho));
-    std::vector<std::pair<double, int>> scores;
-    for (const int k : candidates) {
-      const double v1 = sigma1 * sigma1 * holders(k);
-      counts[k] = exact[k] + GaussianTensor(noise, exact[k].sizes(), std::sqrt(v1), torch::kDouble);
-      variances[k] = v1;
-      spent += 1.0 / (sigma1 * sigma1);
-      // Noisy L1 distance from independence (post-processing of the phase-1 counts), less
-      // its expected value under pure noise.
-      const auto& c = plan.measurements(k).columns();
-      const int64_t cells = counts[k].size(0);
-      const int64_t rows_a = plan.columns(c[0]).pair_width() > 0 ? plan.columns(c[0]).pair_width()
-                                                                 : plan.columns(c[0]).width();
-      const torch::Tensor table = counts[k].reshape({rows_a, cells / rows_a});
-      const double n = static_cast<double>(records);
-      const torch::Tensor r = table.sum(1).clamp_min(0), col = table.sum(0).clamp_min(0);
-      const torch::Tensor indep = r.unsqueeze(1) * col.unsqueeze(0) /
-                                  std::max(1.0, r.sum().item<double>()) *
-                                  (n / std::max(1.0, col.sum().item<double>()));
-      const double l1 = (table - indep).abs().sum().item<double>() -
-                        cells * std::sqrt(v1) * std::sqrt(2.0 / M_PI);
-      scores.push_back({l1, k});
-    }
-    std::sort(scores.rbegin(), scores.rend());
-    std::vector<std::string> names;
-    for (const auto& column : plan.columns()) names.push_back(column.name());
-    for (size_t i = 0; i < scores.size(); ++i) {
-      const int k = scores[i].second;
-      if (static_cast<int>(i) < chosen) {
-        const double v2 = sigma2 * sigma2 * holders(k);
-        const torch::Tensor y2 =
-            exact[k] + GaussianTensor(noise, exact[k].sizes(), std::sqrt(v2), torch::kDouble);
-        const double v1 = variances[k];
-        counts[k] = (counts[k] / v1 + y2 / v2) / (1 / v1 + 1 / v2);
-        variances[k] = 1 / (1 / v1 + 1 / v2);
-        spent += 1.0 / (sigma2 * sigma2);
-        spdlog::info("selected {} (score {:.0f})", privacy::MeasurementName(
-            {{plan.measurements(k).columns(0), plan.measurements(k).columns(1)}}, names),
-            scores[i].first);
-      } else if (!absl::GetFlag(FLAGS_select_keep_rest)) {
-        keep[k] = false;
-      }
-    }
-    spdlog::info("two-phase: {} candidates, {} chosen, sigma1 {:.1f} sigma2 {:.1f}; pairs rho {:.5f} "
-                 "spent {:.5f}", candidates.size(), chosen, sigma1, sigma2, pair_rho, spent);
-  }
-  v1::PrivacyPlan kept_plan = plan;
-  kept_plan.clear_measurements();
-  std::vector<torch::Tensor> kept_counts;
-  std::vector<double> kept_variances;
-  for (int k = 0; k < plan.measurements_size(); ++k) {
-    if (!keep[k]) continue;
-    *kept_plan.add_measurements() = plan.measurements(k);
-    kept_counts.push_back(counts[k]);
-    kept_variances.push_back(variances[k]);
-  }
-  ASSIGN_OR_RETURN(const MarginalTarget kept_shape,
-                   marginals::ReleaseShape(layout.blocks, kept_plan, label_full));
+  ASSIGN_OR_RETURN(const std::vector<torch::Tensor> counts,
+                   marginals::MeasureCounts(torch::cat(tables, 1), shape, plan, &noise));
   ASSIGN_OR_RETURN(const MarginalTarget target,
-                   marginals::TargetFromCounts(kept_shape, kept_counts, records, kept_variances,
+                   marginals::TargetFromCounts(shape, counts, reference->aligned_rows(),
+                                               marginals::ReleaseVariances(plan),
                                                absl::GetFlag(FLAGS_consistency)));
   Generator generator = MakeGenerator(config.model(), config.training(), encoders);
   auto optimizer =
