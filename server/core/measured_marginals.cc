@@ -277,6 +277,8 @@ absl::Status MeasuredMarginals::Train(int64_t first_round) {
     ASSIGN_OR_RETURN(const SavedState state, Save());
     RETURN_IF_ERROR(run_->checkpoints.Write(first_round, state));
   }
+  // The fit's rate and ETA count from here, not from the measurement's start.
+  run_->status.StartRounds(first_round);
   ASSIGN_OR_RETURN(const MarginalTarget target, Target());
   marginals::FitOptions fit;
   fit.batch_size = t.batch_size();
