@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One row of docs/evaluation.md's results table: trains the distributed system
+# One row of docs/results.md's tables: trains the distributed system
 # (curator + parties over loopback mTLS, deploy/run-local.sh) once per seed on 80% of
 # the records, evaluates the published table of the last round against the 20% it
 # never saw (vfsynth eval --holdout), and prints the mean and spread over seeds.
@@ -18,7 +18,7 @@
 # synthetic test split); the summary also gives the
 # mean over the R. --rescore evaluates DIR's existing tables again without training.
 # --privacy mst --epsilon E --mst PATH: the centralised MST baseline (PATH is mst_lite.py,
-# kept outside the repository; docs/evaluation.md) instead of a vfsynth run: the same split
+# kept outside the repository; docs/results.md) instead of a vfsynth run: the same split
 # and party configs as a vfsynth run of the seed (run-local.sh --prepare-only), mst_lite.py
 # on the training rows, then the same evaluation. --delta D (default 1e-5) reaches it too.
 set -euo pipefail

@@ -239,7 +239,7 @@ TEST_F(EvalCommandTest, HoldoutIsTheRealTestSet) {
   EXPECT_EQ(Number(*half_on_holdout_, "utility.real_train_rows"), 6000);
   EXPECT_EQ(Number(*half_on_holdout_, "utility.real_test_rows"), 2000);
   // The "synthetic" half copies real training rows: on the split, the forest's TSTR
-  // tests on rows it was fitted on (0.92 above TRTR's 0.85, docs/evaluation.md); on
+  // tests on rows it was fitted on (0.92 above TRTR's 0.85, docs/results.md); on
   // unseen rows that advantage is gone.
   EXPECT_GT(ModelNumber(*half_, "random_forest", "tstr.accuracy"),
             ModelNumber(*half_, "random_forest", "trtr.accuracy") + 0.02);

@@ -7,7 +7,7 @@
 
 namespace vfsynth::privacy {
 
-// Adult's training split (26,048 records: the 80% of docs/evaluation.md) at B = 256,
+// Adult's training split (26,048 records: the 80% of docs/results.md) at B = 256,
 // one critic step per round, no marginal release and an even dpsgd split.
 inline RunShape AdultRunShape(int parties, int64_t critic_steps) {
   RunShape shape;
