@@ -1,6 +1,5 @@
 #include "tests/bench/measurement_bench.h"
 
-#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -8,6 +7,7 @@
 #include "common/base/status_macros.h"
 #include "common/random/secure_random.h"
 #include "common/secure/cross_counts.h"
+#include "tests/bench/seconds_of.h"
 
 namespace vfsynth::bench {
 namespace {
@@ -27,13 +27,6 @@ std::optional<double> FirstAtRound(const std::vector<StatusSample>& samples, int
     if (s.round >= round) return s.seconds;
   }
   return std::nullopt;
-}
-
-template <typename F>
-double SecondsOf(F&& op) {
-  const auto start = std::chrono::steady_clock::now();
-  op();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "common/secure/cross_counts.h"
 #include "common/secure/packed_counts.h"
 #include "common/secure/paillier.h"
+#include "tests/bench/seconds_of.h"
 
 namespace vfsynth {
 namespace {
@@ -123,12 +124,6 @@ PaillierCosts MeasurePaillier(int iterations) {
   return costs;
 }
 
-double SecondsOf(const std::function<void()>& op) {
-  const auto start = Clock::now();
-  op();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // The library (vfsynth_secure): CRT against plain encryption of a full 60-slot plaintext,
 // EncryptRecords with 1 and 2 threads, B's sum and validation per record, A's decryption.
 void MeasureLibrary(int iterations) {
@@ -161,7 +156,7 @@ void MeasureLibrary(int iterations) {
   std::vector<Ciphertext> encrypted;
   double per_record[3] = {0, 0, 0};
   for (int threads : {1, 2}) {
-    per_record[threads] = 1e6 / records * SecondsOf([&] {
+    per_record[threads] = 1e6 / records * bench::SecondsOf([&] {
                             auto out = EncryptRecords(*key, *layout, columns, threads);
                             if (!out.ok()) std::abort();
                             encrypted = *std::move(out);
@@ -181,7 +176,7 @@ void MeasureLibrary(int iterations) {
                ctx.get());
   });
   const std::string wire = SerializeCiphertexts(pk, encrypted);
-  const double validate = 1e6 / records * SecondsOf([&] {
+  const double validate = 1e6 / records * bench::SecondsOf([&] {
                             if (!DeserializeCiphertexts(pk, wire, records).ok()) std::abort();
                           });
   const double decrypt = MedianMicros(enc_iterations, [&] {
