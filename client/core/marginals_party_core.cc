@@ -31,6 +31,15 @@ constexpr char kRecordsPurpose[] = "marginals/records";
 constexpr char kSumsPurpose[] = "marginals/sums";
 constexpr int kEncryptionThreads = 2;
 
+// The kept answers' file names, per task kind and peer (under checkpoint_dir/marginals).
+std::string RecordsAnswer(const std::string& peer) {
+  return absl::StrCat("records-", peer, ".answer");
+}
+std::string SumsAnswer(const std::string& peer) { return absl::StrCat("sums-", peer, ".answer"); }
+std::string CountsAnswer(const std::string& peer) {
+  return absl::StrCat("counts-", peer, ".answer");
+}
+
 // All the plan's histograms, released once: together one Gaussian of the plan's noise
 // multiplier (their ρ composed), as the plan's ε counts them.
 privacy::StepMechanism MeasurementMechanism(const v1::PrivacyPlan& plan) {
@@ -385,7 +394,7 @@ absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKe
   // one it erased (ErasePaillierKeyIfDone).
   for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
     if (pair.low == index_ &&
-        std::filesystem::exists(StatePath(absl::StrCat("records-", parties_[pair.high], ".answer")))) {
+        std::filesystem::exists(StatePath(RecordsAnswer(parties_[pair.high])))) {
       return absl::FailedPreconditionError(absl::StrCat(
           "this party's Paillier key is gone (", path, ") but its records for '",
           parties_[pair.high], "' were sent under it: the measurement cannot continue"));
@@ -402,7 +411,7 @@ absl::StatusOr<const secure::PaillierPrivateKey*> MarginalsPartyCore::PaillierKe
 absl::Status MarginalsPartyCore::ErasePaillierKeyIfDone() {
   for (const marginals::CrossPair& pair : marginals::CrossPairsOf(plan_)) {
     if (pair.low == index_ &&
-        !std::filesystem::exists(StatePath(absl::StrCat("counts-", parties_[pair.high], ".answer")))) {
+        !std::filesystem::exists(StatePath(CountsAnswer(parties_[pair.high])))) {
       return absl::OkStatus();  // sums still to decrypt
     }
   }
@@ -468,7 +477,7 @@ absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer
 absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::EncryptAnswer(
     const v1::MarginalsTask::Encrypt& task) {
   ASSIGN_OR_RETURN(const marginals::CrossPair pair, PairWith(task.peer(), /*low=*/true));
-  return Kept(absl::StrCat("records-", task.peer(), ".answer"), false,
+  return Kept(RecordsAnswer(task.peer()), false,
               [&]() -> absl::StatusOr<v1::PartyMessage> {
                 ASSIGN_OR_RETURN(const secure::PaillierPrivateKey* key, PaillierKey());
                 // Every peer paired with the same columns gets the same ciphertexts: each
@@ -506,7 +515,7 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::SumAnswer(const v1::Margina
   ASSIGN_OR_RETURN(const std::string payload,
                    OpenFrom(task.peer(), kRecordsPurpose, task.sealed()));
   return Kept(
-      absl::StrCat("sums-", task.peer(), ".answer"), true,
+      SumsAnswer(task.peer()), true,
       [&]() -> absl::StatusOr<v1::PartyMessage> {
         v1::EncryptedRecords list;
         if (!list.ParseFromString(payload)) {
@@ -578,7 +587,7 @@ absl::StatusOr<v1::PartyMessage> MarginalsPartyCore::DecryptAnswer(
   }
   ASSIGN_OR_RETURN(const std::string payload, OpenFrom(task.peer(), kSumsPurpose, task.sealed()));
   return Kept(
-      absl::StrCat("counts-", task.peer(), ".answer"), true,
+      CountsAnswer(task.peer()), true,
       [&]() -> absl::StatusOr<v1::PartyMessage> {
         v1::EncryptedSums sums;
         if (!sums.ParseFromString(payload) ||
