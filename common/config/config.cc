@@ -557,7 +557,13 @@ absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
 
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* c) {
   if (c->run_id().empty()) return absl::InvalidArgumentError("run_id is required");
-  RETURN_IF_ERROR(ApplyDefaults({}, "curator", c));
+  // The curator's own defaults read the run's topology and mode (a fit checkpoints less often).
+  RETURN_IF_ERROR(ApplyDefaults({}, "curator", c, {"topology"}));
+  DefaultsContext context{c->topology()};
+  v1::PrivacyConfig declared = c->privacy();
+  RETURN_IF_ERROR(ApplyDefaults(context, "privacy", &declared, {"mode"}));
+  context.mode = declared.mode();
+  RETURN_IF_ERROR(ApplyDefaults(context, "curator", c));
   if (c->parties_size() == 0) return absl::InvalidArgumentError("the roster ('parties') is empty");
   absl::flat_hash_set<std::string> names;
   for (const std::string& name : c->parties()) {

@@ -285,6 +285,27 @@ TEST(ConfigTest, CuratorDefaultsTheMarginalReleaseByMode) {
 
 // large_budget is refused where its premise (a dpsgd D_s conveying the dependence the
 // prior would remove) does not hold, rather than quietly training another model.
+// A marginals fit spends no budget per step: fewer steps and checkpoints than a GAN's rounds.
+TEST(ConfigTest, MarginalsFitDefaultsToFewerStepsAndSparseCheckpoints) {
+  auto resolved = [](v1::PrivacyConfig::Mode mode, int checkpoint_every) {
+    v1::CuratorConfig config;
+    EXPECT_TRUE(ResolveCurator(
+                    [&](v1::CuratorConfig* c) {
+                      c->mutable_privacy()->set_mode(mode);
+                      c->mutable_privacy()->set_epsilon(1);
+                      if (checkpoint_every > 0) c->set_checkpoint_every(checkpoint_every);
+                    },
+                    &config)
+                    .ok());
+    return config;
+  };
+  EXPECT_EQ(resolved(v1::PrivacyConfig::marginals, 0).training().rounds(), 2000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::marginals, 0).checkpoint_every(), 100);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::marginals, 7).checkpoint_every(), 7);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, 0).training().rounds(), 3000);
+  EXPECT_EQ(resolved(v1::PrivacyConfig::strict, 0).checkpoint_every(), 1);
+}
+
 TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
   const std::pair<v1::PrivacyConfig::Mode, std::string> refused[] = {
       {v1::PrivacyConfig::strict, ""},
