@@ -18,6 +18,7 @@
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
+#include "common/config/defaults_table.h"
 #include "common/data/csv.h"
 #include "common/data/encoder.h"
 #include "common/data/numeric_grid.h"
@@ -49,7 +50,8 @@ ABSL_FLAG(std::string, sampler, "wor",
           "privacy: wor (fixed-size batch without replacement, replace-one, what vfsynth "
           "does) | poisson (Opacus, add/remove-one)");
 
-ABSL_FLAG(std::string, mode, "", "privacy plan: dpsgd|strict|vflgan|gswgan|pate|marginals");
+ABSL_FLAG(std::string, mode, "",
+          "privacy plan: dpsgd|strict|vflgan|gswgan|pate|marginals; empty: the default mode");
 ABSL_FLAG(int32_t, party_count, 1, "privacy plan / schema draft: number of parties K");
 ABSL_FLAG(int64_t, records, 0,
           "privacy plan: aligned records N (marginals: the rows each party holds, which size "
@@ -295,7 +297,16 @@ absl::Status RunMarginalsPlan(double delta, v1::ExperimentalPrivacyConfig::Conve
 // A whole training run as the daemons plan it (privacy_plan.h): calibrates z for
 // --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
-  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(absl::GetFlag(FLAGS_mode)));
+  std::string mode_name = absl::GetFlag(FLAGS_mode);
+  if (mode_name.empty()) {
+    // The mode a config without privacy.mode runs, and the table's reason for it.
+    const DefaultRow* row = DefaultFor("privacy.mode", DefaultsContext{v1::vertical});
+    if (row == nullptr) return absl::InternalError("privacy.mode has no default");
+    mode_name = row->value;
+    std::printf("mode %s (the default: %s)\n", mode_name.c_str(), row->doc.c_str());
+    std::fflush(stdout);  // ahead of the guarantees, which go to stderr
+  }
+  ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(mode_name));
   if (!privacy::TraitsOf(mode).draws_noise()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--mode ", privacy::ModeName(mode), " has nothing to plan"));
@@ -437,8 +448,9 @@ const CommandRegistration kRegistration(
      "[--vote-aggregation threshold|gnmax] [--projection-dim p] [--marginal-noise-multiplier z_m] "
      "[--label-epsilon e_l] [--marginal-release] [--label-pairs] "
      "[--shared-critic-budget-share s] [--epsilon-budget-against-parties e] [--conversion ...]\n"
-     "  privacy plan --mode marginals --schema S.json --parties P.json --records N --epsilon E "
-     "--delta D [--label COL] [--conversion ...]   (the parties' columns decide the histograms)\n"
+     "  privacy plan [--mode marginals] --schema S.json --parties P.json --records N --epsilon E "
+     "--delta D [--label COL] [--conversion ...]   (the parties' columns decide the histograms; "
+     "without --mode: the default mode, and why)\n"
      "  privacy statement S.privacy.json   (the guarantee a published table comes with)",
      &RunPrivacyCommand,
      {"schema", "parties"}});

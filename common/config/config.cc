@@ -6,12 +6,13 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/base/address.h"
 #include "common/base/party_name.h"
 #include "common/base/proto_json.h"
-#include "common/base/quoted_value.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/config/defaults_table.h"
@@ -47,16 +48,6 @@ absl::Status KnownValue(const char* name, const google::protobuf::EnumDescriptor
   for (int i = 0; i < values->value_count(); ++i)
     absl::StrAppend(&names, i > 0 ? ", " : "", values->value(i)->name());
   return absl::InvalidArgumentError(absl::StrCat(name, " must be one of ", names, ", got ", value));
-}
-
-// A setting with two spellings.
-absl::Status OneOf(const char* name, const std::string& value, const char* first,
-                   const char* second) {
-  if (value != first && value != second) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be '", first, "' or '", second, "', got ", QuotedValue(value)));
-  }
-  return absl::OkStatus();
 }
 
 // Network widths are bounded so that a typo (an extra zero or five) is a clear error
@@ -225,6 +216,66 @@ absl::Status ValidateGaussianSettings(const v1::PrivacyConfig* p) {
 
 namespace {
 
+// The critics' settings and those of the GAN modes' releases: mode marginals has neither,
+// so a config that sets one of them was written for another mode.
+constexpr absl::string_view kGanOnlySettings[] = {
+    "privacy.clip_norm",
+    "privacy.feature_clip_norm",
+    "privacy.marginal_noise_multiplier",
+    "privacy.marginal_budget_share",
+    "privacy.label_epsilon",
+    "privacy.ensemble",
+    "privacy.experimental.shared_critic_budget_share",
+    "privacy.experimental.label_budget_share",
+    "training.n_critic",
+    "training.lr_critic",
+    "training.gp_lambda",
+    "training.marginal_weight",
+    "training.experimental.marginal_pair_cells",
+    "training.experimental.cross_party_independence_weight",
+    "model.feature_hidden",
+    "model.feature_dim",
+    "model.shared_hidden",
+    "model.experimental.leaky_slope",
+    "model.experimental.shared_critic_weight",
+    "model.experimental.pack",
+};
+
+// Whether the setting at `path` (field names within `message`) is set; INTERNAL for a path
+// the message does not have (a bug in kGanOnlySettings).
+absl::StatusOr<bool> IsSet(const google::protobuf::Message& message, absl::string_view path) {
+  const google::protobuf::Message* at = &message;
+  const std::vector<absl::string_view> names = absl::StrSplit(path, '.');
+  for (size_t i = 0; i < names.size(); ++i) {
+    const google::protobuf::FieldDescriptor* field =
+        at->GetDescriptor()->FindFieldByName(std::string(names[i]));
+    if (field == nullptr) return absl::InternalError(absl::StrCat("no setting ", path));
+    const google::protobuf::Reflection* reflection = at->GetReflection();
+    if (field->is_repeated()) return reflection->FieldSize(*at, field) > 0;
+    if (!reflection->HasField(*at, field)) return false;
+    if (i + 1 < names.size()) at = &reflection->GetMessage(*at, field);
+  }
+  return true;
+}
+
+// In mode marginals, refuses the settings of `section` (its message: `message`) that only
+// the GAN modes read, before any default fills them.
+absl::Status RefuseGanOnlySettings(v1::PrivacyConfig::Mode mode, absl::string_view section,
+                                   const google::protobuf::Message& message) {
+  if (mode != v1::PrivacyConfig::marginals) return absl::OkStatus();
+  for (const absl::string_view path : kGanOnlySettings) {
+    if (!absl::StartsWith(path, absl::StrCat(section, "."))) continue;
+    ASSIGN_OR_RETURN(const bool set, IsSet(message, path.substr(section.size() + 1)));
+    if (set) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " does not apply to privacy.mode 'marginals' (the default), which measures "
+                "histograms once and fits G to them without critics; set privacy.mode to the GAN "
+                "mode this config was written for (docs/configuration.md)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The measured-marginals mode calibrates its noise to the budget, so it needs one; its
 // histogram choice must be finite and bounded (a plan is built from it before any check
 // of its size).
@@ -274,6 +325,7 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
         absl::StrCat("privacy.mode '", privacy::ModeName(mode), "' needs topology 'horizontal'"));
   }
   RETURN_IF_ERROR(privacy::ValidateMode(mode));
+  RETURN_IF_ERROR(RefuseGanOnlySettings(mode, "privacy", *p));
   context.mode = mode;
   RETURN_IF_ERROR(ApplyDefaults(context, "privacy", p));
   const v1::ExperimentalPrivacyConfig* const experimental = &p->experimental();
@@ -281,6 +333,7 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
   RETURN_IF_ERROR(KnownValue("privacy.experimental.conversion",
                              v1::ExperimentalPrivacyConfig::Conversion_descriptor(),
                              experimental->conversion()));
+  RETURN_IF_ERROR(ValidateMeasurementConfig(*p));
   RETURN_IF_ERROR(ValidateGaussianSettings(p));
   RETURN_IF_ERROR(Positive("privacy.feature_clip_norm", p->feature_clip_norm()));
   if (privacy::TraitsOf(mode).draws_noise() && !p->has_epsilon() && !p->has_noise_multiplier()) {
@@ -289,7 +342,6 @@ absl::Status ResolvePrivacyConfig(v1::PrivacyConfig* p) {
                      "' needs privacy.epsilon (the budget) or privacy.noise_multiplier"));
   }
   if (p->has_epsilon()) RETURN_IF_ERROR(Positive("privacy.epsilon", p->epsilon()));
-  RETURN_IF_ERROR(ValidateMeasurementConfig(*p));
   if (p->has_marginal_noise_multiplier()) {
     RETURN_IF_ERROR(Positive("privacy.marginal_noise_multiplier", p->marginal_noise_multiplier()));
     if (!std::isfinite(p->marginal_noise_multiplier())) {
@@ -592,6 +644,8 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
     return absl::InvalidArgumentError("'horizontal' needs topology 'horizontal'");
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
   RETURN_IF_ERROR(ResolvePrivacyConfig(c->mutable_privacy()));
+  RETURN_IF_ERROR(RefuseGanOnlySettings(c->privacy().mode(), "training", c->training()));
+  RETURN_IF_ERROR(RefuseGanOnlySettings(c->privacy().mode(), "model", c->model()));
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   RETURN_IF_ERROR(ResolveModeDefaults(c->privacy(), c->mutable_training()));
   const v1::PrivacyConfig::Mode mode = c->privacy().mode();

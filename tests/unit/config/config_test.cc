@@ -10,7 +10,10 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/proto_json.h"
 #include "common/base/sha256.h"
@@ -306,6 +309,42 @@ TEST(ConfigTest, MarginalsFitDefaultsToFewerStepsAndSparseCheckpoints) {
   EXPECT_EQ(resolved(v1::PrivacyConfig::strict, 0).checkpoint_every(), 1);
 }
 
+// A config written for a GAN mode but without privacy.mode would otherwise run the default
+// mode with its critic settings silently ignored.
+TEST(ConfigTest, MarginalsRefusesSettingsOnlyTheGanModesRead) {
+  const std::vector<std::pair<std::string, std::function<void(v1::CuratorConfig*)>>> cases = {
+      {"training.n_critic", [](v1::CuratorConfig* c) { c->mutable_training()->set_n_critic(5); }},
+      {"privacy.clip_norm", [](v1::CuratorConfig* c) { c->mutable_privacy()->set_clip_norm(2); }},
+      {"model.feature_dim", [](v1::CuratorConfig* c) { c->mutable_model()->set_feature_dim(16); }},
+      {"model.shared_hidden",
+       [](v1::CuratorConfig* c) { c->mutable_model()->add_shared_hidden(64); }},
+      {"privacy.ensemble",
+       [](v1::CuratorConfig* c) { c->mutable_privacy()->mutable_ensemble()->set_shards(8); }},
+  };
+  for (const auto& [path, set] : cases) {
+    for (const bool explicit_mode : {false, true}) {
+      const absl::Status status = ResolveCurator([&](v1::CuratorConfig* c) {
+        if (explicit_mode) {
+          c->mutable_privacy()->set_mode(v1::PrivacyConfig::marginals);
+        } else {
+          c->mutable_privacy()->clear_mode();
+        }
+        c->mutable_privacy()->set_epsilon(1);
+        set(c);
+      });
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << path;
+      EXPECT_THAT(status.message(), HasSubstr(path + " does not apply to privacy.mode 'marginals'"));
+    }
+    // The same setting is a GAN mode's to read.
+    const absl::Status strict = ResolveCurator([&](v1::CuratorConfig* c) {
+      c->mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
+      c->mutable_privacy()->set_epsilon(1);
+      set(c);
+    });
+    EXPECT_FALSE(absl::StrContains(strict.message(), "does not apply")) << path << ": " << strict;
+  }
+}
+
 TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
   const std::pair<v1::PrivacyConfig::Mode, std::string> refused[] = {
       {v1::PrivacyConfig::strict, ""},
@@ -375,20 +414,25 @@ TEST(ConfigTest, UnknownFieldIsAnError) {
 namespace vfsynth {
 namespace {
 
-TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
+TEST(PrivacyConfigTest, MarginalsIsTheDefaultAndNeedsABudget) {
   v1::PrivacyConfig privacy;
   const absl::Status status = ResolvePrivacyConfig(&privacy);
   ASSERT_FALSE(status.ok());
-  EXPECT_THAT(status.message(), ::testing::HasSubstr("'strict' needs privacy.epsilon"));
-  EXPECT_EQ(privacy.mode(), v1::PrivacyConfig::strict);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("'marginals' needs privacy.epsilon"));
+  EXPECT_EQ(privacy.mode(), v1::PrivacyConfig::marginals);
 
   v1::PrivacyConfig budget;
   budget.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&budget).ok());
-  EXPECT_EQ(budget.mode(), v1::PrivacyConfig::strict);
+  EXPECT_EQ(budget.mode(), v1::PrivacyConfig::marginals);
   EXPECT_DOUBLE_EQ(budget.delta(), 1e-5);
-  EXPECT_DOUBLE_EQ(budget.clip_norm(), 1.0);
   EXPECT_EQ(budget.experimental().conversion(), v1::ExperimentalPrivacyConfig::improved);
+
+  v1::PrivacyConfig strict;
+  strict.set_mode(v1::PrivacyConfig::strict);
+  strict.set_epsilon(3);
+  ASSERT_TRUE(ResolvePrivacyConfig(&strict).ok());
+  EXPECT_DOUBLE_EQ(strict.clip_norm(), 1.0);
 
   v1::PrivacyConfig none;
   none.set_mode(v1::PrivacyConfig::none);
@@ -413,6 +457,7 @@ TEST(PrivacyConfigTest, StrictIsTheDefaultAndNeedsABudget) {
 // value) and read through accessors with their defaults; no release without the loss.
 TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(3);
   ASSERT_TRUE(ResolvePrivacyConfig(&privacy).ok());
   EXPECT_FALSE(privacy.has_marginal_noise_multiplier());
@@ -432,17 +477,20 @@ TEST(PrivacyConfigTest, MarginalReleaseDefaultsAndValidation) {
   privacy.set_marginal_noise_multiplier(15);
   EXPECT_EQ(MarginalNoiseMultiplier(privacy, training, 3), 15.0);
   v1::PrivacyConfig no_budget;  // a noise multiplier instead of a budget
+  no_budget.set_mode(v1::PrivacyConfig::strict);
   no_budget.set_noise_multiplier(2);
   ASSERT_TRUE(ResolvePrivacyConfig(&no_budget).ok());
   EXPECT_EQ(MarginalNoiseMultiplier(no_budget, training, 3), 30.0);
   for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
     v1::PrivacyConfig p;
+    p.set_mode(v1::PrivacyConfig::strict);
     p.set_epsilon(3);
     p.set_marginal_noise_multiplier(bad);
     const absl::Status status = ResolvePrivacyConfig(&p);
     ASSERT_FALSE(status.ok()) << bad;
     EXPECT_THAT(status.message(), HasSubstr("privacy.marginal_noise_multiplier")) << bad;
     v1::PrivacyConfig share;
+    share.set_mode(v1::PrivacyConfig::strict);
     share.set_epsilon(3);
     share.set_marginal_budget_share(bad == 0.0 ? 1.0 : bad);
     ASSERT_FALSE(ResolvePrivacyConfig(&share).ok()) << bad;

@@ -73,9 +73,10 @@ struct Resolved {
   v1::LocalRunConfig local;
 };
 
+// Whether the context's mode is its topology's default, which a config leaves unset.
 bool DefaultMode(const DefaultsContext& context) {
-  return context.mode == (context.topology == v1::horizontal ? v1::PrivacyConfig::signds
-                                                             : v1::PrivacyConfig::strict);
+  const DefaultRow* row = DefaultFor("privacy.mode", DefaultsContext{context.topology});
+  return row != nullptr && row->value == v1::PrivacyConfig::Mode_Name(context.mode);
 }
 
 // Whether Resolve writes `path` into the configs, which then says nothing of its default.

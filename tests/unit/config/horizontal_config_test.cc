@@ -56,7 +56,7 @@ TEST(HorizontalConfigTest, DefaultsAreDpFedWaesAndTheModeIsSignds) {
   auto vertical = Curator(R"("privacy":{"epsilon":8})");
   ASSERT_TRUE(vertical.ok()) << vertical.status();
   EXPECT_EQ(vertical->topology(), v1::Topology::vertical);
-  EXPECT_EQ(vertical->privacy().mode(), v1::PrivacyConfig::strict);
+  EXPECT_EQ(vertical->privacy().mode(), v1::PrivacyConfig::marginals);
 }
 
 TEST(HorizontalConfigTest, SettingsOfTheOtherTopologyAreRefusedNamingThem) {

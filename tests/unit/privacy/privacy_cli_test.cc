@@ -264,4 +264,22 @@ TEST(PrivacyCliTest, PlanMeasuredMarginalsFromTheParties) {
   EXPECT_NE(no_budget.out.find("--epsilon"), std::string::npos) << no_budget.out;
 }
 
+// Without --mode the plan is the default mode's, which it names with the reason.
+TEST(PrivacyCliTest, PlanWithoutAModeNamesTheDefaultAndWhy) {
+  const std::string columns =
+      absl::StrCat(" --schema ", VFSYNTH_SOURCE_DIR, "/deploy/schemas/adult.schema.json --parties ",
+                   VFSYNTH_SOURCE_DIR, "/deploy/parties/adult-3.json --records 32561 --delta 1e-5 ",
+                   "--epsilon 1");
+  const Result by_default = RunVfsynth("privacy plan" + columns);
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.out;
+  EXPECT_NE(by_default.out.find("mode marginals (the default: the suite measures it best"),
+            std::string::npos)
+      << by_default.out;
+  const Result named = RunVfsynth("privacy plan --mode marginals" + columns);
+  ASSERT_EQ(named.exit_code, 0) << named.out;
+  EXPECT_EQ(named.out.find("the default"), std::string::npos) << named.out;
+  EXPECT_NE(by_default.out.find(named.out), std::string::npos)
+      << by_default.out << "\n" << named.out;
+}
+
 }  // namespace
