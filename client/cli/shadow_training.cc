@@ -175,7 +175,14 @@ absl::StatusOr<ShadowTrainingOptions> AuditShadowConfig(const v1::PrivacyConfig&
   if (!privacy::TraitsOf(privacy.mode()).draws_noise()) {
     RETURN_IF_ERROR(SetMarginalReleaseDefaults(/*prior=*/true, &options.training));
   }
-  if (measured) options.training.set_batch_size(kMarginalsAuditFitBatch);
+  if (measured) {
+    // A fit has no critics, whose settings the mode refuses.
+    options.model.clear_feature_hidden();
+    options.model.clear_feature_dim();
+    options.model.clear_shared_hidden();
+    options.training.clear_n_critic();
+    options.training.set_batch_size(kMarginalsAuditFitBatch);
+  }
   return options;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -21,6 +22,7 @@
 #include "common/privacy/run_accounting.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace vfsynth {
 namespace {
@@ -224,7 +226,15 @@ constexpr absl::string_view kGanOnlySettings[] = {
     "privacy.marginal_noise_multiplier",
     "privacy.marginal_budget_share",
     "privacy.label_epsilon",
-    "privacy.ensemble",
+    "privacy.ensemble.shards",
+    "privacy.ensemble.shard_hidden",
+    "privacy.ensemble.shard_batch",
+    "privacy.ensemble.vote_top_k",
+    "privacy.ensemble.vote_clip",
+    "privacy.ensemble.vote_threshold",
+    "privacy.ensemble.experimental.vote_aggregation",
+    "privacy.ensemble.experimental.projection_dim",
+    "privacy.ensemble.experimental.gnmax_bins",
     "privacy.experimental.shared_critic_budget_share",
     "privacy.experimental.label_budget_share",
     "training.n_critic",
@@ -241,32 +251,45 @@ constexpr absl::string_view kGanOnlySettings[] = {
     "model.experimental.pack",
 };
 
-// Whether the setting at `path` (field names within `message`) is set; INTERNAL for a path
-// the message does not have (a bug in kGanOnlySettings).
-absl::StatusOr<bool> IsSet(const google::protobuf::Message& message, absl::string_view path) {
-  const google::protobuf::Message* at = &message;
+// Whether the setting at `path` (field names within `message`, the settings of
+// `section`) holds other than what the defaults give it in `context`: a resolved config
+// resolves again. INTERNAL for a path the message does not have (a bug in kGanOnlySettings).
+absl::StatusOr<bool> DiffersFromDefault(const DefaultsContext& context, absl::string_view section,
+                                        const google::protobuf::Message& message,
+                                        absl::string_view path) {
+  std::unique_ptr<google::protobuf::Message> defaulted(message.New());
+  defaulted->CopyFrom(message);
+  google::protobuf::Message* at = defaulted.get();
   const std::vector<absl::string_view> names = absl::StrSplit(path, '.');
   for (size_t i = 0; i < names.size(); ++i) {
     const google::protobuf::FieldDescriptor* field =
         at->GetDescriptor()->FindFieldByName(std::string(names[i]));
     if (field == nullptr) return absl::InternalError(absl::StrCat("no setting ", path));
     const google::protobuf::Reflection* reflection = at->GetReflection();
-    if (field->is_repeated()) return reflection->FieldSize(*at, field) > 0;
-    if (!reflection->HasField(*at, field)) return false;
-    if (i + 1 < names.size()) at = &reflection->GetMessage(*at, field);
+    const bool set = field->is_repeated() ? reflection->FieldSize(*at, field) > 0
+                                          : reflection->HasField(*at, field);
+    if (!set) return false;
+    if (i + 1 == names.size()) {
+      reflection->ClearField(at, field);
+    } else {
+      at = reflection->MutableMessage(at, field);
+    }
   }
-  return true;
+  RETURN_IF_ERROR(ApplyDefaults(context, section, defaulted.get(), {path}));
+  return !google::protobuf::util::MessageDifferencer::Equals(message, *defaulted);
 }
 
 // In mode marginals, refuses the settings of `section` (its message: `message`) that only
-// the GAN modes read, before any default fills them.
+// the GAN modes read, set to other than their defaults.
 absl::Status RefuseGanOnlySettings(v1::PrivacyConfig::Mode mode, absl::string_view section,
                                    const google::protobuf::Message& message) {
   if (mode != v1::PrivacyConfig::marginals) return absl::OkStatus();
+  const DefaultsContext context{v1::vertical, mode};
   for (const absl::string_view path : kGanOnlySettings) {
     if (!absl::StartsWith(path, absl::StrCat(section, "."))) continue;
-    ASSIGN_OR_RETURN(const bool set, IsSet(message, path.substr(section.size() + 1)));
-    if (set) {
+    ASSIGN_OR_RETURN(const bool differs,
+                     DiffersFromDefault(context, section, message, path.substr(section.size() + 1)));
+    if (differs) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, " does not apply to privacy.mode 'marginals' (the default), which measures "
                 "histograms once and fits G to them without critics; set privacy.mode to the GAN "

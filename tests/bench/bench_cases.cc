@@ -64,7 +64,7 @@ v1::TrainingConfig BenchTraining(const BenchCase& c, const RunSettings& s, int t
   v1::TrainingConfig training;
   training.set_batch_size(c.batch);
   training.set_rounds(s.rounds);
-  training.set_n_critic(s.n_critic);
+  if (c.mode != "marginals") training.set_n_critic(s.n_critic);  // a fit has no critics
   training.set_seed(7);
   training.set_threads(threads);
   training.set_log_every(1000000);

@@ -318,7 +318,7 @@ TEST(ConfigTest, MarginalsRefusesSettingsOnlyTheGanModesRead) {
       {"model.feature_dim", [](v1::CuratorConfig* c) { c->mutable_model()->set_feature_dim(16); }},
       {"model.shared_hidden",
        [](v1::CuratorConfig* c) { c->mutable_model()->add_shared_hidden(64); }},
-      {"privacy.ensemble",
+      {"privacy.ensemble.shards",
        [](v1::CuratorConfig* c) { c->mutable_privacy()->mutable_ensemble()->set_shards(8); }},
   };
   for (const auto& [path, set] : cases) {
@@ -335,6 +335,17 @@ TEST(ConfigTest, MarginalsRefusesSettingsOnlyTheGanModesRead) {
       EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << path;
       EXPECT_THAT(status.message(), HasSubstr(path + " does not apply to privacy.mode 'marginals'"));
     }
+    // A resolved config resolves again: the defaults it holds are not refused.
+    v1::CuratorConfig resolved;
+    ASSERT_TRUE(ResolveCurator(
+                    [](v1::CuratorConfig* c) {
+                      c->mutable_privacy()->clear_mode();
+                      c->mutable_privacy()->set_epsilon(1);
+                    },
+                    &resolved)
+                    .ok());
+    v1::CuratorConfig again = resolved;
+    EXPECT_TRUE(ResolveCuratorConfig("", &again).ok()) << ResolveCuratorConfig("", &again);
     // The same setting is a GAN mode's to read.
     const absl::Status strict = ResolveCurator([&](v1::CuratorConfig* c) {
       c->mutable_privacy()->set_mode(v1::PrivacyConfig::strict);
