@@ -87,21 +87,21 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(secrets.alignment_key, data.ids));
   ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));
+  auto alignment = std::make_unique<RecordAlignment>(
+      config.name(), data.ids, std::move(tokens), secrets.alignment_key, AnsweredHopsPath(config));
   std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
-      config, std::move(list_key), std::move(data), std::move(tokens), resume));
+      config, std::move(list_key), std::move(data), std::move(alignment), resume));
   RETURN_IF_ERROR(core->LoadListIdentity());
   return core;
 }
 
-MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key,
-                                       PartyData data, std::vector<std::string> tokens,
-                                       bool resume)
+MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
+                                       std::unique_ptr<RecordAlignment> alignment, bool resume)
     : config_(std::move(config)),
       resume_(resume),
       data_(std::move(data)),
-      list_key_(std::move(list_key)) {
-  alignment_ = std::make_unique<RecordAlignment>(config_.name(), data_.ids, std::move(tokens));
-}
+      alignment_(std::move(alignment)),
+      list_key_(std::move(list_key)) {}
 
 absl::Status MarginalsPartyCore::LoadListIdentity() {
   const v1::TlsConfig& tls = config_.tls();
@@ -171,13 +171,12 @@ absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
             resume_, (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
             "it holds the secret of this party's alignment list"));
   }
-  return alignment_->FirstRequest(run().id(), party_secret_);
+  return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }
 
 absl::StatusOr<std::optional<v1::AlignRequest>> MarginalsPartyCore::AnswerAlign(
     const v1::AlignResponse& response) {
-  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next,
-                   alignment_->Answer(run().id(), response, static_cast<int>(parties_.size())));
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next, alignment_->Answer(response));
   if (next.has_value()) return next;
   if (run().aligned()) return std::nullopt;  // a reconnect: RecordAlignment checked the rows
   RETURN_IF_ERROR(AcceptAlignment(*alignment_->aligned(), response.aligned().columns()));

@@ -81,7 +81,7 @@ class MarginalsPartyCore : public PartyProtocol {
 
  private:
   MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
-                     std::vector<std::string> tokens, bool resume);
+                     std::unique_ptr<RecordAlignment> alignment, bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kMarginalsTask;
   }

@@ -1,6 +1,7 @@
 #include "client/core/record_alignment.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,8 +14,9 @@ namespace vfsynth {
 namespace {
 
 v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& party, uint32_t hop,
-                                const std::vector<std::string>& elements) {
+                                const std::vector<std::string>& elements, std::string mac) {
   v1::AlignRequest request;
+  request.set_chain_mac(std::move(mac));
   request.set_run_id(run_id);
   request.set_party(party);
   request.set_hop(hop);
@@ -26,47 +28,64 @@ v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& pa
 }  // namespace
 
 RecordAlignment::RecordAlignment(std::string party, std::vector<std::string> ids,
-                                 std::vector<std::string> tokens)
-    : party_(std::move(party)), ids_(std::move(ids)), tokens_(std::move(tokens)) {}
+                                 std::vector<std::string> tokens, std::string alignment_key,
+                                 std::string answered_hops)
+    : party_(std::move(party)),
+      ids_(std::move(ids)),
+      tokens_(std::move(tokens)),
+      alignment_key_(std::move(alignment_key)),
+      answered_hops_path_(std::move(answered_hops)) {}
 
-absl::StatusOr<v1::AlignRequest> RecordAlignment::FirstRequest(const std::string& run_id,
-                                                               const std::string& party_secret) {
+absl::StatusOr<v1::AlignRequest> RecordAlignment::FirstRequest(
+    const std::string& run_id, const std::vector<std::string>& roster,
+    const std::string& party_secret) {
+  if (!chain_.has_value()) {
+    run_id_ = run_id;
+    ASSIGN_OR_RETURN(chain_, AlignmentChain::Create(alignment_key_, run_id, roster, party_));
+    ASSIGN_OR_RETURN(answered_, AnsweredHops::Load(answered_hops_path_, run_id));
+  }
   if (!psi_.has_value()) {
     ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret, ids_));
   }
-  return AlignRequestOf(run_id, party_, 0, psi_->own_list());
+  ASSIGN_OR_RETURN(std::string mac, chain_->Mac(0, psi_->own_list()));
+  return AlignRequestOf(run_id, party_, 0, psi_->own_list(), std::move(mac));
 }
 
 absl::StatusOr<std::optional<v1::AlignRequest>> RecordAlignment::Answer(
-    const std::string& run_id, const v1::AlignResponse& response, int parties) {
+    const v1::AlignResponse& response) {
   switch (response.next_case()) {
     case v1::AlignResponse::kAligned:
       RETURN_IF_ERROR(AcceptPositions(response.aligned()));
       return std::nullopt;
-    case v1::AlignResponse::kBlind: {
-      if (!psi_.has_value()) {
-        return absl::FailedPreconditionError(
-            "the curator handed out a list to blind before this party sent its own");
-      }
-      const v1::BlindingTask& task = response.blind();
-      if (task.hop() == 0 || task.hop() >= static_cast<uint32_t>(parties)) {
-        return absl::InvalidArgumentError(absl::StrCat("the curator's alignment hop ", task.hop(),
-                                                       " is not one of 1 to ", parties - 1));
-      }
-      if (task.elements().empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the curator handed out an empty list for hop ", task.hop()));
-      }
-      ASSIGN_OR_RETURN(
-          const std::vector<std::string> blinded,
-          psi_->Blind(std::vector<std::string>(task.elements().begin(), task.elements().end())));
-      return AlignRequestOf(run_id, party_, task.hop(), blinded);
-    }
+    case v1::AlignResponse::kBlind:
+      return Blind(response.blind());
     case v1::AlignResponse::NEXT_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
       "the curator's Align answer has neither a list to blind nor positions");
+}
+
+absl::StatusOr<v1::AlignRequest> RecordAlignment::Blind(const v1::BlindingTask& task) {
+  if (!psi_.has_value() || !chain_.has_value()) {
+    return absl::FailedPreconditionError(
+        "the curator handed out a list to blind before this party sent its own");
+  }
+  const int hop = static_cast<int>(std::min<uint32_t>(task.hop(), 1u << 30));
+  if (task.elements().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the curator handed out an empty list for hop ", hop));
+  }
+  const std::vector<std::string> elements(task.elements().begin(), task.elements().end());
+  // Nothing is blinded before the list is known to be the one, and the only one, of this
+  // hop: otherwise the curator could add H(id) of guessed ids and learn who holds them.
+  RETURN_IF_ERROR(chain_->Verify(hop, elements, task.chain_mac()));
+  const std::string digest = Sha256Hex(task.chain_mac());  // the MAC names the list
+  RETURN_IF_ERROR(answered_->Check(hop, digest));
+  ASSIGN_OR_RETURN(const std::vector<std::string> blinded, psi_->Blind(elements));
+  ASSIGN_OR_RETURN(std::string mac, chain_->Mac(hop, blinded));
+  RETURN_IF_ERROR(answered_->Record(hop, digest));
+  return AlignRequestOf(run_id_, party_, static_cast<uint32_t>(hop), blinded, std::move(mac));
 }
 
 absl::StatusOr<AlignedRows> RecordAlignment::RowsOf(const v1::AlignedPositions& positions) const {
@@ -107,6 +126,10 @@ absl::StatusOr<AlignedRows> RecordAlignment::Accept(const v1::AlignedPositions& 
   result.digest = digest.Hex();
   ASSIGN_OR_RETURN(result.order, RowOrder(tokens_, common));
   return result;
+}
+
+std::string AnsweredHopsPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "alignment.hops").string();
 }
 
 v1::RegisterRequest VerticalRegisterRequest(const v1::PartyConfig& config, const v1::Schema& schema,

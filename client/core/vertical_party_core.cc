@@ -90,7 +90,8 @@ absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   core->alignment_ =
-      std::make_unique<RecordAlignment>(config.name(), core->data_.ids, std::move(tokens));
+      std::make_unique<RecordAlignment>(config.name(), core->data_.ids, std::move(tokens),
+                                        core->secrets_.alignment_key, AnsweredHopsPath(config));
   return core;
 }
 
@@ -111,7 +112,7 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
   for (const std::string& party : response.parties()) settings.Add(party);
   ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
   if (!joined) return absl::OkStatus();  // a reconnect to the same run
-  num_parties_ = response.parties_size();
+  parties_.assign(response.parties().begin(), response.parties().end());
   model_config_ = model;
   training_ = training;
   return absl::OkStatus();
@@ -119,13 +120,12 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
 
 absl::StatusOr<v1::AlignRequest> VerticalPartyCore::MakeAlignRequest() {
   RETURN_IF_ERROR(LoadOrDrawPartySecret());
-  return alignment_->FirstRequest(run().id(), party_secret_);
+  return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }
 
 absl::StatusOr<std::optional<v1::AlignRequest>> VerticalPartyCore::AnswerAlign(
     const v1::AlignResponse& response) {
-  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next,
-                   alignment_->Answer(run().id(), response, num_parties_));
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> next, alignment_->Answer(response));
   if (next.has_value()) return next;
   RETURN_IF_ERROR(BuildFromAlignment(*alignment_->aligned()));
   return std::nullopt;
@@ -316,7 +316,8 @@ absl::Status VerticalPartyCore::PlanPrivacy() {
                                                       config.ensemble().shards(), " exceeds the ",
                                                       records, " aligned records"));
   }
-  ASSIGN_OR_RETURN(plan_, ResolvePrivacyPlan(config, training_, num_parties_, records));
+  ASSIGN_OR_RETURN(
+      plan_, ResolvePrivacyPlan(config, training_, static_cast<int>(parties_.size()), records));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
   for (const v1::ObserverGuarantee& guarantee : plan_.guarantees()) {
     spdlog::info("privacy {}: against {}", privacy::ModeName(mode_),

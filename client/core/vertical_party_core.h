@@ -187,7 +187,7 @@ class VerticalPartyCore : public PartyProtocol {
   v1::ModelConfig model_config_;
   v1::TrainingConfig training_;
   std::unique_ptr<PartyModel> model_;
-  int num_parties_ = 0;
+  std::vector<std::string> parties_;  // the curator's roster
   v1::PrivacyPlan plan_;  // set by PlanPrivacy
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;

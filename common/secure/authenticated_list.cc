@@ -103,13 +103,31 @@ absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::st
 
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
                                  absl::string_view payload) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  std::string sealed = EncodeListHeader(header, payload.size());
-  absl::StatusOr<Mac> mac = ComputeMac(key, sealed, payload);
+  absl::StatusOr<std::string> mac = ListMac(key, header, payload);
   if (!mac.ok()) return mac.status();
+  std::string sealed = EncodeListHeader(header, payload.size());
   sealed.append(payload.data(), payload.size());
-  sealed.append(reinterpret_cast<const char*>(mac->data()), mac->size());
+  sealed.append(*mac);
   return sealed;
+}
+
+absl::StatusOr<std::string> ListMac(absl::string_view key, const ListHeader& header,
+                                    absl::string_view payload) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  absl::StatusOr<Mac> mac = ComputeMac(key, EncodeListHeader(header, payload.size()), payload);
+  if (!mac.ok()) return mac.status();
+  return std::string(reinterpret_cast<const char*>(mac->data()), mac->size());
+}
+
+absl::Status VerifyListMac(absl::string_view key, const ListHeader& expected,
+                           absl::string_view payload, absl::string_view mac) {
+  absl::StatusOr<std::string> want = ListMac(key, expected, payload);
+  if (!want.ok()) return want.status();
+  if (mac.size() != kMacBytes || CRYPTO_memcmp(want->data(), mac.data(), kMacBytes) != 0) {
+    return absl::PermissionDeniedError(
+        "authenticated list's MAC does not verify: forged, altered, or sent for another place");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Open(absl::string_view key, const ListHeader& expected,

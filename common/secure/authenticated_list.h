@@ -37,6 +37,15 @@ absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::st
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
                                  absl::string_view payload);
 
+// The MAC that Seal appends, alone: for a payload that travels in fields of its own (the
+// alignment chain's lists, client/core/alignment_chain.h).
+absl::StatusOr<std::string> ListMac(absl::string_view key, const ListHeader& header,
+                                    absl::string_view payload);
+// OK if `mac` is ListMac(key, expected, payload); PERMISSION_DENIED otherwise (a detached
+// MAC cannot tell which header field differs).
+absl::Status VerifyListMac(absl::string_view key, const ListHeader& expected,
+                           absl::string_view payload, absl::string_view mac);
+
 // The payload of `sealed` if its MAC verifies under `key` and its header equals `expected`;
 // otherwise an error naming what is wrong (the MAC, or which header field differs).
 absl::StatusOr<std::string> Open(absl::string_view key, const ListHeader& expected,

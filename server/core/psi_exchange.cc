@@ -32,7 +32,7 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
   RETURN_IF_ERROR(CheckPsiList(elements));
   Sha256Builder digest;
   for (const std::string& element : elements) digest.Add(element);
-  std::string list_digest = digest.Hex();
+  std::string list_digest = digest.Add(request.chain_mac()).Hex();
 
   absl::MutexLock lock(&mu_);
   if (!cancelled_.ok()) return cancelled_;
@@ -49,7 +49,8 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
                              " differently than before"));
     }
   } else {
-    RETURN_IF_ERROR(Take(party, hop, std::move(elements), std::move(list_digest)));
+    RETURN_IF_ERROR(
+        Take(party, hop, List{std::move(elements), request.chain_mac()}, std::move(list_digest)));
   }
   const int latest = static_cast<int>(sent.size()) - 1;
   auto passed = [this, latest]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -73,14 +74,14 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
   const int next = latest + 1;
   v1::BlindingTask* task = response.mutable_blind();
   task->set_hop(static_cast<uint32_t>(next));
-  const std::vector<std::string>& list = lists_[Start(party, next)];
-  task->mutable_elements()->Reserve(static_cast<int>(list.size()));
-  for (const std::string& element : list) task->add_elements(element);
+  const List& list = lists_[Start(party, next)];
+  task->mutable_elements()->Reserve(static_cast<int>(list.elements.size()));
+  for (const std::string& element : list.elements) task->add_elements(element);
+  task->set_chain_mac(list.chain_mac);
   return response;
 }
 
-absl::Status PsiExchange::Take(int party, int hop, std::vector<std::string> elements,
-                               std::string digest) {
+absl::Status PsiExchange::Take(int party, int hop, List list, std::string digest) {
   std::vector<std::string>& sent = sent_[party];
   if (hop != static_cast<int>(sent.size())) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -92,12 +93,12 @@ absl::Status PsiExchange::Take(int party, int hop, std::vector<std::string> elem
                                                       " before that hop's list was handed out"));
   }
   const int start = Start(party, hop);
-  if (hop > 0 && elements.size() != lists_[start].size()) {
-    return absl::InvalidArgumentError(absl::StrCat("alignment hop ", hop, ": ", elements.size(),
-                                                   " elements for the ", lists_[start].size(),
-                                                   " handed out"));
+  if (hop > 0 && list.elements.size() != lists_[start].elements.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("alignment hop ", hop, ": ",
+                                                   list.elements.size(), " elements for the ",
+                                                   lists_[start].elements.size(), " handed out"));
   }
-  incoming_[start] = std::move(elements);
+  incoming_[start] = std::move(list);
   sent.push_back(std::move(digest));
   for (const std::vector<std::string>& other : sent_) {
     if (static_cast<int>(other.size()) <= hop) return absl::OkStatus();
@@ -107,7 +108,10 @@ absl::Status PsiExchange::Take(int party, int hop, std::vector<std::string> elem
   incoming_.assign(roster_.size(), {});
   completed_hops_ = hop + 1;
   if (completed_hops_ == hops()) {
-    positions_ = PsiIntersectionPositions(lists_);
+    std::vector<std::vector<std::string>> blinded;
+    blinded.reserve(lists_.size());
+    for (List& list : lists_) blinded.push_back(std::move(list.elements));
+    positions_ = PsiIntersectionPositions(blinded);
     lists_.assign(roster_.size(), {});
   }
   spdlog::debug("alignment hop {} of {} done", hop, hops() - 1);

@@ -21,7 +21,8 @@ namespace vfsynth {
 // party holds, never an id or a token. Thread-safe; no gRPC types.
 //
 // Every call is idempotent: a party that calls again (it reconnected or restarted) must
-// send, for a hop it sent before, the same list, and gets its next task again.
+// send, for a hop it sent before, the same list, and gets its next task again. Each list's
+// chain MAC (client/core/alignment_chain.h) is relayed with it, for the parties to check.
 class PsiExchange {
  public:
   explicit PsiExchange(std::vector<std::string> roster);
@@ -42,11 +43,17 @@ class PsiExchange {
   void Cancel(absl::Status reason);
 
  private:
+  // A list and the MAC its sender's chain gave it (the curator relays it unread).
+  struct List {
+    std::vector<std::string> elements;
+    std::string chain_mac;
+  };
+
   int hops() const { return static_cast<int>(roster_.size()); }
   // The index of the party whose list `party` blinds at `hop`.
   int Start(int party, int hop) const { return ((party - hop) % hops() + hops()) % hops(); }
   // Checks and stores a list not sent before.
-  absl::Status Take(int party, int hop, std::vector<std::string> elements, std::string digest)
+  absl::Status Take(int party, int hop, List list, std::string digest)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<std::string> WaitingLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
@@ -56,8 +63,8 @@ class PsiExchange {
   std::vector<std::vector<std::string>> sent_ ABSL_GUARDED_BY(mu_);
   int completed_hops_ ABSL_GUARDED_BY(mu_) = 0;  // hops every party has sent
   // By the party each list started at: as of the last completed hop, and this hop's.
-  std::vector<std::vector<std::string>> lists_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::vector<std::string>> incoming_ ABSL_GUARDED_BY(mu_);
+  std::vector<List> lists_ ABSL_GUARDED_BY(mu_);
+  std::vector<List> incoming_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<int64_t>> positions_ ABSL_GUARDED_BY(mu_);  // once every hop is done
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
 };

@@ -10,9 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "client/core/alignment_chain.h"
+#include "client/core/party_session.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
@@ -28,6 +31,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 constexpr char kRunId[] = "unit-run";
@@ -93,24 +97,61 @@ v1::RegisterResponse Registration() {
   return response;
 }
 
-// The curator and beta, holding records r<first>..r<last>, through alpha's alignment up
-// to the curator's last answer: the positions of alpha's list in the intersection.
-absl::StatusOr<v1::AlignedPositions> Positions(VerticalPartyCore& core, int first, int last) {
-  std::vector<std::string> ids;
-  for (int i = first; i <= last; ++i) ids.push_back(absl::StrCat("r", i));
-  ASSIGN_OR_RETURN(const PsiParty beta, PsiParty::Create("beta-secret", ids));
-  ASSIGN_OR_RETURN(const v1::AlignRequest own, core.MakeAlignRequest());
+// Beta's side of the alignment chain in the run of Registration(), or in `run_id`.
+AlignmentChain BetaChain(const std::string& run_id = kRunId) {
+  absl::StatusOr<AlignmentChain> chain =
+      AlignmentChain::Create(kAlignmentKey, run_id, {"alpha", "beta"}, "beta");
+  EXPECT_TRUE(chain.ok()) << chain.status();
+  return *std::move(chain);
+}
+
+// The task of hop 1 for alpha: `elements` as beta's own list, MACed by `beta`.
+v1::AlignResponse BlindingTaskOf(const std::vector<std::string>& elements,
+                                 const AlignmentChain& beta = BetaChain()) {
   v1::AlignResponse task;
   task.mutable_blind()->set_hop(1);
-  for (const std::string& element : beta.own_list()) task.mutable_blind()->add_elements(element);
-  ASSIGN_OR_RETURN(const std::optional<v1::AlignRequest> blinded, core.AnswerAlign(task));
+  for (const std::string& element : elements) task.mutable_blind()->add_elements(element);
+  absl::StatusOr<std::string> mac = beta.Mac(0, elements);
+  EXPECT_TRUE(mac.ok()) << mac.status();
+  task.mutable_blind()->set_chain_mac(mac.value_or(""));
+  return task;
+}
+
+std::vector<std::string> Ids(int first, int last) {
+  std::vector<std::string> ids;
+  for (int i = first; i <= last; ++i) ids.push_back(absl::StrCat("r", i));
+  return ids;
+}
+
+// The curator and beta, holding records r0..r9, through alpha's alignment up to the
+// curator's last answer: the positions of alpha's list in the intersection, as if beta
+// held records r<first>..r<last> only. Beta's list is the same on every call (alpha
+// blinds one list per hop).
+absl::StatusOr<v1::AlignedPositions> Positions(VerticalPartyCore& core, int first, int last) {
+  const std::vector<std::string> ids = Ids(0, 9);
+  ASSIGN_OR_RETURN(const PsiParty beta, PsiParty::Create("beta-secret", ids));
+  ASSIGN_OR_RETURN(const v1::AlignRequest own, core.MakeAlignRequest());
+  ASSIGN_OR_RETURN(const std::optional<v1::AlignRequest> blinded,
+                   core.AnswerAlign(BlindingTaskOf(beta.own_list(), BetaChain(own.run_id()))));
   if (!blinded.has_value() || blinded->hop() != 1)
     return absl::InternalError("alpha did not blind hop 1");
   ASSIGN_OR_RETURN(
       const std::vector<std::string> alpha_list,
       beta.Blind(std::vector<std::string>(own.elements().begin(), own.elements().end())));
-  const std::vector<std::string> beta_list(blinded->elements().begin(), blinded->elements().end());
-  const std::vector<int64_t> positions = PsiIntersectionPositions({alpha_list, beta_list})[0];
+  // Beta's records at the positions of its list, and where each fully blinded element
+  // sits in alpha's.
+  std::vector<int64_t> all(ids.size());
+  for (size_t p = 0; p < all.size(); ++p) all[p] = static_cast<int64_t>(p);
+  ASSIGN_OR_RETURN(const std::vector<int64_t> beta_rows, beta.Rows(all));
+  std::map<std::string, int64_t> in_alpha;
+  for (size_t p = 0; p < alpha_list.size(); ++p) in_alpha[alpha_list[p]] = static_cast<int64_t>(p);
+  std::vector<int64_t> positions;
+  for (size_t p = 0; p < beta_rows.size(); ++p) {
+    const int64_t row = beta_rows[p];
+    const auto it = in_alpha.find(blinded->elements(static_cast<int>(p)));
+    if (row >= first && row <= last && it != in_alpha.end()) positions.push_back(it->second);
+  }
+  std::sort(positions.begin(), positions.end());
   v1::AlignedPositions aligned;
   aligned.mutable_positions()->Add(positions.begin(), positions.end());
   aligned.set_records(static_cast<int64_t>(positions.size()));
@@ -314,29 +355,23 @@ TEST_F(VerticalPartyCoreTest, TheAlignmentListDerivesFromThePartySecret) {
 TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   std::unique_ptr<VerticalPartyCore> core = Registered();
   ASSERT_NE(core, nullptr);
-  v1::AlignResponse task;
-  task.mutable_blind()->set_hop(1);
-  task.mutable_blind()->add_elements(std::string(kPsiElementBytes, '\x01'));
-  EXPECT_EQ(core->AnswerAlign(task).status().code(),
+  const PsiParty beta = *PsiParty::Create("beta-secret", Ids(0, 3));
+  const v1::AlignResponse valid = BlindingTaskOf(beta.own_list());
+  EXPECT_EQ(core->AnswerAlign(valid).status().code(),
             absl::StatusCode::kFailedPrecondition);  // before its own list
   const absl::StatusOr<v1::AlignRequest> own = core->MakeAlignRequest();
   ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_THAT(own->chain_mac(), SizeIs(32));
 
-  v1::AlignResponse valid = task;
-  valid.mutable_blind()->set_elements(0, own->elements(0));
   for (const uint32_t hop : {0u, 2u}) {
     v1::AlignResponse wrong_hop = valid;
     wrong_hop.mutable_blind()->set_hop(hop);
     EXPECT_THAT(core->AnswerAlign(wrong_hop).status().message(), HasSubstr("not one of 1 to 1"));
   }
-  for (const std::string& bad : {std::string(kPsiElementBytes, '\xff'),
-                                 std::string(kPsiElementBytes, '\0'), std::string(5, 'a')}) {
-    v1::AlignResponse garbage = valid;
-    garbage.mutable_blind()->add_elements(bad);
-    const absl::Status status = core->AnswerAlign(garbage).status();
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(status.message(), HasSubstr("alignment element 1"));
-  }
+  v1::AlignResponse short_element = valid;
+  short_element.mutable_blind()->add_elements(std::string(5, 'a'));
+  EXPECT_THAT(core->AnswerAlign(short_element).status().message(),
+              HasSubstr("alignment element 4 has 5 bytes"));
   v1::AlignResponse empty = valid;
   empty.mutable_blind()->clear_elements();
   EXPECT_THAT(core->AnswerAlign(empty).status().message(), HasSubstr("empty list"));
@@ -347,8 +382,40 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOnlyAValidTask) {
   ASSERT_TRUE(next.ok()) << next.status();
   ASSERT_TRUE(next->has_value());
   EXPECT_EQ((*next)->hop(), 1u);
-  ASSERT_THAT((*next)->elements(), SizeIs(1));
-  EXPECT_NE((*next)->elements(0), own->elements(0));  // blinded once more
+  ASSERT_THAT((*next)->elements(), SizeIs(4));
+  EXPECT_NE((*next)->elements(0), beta.own_list()[0]);  // blinded once more
+  EXPECT_THAT((*next)->chain_mac(), SizeIs(32));
+}
+
+TEST_F(VerticalPartyCoreTest, AnswerAlignRefusesADictionaryPaddedTaskAndBlindsNothing) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  ASSERT_TRUE(core->MakeAlignRequest().ok());
+  const PsiParty beta = *PsiParty::Create("beta-secret", Ids(0, 3));
+  const v1::AlignResponse valid = BlindingTaskOf(beta.own_list());
+  // The curator's guesses: H(id) of ids it wants to test, appended to beta's list (or
+  // swapped in for its elements, keeping the length).
+  const std::vector<std::string> guesses =
+      PsiParty::Create("curator-secret", Ids(0, 49))->own_list();
+  v1::AlignResponse padded = valid;
+  for (const std::string& guess : guesses) padded.mutable_blind()->add_elements(guess);
+  v1::AlignResponse swapped = valid;
+  for (int i = 0; i < swapped.blind().elements_size(); ++i)
+    swapped.mutable_blind()->set_elements(i, guesses[static_cast<size_t>(i)]);
+  // Or its own list under a MAC it made up, or beta's MAC from another run.
+  v1::AlignResponse forged = BlindingTaskOf(guesses);
+  forged.mutable_blind()->set_chain_mac(std::string(32, '\x5a'));
+  const v1::AlignResponse replayed = BlindingTaskOf(beta.own_list(), BetaChain("another-run"));
+  for (const v1::AlignResponse& task : {padded, swapped, forged, replayed}) {
+    const absl::Status status = core->AnswerAlign(task).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+    EXPECT_THAT(status.message(), HasSubstr("refusing to blind the curator's list"));
+    for (const std::string& guess : guesses) EXPECT_THAT(status.message(), Not(HasSubstr(guess)));
+  }
+  // Nothing was blinded, so beta's genuine list is still this hop's first.
+  const absl::StatusOr<std::optional<v1::AlignRequest>> next = core->AnswerAlign(valid);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_THAT((*next)->elements(), SizeIs(4));
 }
 
 TEST_F(VerticalPartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPositions) {
@@ -1111,6 +1178,125 @@ TEST_F(VerticalPartyCoreTest, AResumedPartySendsTheListItSentBefore) {
   const absl::StatusOr<v1::AlignRequest> after = (*resumed)->MakeAlignRequest();
   ASSERT_TRUE(before.ok() && after.ok());
   EXPECT_EQ(after->SerializeAsString(), before->SerializeAsString());
+}
+
+TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOneListPerHopAcrossARestart) {
+  const std::string dir = FreshDir("one-list-per-hop");
+  // Aligned with beta's list of r0..r9 (Positions).
+  auto core = AlignedWith(Config("secrets.txt", dir), false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const v1::AlignResponse first =
+      BlindingTaskOf(PsiParty::Create("beta-secret", Ids(0, 9))->own_list());
+  const absl::StatusOr<std::optional<v1::AlignRequest>> answer = (*core)->AnswerAlign(first);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  // Another genuine list of beta's (say, from a beta that restarted with another
+  // secret): authenticated, but a second list for the hop.
+  const v1::AlignResponse second =
+      BlindingTaskOf(PsiParty::Create("other-beta-secret", Ids(0, 9))->own_list());
+  auto refuses_second = [&](VerticalPartyCore& party) {
+    const absl::Status status = party.AnswerAlign(second).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+    EXPECT_THAT(status.message(), HasSubstr("refusing a second list to blind for alignment hop 1"));
+    // The same list again (a retry) gets the same answer.
+    const absl::StatusOr<std::optional<v1::AlignRequest>> again = party.AnswerAlign(first);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ((*again)->SerializeAsString(), (*answer)->SerializeAsString());
+  };
+  refuses_second(**core);
+  auto resumed = VerticalPartyCore::Create(Config("secrets.txt", dir), /*resume=*/true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_TRUE((*resumed)->AcceptRegistration(Registration()).ok());
+  const absl::StatusOr<v1::AlignRequest> own = (*resumed)->MakeAlignRequest();
+  ASSERT_TRUE(own.ok()) << own.status();
+  refuses_second(**resumed);
+}
+
+// A curator double: registers alpha in Registration()'s run, answers its Align calls with
+// `tasks` in turn, and fails the run when alpha refuses; it keeps what alpha sent.
+class ScriptedCurator : public CuratorLink {
+ public:
+  struct Log {
+    std::vector<v1::AlignRequest> aligns;
+    std::vector<std::string> refusals;
+  };
+  ScriptedCurator(std::vector<v1::AlignResponse> tasks, Log* log)
+      : tasks_(std::move(tasks)), log_(log) {}
+
+  absl::Status Connect(absl::Duration) override { return absl::OkStatus(); }
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest&,
+                                                absl::Duration) override {
+    return Registration();
+  }
+  absl::StatusOr<v1::AlignResponse> Align(const v1::AlignRequest& request,
+                                          absl::Duration) override {
+    log_->aligns.push_back(request);
+    if (next_ == tasks_.size()) return absl::DeadlineExceededError("no more tasks");
+    return tasks_[next_++];
+  }
+  absl::StatusOr<v1::AttestPlanResponse> AttestPlan(const v1::AttestPlanRequest& request,
+                                                    absl::Duration) override {
+    log_->refusals.push_back(request.refusal());
+    return absl::FailedPreconditionError("the run failed");
+  }
+  absl::StatusOr<v1::ShareLabelsResponse> ShareLabels(const v1::ShareLabelsRequest&,
+                                                      absl::Duration) override {
+    return absl::UnimplementedError("ShareLabels");
+  }
+  absl::StatusOr<v1::LabelPairsResponse> ReleaseLabelPairs(const v1::LabelPairsRequest&,
+                                                           absl::Duration) override {
+    return absl::UnimplementedError("ReleaseLabelPairs");
+  }
+  absl::StatusOr<v1::MarginalsResponse> ReleaseMarginals(const v1::MarginalsRequest&,
+                                                         absl::Duration) override {
+    return absl::UnimplementedError("ReleaseMarginals");
+  }
+  absl::StatusOr<std::unique_ptr<TrainStream>> OpenTrain() override {
+    return absl::UnimplementedError("OpenTrain");
+  }
+  void Cancel() override {}
+
+ private:
+  const std::vector<v1::AlignResponse> tasks_;
+  size_t next_ = 0;
+  Log* log_;
+};
+
+// Runs alpha's session against a curator double handing out `tasks`.
+absl::Status RunAgainst(std::vector<v1::AlignResponse> tasks, ScriptedCurator::Log* log) {
+  const v1::PartyConfig config = Config();
+  ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config));
+  PartySession session(config, core.get(),
+                       std::make_unique<ScriptedCurator>(std::move(tasks), log));
+  return session.Run();
+}
+
+TEST_F(VerticalPartyCoreTest, APartyEndsTheRunOnADictionaryPaddedBlindingTask) {
+  const PsiParty beta = *PsiParty::Create("beta-secret", Ids(0, 3));
+  v1::AlignResponse padded = BlindingTaskOf(beta.own_list());
+  for (const std::string& guess : PsiParty::Create("curator-secret", Ids(0, 1999))->own_list())
+    padded.mutable_blind()->add_elements(guess);
+  ScriptedCurator::Log log;
+  const absl::Status status = RunAgainst({padded}, &log);
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+  EXPECT_THAT(status.message(), HasSubstr("refusing to blind the curator's list"));
+  ASSERT_THAT(log.aligns, SizeIs(1));  // its own list only: nothing was blinded
+  EXPECT_EQ(log.aligns[0].hop(), 0u);
+  ASSERT_THAT(log.refusals, SizeIs(1));
+  EXPECT_THAT(log.refusals[0], HasSubstr("refusing to blind the curator's list"));
+}
+
+TEST_F(VerticalPartyCoreTest, APartyEndsTheRunOnASecondBlindingTaskForAHop) {
+  const PsiParty beta = *PsiParty::Create("beta-secret", Ids(0, 3));
+  const PsiParty other_beta = *PsiParty::Create("other-beta-secret", Ids(0, 3));
+  ScriptedCurator::Log log;
+  const absl::Status status =
+      RunAgainst({BlindingTaskOf(beta.own_list()), BlindingTaskOf(other_beta.own_list())}, &log);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  EXPECT_THAT(status.message(), HasSubstr("refusing a second list to blind for alignment hop 1"));
+  ASSERT_THAT(log.aligns, SizeIs(2));  // its own list and the first task's, blinded
+  EXPECT_EQ(log.aligns[1].hop(), 1u);
+  ASSERT_THAT(log.refusals, SizeIs(1));
+  EXPECT_THAT(log.refusals[0], HasSubstr("refusing a second list"));
 }
 
 }  // namespace
