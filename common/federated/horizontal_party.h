@@ -18,7 +18,7 @@ namespace vfsynth {
 
 // dpfedavg's release of a round: each of a party's users drawn with probability
 // sample_rate, each drawn user's update clipped to clip_norm, the party's sum noised at
-// noise_multiplier · clip_norm (NoisedClippedSum).
+// noise_multiplier · 2 · clip_norm (NoisedClippedSum).
 struct DpFedAvgOptions {
   double sample_rate = 0;
   double clip_norm = 1;
