@@ -214,14 +214,15 @@ absl::Status HorizontalPartyCore::OpenLedger() {
   ledger_ = *std::move(ledger);
   // The ledger knows users by a digest keyed with the secret: under a new secret the same
   // users would look new to it and answer past their caps.
-  if (!resume_ && ledger_->users() > 0) {
+  // Its bound rounds would refuse the new start's questions too.
+  if (!resume_ && ledger_->records() > 0) {
     const int64_t charged = ledger_->users();
     ledger_.reset();
-    return absl::FailedPreconditionError(
-        absl::StrCat("participation ledger ", config_.privacy().ledger(),
-                     " already holds answers of ", charged, " users of run '", run().id(),
-                     "': pass --resume with the run's checkpoint_dir (its secret names those "
-                     "users), or start another run"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "participation ledger ", config_.privacy().ledger(),
+        " already holds rounds and answers of ", charged, " users of run '", run().id(),
+        "': pass --resume with the run's checkpoint_dir (its secret names those "
+        "users), or start another run"));
   }
   return CheckKeptBinding();
 }
