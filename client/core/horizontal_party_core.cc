@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "client/core/ledger_binding.h"
 #include "client/core/party_ledger.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
@@ -24,6 +25,10 @@ namespace {
 
 std::string SecretPath(const v1::PartyConfig& config) {
   return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+}
+
+std::string BindingPath(const v1::PartyConfig& config) {
+  return (std::filesystem::path(config.checkpoint_dir()) / "ledger.binding").string();
 }
 
 }  // namespace
@@ -171,7 +176,9 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
                                           "it holds the secret this party's answers derive from"));
   }
   if (!resume_) {
+    // The binding first: a kept secret always has its ledger's binding next to it.
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
+    RETURN_IF_ERROR(KeepBinding());
     RETURN_IF_ERROR(WritePrivateFile(SecretPath(config_), party_secret_));
   }
   // The ledger holds keyed digests of the users, never their names.
@@ -194,24 +201,57 @@ absl::Status HorizontalPartyCore::OpenLedger() {
     ASSIGN_OR_RETURN(privacy_ledger_,
                      OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kPoisson,
                                      privacy::Conversion::kImproved, resume_));
-    return absl::OkStatus();
+    return CheckKeptBinding();
   }
-  ASSIGN_OR_RETURN(ledger_,
-                   privacy::ParticipationLedger::Open(
-                       config_.privacy().ledger(),
-                       {run().id(), horizontal_.participation_cap(), EpsilonPerAnswer(plan_)}));
+  const privacy::ParticipationConfig participation = {run().id(), horizontal_.participation_cap(),
+                                                      EpsilonPerAnswer(plan_)};
+  // Resuming, a new ledger would put the users back under their caps.
+  absl::StatusOr<std::unique_ptr<privacy::ParticipationLedger>> ledger =
+      resume_
+          ? privacy::ParticipationLedger::OpenExisting(config_.privacy().ledger(), participation)
+          : privacy::ParticipationLedger::Open(config_.privacy().ledger(), participation);
+  if (!ledger.ok()) return MissingLedgerOnResume(ledger.status());
+  ledger_ = *std::move(ledger);
   // The ledger knows users by a digest keyed with the secret: under a new secret the same
   // users would look new to it and answer past their caps.
-  if (!resume_ && ledger_->users() > 0) {
+  // Its bound rounds would refuse the new start's questions too.
+  if (!resume_ && ledger_->records() > 0) {
     const int64_t charged = ledger_->users();
     ledger_.reset();
-    return absl::FailedPreconditionError(
-        absl::StrCat("participation ledger ", config_.privacy().ledger(),
-                     " already holds answers of ", charged, " users of run '", run().id(),
-                     "': pass --resume with the run's checkpoint_dir (its secret names those "
-                     "users), or start another run"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "participation ledger ", config_.privacy().ledger(),
+        " already holds rounds and answers of ", charged, " users of run '", run().id(),
+        "': pass --resume with the run's checkpoint_dir (its secret names those "
+        "users), or start another run"));
   }
-  return absl::OkStatus();
+  return CheckKeptBinding();
+}
+
+LedgerBinding HorizontalPartyCore::CurrentBinding() const {
+  if (dp_fedavg()) {
+    return {privacy_ledger_->id(), privacy_ledger_->charges() + privacy_ledger_->releases()};
+  }
+  return {ledger_->id(), ledger_->records()};
+}
+
+absl::Status HorizontalPartyCore::KeepBinding() const {
+  return KeepLedgerBinding(BindingPath(config_), CurrentBinding());
+}
+
+absl::Status HorizontalPartyCore::CheckKeptBinding() const {
+  if (!resume_) return absl::OkStatus();
+  absl::StatusOr<LedgerBinding> kept = ReadLedgerBinding(BindingPath(config_));
+  if (absl::IsNotFound(kept.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--resume: ", kept.status().message(),
+                     ": this party's state does not name the ledger its answers were recorded on"));
+  }
+  if (!kept.ok()) return kept.status();
+  return CheckLedgerBinding(*kept, absl::StrCat("the party state ", BindingPath(config_)),
+                            CurrentBinding(),
+                            absl::StrCat(dp_fedavg() ? "privacy ledger " : "participation ledger ",
+                                         config_.privacy().ledger()),
+                            "records");
 }
 
 v1::PartyMessage HorizontalPartyCore::MakeHello() const {
@@ -263,6 +303,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(
   const double seconds = absl::ToDoubleSeconds(absl::Now() - started_);
   if (dp_fedavg()) {
     RETURN_IF_ERROR(AnswerWithSum(round, global, &reply));
+    RETURN_IF_ERROR(KeepBinding());
     if (log) {
       spdlog::info("round {}/{}: {:.2f} rounds/s here, epsilon {:.4g} per user spent", round + 1,
                    plan_.rounds(), privacy_ledger_->charges() / std::max(seconds, 1e-9),
@@ -272,6 +313,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> HorizontalPartyCore::HandleRound(
   }
   ASSIGN_OR_RETURN(const std::vector<SignDsReport> reports,
                    party_->Answer(round, global, task.users(), options_));
+  RETURN_IF_ERROR(KeepBinding());
   v1::SignDsReports* out = reply.mutable_sign_ds_reports();
   for (const SignDsReport& report : reports) {
     out->add_indices(report.index);

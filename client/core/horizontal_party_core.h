@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/core/ledger_binding.h"
 #include "client/core/party_protocol.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
@@ -30,7 +31,8 @@ namespace vfsynth {
 // Restarts: a round's answer is a function of the broadcast model, the ledger and the
 // party secret (HorizontalParty::Answer, AnswerSum), so a round asked again after a crash,
 // a reconnect or a resumed curator is answered with the same release and charges nothing
-// twice. The secret is kept in checkpoint_dir (0600); --resume reads it back.
+// twice. The secret is kept in checkpoint_dir (0600) with the ledger's binding; --resume
+// reads them back and refuses a missing ledger, another one or an older copy.
 class HorizontalPartyCore : public PartyProtocol {
  public:
   // Loads the party's data (config must be resolved, topology horizontal).
@@ -77,8 +79,14 @@ class HorizontalPartyCore : public PartyProtocol {
   // dpfedavg: the round charged, then its noised sum (recorded against the charge).
   absl::Status AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply);
   // Once the plans match: the ledger of the plan's mode, refused when a fresh start finds
-  // it holding answers (a new secret would draw and release them again uncounted).
+  // it holding answers (a new secret would draw and release them again uncounted), and
+  // on resume when it is missing or not the one the kept binding names (or an older copy).
   absl::Status OpenLedger();
+  // The ledger's id and records, kept in checkpoint_dir before the secret and after
+  // every round's ledger writes, before the answer leaves.
+  LedgerBinding CurrentBinding() const;
+  absl::Status KeepBinding() const;
+  absl::Status CheckKeptBinding() const;
   bool dp_fedavg() const { return options_.dp_fedavg.has_value(); }
   // The plan once the run's users are known; an error if it cannot be made.
   absl::Status PlanPrivacy(int64_t users);

@@ -8,6 +8,14 @@
 
 namespace vfsynth {
 
+absl::Status MissingLedgerOnResume(const absl::Status& status) {
+  if (!absl::IsNotFound(status)) return status;
+  return absl::FailedPreconditionError(
+      absl::StrCat("--resume: ", status.message(),
+                   ", but the run's releases were recorded on it: restore it, "
+                   "or start a new run (another run_id) with a new ledger"));
+}
+
 absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(
     const v1::PrivacyConfig& config, const std::string& run_id, privacy::Sampler sampler,
     privacy::Conversion conversion, bool resume) {
@@ -23,13 +31,7 @@ absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(
   absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> ledger =
       resume ? privacy::PrivacyLedger::OpenExisting(config.ledger(), ledger_config)
              : privacy::PrivacyLedger::Open(config.ledger(), ledger_config);
-  if (absl::IsNotFound(ledger.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--resume: ", ledger.status().message(),
-                     ", but the run's checkpoint was charged to it: restore it, "
-                     "or start a new run (another run_id) with a new ledger"));
-  }
-  if (!ledger.ok()) return ledger.status();
+  if (!ledger.ok()) return MissingLedgerOnResume(ledger.status());
   const privacy::PrivacySpent spent = (*ledger)->Spent();
   if (spent.rounds > 0) {
     // The charges are idempotent per key: a fresh start would draw and release again

@@ -17,6 +17,10 @@ namespace vfsynth {
 // run's checkpoint was charged to it. Starting afresh, it must hold no charges: the charges
 // are idempotent per round, so releasing those rounds again would spend budget the ledger
 // does not count. Either refusal is FAILED_PRECONDITION saying what to do.
+// A resumed party's ledger that could not be opened: a missing one (NOT_FOUND) is
+// FAILED_PRECONDITION saying what to do, anything else `status` itself.
+absl::Status MissingLedgerOnResume(const absl::Status& status);
+
 absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(
     const v1::PrivacyConfig& config, const std::string& run_id, privacy::Sampler sampler,
     privacy::Conversion conversion, bool resume);

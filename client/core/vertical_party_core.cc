@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
+#include "client/core/ledger_binding.h"
 #include "client/core/party_durability.h"
 #include "client/core/party_ledger.h"
 #include "client/core/record_alignment.h"
@@ -289,23 +290,10 @@ int64_t VerticalPartyCore::committed_step() const {
 absl::Status VerticalPartyCore::CheckLedgerBinding(const v1::CheckpointHeader& header,
                                                    const std::string& path) const {
   if (ledger_ == nullptr) return absl::OkStatus();
-  constexpr absl::string_view kUnderReport =
-      "resuming on it would under-report what this party's releases spent. Resume with the run's "
-      "own, latest "
-      "ledger, or start a new run (another run_id) with a new ledger";
-  if (header.ledger_id() != ledger_->id()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("privacy ledger ", ledger_->path(), " (ledger id ", ledger_->id(),
-                     ") is not the ledger checkpoint ", path, " was charged to (ledger id ",
-                     header.ledger_id(), "): ", kUnderReport));
-  }
-  if (ledger_->charges() < header.ledger_charges()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "privacy ledger ", ledger_->path(), " holds ", ledger_->charges(),
-        " charges but checkpoint ", path, " was committed after ", header.ledger_charges(),
-        " of them: it is an older copy of the run's ledger, and ", kUnderReport));
-  }
-  return absl::OkStatus();
+  return vfsynth::CheckLedgerBinding({header.ledger_id(), header.ledger_charges()},
+                                     absl::StrCat("checkpoint ", path),
+                                     {ledger_->id(), ledger_->charges()},
+                                     absl::StrCat("privacy ledger ", ledger_->path()), "charges");
 }
 
 absl::Status VerticalPartyCore::PlanPrivacy() {

@@ -33,9 +33,12 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
                      ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
     sum = clipped.sum.front();
   }
-  if (noise_multiplier > 0) sum += GaussianTensor(noise, {dim}, noise_multiplier * clip_norm);
+  if (noise_multiplier > 0)
+    sum += GaussianTensor(noise, {dim}, noise_multiplier * DpFedAvgSensitivity(clip_norm));
   return sum.to(torch::kFloat32);
 }
+
+double DpFedAvgSensitivity(double clip_norm) { return 2 * clip_norm; }
 
 absl::StatusOr<torch::Tensor> FedAvgAverage(const std::vector<torch::Tensor>& released_sums,
                                             int64_t users_asked) {

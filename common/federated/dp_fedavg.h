@@ -14,19 +14,22 @@ namespace vfsynth {
 // User-level DP-FedAvg (McMahan et al., ICLR 2018) for the horizontal mode `dpfedavg`,
 // with the noise added where the users are: each party draws each of its users with
 // probability q (Poisson sampling), clips every drawn user's update to L2 norm C, sums
-// them and adds N(0, (z·C)²) to every coordinate before the sum leaves. Adding or removing
-// one user moves the sum by at most C (the accountant's add/remove convention for Poisson
-// sampling, rdp.h), so the released sum is the Poisson-subsampled Gaussian mechanism at
-// noise multiplier z against the curator and everyone; the party's privacy ledger charges
-// it every round.
+// them and adds N(0, (z·2C)²) to every coordinate before the sum leaves. The run
+// publishes its user counts exactly, so the neighbouring runs are replace-one (one user's
+// rows swapped for another's), which moves the sum by at most 2C: the noise multiplier
+// z is std / 2C, as in the vertical modes, and the party's privacy ledger charges every
+// round as the Poisson-subsampled Gaussian at z against the curator and everyone.
 
 // A party's release for one round: the sum of its users' updates, each clipped to L2 norm
 // C as DP-SGD clips an example (ClipAndSum, dp_sgd.h: a non-finite update counts as zero),
-// plus Gaussian noise of standard deviation z·C per coordinate (from `noise`), as float32.
+// plus Gaussian noise of standard deviation z·2C per coordinate (from `noise`), as float32.
 // INVALID_ARGUMENT for a non-positive C, a negative z, or updates of different shapes.
 absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates,
                                                int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise);
+
+// The L2 sensitivity of a party's sum under replace-one: 2C.
+double DpFedAvgSensitivity(double clip_norm);
 
 // The round's average update: the parties' released sums added up and divided by the
 // round's expected users (users_per_round, public; not the number drawn, which is private).

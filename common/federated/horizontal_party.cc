@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/federated/dp_fedavg.h"
 #include "common/random/random_tensors.h"
@@ -18,6 +19,9 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(
   if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
   if (ledger_ == nullptr)
     return absl::FailedPreconditionError("SignDS answers need a participation ledger");
+  // Bound before any user is drawn: the round's coins are fixed, so a second model
+  // answered with them would reveal the users' values.
+  RETURN_IF_ERROR(ledger_->BindRound(round, QuestionDigest(global, count)));
   std::vector<int64_t> eligible;
   for (int64_t u = 0; u < users(); ++u) {
     // Rounds run forwards: a user whose latest answer is to a later round sits out a
@@ -27,9 +31,6 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(
   }
   const uint64_t counter = static_cast<uint64_t>(round);
   SecureRandom selection = SecureRandom::Derived(secret_, "horizontal-selection", counter);
-  SecureRandom coins = SecureRandom::Derived(secret_, "horizontal-signds", counter);
-  torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
-      SecureRandom::Derived(secret_, "horizontal-training", counter).NextUint64());
   const int64_t held = static_cast<int64_t>(eligible.size());
   const torch::Tensor drawn = SampleWithoutReplacement(held, std::min(count, held), selection);
   const int64_t d = global.numel();
@@ -38,6 +39,13 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(
   for (int64_t i = 0; i < drawn.numel(); ++i) {
     const int64_t user = eligible[drawn[i].item<int64_t>()];
     RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
+    // Streams of the user and the round: its answer to the round is one value, whichever
+    // others a re-asked round draws with it.
+    torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
+        SecureRandom::Derived(secret_, absl::StrCat("horizontal-training/", keys_[user]), counter)
+            .NextUint64());
+    SecureRandom coins =
+        SecureRandom::Derived(secret_, absl::StrCat("horizontal-signds/", keys_[user]), counter);
     ASSIGN_OR_RETURN(
         const torch::Tensor update,
         LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
@@ -80,6 +88,15 @@ std::vector<int64_t> HorizontalParty::DrawnUsers(int64_t round, double sample_ra
     if (coins.Uniform() < sample_rate) drawn.push_back(u);
   }
   return drawn;
+}
+
+std::string QuestionDigest(const torch::Tensor& global, int64_t count) {
+  const torch::Tensor model = global.to(torch::kFloat32).contiguous();
+  return Sha256Builder()
+      .Add(absl::string_view(static_cast<const char*>(model.data_ptr()),
+                             static_cast<size_t>(model.numel()) * sizeof(float)))
+      .Add(absl::StrCat(count))
+      .Hex();
 }
 
 int64_t UsersAskedOf(int64_t users_per_round, const std::vector<int64_t>& populations, size_t party,

@@ -18,7 +18,7 @@ namespace vfsynth {
 
 // dpfedavg's release of a round: each of a party's users drawn with probability
 // sample_rate, each drawn user's update clipped to clip_norm, the party's sum noised at
-// noise_multiplier · clip_norm (NoisedClippedSum).
+// noise_multiplier · 2 · clip_norm (NoisedClippedSum).
 struct DpFedAvgOptions {
   double sample_rate = 0;
   double clip_norm = 1;
@@ -40,8 +40,9 @@ class HorizontalParty {
  public:
   // `secret` never leaves the party: which users answer a round (the curator never learns
   // who), their local training's batches and prior samples, SignDS's coins and dpfedavg's
-  // noise are streams of (secret, purpose, round). `ledger` (signds; null under dpfedavg,
-  // whose rounds the caller charges to its privacy ledger) caps each user's answers.
+  // noise are streams of (secret, purpose, round), signds's training and coins per user
+  // too. `ledger` (signds; null under dpfedavg, whose rounds the caller charges to its
+  // privacy ledger) caps each user's answers.
   HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
                   privacy::ParticipationLedger* ledger, std::string secret)
       : users_(std::move(users)),
@@ -51,9 +52,11 @@ class HorizontalParty {
 
   // Round `round`'s answer to the broadcast model `global`: `count` users drawn uniformly
   // from those under their cap (fewer if fewer remain), each charged in the ledger before
-  // its update is trained, then one SignDS report per user. A round asked again (after a
-  // restart or a reconnect) with the same model gets the same answer: the users it drew
-  // then count as under their cap for it, and every stream restarts with the round.
+  // its update is trained, then one SignDS report per user. The round is bound in the
+  // ledger to its question (QuestionDigest) first: asked again (a restart, a reconnect,
+  // a replay) with the same model and count it gets the same answer, as the users it drew
+  // then count as under their cap for it and a user's training and coins are streams of
+  // (secret, user, round); with another, FAILED_PRECONDITION before any user is drawn.
   absl::StatusOr<std::vector<SignDsReport>> Answer(int64_t round, const torch::Tensor& global,
                                                    int64_t count,
                                                    const HorizontalRoundOptions& options);
@@ -77,6 +80,10 @@ class HorizontalParty {
   privacy::ParticipationLedger* ledger_;
   const std::string secret_;
 };
+
+// The digest a signds round is bound to: the broadcast model's float32 values and the
+// users asked.
+std::string QuestionDigest(const torch::Tensor& global, int64_t count);
 
 // Users party `party` is asked for in `round`, of a run whose parties hold `populations`
 // users: the round's n split in proportion to the populations, so that a user is as likely

@@ -157,11 +157,7 @@ absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
 absl::Status PrivacyLedger::ReplayHeader() {
   ASSIGN_OR_RETURN(const LedgerFields header,
                    file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
-  id_ = HeaderField(header, "ledger_id");
-  if (!IsLedgerFieldValue(id_) || id_ == "<missing>") {
-    return absl::DataLossError(
-        absl::StrCat("privacy ledger ", path_, " has no ledger id in its header"));
-  }
+  ASSIGN_OR_RETURN(id_, HeaderLedgerId(header, absl::StrCat("privacy ledger ", path_)));
   return absl::OkStatus();
 }
 
@@ -310,6 +306,11 @@ std::optional<std::string> PrivacyLedger::ReleaseDigest(const std::string& name)
 int64_t PrivacyLedger::charges() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(records_.size());
+}
+
+int64_t PrivacyLedger::releases() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(releases_.size());
 }
 
 bool PrivacyLedger::IsCharged(int64_t round) const {

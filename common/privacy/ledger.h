@@ -96,6 +96,8 @@ class PrivacyLedger {
   bool IsCharged(int64_t round) const;
   // Number of charged rounds; cheaper than Spent().rounds.
   int64_t charges() const;
+  // Number of recorded releases.
+  int64_t releases() const;
   PrivacySpent Spent() const;
   const LedgerConfig& config() const { return config_; }
   const std::string& path() const { return path_; }

@@ -71,21 +71,28 @@ absl::StatusOr<LedgerFields> LedgerFile::CheckHeader(absl::string_view magic,
                                                      absl::string_view version,
                                                      const LedgerFieldList& expected) const {
   if (lines_.empty()) return absl::DataLossError(absl::StrCat(path_, " has no ledger header"));
-  ASSIGN_OR_RETURN(auto header, ParseLedgerLine(lines_[0], 1));
+  return CheckHeaderLine(lines_[0], magic, version, expected, what_, path_);
+}
+
+absl::StatusOr<LedgerFields> CheckHeaderLine(absl::string_view line, absl::string_view magic,
+                                             absl::string_view version,
+                                             const LedgerFieldList& expected,
+                                             absl::string_view what, absl::string_view path) {
+  ASSIGN_OR_RETURN(auto header, ParseLedgerLine(line, 1));
   if (header.first != magic)
-    return absl::DataLossError(absl::StrCat(path_, " is not a vfsynth ", what_));
+    return absl::DataLossError(absl::StrCat(path, " is not a vfsynth ", what));
   const std::string found = HeaderField(header.second, "version");
   if (found != version) {
     return absl::FailedPreconditionError(absl::StrCat(
-        what_, " ", path_, " has format version ", found, "; this build reads version ", version,
+        what, " ", path, " has format version ", found, "; this build reads version ", version,
         " only: finish its run with the build that started it, or start a new run with a new "
         "ledger"));
   }
   for (const auto& [key, value] : expected) {
     if (HeaderField(header.second, key) != value) {
       return absl::FailedPreconditionError(
-          absl::StrCat(what_, " ", path_, " belongs to another run or configuration: ", key,
-                       " is '", HeaderField(header.second, key), "', this run has '", value, "'"));
+          absl::StrCat(what, " ", path, " belongs to another run or configuration: ", key, " is '",
+                       HeaderField(header.second, key), "', this run has '", value, "'"));
     }
   }
   return std::move(header.second);
@@ -189,6 +196,13 @@ bool IsLedgerFieldValue(const std::string& value) {
 std::string HeaderField(const LedgerFields& header, const std::string& key) {
   auto it = header.find(key);
   return it == header.end() ? std::string("<missing>") : it->second;
+}
+
+absl::StatusOr<std::string> HeaderLedgerId(const LedgerFields& header, const std::string& ledger) {
+  auto it = header.find("ledger_id");
+  if (it == header.end() || !IsLedgerFieldValue(it->second))
+    return absl::DataLossError(absl::StrCat(ledger, " has no ledger id in its header"));
+  return it->second;
 }
 
 }  // namespace vfsynth::privacy

@@ -83,8 +83,18 @@ std::string ExactDouble(double value);
 // A value the line format can hold: non-empty, no tabs, newlines or '='.
 bool IsLedgerFieldValue(const std::string& value);
 
+// A header line (without '\n') of the file `what` at `path`, checked as
+// LedgerFile::CheckHeader checks the first line.
+absl::StatusOr<LedgerFields> CheckHeaderLine(absl::string_view line, absl::string_view magic,
+                                             absl::string_view version,
+                                             const LedgerFieldList& expected,
+                                             absl::string_view what, absl::string_view path);
+
 // The header field `key` of a parsed header, "<missing>" if absent.
 std::string HeaderField(const LedgerFields& header, const std::string& key);
+// The ledger id of a parsed header; DATA_LOSS naming `ledger` ("privacy ledger <path>")
+// if it has none.
+absl::StatusOr<std::string> HeaderLedgerId(const LedgerFields& header, const std::string& ledger);
 
 }  // namespace vfsynth::privacy
 

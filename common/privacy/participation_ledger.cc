@@ -9,13 +9,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth::privacy {
 namespace {
 
 constexpr char kMagic[] = "vfsynth-participation-ledger";
-constexpr char kVersion[] = "1";
+constexpr char kVersion[] = "2";
 constexpr char kTakeTag[] = "take";
+constexpr char kRoundTag[] = "round";
 
 LedgerFieldList ConfigFields(const ParticipationConfig& config) {
   return {{"run_id", config.run_id},
@@ -59,7 +61,8 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFi
   std::unique_ptr<ParticipationLedger> ledger(new ParticipationLedger(config, std::move(file)));
   absl::MutexLock lock(&ledger->mu_);
   if (ledger->file_->lines().empty()) {
-    LedgerFieldList header = {{"version", kVersion}};
+    ASSIGN_OR_RETURN(ledger->id_, NewHexSecret());
+    LedgerFieldList header = {{"version", kVersion}, {"ledger_id", ledger->id_}};
     for (auto& field : ConfigFields(config)) header.push_back(std::move(field));
     RETURN_IF_ERROR(ledger->file_->WriteHeader(kMagic, header));
     return ledger;
@@ -71,10 +74,22 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFi
 absl::Status ParticipationLedger::Replay() {
   const std::vector<std::string>& lines = file_->lines();
   const std::string& path = file_->path();
-  RETURN_IF_ERROR(file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)).status());
+  ASSIGN_OR_RETURN(const LedgerFields header,
+                   file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
+  ASSIGN_OR_RETURN(id_, HeaderLedgerId(header, absl::StrCat("participation ledger ", path)));
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line_no = static_cast<int>(i) + 1;
     ASSIGN_OR_RETURN(const auto parsed, ParseLedgerLine(lines[i], line_no));
+    ++records_;
+    if (parsed.first == kRoundTag) {
+      ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(parsed.second, "round", line_no));
+      ASSIGN_OR_RETURN(std::string question, LedgerField(parsed.second, "question", line_no));
+      if (!questions_.emplace(round, std::move(question)).second) {
+        return absl::DataLossError(
+            absl::StrCat("ledger line ", line_no, ": round ", round, " is bound twice"));
+      }
+      continue;
+    }
     if (parsed.first != kTakeTag) {
       return absl::DataLossError(
           absl::StrCat("ledger line ", line_no, ": unknown record ", parsed.first));
@@ -117,11 +132,39 @@ absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
   }
   RETURN_IF_ERROR(
       file_->Append(FormatLedgerLine(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}})));
+  ++records_;
   User& after = users_[user];
   ++after.participations;
   after.last_round = round;
   most_ = std::max(most_, after.participations);
   return absl::OkStatus();
+}
+
+absl::Status ParticipationLedger::BindRound(int64_t round, const std::string& question) {
+  if (!IsLedgerFieldValue(question)) {
+    return absl::InvalidArgumentError(
+        "a question digest must be non-empty without tabs, newlines or '='");
+  }
+  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
+  absl::MutexLock lock(&mu_);
+  if (auto it = questions_.find(round); it != questions_.end()) {
+    if (it->second == question) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", round, " was answered to another question (digest ", it->second.substr(0, 16),
+        ", now ", question.substr(0, 16),
+        "): answering it again under another model would reveal what the users' answers "
+        "hide, so it is refused"));
+  }
+  RETURN_IF_ERROR(file_->Append(
+      FormatLedgerLine(kRoundTag, {{"round", absl::StrCat(round)}, {"question", question}})));
+  ++records_;
+  questions_.emplace(round, question);
+  return absl::OkStatus();
+}
+
+int64_t ParticipationLedger::records() const {
+  absl::MutexLock lock(&mu_);
+  return records_;
 }
 
 int64_t ParticipationLedger::participations(const std::string& user) const {

@@ -24,14 +24,17 @@ struct ParticipationConfig {
 // many rounds each user has answered. A user's guarantee is sequential composition over
 // its answers, participations · ε_r <= cap · ε_r, against the curator and everyone.
 //
-// Protocol for callers: Take(round, user) BEFORE anything computed from the user's rows
-// leaves the party; release only if it returned OK. A crash between the two over-counts
-// (safe), and taking the same (round, user) again after a restart is a no-op.
+// Protocol for callers: BindRound(round, question) and Take(round, user) BEFORE anything
+// computed from the user's rows leaves the party; release only if both returned OK. A
+// crash between the two over-counts (safe), and taking the same (round, user) again after
+// a restart is a no-op, so a round may only ever be answered to one question: the same
+// coins under another model would be a second answer charged as none.
 // User keys are written to the file: pass a keyed digest of the user, not its raw value.
 class ParticipationLedger {
  public:
-  // Creates `path` or replays it, as PrivacyLedger::Open does (format version, run and
-  // configuration, checksums, torn last line, one process at a time).
+  // Creates `path` (with a new random ledger id) or replays it, as PrivacyLedger::Open
+  // does (format version, run and configuration, checksums, torn last line, one process
+  // at a time).
   static absl::StatusOr<std::unique_ptr<ParticipationLedger>> Open(
       const std::string& path, const ParticipationConfig& config);
   // The same for a ledger that must exist already (a resumed run): NOT_FOUND otherwise.
@@ -42,6 +45,11 @@ class ParticipationLedger {
   // RESOURCE_EXHAUSTED (nothing written) if the user has answered `cap` rounds;
   // FAILED_PRECONDITION for a round before the user's last.
   absl::Status Take(int64_t round, const std::string& user);
+
+  // Records, fsynced, that round `round` is answered to the question whose digest is
+  // `question` (the broadcast model and the users asked). OK without writing if it is
+  // recorded with the same digest; FAILED_PRECONDITION, writing nothing, with another.
+  absl::Status BindRound(int64_t round, const std::string& question);
 
   // Rounds `user` has answered (0 for a user never taken).
   int64_t participations(const std::string& user) const;
@@ -54,6 +62,12 @@ class ParticipationLedger {
   // Users with at least one answer.
   int64_t users() const;
   const ParticipationConfig& config() const { return config_; }
+  const std::string& path() const { return file_->path(); }
+  // Drawn when the ledger is created and kept in its header: the party's kept state names
+  // the ledger its answers were recorded on by it.
+  const std::string& id() const { return id_; }
+  // Records (takes and bound rounds) in the file: an older copy of it holds fewer.
+  int64_t records() const;
 
  private:
   struct User {
@@ -69,9 +83,12 @@ class ParticipationLedger {
 
   const ParticipationConfig config_;
   const std::unique_ptr<LedgerFile> file_;  // appended under mu_
+  std::string id_;                          // set by OpenFile before the ledger is handed out
   mutable absl::Mutex mu_;
   std::map<std::string, User> users_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::string> questions_ ABSL_GUARDED_BY(mu_);  // round -> its digest
   int64_t most_ ABSL_GUARDED_BY(mu_) = 0;  // the largest participations of any user
+  int64_t records_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vfsynth::privacy

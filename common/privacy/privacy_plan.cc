@@ -103,8 +103,10 @@ absl::StatusOr<double> MeasurementsEpsilon(const v1::PrivacyPlan& plan) {
 // everyone: sequential composition, no amplification claimed.
 // dpfedavg: every round releases, about a user, one Poisson-subsampled Gaussian: its
 // party's noised sum, in which the user is with probability q = users_per_round / users,
-// drawn from the party's secret. Nobody but that party learns who was drawn, so the
-// amplified ε holds against every observer, the curator and other parties included.
+// drawn from the party's secret. The run publishes its user counts, so the adjacency is
+// replace-one: the noise is z times the sum's sensitivity 2C (DpFedAvgSensitivity).
+// Nobody but that party learns who was drawn, so the amplified ε holds against every
+// observer, the curator and other parties included.
 absl::StatusOr<double> HorizontalEpsilonAfter(const v1::PrivacyPlan& plan, int64_t rounds) {
   if (plan.privacy().mode() == v1::PrivacyConfig::signds) {
     return static_cast<double>(std::min<int64_t>(rounds, plan.horizontal().participation_cap())) *

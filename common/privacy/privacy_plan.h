@@ -72,7 +72,8 @@ absl::StatusOr<v1::PrivacyPlan> ResolveHorizontalPlan(const v1::PrivacyConfig& p
 double EpsilonPerAnswer(const v1::PrivacyPlan& plan);
 // What one round of a dpfedavg plan releases about a user: its party's sum noised at the
 // plan's noise multiplier, the user in it with probability users_per_round / users
-// (Poisson sampling, add/remove-one adjacency: sensitivity clip_norm).
+// (Poisson sampling; replace-one adjacency, as the run publishes its user counts:
+// sensitivity 2 · clip_norm, the noise std the multiplier times that).
 privacy::StepMechanism DpFedAvgMechanism(const v1::PrivacyPlan& plan);
 
 // The accountant's shape of a plan's run.

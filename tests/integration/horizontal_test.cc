@@ -28,6 +28,7 @@
 #include "common/federated/horizontal_party.h"
 #include "common/federated/wae_table.h"
 #include "common/net/tls.h"
+#include "common/nn/wire_tensor.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/protocol/protocol_version.h"
 #include "server/core/horizontal_model.h"
@@ -179,6 +180,44 @@ class HorizontalTest : public ::testing::Test {
     if (!core.ok()) return nullptr;
     (*core)->set_party_secret(Secret(k));
     return std::move(*core);
+  }
+
+  // Registration, the join and the plan, answered to `core` as the run's curator would.
+  static absl::Status AttestByHand(HorizontalPartyCore& core) {
+    v1::RegisterResponse registered;
+    registered.set_run_id("it-horizontal");
+    registered.set_protocol_version(kProtocolVersion);
+    registered.set_topology(v1::Topology::horizontal);
+    *registered.mutable_horizontal() = Horizontal();
+    registered.mutable_training()->set_rounds(kRounds);
+    registered.mutable_training()->set_log_every(1);
+    for (const auto& p : kParties) registered.add_parties(p);
+    RETURN_IF_ERROR(core.AcceptRegistration(registered));
+    v1::AlignResponse joined;
+    joined.mutable_aligned()->set_records(kUsers);
+    RETURN_IF_ERROR(core.AnswerAlign(joined).status());
+    v1::AttestPlanResponse plan;
+    *plan.mutable_plan() = core.MakeAttestPlanRequest().plan();
+    return core.AcceptCuratorPlan(plan);
+  }
+
+  // A model of the run's autoencoder, drawn from `seed`.
+  static torch::Tensor ModelByHand(uint64_t seed) {
+    auto data = LoadPartyData(*dir_ + "/parties/hospital.csv",
+                              *dir_ + "/parties/hospital.schema.json", false, 0);
+    EXPECT_TRUE(data.ok()) << data.status();
+    torch::manual_seed(seed);
+    return FlatParameters(*Wae(WaeOptions{data->encoder.width(), 16, 4}));
+  }
+
+  // Round `round`'s task for `users` users under `global`, as the run's curator sends it.
+  static v1::CuratorMessage TaskByHand(int64_t round, int64_t users, const torch::Tensor& global) {
+    v1::CuratorMessage message;
+    message.set_run_id("it-horizontal");
+    message.set_round(round);
+    message.mutable_horizontal_task()->set_users(users);
+    ToWire(global, message.mutable_horizontal_task()->mutable_model());
+    return message;
   }
 
   // The run's model as the same math computes it in one process: each party's users and
@@ -558,25 +597,80 @@ TEST_F(HorizontalTest, AFreshPartyRefusesALedgerThatHoldsAnswers) {
   }
   auto core = HorizontalPartyCore::Create(config);
   ASSERT_TRUE(core.ok()) << core.status();
-  // The curator's answers, as a curator of this run would give them.
-  v1::RegisterResponse registered;
-  registered.set_run_id("it-horizontal");
-  registered.set_protocol_version(kProtocolVersion);
-  registered.set_topology(v1::Topology::horizontal);
-  *registered.mutable_horizontal() = Horizontal();
-  registered.mutable_training()->set_rounds(kRounds);
-  registered.mutable_training()->set_log_every(1);
-  for (const auto& p : kParties) registered.add_parties(p);
-  ASSERT_TRUE((*core)->AcceptRegistration(registered).ok());
-  v1::AlignResponse joined;
-  joined.mutable_aligned()->set_records(kUsers);
-  ASSERT_TRUE((*core)->AnswerAlign(joined).ok());
-  v1::AttestPlanResponse plan;
-  *plan.mutable_plan() = (*core)->MakeAttestPlanRequest().plan();
-  const absl::Status refused = (*core)->AcceptCuratorPlan(plan);
+  const absl::Status refused = AttestByHand(**core);
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.message(), HasSubstr("already holds answers of 1 users"));
+  EXPECT_THAT(refused.message(), HasSubstr("answers of 1 users"));
   EXPECT_FALSE(std::filesystem::exists(TestDir() + "/hospital/party.secret"));
+}
+
+TEST_F(HorizontalTest, ASignDsRoundAskedAgainUnderAnotherModelIsRefusedAcrossARestart) {
+  std::filesystem::remove_all(TestDir());
+  std::filesystem::create_directories(TestDir());
+  const v1::PartyConfig config = PartyConfigFor("hospital", 1);
+  const torch::Tensor global = ModelByHand(0);
+  const torch::Tensor chosen = ModelByHand(1);
+  v1::PartyMessage first;
+  {
+    auto core = HorizontalPartyCore::Create(config);
+    ASSERT_TRUE(core.ok()) << core.status();
+    ASSERT_TRUE(AttestByHand(**core).ok());
+    auto replies = (*core)->Handle(TaskByHand(0, 3, global));
+    ASSERT_TRUE(replies.ok()) << replies.status();
+    first = replies->front();
+    const auto refused = (*core)->Handle(TaskByHand(0, 3, chosen));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+    EXPECT_THAT(refused.status().message(), HasSubstr("round 0 was answered to another question"));
+  }
+  // Restarted (as after a crash once the ledger held the round, before or after the
+  // reports left): the other model is still refused, the same one answered byte for byte.
+  auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  ASSERT_TRUE(AttestByHand(**core).ok());
+  EXPECT_EQ((*core)->Handle(TaskByHand(0, 3, chosen)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  auto again = (*core)->Handle(TaskByHand(0, 3, global));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->front().SerializeAsString(), first.SerializeAsString());
+  EXPECT_EQ((*core)->ledger()->users(), 3);
+}
+
+TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerInEitherMode) {
+  for (const auto mode : {v1::PrivacyConfig::signds, v1::PrivacyConfig::dpfedavg}) {
+    SCOPED_TRACE(v1::PrivacyConfig::Mode_Name(mode));
+    mode_ = mode;
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+    const v1::PartyConfig config = PartyConfigFor("hospital", 1);
+    const std::string ledger = config.privacy().ledger();
+    const std::string older = ledger + ".older";
+    {
+      auto core = HorizontalPartyCore::Create(config);
+      ASSERT_TRUE(core.ok()) << core.status();
+      ASSERT_TRUE(AttestByHand(**core).ok());
+      std::filesystem::copy_file(ledger, older);
+      auto replies = (*core)->Handle(TaskByHand(0, 3, ModelByHand(0)));
+      ASSERT_TRUE(replies.ok()) << replies.status();
+    }
+    // An older copy of the ledger, without round 0's records.
+    std::filesystem::copy_file(older, ledger, std::filesystem::copy_options::overwrite_existing);
+    {
+      auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
+      ASSERT_TRUE(core.ok()) << core.status();
+      const absl::Status refused = AttestByHand(**core);
+      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+      EXPECT_THAT(refused.message(), HasSubstr("older copy"));
+    }
+    // No ledger at all: refused, and none created (its users would be back under their caps).
+    std::filesystem::remove(ledger);
+    {
+      auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
+      ASSERT_TRUE(core.ok()) << core.status();
+      const absl::Status refused = AttestByHand(**core);
+      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+      EXPECT_THAT(refused.message(), HasSubstr("--resume"));
+      EXPECT_FALSE(std::filesystem::exists(ledger));
+    }
+  }
 }
 
 TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {

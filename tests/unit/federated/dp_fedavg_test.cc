@@ -1,11 +1,16 @@
 // DP-FedAvg's pieces: clipping, the party's noised clipped sum (its exact sum without
-// noise, its noise's standard deviation z·C), the curator's average and its FedAdam step.
+// noise, its noise's standard deviation z·2C), the plan's ε for replace-one neighbours,
+// the curator's average and its FedAdam step.
 #include "common/federated/dp_fedavg.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
+
+#include "common/config/config.h"
+#include "common/privacy/accountant.h"
+#include "common/privacy/privacy_plan.h"
 
 namespace vfsynth {
 namespace {
@@ -31,19 +36,51 @@ TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
                                 1.0, 0.0, noise);
   ASSERT_TRUE(other.ok());
   EXPECT_LE((*sum - *other).norm().item<double>(), 2.0 + 1e-6);
-  // One user removed (the accountant's adjacency under Poisson sampling) moves it by at most C.
+  // One user removed moves it by at most C.
   auto without = NoisedClippedSum({torch::tensor({0.1f, 0.2f})}, 2, 1.0, 0.0, noise);
   ASSERT_TRUE(without.ok());
   EXPECT_LE((*sum - *without).norm().item<double>(), 1.0 + 1e-6);
 }
 
-TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesC) {
+TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesTwoC) {
   SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 2);
   constexpr int64_t kDim = 200000;
   auto sum = NoisedClippedSum({}, kDim, /*clip_norm=*/0.5, /*noise_multiplier=*/1.5, noise);
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_NEAR(sum->mean().item<double>(), 0.0, 0.01);
-  EXPECT_NEAR(sum->std().item<double>(), 1.5 * 0.5, 0.01);
+  EXPECT_NEAR(sum->std().item<double>(), 1.5 * 2 * 0.5, 0.01);
+}
+
+TEST(DpFedAvgTest, ThePlannedEpsilonHoldsForNeighboursThatSwapOneUser) {
+  // The run publishes its user counts, so neighbouring runs swap one user's rows.
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::dpfedavg);
+  privacy.set_epsilon(8);
+  privacy.set_ledger("party.ledger");
+  ASSERT_TRUE(ResolveHorizontalPrivacy(&privacy).ok());
+  v1::HorizontalConfig horizontal;
+  horizontal.set_users_per_round(1000);
+  ASSERT_TRUE(ResolveHorizontalConfig(&horizontal, v1::PrivacyConfig::dpfedavg).ok());
+  auto plan = ResolveHorizontalPlan(privacy, horizontal, v1::TrainingConfig(), 3, 32561);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const double c = plan->privacy().clip_norm();
+  // Swapping a drawn user for one whose update points the other way moves the sum by 2C.
+  SecureRandom unused = SecureRandom::Derived("dp-fedavg", "unused", 0);
+  auto one = NoisedClippedSum({torch::tensor({5.0f, 0.0f})}, 2, c, 0.0, unused);
+  auto swapped = NoisedClippedSum({torch::tensor({-5.0f, 0.0f})}, 2, c, 0.0, unused);
+  ASSERT_TRUE(one.ok() && swapped.ok());
+  const double distance = (*one - *swapped).norm().item<double>();
+  EXPECT_NEAR(distance, DpFedAvgSensitivity(c), 1e-5);
+  // The noise the sum carries over that distance is the multiplier the plan's ε is for.
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 3);
+  auto noised = NoisedClippedSum({}, 200000, c, plan->noise_multiplier(), noise);
+  ASSERT_TRUE(noised.ok()) << noised.status();
+  privacy::StepMechanism mechanism = DpFedAvgMechanism(*plan);
+  mechanism.noise_multipliers = {noised->std().item<double>() / distance};
+  auto spent = privacy::ComputeEpsilon(mechanism, plan->rounds(), plan->privacy().delta(),
+                                       privacy::Conversion::kImproved);
+  ASSERT_TRUE(spent.ok()) << spent.status();
+  EXPECT_NEAR(spent->epsilon, Guarantee(*plan, Observer::kPublished).epsilon_planned(), 0.1);
 }
 
 TEST(DpFedAvgTest, TheCuratorAveragesOverTheExpectedUsers) {

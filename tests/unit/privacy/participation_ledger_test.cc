@@ -79,6 +79,33 @@ TEST_F(ParticipationLedgerTest, TheSameAnswerTakenAgainIsCountedOnce) {
   EXPECT_EQ((*ledger)->Take(0, "u1").code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(ParticipationLedgerTest, ARoundStaysBoundToItsFirstQuestionAcrossARestart) {
+  std::string id;
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    id = (*ledger)->id();
+    EXPECT_EQ(id.size(), 64u);
+    ASSERT_TRUE((*ledger)->BindRound(4, "model-a").ok());
+    ASSERT_TRUE((*ledger)->Take(4, "u1").ok());
+    const std::string once = ReadAll();
+    ASSERT_TRUE((*ledger)->BindRound(4, "model-a").ok());
+    EXPECT_EQ(ReadAll(), once);
+    const absl::Status other = (*ledger)->BindRound(4, "model-b");
+    EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition) << other;
+    EXPECT_EQ(ReadAll(), once);  // a refused question writes nothing
+    EXPECT_EQ((*ledger)->records(), 2);
+  }
+  auto ledger = ParticipationLedger::OpenExisting(path_, config_);
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_EQ((*ledger)->id(), id);
+  EXPECT_EQ((*ledger)->records(), 2);
+  EXPECT_EQ((*ledger)->BindRound(4, "model-b").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE((*ledger)->BindRound(4, "model-a").ok());
+  EXPECT_TRUE((*ledger)->BindRound(2, "model-b").ok());
+  EXPECT_EQ((*ledger)->BindRound(3, "a\tb").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ParticipationLedgerTest, AnotherRunConfigurationOrVersionIsRefused) {
   ASSERT_TRUE(ParticipationLedger::Open(path_, config_).ok());
   ParticipationConfig wider = config_;
@@ -94,7 +121,7 @@ TEST_F(ParticipationLedgerTest, AnotherRunConfigurationOrVersionIsRefused) {
   Write(body);
   const absl::Status version = ParticipationLedger::Open(path_, config_).status();
   EXPECT_EQ(version.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(version.message(), HasSubstr("has format version 0; this build reads version 1"));
+  EXPECT_THAT(version.message(), HasSubstr("has format version 0; this build reads version 2"));
 }
 
 TEST_F(ParticipationLedgerTest, ATornLastLineIsDroppedAndDamageIsDataLoss) {

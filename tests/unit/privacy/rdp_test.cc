@@ -2,8 +2,11 @@
 // values published in Opacus / TF Privacy tests (anchors-mission §3.5).
 #include "common/privacy/rdp.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "common/privacy/log_math.h"
@@ -254,6 +257,54 @@ TEST(RdpTest, ParseSampler) {
   EXPECT_EQ(*ParseSampler("wor"), Sampler::kWithoutReplacement);
   EXPECT_EQ(*ParseSampler("poisson"), Sampler::kPoisson);
   EXPECT_FALSE(ParseSampler("bernoulli").ok());
+}
+
+// log of (1 - q)·N(x; 0, σ²) + q·N(x; m, σ²): a Poisson-sampled sum of one user, the
+// others' sum at 0.
+double LogSampledDensity(double x, double q, double m, double sigma) {
+  const double absent = std::log1p(-q) - x * x / (2 * sigma * sigma);
+  const double present = std::log(q) - (x - m) * (x - m) / (2 * sigma * sigma);
+  return std::max(absent, present) + std::log1p(std::exp(-std::abs(absent - present))) -
+         std::log(sigma * std::sqrt(2 * M_PI));
+}
+
+// D_α(P || Q) of two one-dimensional densities given as logs, by the trapezoid rule.
+double RenyiDivergence(const std::function<double(double)>& log_p,
+                       const std::function<double(double)>& log_q, double order, double sigma) {
+  const double lo = -12 * sigma - 3, hi = 12 * sigma + 3;
+  constexpr int kSteps = 20000;
+  const double h = (hi - lo) / kSteps;
+  std::vector<double> terms;
+  for (int i = 0; i <= kSteps; ++i) {
+    const double x = lo + i * h;
+    terms.push_back(order * log_p(x) + (1 - order) * log_q(x) + std::log(h));
+  }
+  const double most = *std::max_element(terms.begin(), terms.end());
+  double sum = 0;
+  for (double term : terms) sum += std::exp(term - most);
+  return (most + std::log(sum)) / (order - 1);
+}
+
+TEST(RdpTest, ThePoissonBoundAtSensitivityTwoCCoversSwappingOneUser) {
+  // dpfedavg: one user swapped for another (each clipped to C = 1) moves the party's
+  // sum from m to m' with |m|, |m'| <= 1, the user in it with probability q; the noise is
+  // z·2C. The accountant charges the add/remove pair at sensitivity 2C, multiplier z.
+  for (double q : {0.01, 0.1, 0.5}) {
+    for (double z : {0.6, 1.0, 2.0}) {
+      const double sigma = 2 * z;
+      for (double order : {2.0, 8.0, 32.0}) {
+        const double charged = *PoissonSubsampledGaussianRdp(q, z, order);
+        for (auto [m, swapped] : {std::pair{1.0, -1.0}, {1.0, 0.0}, {0.5, -1.0}}) {
+          auto p = [&](double x) { return LogSampledDensity(x, q, m, sigma); };
+          auto r = [&](double x) { return LogSampledDensity(x, q, swapped, sigma); };
+          const double swap =
+              std::max(RenyiDivergence(p, r, order, sigma), RenyiDivergence(r, p, order, sigma));
+          EXPECT_LE(swap, charged)
+              << "q " << q << " z " << z << " order " << order << " m " << m << " m' " << swapped;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
