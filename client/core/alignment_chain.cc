@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/party_name.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/data/psi.h"
@@ -35,6 +36,7 @@ absl::StatusOr<AlignmentChain> AlignmentChain::Create(absl::string_view alignmen
                                                       std::string run_id,
                                                       std::vector<std::string> roster,
                                                       const std::string& self) {
+  RETURN_IF_ERROR(ValidateRoster(roster, "the curator's roster:"));
   const auto it = std::find(roster.begin(), roster.end(), self);
   if (it == roster.end()) {
     return absl::InvalidArgumentError(

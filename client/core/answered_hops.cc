@@ -15,7 +15,11 @@ namespace vfsynth {
 namespace {
 
 constexpr char kMagic[] = "vfsynth-answered-hops";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
+
+std::string HopLine(const std::string& run, int hop, const std::string& digest) {
+  return absl::StrCat("hop ", run, " ", hop, " ", digest, "\n");
+}
 
 }  // namespace
 
@@ -24,18 +28,26 @@ absl::StatusOr<AnsweredHops> AnsweredHops::Load(std::string path, const std::str
   if (!std::filesystem::exists(answered.path_)) return answered;
   ASSIGN_OR_RETURN(const std::string text, ReadFile(answered.path_));
   const std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
-  const absl::Status corrupt = absl::DataLossError(
-      absl::StrCat(answered.path_, " is not a list of answered alignment hops (format version ",
-                   kFormatVersion, ")"));
-  if (lines.size() < 2 || lines[0] != absl::StrCat(kMagic, " ", kFormatVersion)) return corrupt;
-  if (lines[1] != absl::StrCat("run ", answered.run_)) return answered;  // another run's
-  for (size_t i = 2; i < lines.size(); ++i) {
+  auto corrupt = [&](size_t line) {
+    return absl::DataLossError(absl::StrCat(
+        answered.path_, " line ", line + 1, " is not one of a list of answered alignment hops (",
+        kMagic, " format version ", kFormatVersion,
+        "): this party cannot tell which lists it blinded; it blinds nothing more until the file "
+        "is repaired or the run is started over under another run id"));
+  };
+  if (lines.empty() || lines[0] != absl::StrCat(kMagic, " ", kFormatVersion)) return corrupt(0);
+  for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> fields = absl::StrSplit(lines[i], ' ');
     int hop = 0;
-    if (fields.size() != 3 || fields[0] != "hop" || !absl::SimpleAtoi(fields[1], &hop)) {
-      return corrupt;
+    if (fields.size() != 4 || fields[0] != "hop" || !absl::SimpleAtoi(fields[2], &hop) ||
+        hop < 1 || fields[3].empty()) {
+      return corrupt(i);
     }
-    answered.hops_[hop] = fields[2];
+    if (fields[1] == answered.run_) {
+      answered.hops_[hop] = fields[3];
+    } else {
+      absl::StrAppend(&answered.others_, lines[i], "\n");
+    }
   }
   return answered;
 }
@@ -43,9 +55,9 @@ absl::StatusOr<AnsweredHops> AnsweredHops::Load(std::string path, const std::str
 absl::Status AnsweredHops::Check(int hop, const std::string& digest) const {
   const auto it = hops_.find(hop);
   if (it == hops_.end() || it->second == digest) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "refusing a second list to blind for alignment hop ", hop,
-      ": this party already blinded another one for that hop in this run (", path_, ")"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("refusing a second list to blind for alignment hop ", hop,
+                   ": this party already blinded another one for that hop in this run"));
 }
 
 absl::Status AnsweredHops::Record(int hop, const std::string& digest) {
@@ -53,9 +65,8 @@ absl::Status AnsweredHops::Record(int hop, const std::string& digest) {
   if (hops_.count(hop) > 0) return absl::OkStatus();
   std::map<int, std::string> hops = hops_;
   hops[hop] = digest;
-  std::string text = absl::StrCat(kMagic, " ", kFormatVersion, "\nrun ", run_, "\n");
-  for (const auto& [answered, list] : hops)
-    absl::StrAppend(&text, "hop ", answered, " ", list, "\n");
+  std::string text = absl::StrCat(kMagic, " ", kFormatVersion, "\n", others_);
+  for (const auto& [answered, list] : hops) text += HopLine(run_, answered, list);
   RETURN_IF_ERROR(MakeDirectories(std::filesystem::path(path_).parent_path().string()));
   RETURN_IF_ERROR(WriteFileAtomically(path_, text));
   hops_ = std::move(hops);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "client/core/alignment_secret.h"
 #include "client/core/kept_release.h"
 #include "client/core/party_ledger.h"
 #include "client/core/vertical_party_core.h"
@@ -72,8 +73,7 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   if (config.privacy().mode() != v1::PrivacyConfig::marginals) {
     return absl::InvalidArgumentError("a measured-marginals party needs privacy.mode marginals");
   }
-  const std::string secret_path =
-      (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
+  const std::string secret_path = PartySecretPath(config);
   if (!resume && std::filesystem::exists(secret_path)) {
     return absl::FailedPreconditionError(
         absl::StrCat("a run's state already exists at ", secret_path,
@@ -165,11 +165,15 @@ absl::StatusOr<int> MarginalsPartyCore::PartyIndex(const std::string& name) cons
 
 absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
   if (party_secret_.empty()) {
-    ASSIGN_OR_RETURN(
-        party_secret_,
-        ResumeOrNewHexSecret(
-            resume_, (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
-            "it holds the secret of this party's alignment list"));
+    const std::string path = PartySecretPath(config_);
+    absl::StatusOr<std::string> secret =
+        resume_ ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
+                : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id());
+    // Written once aligned: without it, a party that kept an alignment secret stopped
+    // during alignment.
+    if (resume_ && !std::filesystem::exists(path))
+      return NothingToResume(config_, run().id(), secret.status());
+    ASSIGN_OR_RETURN(party_secret_, std::move(secret));
   }
   return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }
@@ -240,9 +244,7 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
     RETURN_IF_ERROR(WritePrivateFile(binding_path, binding_));
   }
   if (!resume_) {
-    RETURN_IF_ERROR(WritePrivateFile(
-        (std::filesystem::path(config_.checkpoint_dir()) / "party.secret").string(),
-        party_secret_));
+    RETURN_IF_ERROR(WritePrivateFile(PartySecretPath(config_), party_secret_));
   }
   run().set_aligned();
   spdlog::info("aligned: {} records; the plan measures {} histograms over {} columns",

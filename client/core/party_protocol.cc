@@ -1,6 +1,7 @@
 #include "client/core/party_protocol.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/party_name.h"
 #include "common/base/status_macros.h"
 #include "common/nn/torch_boundary.h"
 #include "common/protocol/protocol_version.h"
@@ -68,6 +69,10 @@ absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Top
                                                       kProtocolVersion));
   }
   if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
+  // Two roster places with one name would have a party take its own list for its
+  // predecessor's.
+  RETURN_IF_ERROR(ValidateRoster({response.parties().begin(), response.parties().end()},
+                                 "the curator's roster:"));
   if (response.topology() != topology) {
     return absl::FailedPreconditionError(
         absl::StrCat("the curator runs topology '", v1::Topology_Name(response.topology()),

@@ -1,5 +1,7 @@
 #include "client/core/record_alignment.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <utility>
@@ -25,6 +27,14 @@ v1::AlignRequest AlignRequestOf(const std::string& run_id, const std::string& pa
   return request;
 }
 
+// A failure of this party's own files, which names local paths: logged here in full, and
+// what may reach the curator (a refusal) only says what failed.
+absl::Status LocalFailure(const absl::Status& status, absl::string_view what) {
+  if (status.ok()) return status;
+  spdlog::error("{}: {}", std::string(what), status.ToString());
+  return absl::Status(status.code(), absl::StrCat(what, " (details in the party's log)"));
+}
+
 }  // namespace
 
 RecordAlignment::RecordAlignment(std::string party, std::vector<std::string> ids,
@@ -42,7 +52,9 @@ absl::StatusOr<v1::AlignRequest> RecordAlignment::FirstRequest(
   if (!chain_.has_value()) {
     run_id_ = run_id;
     ASSIGN_OR_RETURN(chain_, AlignmentChain::Create(alignment_key_, run_id, roster, party_));
-    ASSIGN_OR_RETURN(answered_, AnsweredHops::Load(answered_hops_path_, run_id));
+    absl::StatusOr<AnsweredHops> answered = AnsweredHops::Load(answered_hops_path_, run_id);
+    RETURN_IF_ERROR(LocalFailure(answered.status(), "cannot read the alignment hops it answered"));
+    answered_ = *std::move(answered);
   }
   if (!psi_.has_value()) {
     ASSIGN_OR_RETURN(psi_, PsiParty::Create(party_secret, ids_));
@@ -81,10 +93,15 @@ absl::StatusOr<v1::AlignRequest> RecordAlignment::Blind(const v1::BlindingTask& 
   // hop: otherwise the curator could add H(id) of guessed ids and learn who holds them.
   RETURN_IF_ERROR(chain_->Verify(hop, elements, task.chain_mac()));
   const std::string digest = Sha256Hex(task.chain_mac());  // the MAC names the list
-  RETURN_IF_ERROR(answered_->Check(hop, digest));
+  if (absl::Status second = answered_->Check(hop, digest); !second.ok()) {
+    spdlog::error("{} (the hops it answered: {})", std::string(second.message()),
+                  answered_hops_path_);
+    return second;
+  }
   ASSIGN_OR_RETURN(const std::vector<std::string> blinded, psi_->Blind(elements));
   ASSIGN_OR_RETURN(std::string mac, chain_->Mac(hop, blinded));
-  RETURN_IF_ERROR(answered_->Record(hop, digest));
+  RETURN_IF_ERROR(LocalFailure(answered_->Record(hop, digest),
+                               absl::StrCat("cannot record alignment hop ", hop, " as answered")));
   return AlignRequestOf(run_id_, party_, static_cast<uint32_t>(hop), blinded, std::move(mac));
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/core/alignment_secret.h"
 #include "client/core/kept_release.h"
 #include "client/core/label_pair_release.h"
 #include "client/core/ledger_binding.h"
@@ -222,21 +223,22 @@ absl::Status NoCheckpointToResume(const v1::PartyConfig& config) {
       absl::StrCat("--resume: there is no checkpoint at ", StatePath(config), ".{0,1}"));
 }
 
-std::string PartySecretPath(const v1::PartyConfig& config) {
-  return (std::filesystem::path(config.checkpoint_dir()) / "party.secret").string();
-}
-
 }  // namespace
 
 absl::Status VerticalPartyCore::LoadOrDrawPartySecret() {
   if (!party_secret_.empty()) return absl::OkStatus();
+  if (!resume_) {
+    ASSIGN_OR_RETURN(party_secret_,
+                     KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id()));
+    return absl::OkStatus();
+  }
   // Resuming without any checkpoint says so, rather than that its secret is missing.
-  if (resume_ && !CheckpointSlots(StatePath(config_)).Exists())
-    return NoCheckpointToResume(config_);
+  if (!CheckpointSlots(StatePath(config_)).Exists())
+    return NothingToResume(config_, run().id(), NoCheckpointToResume(config_));
   ASSIGN_OR_RETURN(party_secret_,
-                   ResumeOrNewHexSecret(resume_, PartySecretPath(config_),
-                                        "it holds the secret this party's networks and shards "
-                                        "were drawn from, and the run cannot continue without it"));
+                   ReadHexSecret(PartySecretPath(config_),
+                                 "it holds the secret this party's networks and shards "
+                                 "were drawn from, and the run cannot continue without it"));
   return absl::OkStatus();
 }
 

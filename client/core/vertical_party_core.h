@@ -66,7 +66,8 @@ class VerticalPartyCore : public PartyProtocol {
   // Again after a reconnect: the run and its settings must be the same.
   absl::Status AcceptRegistration(const v1::RegisterResponse& response) override;
   // The first Align call: this party's own blinded list (hop 0). It derives from the
-  // party secret, loaded (resuming) or drawn here, so a resumed party sends the same list.
+  // party secret, loaded (resuming) or kept for the run before the list leaves
+  // (alignment_secret.h), so a resumed or restarted party sends the same list.
   absl::StatusOr<v1::AlignRequest> MakeAlignRequest() override;
   // The curator's answer to an Align call: the next call (the list it handed out,
   // blinded), or nullopt once the answer's aligned positions are accepted.
@@ -171,8 +172,8 @@ class VerticalPartyCore : public PartyProtocol {
   privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;
 
-  // The party secret: read back from the checkpoint directory when resuming, else
-  // drawn from the OS (written there by OpenCheckpoint).
+  // The party secret: party.secret when resuming; on a fresh start the run's kept
+  // alignment secret or a new one kept there (party.secret too once aligned).
   absl::Status LoadOrDrawPartySecret();
 
   v1::PartyConfig config_;

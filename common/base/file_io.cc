@@ -77,10 +77,12 @@ absl::Status WriteAtomically(const std::string& path, absl::string_view contents
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    absl::Status status = ErrnoStatus("cannot flush", tmp);
+  // The descriptor is closed whatever fsync says; the first failure is the one reported.
+  absl::Status flushed = ::fsync(fd) == 0 ? absl::OkStatus() : ErrnoStatus("cannot flush", tmp);
+  if (::close(fd) != 0 && flushed.ok()) flushed = ErrnoStatus("cannot close", tmp);
+  if (!flushed.ok()) {
     ::unlink(tmp.c_str());
-    return status;
+    return flushed;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     absl::Status status = ErrnoStatus("cannot rename onto", path);

@@ -26,4 +26,13 @@ absl::Status AddUniquePartyName(const std::string& name, const std::string& what
   return absl::OkStatus();
 }
 
+absl::Status ValidateRoster(const std::vector<std::string>& roster, const std::string& what) {
+  absl::flat_hash_set<std::string> seen;
+  for (const std::string& name : roster) {
+    if (absl::Status unique = AddUniquePartyName(name, what + " party", &seen); !unique.ok())
+      return unique;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace vfsynth

@@ -2,6 +2,7 @@
 #define VFSYNTH_COMMON_BASE_PARTY_NAME_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -16,6 +17,9 @@ absl::Status ValidatePartyName(const std::string& name, const std::string& what)
 // ValidatePartyName, and `name` must not be in `seen` yet (then it is added).
 absl::Status AddUniquePartyName(const std::string& name, const std::string& what,
                                 absl::flat_hash_set<std::string>* seen);
+
+// A run's roster as a party receives it: AddUniquePartyName for each, "<what> party '<name>'".
+absl::Status ValidateRoster(const std::vector<std::string>& roster, const std::string& what);
 
 }  // namespace vfsynth
 

@@ -44,7 +44,8 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
               ? absl::StrCat(
                     "party '", roster_[party],
                     "' sent another list of its records than before; a party that rejoins must "
-                    "send the same one (resume it with the same party.secret)")
+                    "send the same one (restart it on its own checkpoint_dir, which keeps the secret "
+                    "the list derives from)")
               : absl::StrCat("party '", roster_[party], "' blinded hop ", hop,
                              " differently than before"));
     }

@@ -1,4 +1,5 @@
-// The alignment chain's MACs (which list a party may blind) and the answered hops it keeps.
+// The alignment chain's MACs (which list a party may blind), the answered hops and the
+// alignment secrets a party keeps.
 #include "client/core/alignment_chain.h"
 
 #include <gmock/gmock.h>
@@ -7,6 +8,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "client/core/alignment_secret.h"
 #include "client/core/answered_hops.h"
 #include "common/base/file_io.h"
 #include "common/data/psi.h"
@@ -105,6 +107,10 @@ TEST(AlignmentChainTest, NeedsThePartyInTheRosterAndAKey) {
   EXPECT_FALSE(AlignmentChain::Create(kKey, kRun, kRoster, "d").ok());
   EXPECT_FALSE(AlignmentChain::Create(kKey, "", kRoster, "a").ok());
   EXPECT_FALSE(AlignmentChain::Create("short", kRun, kRoster, "a").ok());
+  // With a name twice, a party's own MAC would be the one it expects from its predecessor.
+  EXPECT_THAT(AlignmentChain::Create(kKey, kRun, {"a", "a"}, "a").status().message(),
+              HasSubstr("'a' is used twice"));
+  EXPECT_FALSE(AlignmentChain::Create(kKey, kRun, {"a", ""}, "a").ok());
 }
 
 std::string HopsPath(const std::string& name) {
@@ -129,18 +135,65 @@ TEST(AnsweredHopsTest, KeepsOneListPerHopAcrossALoad) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->Check(1, "list-1").ok());
   EXPECT_EQ(loaded->Check(1, "list-2").code(), absl::StatusCode::kFailedPrecondition);
-  // Another run starts with no hops answered.
+}
+
+// The curator names the run: one that moves the party to another run and back finds the
+// first run's hops still answered.
+TEST(AnsweredHopsTest, KeepsEveryRunsHops) {
+  const std::string path = HopsPath("runs");
+  ASSERT_TRUE(AnsweredHops::Load(path, kRun)->Record(1, "list-1").ok());
   absl::StatusOr<AnsweredHops> other = AnsweredHops::Load(path, "another-run");
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_TRUE(other->Check(1, "list-2").ok());
+  ASSERT_TRUE(other->Record(1, "list-2").ok());
+  absl::StatusOr<AnsweredHops> first = AnsweredHops::Load(path, kRun);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(first->Check(1, "list-2").message(), HasSubstr("refusing a second list"));
+  EXPECT_TRUE(first->Check(1, "list-1").ok());
+  EXPECT_EQ(AnsweredHops::Load(path, "another-run")->Check(1, "list-1").code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(AnsweredHopsTest, RefusesAFileOfAnotherFormat) {
   const std::string path = HopsPath("corrupt");
-  ASSERT_TRUE(WriteFileAtomically(path, "vfsynth-answered-hops 2\nrun x\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "vfsynth-answered-hops 1\nrun x\n").ok());
   EXPECT_EQ(AnsweredHops::Load(path, kRun).status().code(), absl::StatusCode::kDataLoss);
   ASSERT_TRUE(WriteFileAtomically(path, "garbage").ok());
   EXPECT_EQ(AnsweredHops::Load(path, kRun).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(AnsweredHopsTest, RefusesAMalformedHopLineNamingIt) {
+  const std::string path = HopsPath("malformed");
+  ASSERT_TRUE(AnsweredHops::Load(path, kRun)->Record(1, "list-1").ok());
+  const std::string kept = *ReadFile(path);
+  for (const std::string& line : {"hop run 1", "hop run one list", "hop run 0 list", "hops"}) {
+    ASSERT_TRUE(WriteFileAtomically(path, absl::StrCat(kept, line, "\n")).ok());
+    const absl::Status status = AnsweredHops::Load(path, kRun).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << line;
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat(path, " line 3")));
+    EXPECT_THAT(status.message(), HasSubstr("blinds nothing more"));
+  }
+}
+
+// Kept per run before the list leaves, private to the party, and read back for that run
+// only.
+TEST(AlignmentSecretTest, KeepsOneSecretPerRunPrivately) {
+  const std::string path = HopsPath("alignment.secret");
+  const absl::StatusOr<std::string> first = KeptOrNewAlignmentSecret(path, kRun);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const absl::StatusOr<std::string> other = KeptOrNewAlignmentSecret(path, "another-run");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(*other, *first);
+  EXPECT_EQ(KeptOrNewAlignmentSecret(path, kRun).value_or(""), *first);
+  EXPECT_EQ(KeptAlignmentSecret(path, "another-run").value_or(std::nullopt), *other);
+  EXPECT_EQ(KeptAlignmentSecret(path, "third-run").value_or("x"), std::nullopt);
+
+  ASSERT_TRUE(WriteFileAtomically(path, "vfsynth-alignment-secret 2\n").ok());
+  const absl::Status status = KeptAlignmentSecret(path, kRun).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("format version 1"));
 }
 
 }  // namespace

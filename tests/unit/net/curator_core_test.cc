@@ -459,7 +459,7 @@ TEST(CuratorAlignTest, ARejoiningPartyGetsItsPositionsBackOnlyForTheSameList) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.message(),
               AllOf(HasSubstr("'alpha' sent another list of its records than before"),
-                    HasSubstr("party.secret")));
+                    HasSubstr("checkpoint_dir")));
   EXPECT_EQ(core.Status().aligned_records(), 6);
 }
 

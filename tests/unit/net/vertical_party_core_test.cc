@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -410,12 +412,46 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignRefusesADictionaryPaddedTaskAndBlindsNo
     const absl::Status status = core->AnswerAlign(task).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
     EXPECT_THAT(status.message(), HasSubstr("refusing to blind the curator's list"));
-    for (const std::string& guess : guesses) EXPECT_THAT(status.message(), Not(HasSubstr(guess)));
+    for (const std::string& guess : guesses) {
+      EXPECT_THAT(status.message(), Not(HasSubstr(guess)));
+      EXPECT_THAT(status.message(), Not(HasSubstr(absl::BytesToHexString(guess))));
+    }
   }
   // Nothing was blinded, so beta's genuine list is still this hop's first.
   const absl::StatusOr<std::optional<v1::AlignRequest>> next = core->AnswerAlign(valid);
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_THAT((*next)->elements(), SizeIs(4));
+}
+
+// With two parties, alpha's own list handed back to it as beta's (under alpha's own MAC).
+TEST_F(VerticalPartyCoreTest, AnswerAlignRefusesThePartysOwnListSentBack) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  const absl::StatusOr<v1::AlignRequest> own = core->MakeAlignRequest();
+  ASSERT_TRUE(own.ok()) << own.status();
+  v1::AlignResponse back;
+  back.mutable_blind()->set_hop(1);
+  *back.mutable_blind()->mutable_elements() = own->elements();
+  back.mutable_blind()->set_chain_mac(own->chain_mac());
+  const absl::Status status = core->AnswerAlign(back).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+  EXPECT_THAT(status.message(), HasSubstr("refusing to blind the curator's list"));
+}
+
+// A roster naming alpha twice would make alpha's own hop-0 MAC the one it expects from
+// its predecessor: alpha would blind its own list again.
+TEST_F(VerticalPartyCoreTest, ARosterWithARepeatedOrEmptyNameIsRefused) {
+  for (const std::vector<std::string>& roster :
+       std::vector<std::vector<std::string>>{{"alpha", "alpha"}, {"alpha", ""}}) {
+    auto core = VerticalPartyCore::Create(Config());
+    ASSERT_TRUE(core.ok()) << core.status();
+    v1::RegisterResponse registration = Registration();
+    registration.clear_parties();
+    for (const std::string& party : roster) registration.add_parties(party);
+    const absl::Status status = (*core)->AcceptRegistration(registration);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(status.message(), HasSubstr("the curator's roster"));
+  }
 }
 
 TEST_F(VerticalPartyCoreTest, AcceptAlignmentRejectsUnorderedForeignMiscountedOrTooFewPositions) {
@@ -1211,6 +1247,69 @@ TEST_F(VerticalPartyCoreTest, AnswerAlignBlindsOneListPerHopAcrossARestart) {
   refuses_second(**resumed);
 }
 
+// Alpha stopped after its list left and after it blinded beta's (hop 1), before it had
+// a checkpoint, then started again (without --resume: there is nothing to resume). It
+// sends the identical list, beta's list gets the identical answer, and the run goes on.
+TEST_F(VerticalPartyCoreTest, APartyRestartedDuringAlignmentSendsItsListsAgainAndAligns) {
+  const std::string dir = FreshDir("restart-mid-alignment");
+  const v1::AlignResponse task =
+      BlindingTaskOf(PsiParty::Create("beta-secret", Ids(0, 9))->own_list());
+  auto lists = [&](VerticalPartyCore& core) -> std::pair<std::string, std::string> {
+    const absl::StatusOr<v1::AlignRequest> own = core.MakeAlignRequest();
+    EXPECT_TRUE(own.ok()) << own.status();
+    const absl::StatusOr<std::optional<v1::AlignRequest>> answer = core.AnswerAlign(task);
+    EXPECT_TRUE(answer.ok() && answer->has_value()) << answer.status();
+    if (!own.ok() || !answer.ok() || !answer->has_value()) return {};
+    return {own->SerializeAsString(), (*answer)->SerializeAsString()};
+  };
+  std::pair<std::string, std::string> before;
+  {
+    auto stopped = VerticalPartyCore::Create(Config("secrets.txt", dir));
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE((*stopped)->AcceptRegistration(Registration()).ok());
+    before = lists(**stopped);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/party.secret"));
+  auto restarted = VerticalPartyCore::Create(Config("secrets.txt", dir));
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  ASSERT_TRUE((*restarted)->AcceptRegistration(Registration()).ok());
+  EXPECT_EQ(lists(**restarted), before);
+  ASSERT_TRUE(AlignWith(**restarted, 2, 9).ok());
+  ASSERT_TRUE(AttestOwnPlan(**restarted).ok());
+  EXPECT_FALSE(Only((*restarted)->Handle(CriticTask(0, 0))).empty());
+
+  // Another run draws another secret (the lists of two runs are not linkable), and the
+  // first run's is still kept.
+  v1::RegisterResponse other_run = Registration();
+  other_run.set_run_id("another-run");
+  auto other = VerticalPartyCore::Create(Config("secrets.txt", FreshDir("restart-other-run")));
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->AcceptRegistration(other_run).ok());
+  const absl::StatusOr<v1::AlignRequest> other_list = (*other)->MakeAlignRequest();
+  ASSERT_TRUE(other_list.ok()) << other_list.status();
+  v1::AlignRequest first;
+  ASSERT_TRUE(first.ParseFromString(before.first));
+  EXPECT_NE(other_list->elements(0), first.elements(0));
+}
+
+// --resume finds no checkpoint of a party stopped during alignment, and says what to do.
+TEST_F(VerticalPartyCoreTest, ResumingAPartyStoppedDuringAlignmentSaysToStartItWithoutResume) {
+  const std::string dir = FreshDir("resume-mid-alignment");
+  {
+    auto stopped = VerticalPartyCore::Create(Config("secrets.txt", dir));
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE((*stopped)->AcceptRegistration(Registration()).ok());
+    ASSERT_TRUE((*stopped)->MakeAlignRequest().ok());
+  }
+  auto resumed = VerticalPartyCore::Create(Config("secrets.txt", dir), /*resume=*/true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_TRUE((*resumed)->AcceptRegistration(Registration()).ok());
+  const absl::Status status = (*resumed)->MakeAlignRequest().status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
+                                      HasSubstr("start it without --resume")));
+}
+
 // A curator double: registers alpha in Registration()'s run, answers its Align calls with
 // `tasks` in turn, and fails the run when alpha refuses; it keeps what alpha sent.
 class ScriptedCurator : public CuratorLink {
@@ -1262,8 +1361,8 @@ class ScriptedCurator : public CuratorLink {
 };
 
 // Runs alpha's session against a curator double handing out `tasks`.
-absl::Status RunAgainst(std::vector<v1::AlignResponse> tasks, ScriptedCurator::Log* log) {
-  const v1::PartyConfig config = Config();
+absl::Status RunAgainst(std::vector<v1::AlignResponse> tasks, ScriptedCurator::Log* log,
+                        const v1::PartyConfig& config = Config()) {
   ASSIGN_OR_RETURN(std::unique_ptr<VerticalPartyCore> core, VerticalPartyCore::Create(config));
   PartySession session(config, core.get(),
                        std::make_unique<ScriptedCurator>(std::move(tasks), log));
@@ -1288,15 +1387,35 @@ TEST_F(VerticalPartyCoreTest, APartyEndsTheRunOnADictionaryPaddedBlindingTask) {
 TEST_F(VerticalPartyCoreTest, APartyEndsTheRunOnASecondBlindingTaskForAHop) {
   const PsiParty beta = *PsiParty::Create("beta-secret", Ids(0, 3));
   const PsiParty other_beta = *PsiParty::Create("other-beta-secret", Ids(0, 3));
+  const v1::PartyConfig config = Config();
   ScriptedCurator::Log log;
-  const absl::Status status =
-      RunAgainst({BlindingTaskOf(beta.own_list()), BlindingTaskOf(other_beta.own_list())}, &log);
+  const absl::Status status = RunAgainst(
+      {BlindingTaskOf(beta.own_list()), BlindingTaskOf(other_beta.own_list())}, &log, config);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
   EXPECT_THAT(status.message(), HasSubstr("refusing a second list to blind for alignment hop 1"));
   ASSERT_THAT(log.aligns, SizeIs(2));  // its own list and the first task's, blinded
   EXPECT_EQ(log.aligns[1].hop(), 1u);
   ASSERT_THAT(log.refusals, SizeIs(1));
   EXPECT_THAT(log.refusals[0], HasSubstr("refusing a second list"));
+  EXPECT_THAT(log.refusals[0], Not(HasSubstr(config.checkpoint_dir())));  // a local path
+}
+
+// Alpha cannot record that it answers hop 1: its blinded list does not leave, and what
+// it tells the curator names no local path.
+TEST_F(VerticalPartyCoreTest, NothingLeavesWhenTheAnsweredHopCannotBeRecorded) {
+  const v1::PartyConfig config = Config();
+  // A directory where the hops file's temporary copy goes makes its write fail.
+  ASSERT_TRUE(MakeDirectories(absl::StrCat(config.checkpoint_dir(), "/alignment.hops.tmp.",
+                                           ::getpid()))
+                  .ok());
+  ScriptedCurator::Log log;
+  const absl::Status status = RunAgainst(
+      {BlindingTaskOf(PsiParty::Create("beta-secret", Ids(0, 3))->own_list())}, &log, config);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("cannot record alignment hop 1"));
+  ASSERT_THAT(log.aligns, SizeIs(1));  // its own list only
+  ASSERT_THAT(log.refusals, SizeIs(1));
+  EXPECT_THAT(log.refusals[0], Not(HasSubstr(config.checkpoint_dir())));
 }
 
 }  // namespace
