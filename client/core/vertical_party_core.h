@@ -141,6 +141,9 @@ class VerticalPartyCore : public PartyProtocol {
   // curator message needs (the released values come from the journal, not from here).
   absl::Status RebuildPending(const v1::CuratorMessage& message);
   absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
+  // FAILED_PRECONDITION for a round outside the plan (CheckRoundMessage ties a critic
+  // step to its round).
+  absl::Status CheckWithinPlan(const v1::CuratorMessage& message) const;
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
   // Resolves the run's privacy plan, refuses one over budget, opens the ledger
   // (refusing a fresh start on a charged one; none in modes without a DP claim) and

@@ -1152,6 +1152,63 @@ TEST_F(VerticalPartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
                    HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
 }
 
+// A curator asking past the plan (here with a budget the extra step would still fit:
+// an explicit noise multiplier plans far below it) is refused before anything is
+// charged or computed.
+TEST_F(VerticalPartyCoreTest, ARoundPastThePlanIsRefusedAndNothingCharged) {
+  const std::string dir = FreshDir("past-the-plan");
+  v1::PartyConfig config = StrictConfig(dir);
+  config.mutable_privacy()->set_noise_multiplier(5);
+  auto core = AlignedWith(config, false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const int64_t rounds = Registration().training().rounds();
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int64_t step = round * kNCritic; step < (round + 1) * kNCritic; ++step) {
+      ASSERT_FALSE(Only((*core)->Handle(CriticTask(round, step))).empty()) << step;
+      ASSERT_TRUE((*core)->Handle(FeatureGradients(round, step)).ok()) << step;
+    }
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorTask(round))).empty()) << round;
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorFeatureGradient(round))).empty()) << round;
+  }
+  const absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  const double spent = (*core)->epsilon_spent();
+  for (const v1::CuratorMessage& past :
+       {CriticTask(rounds, rounds * kNCritic), FeatureGradients(rounds, rounds * kNCritic),
+        GeneratorTask(rounds), GeneratorFeatureGradient(rounds)}) {
+    const absl::Status status = (*core)->Handle(past).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << past.payload_case();
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr(absl::StrCat("round ", rounds)),
+                      HasSubstr(absl::StrCat("rounds 0 to ", rounds - 1)),
+                      HasSubstr("nothing charged")));
+  }
+  EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *ledger);
+  EXPECT_EQ((*core)->epsilon_spent(), spent);
+}
+
+// gswgan charges the slice gradient's row releases: a gradient for a round whose
+// generator features are not pending is refused before that charge.
+TEST_F(VerticalPartyCoreTest, ASliceGradientForARoundNotPendingChargesNothing) {
+  const std::string dir = FreshDir("not-pending");
+  v1::PartyConfig config = PrivateConfig(dir, v1::PrivacyConfig::gswgan);
+  config.mutable_privacy()->mutable_ensemble()->set_shards(2);
+  auto core = AlignedWith(config, false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  for (int64_t step = 0; step < kNCritic; ++step) {
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, step))).empty()) << step;
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok()) << step;
+  }
+  const absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  for (const int64_t round : {int64_t{0}, int64_t{1}}) {
+    const absl::Status status = (*core)->Handle(GeneratorFeatureGradient(round)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << round;
+    EXPECT_THAT(status.message(), HasSubstr("no round is pending"));
+  }
+  EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *ledger);
+}
+
 TEST_F(VerticalPartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {
   v1::PartyConfig config = Config();
   config.mutable_privacy()->set_mode(v1::PrivacyConfig::pate);
