@@ -60,9 +60,12 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key '", kv.first, "'"));
     }
   }
-  if (secrets.sampling_secret.size() < 16 || secrets.alignment_key.size() < 16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": needs sampling_secret and alignment_key of at least 16 characters each"));
+  // Used as written (never decoded): `openssl rand -hex 32` gives 64 characters.
+  if (secrets.sampling_secret.size() < kMinSecretBytes ||
+      secrets.alignment_key.size() < kMinSecretBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": needs sampling_secret and alignment_key of at least ",
+                     kMinSecretBytes, " bytes each (e.g. openssl rand -hex 32)"));
   }
   return secrets;
 }

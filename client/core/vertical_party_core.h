@@ -31,7 +31,9 @@ struct RunShape;
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
 // of the alignment tokens that put the aligned records in one order at every party
 // (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..."
-// and "alignment_key=..." lines ('#' comments allowed); both required, at least 16 characters each.
+// and "alignment_key=..." lines ('#' comments allowed); both required, each at least
+// kMinSecretBytes bytes as written (the keys are used as written, not decoded).
+inline constexpr size_t kMinSecretBytes = 32;
 struct PartySecrets {
   std::string sampling_secret;
   std::string alignment_key;

@@ -35,7 +35,7 @@ using ::testing::Not;
 using ::testing::SizeIs;
 
 constexpr char kRunId[] = "unit-run";
-constexpr char kAlignmentKey[] = "unit-alignment-key-0123";
+constexpr char kAlignmentKey[] = "unit-alignment-key-0123456789abcdef";
 constexpr int kBatch = 4;
 constexpr int kNCritic = 2;
 constexpr int kFeatureDim = 3;
@@ -230,7 +230,7 @@ class VerticalPartyCoreTest : public ::testing::Test {
         {"name":"b","type":"continuous","min":0,"max":1,"encoding":"scalar"}]})");
     Write("secrets.txt",
           absl::StrCat(
-              "# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123  \n",
+              "# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123456789abcdef  \n",
               "\nalignment_key=", kAlignmentKey, "\n"));
   }
 
@@ -258,31 +258,42 @@ class VerticalPartyCoreTest : public ::testing::Test {
 TEST_F(VerticalPartyCoreTest, LoadPartySecretsReadsBothKeysIgnoringComments) {
   auto secrets = LoadPartySecrets(Dir() + "/secrets.txt");
   ASSERT_TRUE(secrets.ok()) << secrets.status();
-  EXPECT_EQ(secrets->sampling_secret, "unit-sampling-secret-0123");
+  EXPECT_EQ(secrets->sampling_secret, "unit-sampling-secret-0123456789abcdef");
   EXPECT_EQ(secrets->alignment_key, kAlignmentKey);
 }
 
 TEST_F(VerticalPartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
-  const std::string short_key =
-      Write("short.txt", "sampling_secret=unit-sampling-secret-0123\nalignment_key=short\n");
-  auto secrets = LoadPartySecrets(short_key);
-  EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(secrets.status().message(), AllOf(HasSubstr("short.txt"), HasSubstr("at least 16")));
+  // 32 bytes as written is the least either key may have.
+  const std::string bytes_31(31, 'k');
+  for (const std::string& text :
+       {absl::StrCat("sampling_secret=unit-sampling-secret-0123456789abcdef\nalignment_key=",
+                     bytes_31, "\n"),
+        absl::StrCat("sampling_secret=", bytes_31, "\nalignment_key=", kAlignmentKey, "\n")}) {
+    auto secrets = LoadPartySecrets(Write("short.txt", text));
+    EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(secrets.status().message(),
+                AllOf(HasSubstr("short.txt"), HasSubstr("at least 32 bytes")));
+  }
+  EXPECT_TRUE(LoadPartySecrets(Write("exact.txt", absl::StrCat("sampling_secret=", bytes_31,
+                                                               "k\nalignment_key=", bytes_31,
+                                                               "k\n")))
+                  .ok());
 
-  const std::string missing = Write("missing.txt", "sampling_secret=unit-sampling-secret-0123\n");
+  const std::string missing =
+      Write("missing.txt", "sampling_secret=unit-sampling-secret-0123456789abcdef\n");
   EXPECT_EQ(LoadPartySecrets(missing).status().code(), absl::StatusCode::kInvalidArgument);
 
   const std::string unknown =
       Write("unknown.txt",
-            "sampling_secret=unit-sampling-secret-0123\n"
-            "alignment_key=unit-alignment-key-0123\nsalt=abcdefabcdefabcdef\n");
-  secrets = LoadPartySecrets(unknown);
+            "sampling_secret=unit-sampling-secret-0123456789abcdef\n"
+            "alignment_key=unit-alignment-key-0123456789abcdef\nsalt=abcdefabcdefabcdef\n");
+  auto secrets = LoadPartySecrets(unknown);
   EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(secrets.status().message(), HasSubstr("unknown key 'salt'"));
 
   const std::string no_equals = Write("no_equals.txt",
-                                      "sampling_secret unit-sampling-secret-0123\n"
-                                      "alignment_key=unit-alignment-key-0123\n");
+                                      "sampling_secret unit-sampling-secret-0123456789abcdef\n"
+                                      "alignment_key=unit-alignment-key-0123456789abcdef\n");
   EXPECT_FALSE(LoadPartySecrets(no_equals).ok());
   EXPECT_FALSE(LoadPartySecrets(Dir() + "/does-not-exist.txt").ok());
   // Create refuses to start without usable secrets.
