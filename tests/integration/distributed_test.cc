@@ -59,8 +59,8 @@ CuratorModel* CuratorModelOf(CuratorCore& core) {
 
 const std::string kSource = VFSYNTH_SOURCE_DIR;
 const std::vector<std::string> kParties = {"hospital", "insurer", "bank"};
-constexpr char kSamplingSecret[] = "test-sampling-secret-0123456789";
-constexpr char kAlignmentKey[] = "test-alignment-key-0123456789";
+constexpr char kSamplingSecret[] = "test-sampling-secret-0123456789abcdef";
+constexpr char kAlignmentKey[] = "test-alignment-key-0123456789abcdef";
 
 class DistributedTest : public ::testing::Test {
  public:
