@@ -137,6 +137,12 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   }
   spdlog::info("audit: {} rows{}, {} shadow models per side, {} rounds each, privacy {}",
                data.rows.size(), canary ? " + canary" : "", options.shadow_models, rounds, mode);
+  const double attainable = AttainableEpsilonBound(options);
+  spdlog::info(
+      "audit: {} held-out sets per side: no attack can show an epsilon lower bound above {:.3f} "
+      "(confidence {}){}",
+      HeldOutPerSide(options), attainable, 1 - options.alpha,
+      attainable > 0 ? "" : "; raise --audit-models");
   PublishedClaim claim;
   claim.mode = mode;
   spdlog::info(
@@ -148,11 +154,12 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(const AuditResult result, RunMembershipAudit(data, schema, sampler, options));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/audit.json", AuditJson(result, claim)));
   spdlog::info(
-      "audit: privacy {}, {}; empirical epsilon lower bound {:.3f} (delta {}); target {} (row {}); "
+      "audit: privacy {}, {}; empirical epsilon lower bound {:.3f} of at most {:.3f} attainable "
+      "(delta {}); target {} (row {}); "
       "attack accuracy {:.3f}, AUC {:.3f} on {}+{} held-out sets; {:.1f} s ({:.2f} s per shadow "
       "model); "
       "wrote {}/audit.json",
-      mode, DescribeClaim(claim), result.epsilon.lower_bound, options.delta,
+      mode, DescribeClaim(claim), result.epsilon.lower_bound, result.attainable_epsilon, options.delta,
       result.canary ? "canary" : "real record", result.target_row, result.accuracy, result.auc,
       result.test_in, result.test_out, result.seconds, result.seconds_per_model, out);
   return absl::OkStatus();

@@ -232,8 +232,9 @@ absl::StatusOr<std::vector<v1::PartyDataConfig>> WriteShadowPartyFiles(const v1:
 }
 
 PartySecrets ShadowRunSecrets(uint64_t seed) {
-  return {absl::StrCat("vfsynth-audit-sampling-secret/", seed),
-          absl::StrCat("vfsynth-audit-alignment-key/", seed)};
+  // At least kMinSecretBytes (32) whatever the seed.
+  return {absl::StrCat("vfsynth-audit-shadow-run-sampling-secret/", seed),
+          absl::StrCat("vfsynth-audit-shadow-run-alignment-key/", seed)};
 }
 
 absl::StatusOr<ShadowRun> TrainShadowModel(const v1::Schema& schema,

@@ -200,7 +200,8 @@ absl::Status HorizontalPartyCore::OpenLedger() {
   if (dp_fedavg()) {
     ASSIGN_OR_RETURN(privacy_ledger_,
                      OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kPoisson,
-                                     privacy::Conversion::kImproved, resume_));
+                                     privacy::Conversion::kImproved,
+                                     {{DpFedAvgMechanism(plan_), plan_.rounds()}}, resume_));
     return CheckKeptBinding();
   }
   const privacy::ParticipationConfig participation = {run().id(), horizontal_.participation_cap(),

@@ -226,7 +226,7 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
                    privacy::ConversionOf(config_.privacy().experimental().conversion()));
   ASSIGN_OR_RETURN(
       ledger_, OpenPartyLedger(config_.privacy(), run().id(), privacy::Sampler::kWithoutReplacement,
-                               conversion, resume_));
+                               conversion, {{MeasurementMechanism(plan_), 1}}, resume_));
   RETURN_IF_ERROR(MakeDirectories(StatePath("")));
   // Every sealed list names the plan and the records it is about, and a resumed party
   // keeps both: another plan or another alignment after a restart would let a new

@@ -2,11 +2,36 @@
 
 #include <spdlog/spdlog.h>
 
-#include <limits>
-
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/privacy/accountant.h"
+#include "common/privacy/run_accounting.h"
 
 namespace vfsynth {
+namespace {
+
+// `planned` composed as the ledger composes it, amplified and at q = 1; relative slack
+// for the summation order (the ledger composes charge by charge).
+absl::Status SetPlannedBudgets(const std::vector<privacy::ChargedSteps>& planned,
+                               privacy::LedgerConfig* config) {
+  privacy::RdpAccountant amplified(config->sampler);
+  privacy::RdpAccountant unamplified(config->sampler);
+  for (const privacy::ChargedSteps& release : planned) {
+    RETURN_IF_ERROR(amplified.Compose(release.mechanism, release.steps));
+    RETURN_IF_ERROR(
+        unamplified.Compose(privacy::WithoutAmplification(release.mechanism), release.steps));
+  }
+  constexpr double kSlack = 1 + 1e-6;
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder all,
+                   amplified.GetEpsilon(config->delta, config->conversion));
+  ASSIGN_OR_RETURN(const privacy::EpsilonAndOrder exposed,
+                   unamplified.GetEpsilon(config->delta, config->conversion));
+  config->epsilon_budget = all.epsilon * kSlack;
+  config->epsilon_budget_unamplified = exposed.epsilon * kSlack;
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status MissingLedgerOnResume(const absl::Status& status) {
   if (!absl::IsNotFound(status)) return status;
@@ -18,14 +43,14 @@ absl::Status MissingLedgerOnResume(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> OpenPartyLedger(
     const v1::PrivacyConfig& config, const std::string& run_id, privacy::Sampler sampler,
-    privacy::Conversion conversion, bool resume) {
+    privacy::Conversion conversion, const std::vector<privacy::ChargedSteps>& planned,
+    bool resume) {
   privacy::LedgerConfig ledger_config;
   ledger_config.run_id = run_id;
   ledger_config.sampler = sampler;
   ledger_config.delta = config.delta();
   ledger_config.conversion = conversion;
-  ledger_config.epsilon_budget = config.has_epsilon() ? config.epsilon() * (1 + 1e-6)
-                                                      : std::numeric_limits<double>::infinity();
+  RETURN_IF_ERROR(SetPlannedBudgets(planned, &ledger_config));
   // Resuming, the ledger the checkpoint's releases were charged to must be there: a new
   // one would under-report them.
   absl::StatusOr<std::unique_ptr<privacy::PrivacyLedger>> ledger =

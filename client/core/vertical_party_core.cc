@@ -62,9 +62,12 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key '", kv.first, "'"));
     }
   }
-  if (secrets.sampling_secret.size() < 16 || secrets.alignment_key.size() < 16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": needs sampling_secret and alignment_key of at least 16 characters each"));
+  // Used as written (never decoded): `openssl rand -hex 32` gives 64 characters.
+  if (secrets.sampling_secret.size() < kMinSecretBytes ||
+      secrets.alignment_key.size() < kMinSecretBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": needs sampling_secret and alignment_key of at least ",
+                     kMinSecretBytes, " bytes each (e.g. openssl rand -hex 32)"));
   }
   return secrets;
 }
@@ -351,9 +354,12 @@ absl::Status VerticalPartyCore::OpenLedger() {
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
                    privacy::ConversionOf(config.experimental().conversion()));
   // OpenCheckpoint checks that a resumed run's ledger is the one its checkpoint names.
-  ASSIGN_OR_RETURN(ledger_,
-                   OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement,
-                                   conversion, resume_));
+  ASSIGN_OR_RETURN(
+      ledger_, OpenPartyLedger(config, run().id(), privacy::Sampler::kWithoutReplacement,
+                               conversion,
+                               privacy::RunReleases(mode_, plan_.noise_multiplier(), PrivacyShape(),
+                                                    plan_.rounds(), privacy::View::kJoint),
+                               resume_));
   return absl::OkStatus();
 }
 
@@ -527,17 +533,20 @@ absl::Status VerticalPartyCore::PrepareAhead() {
 absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& message) const {
   const int64_t d_k = model_->width();
   const int64_t d_h = model_config_.feature_dim();
+  const bool step_in_round =
+      message.step() >= 0 && message.step() / training_.n_critic() == message.round();
   switch (message.payload_case()) {
     case v1::CuratorMessage::kCriticTask:
-      if (message.step() < 0 || message.step() / training_.n_critic() != message.round()) {
+      if (!step_in_round) {
         return absl::InvalidArgumentError(absl::StrCat(
             "critic step ", message.step(), " does not belong to round ", message.round()));
       }
       return Check(message.critic_task().fake_slice(), d_k, "critic_task.fake_slice");
     case v1::CuratorMessage::kFeatureGradients:
-      if (message.step() < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("feature gradients for critic step ", message.step()));
+      if (!step_in_round) {
+        return absl::InvalidArgumentError(absl::StrCat("feature gradients for critic step ",
+                                                       message.step(), " in round ",
+                                                       message.round()));
       }
       RETURN_IF_ERROR(
           Check(message.feature_gradients().grad_real(), d_h, "feature_gradients.grad_real"));
@@ -548,6 +557,16 @@ absl::Status VerticalPartyCore::CheckRoundMessage(const v1::CuratorMessage& mess
       return Check(message.generator_feature_gradient().grad(), d_h,
                    "generator_feature_gradient.grad");
   }
+}
+
+absl::Status VerticalPartyCore::CheckWithinPlan(const v1::CuratorMessage& message) const {
+  // The plan's ε counts rounds 0 .. rounds - 1 of n_critic steps each, and so do the
+  // ledger's budgets: a curator asking past them gets nothing, charged or released.
+  if (message.round() >= 0 && message.round() < plan_.rounds()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the curator asks for round ", message.round(), " (step ", message.step(),
+      ") but the privacy plan has rounds 0 to ", plan_.rounds() - 1, " of ",
+      training_.n_critic(), " critic steps: refused, nothing charged or released"));
 }
 
 namespace {
@@ -571,6 +590,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> VerticalPartyCore::HandleRound(
     const v1::CuratorMessage& message) {
   ScopedStep timing(profile_, StepKindOf(message), StepIndexOf(message));
   RETURN_IF_ERROR(Timed(profile_, StepPhase::kCodec, [&] { return CheckRoundMessage(message); }));
+  RETURN_IF_ERROR(CheckWithinPlan(message));
   if (message.has_feature_gradients()) {
     RETURN_IF_ERROR(UpdateCritic(message));
     return std::vector<v1::PartyMessage>();
@@ -661,6 +681,7 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
     ScopedPhase codec(profile_, StepPhase::kCodec);
     ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
+    RETURN_IF_ERROR(model_->CheckPendingRound(message.round()));
     RETURN_IF_ERROR(durability_->StartCharge(
         [this, round = message.round()] { return ChargeGeneratorRound(round); }));
     const torch::Tensor grad_features = Timed(profile_, StepPhase::kCodec, [&] {

@@ -31,7 +31,9 @@ struct RunShape;
 // Secrets shared by the parties only: the real-batch sampling key and the HMAC key
 // of the alignment tokens that put the aligned records in one order at every party
 // (common/data/alignment.h; the tokens never leave the parties). File format: "sampling_secret=..."
-// and "alignment_key=..." lines ('#' comments allowed); both required, at least 16 characters each.
+// and "alignment_key=..." lines ('#' comments allowed); both required, each at least
+// kMinSecretBytes bytes as written (the keys are used as written, not decoded).
+inline constexpr size_t kMinSecretBytes = 32;
 struct PartySecrets {
   std::string sampling_secret;
   std::string alignment_key;
@@ -142,6 +144,9 @@ class VerticalPartyCore : public PartyProtocol {
   // curator message needs (the released values come from the journal, not from here).
   absl::Status RebuildPending(const v1::CuratorMessage& message);
   absl::Status CheckRoundMessage(const v1::CuratorMessage& message) const;
+  // FAILED_PRECONDITION for a round outside the plan (CheckRoundMessage ties a critic
+  // step to its round).
+  absl::Status CheckWithinPlan(const v1::CuratorMessage& message) const;
   v1::PartyMessage Reply(const v1::CuratorMessage& to) const;
   // Resolves the run's privacy plan, refuses one over budget, opens the ledger
   // (refusing a fresh start on a charged one; none in modes without a DP claim) and

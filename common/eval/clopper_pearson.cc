@@ -82,4 +82,8 @@ EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives, int64_
   return out;
 }
 
+double AttainableEpsilonBound(int64_t positives, int64_t negatives, double delta, double alpha) {
+  return EmpiricalEpsilon(0, positives, 0, negatives, delta, alpha).lower_bound;
+}
+
 }  // namespace vfsynth

@@ -32,6 +32,10 @@ struct EpsilonBound {
 //   ε_lb = max(0, ln((1 - δ - FNR_ub) / FPR_ub), ln((1 - δ - FPR_ub) / FNR_ub)).
 EpsilonBound EmpiricalEpsilon(int64_t false_negatives, int64_t positives, int64_t false_positives,
                               int64_t negatives, double delta, double alpha = 0.05);
+// The largest lower_bound EmpiricalEpsilon can give for these counts: a perfect attack's
+// (no errors). Below it a reported bound says nothing about the training's ε.
+double AttainableEpsilonBound(int64_t positives, int64_t negatives, double delta,
+                              double alpha = 0.05);
 
 }  // namespace vfsynth
 

@@ -83,6 +83,17 @@ std::vector<double> AuditFeatures(const EvalTable& synthetic, const EvalTable& t
   return f;
 }
 
+int HeldOutPerSide(const AuditOptions& options) {
+  return options.shadow_models -
+         std::clamp(static_cast<int>(std::lround(options.train_fraction * options.shadow_models)),
+                    1, options.shadow_models - 1);
+}
+
+double AttainableEpsilonBound(const AuditOptions& options) {
+  const int held_out = HeldOutPerSide(options);
+  return AttainableEpsilonBound(held_out, held_out, options.delta, options.alpha);
+}
+
 absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::Schema& schema,
                                                const SyntheticSampler& sampler,
                                                const AuditOptions& options) {
@@ -145,9 +156,7 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   }
 
   // Balanced split of each side into attack-train and attack-test sets.
-  const int train_per_side =
-      std::clamp(static_cast<int>(std::lround(options.train_fraction * options.shadow_models)), 1,
-                 options.shadow_models - 1);
+  const int train_per_side = options.shadow_models - HeldOutPerSide(options);
   FeatureMatrix train_x, test_x;
   std::vector<int> train_y, test_y;
   const int width = static_cast<int>(features[0][0].size());
@@ -190,6 +199,8 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   result.auc = RocAuc(scores, test_y);
   result.epsilon = EmpiricalEpsilon(result.false_negatives, result.test_in, result.false_positives,
                                     result.test_out, options.delta, options.alpha);
+  result.attainable_epsilon =
+      vfsynth::AttainableEpsilonBound(result.test_in, result.test_out, options.delta, options.alpha);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.seconds_per_model = result.seconds / (2.0 * options.shadow_models);
   return result;
@@ -215,6 +226,7 @@ std::string AuditJson(const AuditResult& r, const PublishedClaim& claim) {
   json.Field("attack_accuracy", r.accuracy).Field("attack_auc", r.auc);
   json.Field("fnr_upper", r.epsilon.fnr_upper).Field("fpr_upper", r.epsilon.fpr_upper);
   json.Field("epsilon_lower_bound", r.epsilon.lower_bound);
+  json.Field("epsilon_lower_bound_attainable", r.attainable_epsilon);
   json.Field("epsilon_point_estimate", r.epsilon.point);
   json.Field("seconds", r.seconds).Field("seconds_per_model", r.seconds_per_model);
   json.EndObject();

@@ -44,6 +44,7 @@ struct AuditResult {
   double accuracy = 0;
   double auc = 0;
   EpsilonBound epsilon;
+  double attainable_epsilon = 0;  // AttainableEpsilonBound of the held-out sets
   double seconds = 0;
   double seconds_per_model = 0;
 };
@@ -55,6 +56,12 @@ struct AuditResult {
 absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::Schema& schema,
                                                const SyntheticSampler& sampler,
                                                const AuditOptions& options);
+
+// Synthetic sets per side the attack is tested on (the rest train it).
+int HeldOutPerSide(const AuditOptions& options);
+// The largest ε lower bound an audit with `options` can report, whatever the attack:
+// with the default 10 models per side, 0.
+double AttainableEpsilonBound(const AuditOptions& options);
 
 // Features of one synthetic set for the attack: per numeric column mean, median and
 // variance (range-scaled), per categorical column the category frequencies, the

@@ -205,13 +205,16 @@ torch::Tensor PartyModel::GeneratorFeatures(int64_t round, const torch::Tensor& 
   return gen_features_.detach();
 }
 
+absl::Status PartyModel::CheckPendingRound(int64_t round) const {
+  if (pending_round_ >= 0 && round == pending_round_) return absl::OkStatus();  // -1: none
+  return absl::FailedPreconditionError(absl::StrCat(
+      "feature gradient for round ", round, " but ",
+      pending_round_ < 0 ? "no round" : absl::StrCat("round ", pending_round_), " is pending"));
+}
+
 absl::StatusOr<torch::Tensor> PartyModel::SliceGradient(int64_t round,
                                                         const torch::Tensor& grad_features) {
-  if (pending_round_ < 0 || round != pending_round_) {  // -1: nothing pending
-    return absl::FailedPreconditionError(absl::StrCat(
-        "feature gradient for round ", round, " but ",
-        pending_round_ < 0 ? "no round" : absl::StrCat("round ", pending_round_), " is pending"));
-  }
+  RETURN_IF_ERROR(CheckPendingRound(round));
   pending_round_ = -1;
   // The marginal target is released (or exact, in none): its loss is post-processing.
   const torch::Tensor marginal =

@@ -76,6 +76,9 @@ class PartyModel {
   // target is set) with respect to the slice.
   torch::Tensor GeneratorFeatures(int64_t round, const torch::Tensor& fake_slice);
   absl::StatusOr<torch::Tensor> SliceGradient(int64_t round, const torch::Tensor& grad_features);
+  // FAILED_PRECONDITION unless `round`'s generator features are pending (SliceGradient's
+  // check, for callers that must refuse before charging for the gradient).
+  absl::Status CheckPendingRound(int64_t round) const;
 
   // The marginals G's slices are pulled towards (training.marginal_weight > 0): exact in
   // mode none, a DP release otherwise (the caller draws and charges it).

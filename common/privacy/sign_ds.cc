@@ -41,14 +41,15 @@ absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, d
     return absl::InvalidArgumentError(
         absl::StrCat("SignDS needs a finite epsilon > 0 (got ", epsilon, ")"));
   }
-  for (int64_t i = 0; i < d; ++i) {
-    if (!std::isfinite(update[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the local update's coordinate ", i, " is not finite"));
-    }
-  }
   SignDsReport report;
   report.positive = (random.NextUint64() & 1) == 1;
+  // A non-finite update carries no usable direction. Refusing it would send the curator
+  // a data-dependent bit outside the LDP; a uniform index, probability 1/d, lies between
+  // p/k and (1 - p)/(d - k), so the report stays ε-LDP against every other update.
+  if (!std::all_of(update.begin(), update.end(), [](float v) { return std::isfinite(v); })) {
+    report.index = static_cast<int64_t>(random.UniformBelow(static_cast<uint64_t>(d)));
+    return report;
+  }
   const std::vector<int64_t> top = SignDsTopSet(update, k, report.positive);
   if (random.Uniform() < SignDsTopProbability(d, k, epsilon)) {
     report.index = top[random.UniformBelow(static_cast<uint64_t>(k))];

@@ -32,8 +32,10 @@ double SignDsTopProbability(int64_t d, int64_t k, double epsilon);
 // lower index first, so the set is a function of Δ alone.
 std::vector<int64_t> SignDsTopSet(absl::Span<const float> update, int64_t k, bool positive);
 
-// One report of `update` at ε with top-k size k, every coin from `random`. INVALID_ARGUMENT
-// unless d >= 2, 1 <= k < d, ε > 0 is finite and every value of the update is finite.
+// One report of `update` at ε with top-k size k, every coin from `random`. An update with
+// a non-finite value reports a uniform index (and the fair sign), never an error: the
+// error would leave the party outside the LDP. INVALID_ARGUMENT unless d >= 2, 1 <= k < d
+// and ε > 0 is finite.
 absl::StatusOr<SignDsReport> SignDs(absl::Span<const float> update, int64_t k, double epsilon,
                                     SecureRandom& random);
 

@@ -223,8 +223,11 @@ absl::Status VerticalRounds::Train(int64_t first_round) {
       wire +=
           run_->hub.bytes_sent(static_cast<int>(k)) + run_->hub.bytes_received(static_cast<int>(k));
     }
-    spdlog::info("round {}/{} critic_loss={:.4f}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB",
-                 round + 1, t.rounds(), last_critic_loss_,
+    // The log shows only what status may: D_s's loss where it sees released features alone.
+    spdlog::info("round {}/{}{}{} rounds/s={:.2f} eta={:.0f}s wire={:.1f} MiB", round + 1,
+                 t.rounds(),
+                 publishes_critic_loss_ ? absl::StrFormat(" critic_loss=%.4f", last_critic_loss_)
+                                        : "",
                  progress.epsilon_spent.has_value()
                      ? absl::StrFormat(" epsilon=%.3f", *progress.epsilon_spent)
                      : "",
@@ -341,9 +344,11 @@ absl::Status VerticalRounds::CriticStep(int64_t round, int64_t step, bool first,
   ASSIGN_OR_RETURN(const double loss,
                    Timed(profile, StepPhase::kCompute, [&] { return model->StepSharedCritic(); }));
   // Outside the modes where D_s sees only released features, its loss is computed on
-  // clean real features: it stays in the curator's own log.
-  last_critic_loss_ = loss;
-  if (publishes_critic_loss_) run_->status.SetCriticLoss(loss);
+  // clean real features: neither status nor the log shows it.
+  if (publishes_critic_loss_) {
+    last_critic_loss_ = loss;
+    run_->status.SetCriticLoss(loss);
+  }
   return absl::OkStatus();
 }
 

@@ -103,7 +103,7 @@ class VerticalRounds : public CuratorProtocol {
   // Set by Plan: D_s sees released features alone, so its loss may be shown.
   bool publishes_critic_loss_ = false;
   // Orchestrator thread only: the plan's shared critic noise, D_s's noise key (dpsgd),
-  // the last critic loss for the progress line.
+  // the last critic loss for the progress line (only where publishes_critic_loss_).
   v1::PrivacyPlan plan_;
   std::string noise_key_;
   double last_critic_loss_ = 0;

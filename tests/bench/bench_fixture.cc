@@ -21,8 +21,8 @@ namespace vfsynth::bench {
 namespace {
 
 constexpr int kMaxParties = 8;
-const char kSamplingSecret[] = "bench-sampling-secret-0123456789";
-const char kAlignmentKey[] = "bench-alignment-key-0123456789";
+const char kSamplingSecret[] = "bench-sampling-secret-0123456789abcdef";
+const char kAlignmentKey[] = "bench-alignment-key-0123456789abcdef";
 
 absl::StatusOr<int> EncodedWidth(const v1::Schema& schema, const v1::Column& column) {
   v1::Schema one = schema;

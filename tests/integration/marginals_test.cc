@@ -70,7 +70,7 @@ class MarginalsTest : public ::testing::Test {
     ASSERT_EQ(
         std::system((certs + *dir_ + "/othercerts hospital insurer bank > /dev/null").c_str()), 0);
     ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
-                                    absl::StrCat("sampling_secret=marginals-test-sampling-0123\n"
+                                    absl::StrCat("sampling_secret=marginals-test-sampling-0123456789\n"
                                                  "alignment_key=",
                                                  kAlignmentKey, "\n"))
                     .ok());

@@ -78,6 +78,11 @@ TEST_F(AuditCommandTest, StrictAuditWithCanaryReportsTheClaimBesideTheAttack) {
             std::string::npos)
       << r.log;
   EXPECT_NE(r.log.find("target canary (row 100)"), std::string::npos) << r.log;
+  // 2 models per side: one held-out set each, which no attack can turn into a bound.
+  EXPECT_NE(r.log.find("no attack can show an epsilon lower bound above 0.000"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("of at most 0.000 attainable"), std::string::npos) << r.log;
   const auto json = ReadFile(out_ + "/audit.json");
   ASSERT_TRUE(json.ok()) << json.status();
   for (const char* field : {"\"privacy_mode\": \"strict\"", "\"differentially_private\": true",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <random>
 
@@ -83,6 +84,7 @@ TEST_F(MembershipAuditTest, MemorisingGeneratorIsCaught) {
   EXPECT_DOUBLE_EQ(result->auc, 1.0);
   // 0/12 errors each: FNR_ub = FPR_ub = 1 - 0.025^(1/12) = 0.2646 -> ln(0.7354/0.2646).
   EXPECT_NEAR(result->epsilon.lower_bound, std::log((1 - 1e-5 - 0.26465) / 0.26465), 2e-3);
+  EXPECT_DOUBLE_EQ(result->attainable_epsilon, result->epsilon.lower_bound);  // a perfect attack
   EXPECT_EQ(result->target_record.size(), 15u);
 }
 
@@ -134,6 +136,18 @@ TEST_F(MembershipAuditTest, CanaryIsTheTargetAndOnlyTheTrainingWithItSeesIt) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The default model count cannot show any ε > 0, so the audit states what it could show.
+TEST_F(MembershipAuditTest, TheAttainableBoundIsAPerfectAttacksOnTheHeldOutSets) {
+  AuditOptions options;
+  EXPECT_EQ(HeldOutPerSide(options), 3);
+  EXPECT_EQ(AttainableEpsilonBound(options), 0);
+  options.shadow_models = 100;
+  EXPECT_EQ(HeldOutPerSide(options), 30);
+  // 0/30 errors each: u = 1 - 0.025^(1/30) -> ln((1 - δ - u) / u).
+  const double u = 1 - std::pow(0.025, 1.0 / 30);
+  EXPECT_NEAR(AttainableEpsilonBound(options), std::log((1 - 1e-5 - u) / u), 1e-3);
+}
+
 TEST_F(MembershipAuditTest, AuditJsonStatesTheClaimBesideTheBound) {
   AuditResult result;
   result.canary = true;
@@ -143,6 +157,8 @@ TEST_F(MembershipAuditTest, AuditJsonStatesTheClaimBesideTheBound) {
   EXPECT_NE(with_claim.find("\"claimed_epsilon\": 1"), std::string::npos) << with_claim;
   EXPECT_NE(with_claim.find("\"target\": \"canary\""), std::string::npos) << with_claim;
   EXPECT_NE(with_claim.find("\"epsilon_lower_bound\""), std::string::npos) << with_claim;
+  EXPECT_NE(with_claim.find("\"epsilon_lower_bound_attainable\""), std::string::npos)
+      << with_claim;
   PublishedClaim none{"none", std::nullopt, "mode none adds no noise"};
   const std::string without_claim = AuditJson(result, none);
   EXPECT_EQ(without_claim.find("claimed_epsilon"), std::string::npos) << without_claim;

@@ -37,7 +37,7 @@ using ::testing::Not;
 using ::testing::SizeIs;
 
 constexpr char kRunId[] = "unit-run";
-constexpr char kAlignmentKey[] = "unit-alignment-key-0123";
+constexpr char kAlignmentKey[] = "unit-alignment-key-0123456789abcdef";
 constexpr int kBatch = 4;
 constexpr int kNCritic = 2;
 constexpr int kFeatureDim = 3;
@@ -232,7 +232,7 @@ class VerticalPartyCoreTest : public ::testing::Test {
         {"name":"b","type":"continuous","min":0,"max":1,"encoding":"scalar"}]})");
     Write("secrets.txt",
           absl::StrCat(
-              "# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123  \n",
+              "# shared by the parties only\n  sampling_secret=unit-sampling-secret-0123456789abcdef  \n",
               "\nalignment_key=", kAlignmentKey, "\n"));
   }
 
@@ -260,31 +260,42 @@ class VerticalPartyCoreTest : public ::testing::Test {
 TEST_F(VerticalPartyCoreTest, LoadPartySecretsReadsBothKeysIgnoringComments) {
   auto secrets = LoadPartySecrets(Dir() + "/secrets.txt");
   ASSERT_TRUE(secrets.ok()) << secrets.status();
-  EXPECT_EQ(secrets->sampling_secret, "unit-sampling-secret-0123");
+  EXPECT_EQ(secrets->sampling_secret, "unit-sampling-secret-0123456789abcdef");
   EXPECT_EQ(secrets->alignment_key, kAlignmentKey);
 }
 
 TEST_F(VerticalPartyCoreTest, LoadPartySecretsRejectsShortMissingOrUnknownKeys) {
-  const std::string short_key =
-      Write("short.txt", "sampling_secret=unit-sampling-secret-0123\nalignment_key=short\n");
-  auto secrets = LoadPartySecrets(short_key);
-  EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(secrets.status().message(), AllOf(HasSubstr("short.txt"), HasSubstr("at least 16")));
+  // 32 bytes as written is the least either key may have.
+  const std::string bytes_31(31, 'k');
+  for (const std::string& text :
+       {absl::StrCat("sampling_secret=unit-sampling-secret-0123456789abcdef\nalignment_key=",
+                     bytes_31, "\n"),
+        absl::StrCat("sampling_secret=", bytes_31, "\nalignment_key=", kAlignmentKey, "\n")}) {
+    auto secrets = LoadPartySecrets(Write("short.txt", text));
+    EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(secrets.status().message(),
+                AllOf(HasSubstr("short.txt"), HasSubstr("at least 32 bytes")));
+  }
+  EXPECT_TRUE(LoadPartySecrets(Write("exact.txt", absl::StrCat("sampling_secret=", bytes_31,
+                                                               "k\nalignment_key=", bytes_31,
+                                                               "k\n")))
+                  .ok());
 
-  const std::string missing = Write("missing.txt", "sampling_secret=unit-sampling-secret-0123\n");
+  const std::string missing =
+      Write("missing.txt", "sampling_secret=unit-sampling-secret-0123456789abcdef\n");
   EXPECT_EQ(LoadPartySecrets(missing).status().code(), absl::StatusCode::kInvalidArgument);
 
   const std::string unknown =
       Write("unknown.txt",
-            "sampling_secret=unit-sampling-secret-0123\n"
-            "alignment_key=unit-alignment-key-0123\nsalt=abcdefabcdefabcdef\n");
-  secrets = LoadPartySecrets(unknown);
+            "sampling_secret=unit-sampling-secret-0123456789abcdef\n"
+            "alignment_key=unit-alignment-key-0123456789abcdef\nsalt=abcdefabcdefabcdef\n");
+  auto secrets = LoadPartySecrets(unknown);
   EXPECT_EQ(secrets.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(secrets.status().message(), HasSubstr("unknown key 'salt'"));
 
   const std::string no_equals = Write("no_equals.txt",
-                                      "sampling_secret unit-sampling-secret-0123\n"
-                                      "alignment_key=unit-alignment-key-0123\n");
+                                      "sampling_secret unit-sampling-secret-0123456789abcdef\n"
+                                      "alignment_key=unit-alignment-key-0123456789abcdef\n");
   EXPECT_FALSE(LoadPartySecrets(no_equals).ok());
   EXPECT_FALSE(LoadPartySecrets(Dir() + "/does-not-exist.txt").ok());
   // Create refuses to start without usable secrets.
@@ -1186,6 +1197,63 @@ TEST_F(VerticalPartyCoreTest, EnsembleModeChargesFeatureAndRowReleases) {
   EXPECT_THAT(
       *text, AllOf(HasSubstr("charge\tround=0\tsteps=1\t"), HasSubstr("charge\tround=1\tsteps=1\t"),
                    HasSubstr("charge\tround=2\tsteps=8\tq=0.5\t")));  // K·B rows at 1/E
+}
+
+// A curator asking past the plan (here with a budget the extra step would still fit:
+// an explicit noise multiplier plans far below it) is refused before anything is
+// charged or computed.
+TEST_F(VerticalPartyCoreTest, ARoundPastThePlanIsRefusedAndNothingCharged) {
+  const std::string dir = FreshDir("past-the-plan");
+  v1::PartyConfig config = StrictConfig(dir);
+  config.mutable_privacy()->set_noise_multiplier(5);
+  auto core = AlignedWith(config, false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const int64_t rounds = Registration().training().rounds();
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int64_t step = round * kNCritic; step < (round + 1) * kNCritic; ++step) {
+      ASSERT_FALSE(Only((*core)->Handle(CriticTask(round, step))).empty()) << step;
+      ASSERT_TRUE((*core)->Handle(FeatureGradients(round, step)).ok()) << step;
+    }
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorTask(round))).empty()) << round;
+    ASSERT_FALSE(Only((*core)->Handle(GeneratorFeatureGradient(round))).empty()) << round;
+  }
+  const absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  const double spent = (*core)->epsilon_spent();
+  for (const v1::CuratorMessage& past :
+       {CriticTask(rounds, rounds * kNCritic), FeatureGradients(rounds, rounds * kNCritic),
+        GeneratorTask(rounds), GeneratorFeatureGradient(rounds)}) {
+    const absl::Status status = (*core)->Handle(past).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << past.payload_case();
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr(absl::StrCat("round ", rounds)),
+                      HasSubstr(absl::StrCat("rounds 0 to ", rounds - 1)),
+                      HasSubstr("nothing charged")));
+  }
+  EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *ledger);
+  EXPECT_EQ((*core)->epsilon_spent(), spent);
+}
+
+// gswgan charges the slice gradient's row releases: a gradient for a round whose
+// generator features are not pending is refused before that charge.
+TEST_F(VerticalPartyCoreTest, ASliceGradientForARoundNotPendingChargesNothing) {
+  const std::string dir = FreshDir("not-pending");
+  v1::PartyConfig config = PrivateConfig(dir, v1::PrivacyConfig::gswgan);
+  config.mutable_privacy()->mutable_ensemble()->set_shards(2);
+  auto core = AlignedWith(config, false);
+  ASSERT_TRUE(core.ok()) << core.status();
+  for (int64_t step = 0; step < kNCritic; ++step) {
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, step))).empty()) << step;
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, step)).ok()) << step;
+  }
+  const absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  for (const int64_t round : {int64_t{0}, int64_t{1}}) {
+    const absl::Status status = (*core)->Handle(GeneratorFeatureGradient(round)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << round;
+    EXPECT_THAT(status.message(), HasSubstr("no round is pending"));
+  }
+  EXPECT_EQ(ReadFile(dir + ".ledger").value_or(""), *ledger);
 }
 
 TEST_F(VerticalPartyCoreTest, EnsembleModeRefusesMoreShardsThanRecords) {

@@ -119,10 +119,32 @@ TEST(SignDsTest, BadInputIsRefused) {
               absl::StatusCode::kInvalidArgument)
         << epsilon;
   }
-  const std::vector<float> broken = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
-  const absl::Status status = SignDs(broken, 1, 1.0, random).status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("coordinate 1"), std::string::npos) << status;
+}
+
+// An error would tell the curator, outside the LDP, that this update was not finite; the
+// report is instead uniform over every coordinate (not the zero update's tie-broken top).
+TEST(SignDsTest, ANonFiniteUpdateReportsAUniformIndex) {
+  SecureRandom random = SecureRandom::Derived("sign-ds", "coins", 4);
+  constexpr int kDraws = 40000;
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const std::vector<float> broken = {1.0f, bad, 3.0f, -2.0f};
+    std::map<std::pair<int64_t, bool>, int> counts;
+    for (int i = 0; i < kDraws; ++i) {
+      auto report = SignDs(broken, 1, 8.0, random);
+      ASSERT_TRUE(report.ok()) << report.status();
+      ++counts[{report->index, report->positive}];
+    }
+    const double expected = 1.0 / 8;
+    const double sigma = std::sqrt(expected * (1 - expected) / kDraws);
+    for (int64_t j = 0; j < 4; ++j) {
+      for (bool positive : {true, false}) {
+        EXPECT_NEAR(counts[std::make_pair(j, positive)] / static_cast<double>(kDraws), expected,
+                    5 * sigma)
+            << "j " << j << " s " << positive;
+      }
+    }
+  }
 }
 
 }  // namespace
