@@ -71,7 +71,8 @@ while [ $# -gt 0 ]; do
     --topology) TOPOLOGY="$2"; shift 2 ;;
     --parties-count) PARTIES_COUNT="$2"; shift 2 ;;
     --horizontal) HORIZONTAL_JSON="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }

@@ -29,6 +29,13 @@ expect_help curator json -- "$BIN/vfsynth" status --help
 expect_help real synthetic schema target out parties holdout -- "$BIN/vfsynth" eval --help
 expect_help mode epsilon delta party_count schema parties label -- "$BIN/vfsynth" privacy --help
 expect_help generator output rows label_column -- "$BIN/vfsynth" synthesize --help
+# The one-host launcher answers --help with its header, and names --help for a typo.
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+"$ROOT/deploy/run-local.sh" --help > "$WORK/run-local" || fail "run-local.sh --help exited $?"
+grep -q '^  deploy/run-local.sh --out DIR' "$WORK/run-local" || fail "run-local.sh --help: no usage"
+grep -q -- '--privacy none|dpsgd|strict' "$WORK/run-local" || fail "run-local.sh --help: no flags"
+! "$ROOT/deploy/run-local.sh" --outt x 2> "$WORK/typo" || fail "run-local.sh accepted --outt"
+grep -q 'unknown argument --outt (--help lists them)' "$WORK/typo" || fail "run-local.sh typo message"
 # A command's help lists its own flags, not every command's.
 "$BIN/vfsynth" split --help > "$WORK/split"
 ! grep -q '^  --audit_models' "$WORK/split" || fail "split --help lists audit's flags"
