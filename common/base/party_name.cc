@@ -12,6 +12,12 @@ absl::Status ValidatePartyName(const std::string& name, const std::string& what)
   };
   bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' && name.front() != '-';
   for (const char c : name) ok = ok && allowed(c);
+  if (name == "ca" || name == "curator" || name == "operator") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", name,
+                     "' is reserved: deploy/gen-certs.sh names the CA's, the curator's and the "
+                     "operator's certificate files so"));
+  }
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       what, " ", QuotedValue(name),

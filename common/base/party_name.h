@@ -10,7 +10,8 @@
 namespace vfsynth {
 
 // A party's name becomes file names (split output, certificates) and its identity URI,
-// so it is an identifier: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'.
+// so it is an identifier: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-', and not
+// one of the certificate names deploy/gen-certs.sh reserves (ca, curator, operator).
 // INVALID_ARGUMENT naming `what` otherwise.
 absl::Status ValidatePartyName(const std::string& name, const std::string& what);
 

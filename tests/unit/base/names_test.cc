@@ -25,6 +25,12 @@ TEST(PartyNameTest, IdentifiersOnly) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_THAT(status.message(), HasSubstr("is not a party name")) << name;
   }
+  // Their certificates would overwrite the CA's, the curator's or the operator's.
+  for (const std::string name : {"ca", "curator", "operator"}) {
+    const absl::Status status = ValidatePartyName(name, "party");
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(status.message(), HasSubstr("is reserved")) << name;
+  }
   absl::flat_hash_set<std::string> seen;
   EXPECT_TRUE(AddUniquePartyName("bank", "party", &seen).ok());
   EXPECT_THAT(AddUniquePartyName("bank", "party", &seen).message(),
