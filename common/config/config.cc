@@ -1,6 +1,7 @@
 #include "common/config/config.h"
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -33,6 +34,19 @@ absl::Status Positive(const char* name, double value) {
   }
   return absl::OkStatus();
 }
+
+// Counts bounded so that a typo (an extra zero or three) is a clear error here, not a
+// run that never ends or a machine that thrashes.
+absl::Status InRange(const char* name, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be in [", low, ", ", high, "], got ", value));
+  }
+  return absl::OkStatus();
+}
+constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kMaxCriticSteps = 100;
+constexpr int64_t kMaxOutputRows = 1'000'000'000;
 
 absl::Status FiniteNonNegative(const char* name, double value) {
   if (!(value >= 0 && std::isfinite(value))) {
@@ -164,10 +178,10 @@ absl::Status ResolveTrainingConfig(v1::TrainingConfig* t) {
   RETURN_IF_ERROR(ApplyDefaults({}, "training", t));
   const v1::ExperimentalTrainingConfig* const experimental = &t->experimental();
   RETURN_IF_ERROR(Positive("training.batch_size", t->batch_size()));
-  RETURN_IF_ERROR(Positive("training.n_critic", t->n_critic()));
+  RETURN_IF_ERROR(InRange("training.n_critic", t->n_critic(), 1, kMaxCriticSteps));
   RETURN_IF_ERROR(Positive("training.lr_generator", t->lr_generator()));
   RETURN_IF_ERROR(Positive("training.lr_critic", t->lr_critic()));
-  RETURN_IF_ERROR(Positive("training.threads", t->threads()));
+  RETURN_IF_ERROR(InRange("training.threads", t->threads(), 1, kMaxThreads));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   if (t->rounds() < 0) return absl::InvalidArgumentError("training.rounds must be >= 0");
   if (!(experimental->generator_average_decay() >= 0 &&
@@ -431,7 +445,7 @@ std::string ResolvePath(const std::string& base_dir, const std::string& path) {
 
 absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::TrainingConfig& training,
                                  v1::OutputConfig* output) {
-  if (output->rows() < 0) return absl::InvalidArgumentError("output.rows must be >= 0");
+  RETURN_IF_ERROR(InRange("output.rows", output->rows(), 0, kMaxOutputRows));
   output->set_synthetic_csv(ResolvePath(base_dir, output->synthetic_csv()));
   if (output->label_column().empty()) output->set_label_column(training.label_column());
   if (!output->has_label_temperature()) {
@@ -624,7 +638,7 @@ absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
   // Unset rounds: as many as the users' participation caps allow (ResolveHorizontalPlan).
   RETURN_IF_ERROR(ApplyDefaults({v1::horizontal}, "training", t, kTrainingSettings));
   if (t->has_rounds()) RETURN_IF_ERROR(Positive("training.rounds", t->rounds()));
-  RETURN_IF_ERROR(Positive("training.threads", t->threads()));
+  RETURN_IF_ERROR(InRange("training.threads", t->threads(), 1, kMaxThreads));
   RETURN_IF_ERROR(Positive("training.log_every", t->log_every()));
   RETURN_IF_ERROR(ResolveHorizontalPrivacy(c->mutable_privacy()));
   return ResolveHorizontalConfig(c->mutable_horizontal(), c->privacy().mode());
@@ -722,7 +736,7 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
         "secrets does not apply to topology 'horizontal' (the parties share no records)");
   }
   if (!horizontal && c->secrets().empty()) return absl::InvalidArgumentError("secrets is required");
-  RETURN_IF_ERROR(Positive("threads", c->threads()));
+  RETURN_IF_ERROR(InRange("threads", c->threads(), 1, kMaxThreads));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("connect_timeout_seconds", c->connect_timeout_seconds()));
   if (c->max_message_bytes() < (1 << 16) || c->max_message_bytes() > (1LL << 30)) {

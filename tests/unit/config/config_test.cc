@@ -64,6 +64,11 @@ TEST(ConfigTest, RejectsNonsense) {
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"batch_size":0}})",
        "batch_size"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"beta2":1.5}})", "beta"},
+      // Counts a typo would make endless are bounded.
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"threads":4000}})",
+       "training.threads must be in [1, 256], got 4000"},
+      {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"training":{"n_critic":5000}})",
+       "training.n_critic must be in [1, 100], got 5000"},
       {R"({"parties":[{"name":"a","data":"x","schema":"y"}],"model":{"experimental":{"pack":0}}})",
        "model.experimental.pack"},
       // A width LibTorch could not allocate is refused here, with the bound.
@@ -354,6 +359,14 @@ TEST(ConfigTest, MarginalsRefusesSettingsOnlyTheGanModesRead) {
     });
     EXPECT_FALSE(absl::StrContains(strict.message(), "does not apply")) << path << ": " << strict;
   }
+}
+
+TEST(ConfigTest, OutputRowsAreBounded) {
+  const absl::Status status = ResolveCurator(
+      [](v1::CuratorConfig* c) { c->mutable_output()->set_rows(5'000'000'000); });
+  EXPECT_THAT(status.message(), HasSubstr("output.rows must be in [0, 1000000000], got 5000000000"));
+  EXPECT_TRUE(
+      ResolveCurator([](v1::CuratorConfig* c) { c->mutable_output()->set_rows(1'000'000); }).ok());
 }
 
 TEST(ConfigTest, LargeBudgetPresetOnlyInDpsgdWithoutLabelPairs) {
