@@ -9,6 +9,8 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/str_cat.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
 
@@ -19,6 +21,11 @@ ProgramStart StartProgram(int argc, char** argv, const std::string& usage,
   EnsurePassiveOpenMpWait(argv);
   TuneMemoryAllocator();
   absl::SetProgramUsageMessage(usage);
+  absl::FlagsUsageConfig usage_config;
+  usage_config.version_string = [] {
+    return absl::StrCat("vfsynth ", VFSYNTH_VERSION, " (", VFSYNTH_BUILD_TYPE, " build)\n");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   ProgramStart start;
   start.args_ = NormalizeFlagNames(argc, argv);
   if (AsksForHelp(start.args_)) {

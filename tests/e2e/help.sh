@@ -29,6 +29,12 @@ expect_help curator json -- "$BIN/vfsynth" status --help
 expect_help real synthetic schema target out parties holdout -- "$BIN/vfsynth" eval --help
 expect_help mode epsilon delta party_count schema parties label -- "$BIN/vfsynth" privacy --help
 expect_help generator output rows label_column -- "$BIN/vfsynth" synthesize --help
+# --version names the project's version and the build type.
+for binary in vfsynth vfsynth-curator vfsynth-party; do
+  "$BIN/$binary" --version > "$WORK/version" || fail "$binary --version exited $?"
+  grep -qE '^vfsynth [0-9]+\.[0-9]+\.[0-9]+ \([A-Za-z]+ build\)$' "$WORK/version" \
+    || fail "$binary --version: $(head -c 200 "$WORK/version")"
+done
 # The one-host launcher answers --help with its header, and names --help for a typo.
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 "$ROOT/deploy/run-local.sh" --help > "$WORK/run-local" || fail "run-local.sh --help exited $?"
