@@ -44,6 +44,16 @@ absl::StatusOr<std::vector<std::string>> SecretLines(const std::string& path) {
   return lines;
 }
 
+// The secret `lines` keep for `run_id`, if any.
+std::optional<std::string> SecretOfRun(const std::vector<std::string>& lines,
+                                       const std::string& run_id) {
+  const std::string run = absl::StrCat("run ", Sha256Hex(run_id), " ");
+  for (const std::string& line : lines) {
+    if (absl::StartsWith(line, run)) return line.substr(run.size());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string AlignmentSecretPath(const v1::PartyConfig& config) {
@@ -57,18 +67,13 @@ std::string PartySecretPath(const v1::PartyConfig& config) {
 absl::StatusOr<std::optional<std::string>> KeptAlignmentSecret(const std::string& path,
                                                                const std::string& run_id) {
   ASSIGN_OR_RETURN(const std::vector<std::string> lines, SecretLines(path));
-  const std::string run = absl::StrCat("run ", Sha256Hex(run_id), " ");
-  for (const std::string& line : lines) {
-    if (absl::StartsWith(line, run)) return line.substr(run.size());
-  }
-  return std::nullopt;
+  return SecretOfRun(lines, run_id);
 }
 
 absl::StatusOr<std::string> KeptOrNewAlignmentSecret(const std::string& path,
                                                      const std::string& run_id) {
-  ASSIGN_OR_RETURN(std::optional<std::string> kept, KeptAlignmentSecret(path, run_id));
-  if (kept.has_value()) return *std::move(kept);
   ASSIGN_OR_RETURN(const std::vector<std::string> lines, SecretLines(path));
+  if (std::optional<std::string> kept = SecretOfRun(lines, run_id)) return *std::move(kept);
   ASSIGN_OR_RETURN(std::string secret, NewHexSecret());
   std::string text = absl::StrCat(kMagic, " ", kFormatVersion, "\n");
   for (const std::string& line : lines) absl::StrAppend(&text, line, "\n");
