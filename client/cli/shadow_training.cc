@@ -103,8 +103,9 @@ absl::StatusOr<ShadowRun> RunDaemons(const v1::Schema& schema, const ShadowTrain
                                    absl::StrCat("sampling_secret=", secrets.sampling_secret,
                                                 "\nalignment_key=", secrets.alignment_key, "\n")));
   ASSIGN_OR_RETURN(v1::CuratorConfig curator_config, CuratorConfigFor(options, parties, seed, dir));
-  RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
-  CuratorCore curator(curator_config, CuratorProtocolFor(curator_config));
+  ASSIGN_OR_RETURN(std::string run_nonce,
+                   CheckCuratorCheckpointOnStartup(curator_config, /*resume=*/false));
+  CuratorCore curator(curator_config, CuratorProtocolFor(curator_config), std::move(run_nonce));
   std::vector<std::unique_ptr<PartyProtocol>> cores;
   std::vector<std::unique_ptr<PartySession>> sessions;
   for (const v1::PartyDataConfig& party : parties) {

@@ -87,7 +87,7 @@ absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse&
   Sha256Builder settings;
   settings.Add(horizontal.SerializeAsString()).Add(response.training().SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  ASSIGN_OR_RETURN(const bool joined, JoinRun(response, settings.Hex(), config_, resume_, &run()));
   if (!joined) return absl::OkStatus();  // a reconnect to the same run
   parties_ = response.parties_size();
   horizontal_ = horizontal;
@@ -264,7 +264,7 @@ double HorizontalPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->max_epsilon_spent();
 }
 
-absl::Status HorizontalPartyCore::Finish() {
+absl::Status HorizontalPartyCore::Finish(const v1::Finished& /*finished*/) {
   if (dp_fedavg()) {
     spdlog::info("the run ended: {} rounds charged, epsilon {:.4g} per user at delta {}",
                  privacy_ledger_->charges(), privacy_ledger_->Spent().epsilon,

@@ -75,7 +75,7 @@ class HorizontalPartyCore : public PartyProtocol {
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
       const v1::CuratorMessage& message) override;
   // Logs what the run spent of this party's budget.
-  absl::Status Finish() override;
+  absl::Status Finish(const v1::Finished& finished) override;
   // dpfedavg: the round charged, then its noised sum (recorded against the charge).
   absl::Status AnswerWithSum(int64_t round, const torch::Tensor& global, v1::PartyMessage* reply);
   // Once the plans match: the ledger of the plan's mode, refused when a fresh start finds

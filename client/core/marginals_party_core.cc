@@ -147,7 +147,7 @@ absl::Status MarginalsPartyCore::AcceptRegistration(const v1::RegisterResponse& 
   Sha256Builder settings;
   settings.Add(response.model().SerializeAsString()).Add(training.SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  ASSIGN_OR_RETURN(const bool joined, JoinRun(response, settings.Hex(), config_, resume_, &run()));
   if (!joined) return absl::OkStatus();
   training_ = training;
   parties_.assign(response.parties().begin(), response.parties().end());
@@ -280,7 +280,7 @@ double MarginalsPartyCore::epsilon_spent() const {
   return ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon;
 }
 
-absl::Status MarginalsPartyCore::Finish() {
+absl::Status MarginalsPartyCore::Finish(const v1::Finished& /*finished*/) {
   if (run().aligned()) RETURN_IF_ERROR(ErasePaillierKeyIfDone());
   spdlog::info("the run ended: epsilon {:.4g} of this party's ledger spent",
                ledger_ == nullptr ? 0.0 : ledger_->Spent().epsilon);

@@ -87,7 +87,7 @@ class MarginalsPartyCore : public PartyProtocol {
   }
   absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
       const v1::CuratorMessage& message) override;
-  absl::Status Finish() override;
+  absl::Status Finish(const v1::Finished& finished) override;
 
   // The first alignment answer: rows reordered, own columns checked, plan resolved,
   // ledger opened, secret kept.

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/party_name.h"
 #include "common/base/status_macros.h"
+#include "common/checkpoint/run_nonce.h"
 #include "common/nn/torch_boundary.h"
 #include "common/protocol/protocol_version.h"
 
@@ -21,7 +22,7 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(
   }
   switch (message.payload_case()) {
     case v1::CuratorMessage::kFinished:
-      RETURN_IF_ERROR(Finish());
+      RETURN_IF_ERROR(Finish(message.finished()));
       run_.Finish(message.finished());
       return std::vector<v1::PartyMessage>();
     case v1::CuratorMessage::kError:
@@ -69,6 +70,7 @@ absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Top
                                                       kProtocolVersion));
   }
   if (response.run_id().empty()) return absl::InvalidArgumentError("curator sent no run id");
+  RETURN_IF_ERROR(CheckRunNonce(response.run_nonce()));
   // Two roster places with one name would have a party take its own list for its
   // predecessor's.
   RETURN_IF_ERROR(ValidateRoster({response.parties().begin(), response.parties().end()},
@@ -79,6 +81,28 @@ absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Top
                      "' but this party is configured for '", v1::Topology_Name(topology), "'"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> JoinRun(const v1::RegisterResponse& response,
+                             const std::string& settings_digest, const v1::PartyConfig& config,
+                             bool resume, PartyRun* run) {
+  ASSIGN_OR_RETURN(const bool joined,
+                   run->Join(response.run_id(), settings_digest, response.run_nonce()));
+  if (!joined) return false;
+  const std::string path = RunNoncePath(config.checkpoint_dir());
+  ASSIGN_OR_RETURN(const std::optional<std::string> kept, KeptRunNonce(path, response.run_id()));
+  if (resume && kept.has_value() && *kept != response.run_nonce()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: the curator runs another start of run '", response.run_id(),
+        "' than the one this party joined (nonce ", response.run_nonce().substr(0, 12),
+        ", kept in ", path, ": ", kept->substr(0, 12),
+        "): it was started afresh, or resumed another start's checkpoint. Resume the curator "
+        "from this run's checkpoint_dir; if that is lost, start a new run (another run_id)"));
+  }
+  if (!kept.has_value() || *kept != response.run_nonce()) {
+    RETURN_IF_ERROR(KeepRunNonce(path, response.run_id(), response.run_nonce()));
+  }
+  return true;
 }
 
 }  // namespace vfsynth

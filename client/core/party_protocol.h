@@ -93,8 +93,8 @@ class PartyProtocol {
   virtual absl::StatusOr<std::vector<v1::PartyMessage>> HandleRound(
       const v1::CuratorMessage& message) = 0;
   // The curator's Finished message, before the run counts as ended: what must be durable
-  // by then is made so.
-  virtual absl::Status Finish() = 0;
+  // by then is made so, and a success this party's state does not bear out is refused.
+  virtual absl::Status Finish(const v1::Finished& finished) = 0;
 
   PartyRun run_;
 };
@@ -112,6 +112,14 @@ v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party,
 // The checks every party makes of the curator's answer to Register: the protocol version,
 // a run id, and the topology this party is configured for.
 absl::Status CheckRegisterResponse(const v1::RegisterResponse& response, v1::Topology topology);
+
+// Joins `run` to the run of the curator's (checked) answer to Register, whose settings
+// digest to `settings_digest` (PartyRun::Join: true on the first join). On the first
+// join the curator's start of the run is kept in `config`'s checkpoint_dir or, with
+// `resume`, must be the start kept there (common/checkpoint/run_nonce.h).
+absl::StatusOr<bool> JoinRun(const v1::RegisterResponse& response,
+                             const std::string& settings_digest, const v1::PartyConfig& config,
+                             bool resume, PartyRun* run);
 
 }  // namespace vfsynth
 

@@ -4,11 +4,19 @@
 
 namespace vfsynth {
 
-absl::StatusOr<bool> PartyRun::Join(const std::string& run_id, const std::string& settings_digest) {
+absl::StatusOr<bool> PartyRun::Join(const std::string& run_id, const std::string& settings_digest,
+                                    const std::string& run_nonce) {
   if (id_.empty()) {
     id_ = run_id;
     settings_digest_ = settings_digest;
+    nonce_ = run_nonce;
     return true;
+  }
+  if (run_id == id_ && run_nonce != nonce_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "after reconnecting, the curator runs another start of run '", run_id,
+        "' than the one this party joined (it was started afresh, or resumed another start's "
+        "checkpoint): resume the curator from this run's checkpoint_dir"));
   }
   if (run_id != id_ || settings_digest != settings_digest_) {
     return absl::FailedPreconditionError(

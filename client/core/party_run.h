@@ -18,8 +18,12 @@ class PartyRun {
   // The curator's answer to Register, as `run_id` and a digest of its run settings. The
   // first fixes the run (true); after a reconnect the curator must still run the same job
   // (false), else FAILED_PRECONDITION.
-  absl::StatusOr<bool> Join(const std::string& run_id, const std::string& settings_digest);
+  // `run_nonce` names the curator's start of the run (common/checkpoint/run_nonce.h): a
+  // curator started afresh, or from another start's checkpoint, has another.
+  absl::StatusOr<bool> Join(const std::string& run_id, const std::string& settings_digest,
+                            const std::string& run_nonce);
   const std::string& id() const { return id_; }
+  const std::string& nonce() const { return nonce_; }
   const std::string& settings_digest() const { return settings_digest_; }
 
   bool aligned() const { return aligned_; }
@@ -35,6 +39,7 @@ class PartyRun {
 
  private:
   std::string id_;
+  std::string nonce_;
   std::string settings_digest_;
   bool aligned_ = false;
   bool plan_attested_ = false;

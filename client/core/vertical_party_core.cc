@@ -115,7 +115,7 @@ absl::Status VerticalPartyCore::AcceptRegistration(const v1::RegisterResponse& r
   Sha256Builder settings;
   settings.Add(model.SerializeAsString()).Add(training.SerializeAsString());
   for (const std::string& party : response.parties()) settings.Add(party);
-  ASSIGN_OR_RETURN(const bool joined, run().Join(response.run_id(), settings.Hex()));
+  ASSIGN_OR_RETURN(const bool joined, JoinRun(response, settings.Hex(), config_, resume_, &run()));
   if (!joined) return absl::OkStatus();  // a reconnect to the same run
   parties_.assign(response.parties().begin(), response.parties().end());
   model_config_ = model;
@@ -197,6 +197,13 @@ v1::CheckpointHeader VerticalPartyCore::CheckpointHeader(int64_t step) const {
   v1::CheckpointHeader header;
   header.set_kind(absl::StrCat("party:", config_.name()));
   header.set_run_id(run().id());
+  header.set_run_nonce(run().nonce());
+  // Led by party.secret's 256 random bits, the digest discloses nothing of either secret.
+  header.set_secrets_digest(Sha256Builder()
+                                .Add("vfsynth party secrets")
+                                .Add(party_secret_)
+                                .Add(secrets_.sampling_secret)
+                                .Hex());
   header.set_step(step);
   header.set_config_digest(Sha256Builder()
                                .Add(run().settings_digest())
@@ -514,7 +521,18 @@ bool VerticalPartyCore::IsRoundMessage(v1::CuratorMessage::PayloadCase payload) 
          payload == v1::CuratorMessage::kGeneratorFeatureGradient;
 }
 
-absl::Status VerticalPartyCore::Finish() { return durability_->Finish(); }
+absl::Status VerticalPartyCore::Finish(const v1::Finished& finished) {
+  RETURN_IF_ERROR(durability_->Finish());
+  const int64_t last_step = plan_.rounds() * training_.n_critic() - 1;
+  if (finished.succeeded() && durability_->committed_step() != last_step) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the curator says the run finished, but this party's critic has committed step ",
+        durability_->committed_step(), " of ", last_step,
+        ": the curator's state is not the run this party trained in (a checkpoint of another "
+        "run?); this party does not take its generator as the run's"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status VerticalPartyCore::PrepareAhead() {
   if (model_ == nullptr || finished()) return absl::OkStatus();

@@ -137,7 +137,7 @@ class VerticalPartyCore : public PartyProtocol {
   // A question: the journaled reply or Answer, once it may leave.
   absl::StatusOr<v1::PartyMessage> ReplyTo(const v1::CuratorMessage& message);
   // Every sent reply journaled and the last state write landed.
-  absl::Status Finish() override;
+  absl::Status Finish(const v1::Finished& finished) override;
   // Computes a reply that was never sent before, its ledger charge started first.
   absl::StatusOr<v1::PartyMessage> Answer(const v1::CuratorMessage& message);
   // Before a journaled reply is resent: recomputes the pending forward pass the next

@@ -75,6 +75,18 @@ absl::Status CheckCheckpointMatches(const v1::CheckpointHeader& found,
   };
   if (found.kind() != expected.kind()) return refuse("daemon", found.kind(), expected.kind());
   if (found.run_id() != expected.run_id()) return refuse("run", found.run_id(), expected.run_id());
+  if (found.run_nonce() != expected.run_nonce()) {
+    return refuse(
+        "start of the run (the curator started it afresh, or resumed another start's checkpoint)",
+        absl::StrCat("nonce ", found.run_nonce().substr(0, 12)),
+        absl::StrCat("nonce ", expected.run_nonce().substr(0, 12)));
+  }
+  if (found.secrets_digest() != expected.secrets_digest()) {
+    return refuse(
+        "set of secrets (party.secret in the checkpoint directory, or the secrets file's "
+        "sampling_secret, was replaced; restore the ones the run started with)",
+        found.secrets_digest().substr(0, 12), expected.secrets_digest().substr(0, 12));
+  }
   if (found.config_digest() != expected.config_digest()) {
     return refuse("configuration (model, training, privacy or roster settings differ)",
                   found.config_digest().substr(0, 12), expected.config_digest().substr(0, 12));

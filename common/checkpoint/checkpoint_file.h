@@ -17,7 +17,7 @@
 
 namespace vfsynth {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 4;
+inline constexpr uint32_t kCheckpointFormatVersion = 5;
 
 struct Checkpoint {
   v1::CheckpointHeader header;
@@ -36,7 +36,7 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 bool IsCheckpointFile(absl::string_view contents);
 
 // FAILED_PRECONDITION naming `path` and the first difference if `found` is not a
-// checkpoint of `expected`'s kind, run, configuration and data.
+// checkpoint of `expected`'s kind, run (and its start), secrets, configuration and data.
 absl::Status CheckCheckpointMatches(const v1::CheckpointHeader& found,
                                     const v1::CheckpointHeader& expected, const std::string& path);
 

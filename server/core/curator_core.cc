@@ -28,13 +28,13 @@ std::vector<std::string> Roster(const v1::CuratorConfig& config) {
 }  // namespace
 
 CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol,
-                         bool resume)
+                         std::string run_nonce, bool resume)
     : config_(std::move(config)),
       roster_(Roster(config_)),
       registry_(roster_.size()),
       hub_(roster_),
       status_(config_),
-      checkpoints_(config_),
+      checkpoints_(config_, std::move(run_nonce)),
       run_{config_, roster_, registry_, hub_, profile_, status_, checkpoints_,
            // Resuming, the parties only have to come back, not to be started.
            absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
@@ -113,6 +113,7 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
   }
   v1::RegisterResponse response;
   response.set_run_id(config_.run_id());
+  response.set_run_nonce(checkpoints_.run_nonce());
   response.set_protocol_version(kProtocolVersion);
   *response.mutable_model() = config_.model();
   *response.mutable_training() = config_.training();

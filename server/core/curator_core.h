@@ -38,8 +38,9 @@ class CuratorCore {
   // topology runs. With `resume`, training continues from the checkpoint in
   // config.checkpoint_dir (same run, configuration, parties and records) and the parties
   // get reconnect_timeout_seconds to rejoin.
+  // `run_nonce` names this start of the run (CheckCuratorCheckpointOnStartup).
   CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtocol> protocol,
-              bool resume = false);
+              std::string run_nonce, bool resume = false);
   ~CuratorCore();
 
   const v1::CuratorConfig& config() const { return config_; }

@@ -20,7 +20,7 @@ void RunCheckpoints::Bind(std::string data_digest, v1::GeneratorHeader generator
 absl::StatusOr<RunCheckpoints::Restored> RunCheckpoints::Read(int64_t total_rounds) {
   const std::string path = CuratorCheckpointPath(config_);
   ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(path));
-  RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config_, data_digest_, path));
+  RETURN_IF_ERROR(CheckCuratorCheckpointHeader(checkpoint.header, config_, run_nonce_, data_digest_, path));
   const int64_t round = checkpoint.header.round();
   if (round < 0 || round > total_rounds) {
     return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, " is at round ", round,
@@ -44,7 +44,7 @@ bool RunCheckpoints::Due(int64_t next_round, int64_t total_rounds) const {
 absl::Status RunCheckpoints::Write(int64_t next_round, const SavedState& state) {
   const absl::Time start = absl::Now();
   RETURN_IF_ERROR(WriteCheckpoint(CuratorCheckpointPath(config_),
-                                  CuratorCheckpointHeader(config_, data_digest_, next_round),
+                                  CuratorCheckpointHeader(config_, run_nonce_, data_digest_, next_round),
                                   state.checkpoint));
   GeneratorArtefact artefact{generator_header_, state.generator};
   artefact.header.set_round(next_round);

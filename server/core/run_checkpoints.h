@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,7 +28,11 @@ struct SavedState {
 // replies of the rounds before durable_round() only once that write is on disk.
 class RunCheckpoints {
  public:
-  explicit RunCheckpoints(const v1::CuratorConfig& config) : config_(config) {}
+  // Every checkpoint names the run's start, `run_nonce` (common/checkpoint/run_nonce.h).
+  RunCheckpoints(const v1::CuratorConfig& config, std::string run_nonce)
+      : config_(config), run_nonce_(std::move(run_nonce)) {}
+
+  const std::string& run_nonce() const { return run_nonce_; }
 
   // Once the records and the plan are fixed: the data every checkpoint is bound to and the
   // public settings of the generator artefact.
@@ -62,6 +67,7 @@ class RunCheckpoints {
 
  private:
   const v1::CuratorConfig& config_;
+  const std::string run_nonce_;
   std::string data_digest_;
   v1::GeneratorHeader generator_header_;
   std::atomic<int64_t> durable_round_{0};

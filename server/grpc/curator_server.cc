@@ -18,10 +18,11 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   if (options.config.plaintext()) {
     spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
   }
-  RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
+  ASSIGN_OR_RETURN(std::string run_nonce,
+                   CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());
-  server->core_ = std::make_unique<CuratorCore>(options.config, CuratorProtocolFor(options.config),
-                                                options.resume);
+  server->core_ = std::make_unique<CuratorCore>(
+      options.config, CuratorProtocolFor(options.config), std::move(run_nonce), options.resume);
   server->service_ = std::make_unique<CuratorService>(server->core_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;

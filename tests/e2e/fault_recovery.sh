@@ -9,7 +9,9 @@
 #      (key 0; strict turns the marginal loss on by default) and each critic step (keys
 #      1..) exactly once, and its final epsilon equals the uninterrupted run's;
 #   4. a party that never comes back: the curator fails the run once its reconnect
-#      timeout passes, naming the party.
+#      timeout passes, naming the party;
+#   5. the curator resumed from another start's checkpoint directory (same run id and
+#      settings): every party refuses it and nothing is published.
 # Every run releases label pairs for `class` (docs/privacy.md, "Label pairs"), part of the
 # key-0 release: after a restart the parties send their kept releases again, never a
 # second draw.
@@ -187,4 +189,18 @@ for party in hospital insurer; do
   pid_var="PID_$party"; expect_exit "${!pid_var}" 1 "$party after the run failed"
 done
 [ ! -e "$RUN/synthetic.csv" ] && [ ! -e "$RUN/synthetic.released.json" ] || fail "a failed run published a table"
+
+# 5. The reference run's checkpoint directory copied over this run's: its curator would
+#    publish the reference's generator to parties that trained another start.
+RUN="$WORK/other-start"; prepare "$RUN" 4; start_all "$RUN"
+wait_charges "$RUN" hospital "$(random_step)" "$CURATOR"
+kill -9 "$CURATOR"; expect_exit "$CURATOR" 137 "killed curator"
+rm -rf "$RUN/checkpoint"; cp -r "$REF/checkpoint" "$RUN/checkpoint"
+start_curator "$RUN" --resume
+for party in $PARTIES; do
+  pid_var="PID_$party"; expect_exit "${!pid_var}" 1 "$party under another start of the run"
+  grep -q "another start of run" "$RUN/logs/$party.log" || fail "$party does not name the other start"
+done
+expect_exit "$CURATOR" 1 "curator resumed from another start"
+[ ! -e "$RUN/synthetic.csv" ] || fail "the other start's generator was published"
 echo PASS

@@ -31,7 +31,8 @@ class InProcessCuratorLinkTest : public ::testing::Test {
     config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
     const absl::Status resolved = ResolveCuratorConfig("", &config);
     ASSERT_TRUE(resolved.ok()) << resolved;
-    curator_ = std::make_unique<CuratorCore>(config, std::make_unique<VerticalRounds>(config));
+    curator_ = std::make_unique<CuratorCore>(config, std::make_unique<VerticalRounds>(config),
+                                             std::string(64, 'c'));
   }
   void TearDown() override {
     curator_.reset();

@@ -36,11 +36,12 @@ using ::testing::HasSubstr;
 class VerticalCore : public CuratorCore {
  public:
   explicit VerticalCore(const v1::CuratorConfig& config)
-      : CuratorCore(config, std::make_unique<VerticalRounds>(config)) {}
+      : CuratorCore(config, std::make_unique<VerticalRounds>(config), std::string(64, 'a')) {}
   VerticalRounds& rounds() { return static_cast<VerticalRounds&>(protocol()); }
 };
 
 constexpr char kRunId[] = "unit-run";
+const std::string kNonce(64, 'b');
 constexpr int kBatch = 4;
 constexpr int kFeatureDim = 3;
 constexpr int kAlphaWidth = 3;  // a: 2 categories, b: continuous
@@ -466,34 +467,72 @@ TEST(CuratorAlignTest, ARejoiningPartyGetsItsPositionsBackOnlyForTheSameList) {
 TEST(CuratorCheckpointTest, StartupRequiresACheckpointToResumeAndRefusesToOverwriteOne) {
   v1::CuratorConfig config = Config(5, 5, 1, 1);
   std::filesystem::remove_all(config.checkpoint_dir());
-  absl::Status status = CheckCuratorCheckpointOnStartup(config, /*resume=*/true);
+  absl::Status status = CheckCuratorCheckpointOnStartup(config, /*resume=*/true).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("--resume: there is no checkpoint at"));
-  EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, false).ok());
+  const absl::StatusOr<std::string> nonce = CheckCuratorCheckpointOnStartup(config, false);
+  ASSERT_TRUE(nonce.ok()) << nonce.status();
 
-  ASSERT_TRUE(MakeDirectories(config.checkpoint_dir()).ok());
   ASSERT_TRUE(WriteCheckpoint(CuratorCheckpointPath(config),
-                              CuratorCheckpointHeader(config, "data", 3), "state")
+                              CuratorCheckpointHeader(config, *nonce, "data", 3), "state")
                   .ok());
-  status = CheckCuratorCheckpointOnStartup(config, false);
+  status = CheckCuratorCheckpointOnStartup(config, false).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(),
               AllOf(HasSubstr("already exists"), HasSubstr("round 3"), HasSubstr("--resume")));
-  EXPECT_TRUE(CheckCuratorCheckpointOnStartup(config, true).ok());
+  const absl::StatusOr<std::string> resumed = CheckCuratorCheckpointOnStartup(config, true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(*resumed, *nonce);
 
   v1::CuratorConfig other_run = config;
   other_run.set_run_id("another-run");
-  EXPECT_THAT(CheckCuratorCheckpointOnStartup(other_run, true).message(),
+  EXPECT_THAT(CheckCuratorCheckpointOnStartup(other_run, true).status().message(),
               HasSubstr("belongs to run 'unit-run'"));
   // Settings that change the state's meaning change the header the checkpoint must carry.
   v1::CuratorConfig other_settings = config;
   other_settings.mutable_training()->set_gp_lambda(1);
-  EXPECT_NE(CuratorCheckpointHeader(other_settings, "data", 3).config_digest(),
-            CuratorCheckpointHeader(config, "data", 3).config_digest());
+  EXPECT_NE(CuratorCheckpointHeader(other_settings, kNonce, "data", 3).config_digest(),
+            CuratorCheckpointHeader(config, kNonce, "data", 3).config_digest());
   v1::CuratorConfig only_logging = config;
   only_logging.mutable_training()->set_log_every(7);
-  EXPECT_EQ(CuratorCheckpointHeader(only_logging, "data", 3).config_digest(),
-            CuratorCheckpointHeader(config, "data", 3).config_digest());
+  EXPECT_EQ(CuratorCheckpointHeader(only_logging, kNonce, "data", 3).config_digest(),
+            CuratorCheckpointHeader(config, kNonce, "data", 3).config_digest());
+}
+
+TEST(CuratorCheckpointTest, EachFreshStartDrawsANonceThatAStartBeforeItsFirstCheckpointKeeps) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  std::filesystem::remove_all(config.checkpoint_dir());
+  const absl::StatusOr<std::string> first = CheckCuratorCheckpointOnStartup(config, false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->size(), 64u);
+  // Stopped before its first checkpoint: parties that joined it may hold state already.
+  const absl::StatusOr<std::string> again = CheckCuratorCheckpointOnStartup(config, false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *first);
+  // The same job started over in a clean directory is another start.
+  std::filesystem::remove_all(config.checkpoint_dir());
+  const absl::StatusOr<std::string> other = CheckCuratorCheckpointOnStartup(config, false);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(*other, *first);
+}
+
+TEST(CuratorCheckpointTest, ACheckpointCopiedFromAnotherStartOfTheRunIsRefused) {
+  v1::CuratorConfig config = Config(5, 5, 1, 1);
+  std::filesystem::remove_all(config.checkpoint_dir());
+  const absl::StatusOr<std::string> nonce = CheckCuratorCheckpointOnStartup(config, false);
+  ASSERT_TRUE(nonce.ok()) << nonce.status();
+  // Another start's checkpoint (same run id and settings) lands in this directory.
+  ASSERT_TRUE(WriteCheckpoint(CuratorCheckpointPath(config),
+                              CuratorCheckpointHeader(config, kNonce, "data", 3), "state")
+                  .ok());
+  const absl::StatusOr<std::string> resumed = CheckCuratorCheckpointOnStartup(config, true);
+  EXPECT_EQ(resumed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(resumed.status().message(), HasSubstr("belongs to another start of run 'unit-run'"));
+  // Read back against this start's nonce, the header is refused too.
+  const absl::Status refused = CheckCuratorCheckpointHeader(
+      CuratorCheckpointHeader(config, kNonce, "data", 3), config, *nonce, "data", "ck");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("another start of the run"));
 }
 
 TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
@@ -501,8 +540,8 @@ TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
   config.mutable_training()->set_marginal_weight(1);
   config.mutable_training()->set_label_column("c");
   ASSERT_EQ(config.model().experimental().conditioned_column(), "");
-  const v1::CheckpointHeader written = CuratorCheckpointHeader(config, "data", 3);
-  EXPECT_TRUE(CheckCuratorCheckpointHeader(written, config, "data", "ck").ok());
+  const v1::CheckpointHeader written = CuratorCheckpointHeader(config, kNonce, "data", 3);
+  EXPECT_TRUE(CheckCuratorCheckpointHeader(written, config, kNonce, "data", "ck").ok());
   for (const auto& change : std::vector<std::function<void(v1::CuratorConfig*)>>{
            [](v1::CuratorConfig* c) {
              c->mutable_training()->set_gp_lambda(c->training().gp_lambda() + 1);
@@ -515,11 +554,11 @@ TEST(CuratorCheckpointTest, ACheckpointOfOtherSettingsOrOtherDataIsRefused) {
            }}) {
     v1::CuratorConfig other = config;
     change(&other);
-    const absl::Status refused = CheckCuratorCheckpointHeader(written, other, "data", "ck");
+    const absl::Status refused = CheckCuratorCheckpointHeader(written, other, kNonce, "data", "ck");
     EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(refused.message(), HasSubstr("belongs to another configuration"));
   }
-  EXPECT_THAT(CheckCuratorCheckpointHeader(written, config, "other data", "ck").message(),
+  EXPECT_THAT(CheckCuratorCheckpointHeader(written, config, kNonce, "other data", "ck").message(),
               HasSubstr("set of aligned records"));
 }
 

@@ -12,23 +12,32 @@ using ::testing::HasSubstr;
 
 TEST(PartyRunTest, TheFirstRegistrationFixesTheRunAndALaterOneMustMatchIt) {
   PartyRun run;
-  auto first = run.Join("run-1", "settings");
+  auto first = run.Join("run-1", "settings", "start-1");
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(*first);
   EXPECT_EQ(run.id(), "run-1");
   EXPECT_EQ(run.settings_digest(), "settings");
 
-  auto again = run.Join("run-1", "settings");
+  auto again = run.Join("run-1", "settings", "start-1");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(*again);
 
-  const absl::Status other_settings = run.Join("run-1", "changed").status();
+  const absl::Status other_settings = run.Join("run-1", "changed", "start-1").status();
   EXPECT_EQ(other_settings.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(other_settings.message(), HasSubstr("with other settings than run 'run-1'"));
-  const absl::Status other_run = run.Join("run-2", "settings").status();
+  const absl::Status other_run = run.Join("run-2", "settings", "start-1").status();
   EXPECT_EQ(other_run.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(other_run.message(), HasSubstr("runs 'run-2' with another run id"));
   EXPECT_EQ(run.id(), "run-1");
+}
+
+TEST(PartyRunTest, ACuratorStartedAgainUnderTheSameRunIdIsRefusedAfterAReconnect) {
+  PartyRun run;
+  ASSERT_TRUE(run.Join("run-1", "settings", "start-1").ok());
+  const absl::Status restarted = run.Join("run-1", "settings", "start-2").status();
+  EXPECT_EQ(restarted.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(restarted.message(), HasSubstr("another start of run 'run-1'"));
+  EXPECT_EQ(run.nonce(), "start-1");
 }
 
 TEST(PartyRunTest, FinishedKeepsTheCuratorsVerdictAndWords) {

@@ -80,6 +80,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt",
 v1::RegisterResponse Registration() {
   v1::RegisterResponse response;
   response.set_run_id(kRunId);
+  response.set_run_nonce(std::string(64, 'a'));
   response.set_protocol_version(kProtocolVersion);
   response.set_topology(v1::Topology::vertical);
   response.add_parties("alpha");
@@ -727,14 +728,14 @@ TEST_F(VerticalPartyCoreTest, CuratorErrorAbortsAndFinishedEnds) {
 
   EXPECT_FALSE(core->finished());
   v1::CuratorMessage finished = Envelope(3, -1);
-  finished.mutable_finished()->set_message("done, in words a party never parses");
-  finished.mutable_finished()->set_succeeded(true);
+  finished.mutable_finished()->set_message("failed, in words a party never parses");
+  finished.mutable_finished()->set_succeeded(false);
   replies = core->Handle(finished);
   ASSERT_TRUE(replies.ok());
   EXPECT_THAT(*replies, SizeIs(0));
   EXPECT_TRUE(core->finished());
-  EXPECT_TRUE(core->finish_succeeded());
-  EXPECT_EQ(core->finish_message(), "done, in words a party never parses");
+  EXPECT_FALSE(core->finish_succeeded());
+  EXPECT_EQ(core->finish_message(), "failed, in words a party never parses");
 }
 
 // ---- restarts: journal and checkpoint ----
@@ -1088,6 +1089,62 @@ TEST_F(VerticalPartyCoreTest, ResumeRefusesAnotherRunsLedger) {
   EXPECT_THAT(status.message(),
               AllOf(HasSubstr(dir + ".ledger"), HasSubstr("is not the ledger checkpoint"),
                     HasSubstr("under-report")));
+}
+
+// A curator resumed from a checkpoint of another run (same id and settings) may announce
+// success at once: a party whose critic did not take the plan's every step refuses it.
+TEST_F(VerticalPartyCoreTest, ASuccessIsTakenOnlyOnceTheCriticTookThePlansLastStep) {
+  std::unique_ptr<VerticalPartyCore> core = Aligned();
+  ASSERT_NE(core, nullptr);
+  v1::CuratorMessage finished = Envelope(3, -1);
+  finished.mutable_finished()->set_succeeded(true);
+  const absl::Status early = core->Handle(finished).status();
+  EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.message(), HasSubstr("committed step -1 of 5"));
+  EXPECT_FALSE(core->finished());
+
+  for (int64_t round = 0; round < 3; ++round) {
+    for (int64_t k = 0; k < kNCritic; ++k) {
+      const int64_t step = round * kNCritic + k;
+      ASSERT_FALSE(Only(core->Handle(CriticTask(round, step))).empty());
+      ASSERT_TRUE(core->Handle(FeatureGradients(round, step)).ok());
+    }
+    ASSERT_FALSE(Only(core->Handle(GeneratorTask(round))).empty());
+    ASSERT_TRUE(core->Handle(GeneratorFeatureGradient(round)).ok());
+  }
+  const auto replies = core->Handle(finished);
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  EXPECT_TRUE(core->finish_succeeded());
+}
+
+// party.secret keys the party's networks and shards: a state resumed under another one
+// would move records between shards mid-run.
+TEST_F(VerticalPartyCoreTest, ResumeRefusesAReplacedPartySecret) {
+  const std::string dir = FreshDir("replaced-secret");
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
+  ASSERT_TRUE(WritePrivateFile(dir + "/party.secret", std::string(64, 'e')).ok());
+  const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("belongs to another set of secrets"),
+                                      HasSubstr("party.secret")));
+}
+
+// The curator started the run afresh (or resumed another start's checkpoint) under the
+// same run id and settings: this party's state belongs to the start it joined.
+TEST_F(VerticalPartyCoreTest, ResumeRefusesAnotherStartOfTheRun) {
+  const std::string dir = FreshDir("other-start");
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));
+  v1::RegisterResponse restarted = Registration();
+  restarted.set_run_nonce(std::string(64, 'f'));
+  const absl::Status status = AlignedWith(StrictConfig(dir), /*resume=*/true, restarted).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("another start of run"), HasSubstr(dir + "/run.nonce")));
+  // A curator naming no start at all is refused before anything else.
+  v1::RegisterResponse unnamed = Registration();
+  unnamed.clear_run_nonce();
+  EXPECT_THAT(AlignedWith(StrictConfig(FreshDir("no-start")), false, unnamed).status().message(),
+              HasSubstr("no valid run nonce"));
 }
 
 // An older copy of the run's own ledger lacks charges the checkpoint's state relies on.
