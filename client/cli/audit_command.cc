@@ -40,6 +40,10 @@ ABSL_FLAG(std::string, privacy, "none",
 ABSL_FLAG(bool, audit_canary, false,
           "audit: the target is an inserted outlier record built from the schema, not the most "
           "isolated real one");
+ABSL_FLAG(std::string, audit_neighbour, "replace",
+          "audit: the training set compared with D: 'replace' (the target swapped for a typical "
+          "record of D, the adjacency the privacy modes are calibrated for) or 'remove' (D "
+          "without the target)");
 ABSL_FLAG(int, audit_models, 10, "audit: shadow generators per side (with / without the target)");
 ABSL_FLAG(int64_t, audit_rows, 500, "audit: training-set size D sampled from --real");
 ABSL_FLAG(int64_t, audit_target_row, -1, "audit: target row of D (-1: most isolated record)");
@@ -92,6 +96,8 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         "--audit-canary and --audit-target-row both choose the target: give one");
   }
+  ASSIGN_OR_RETURN(const AuditNeighbour neighbour,
+                   ParseAuditNeighbour(absl::GetFlag(FLAGS_audit_neighbour)));
   const std::string mode = absl::GetFlag(FLAGS_privacy);
   ASSIGN_OR_RETURN(
       const v1::PrivacyConfig privacy,
@@ -116,7 +122,9 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
     data.rows.push_back(real.rows[i]);
   }
   // D without the target must fill a batch.
-  const int64_t rows_without_target = static_cast<int64_t>(data.rows.size()) - (canary ? 0 : 1);
+  const int64_t rows_without_target =
+      static_cast<int64_t>(data.rows.size()) -
+      (canary || neighbour == AuditNeighbour::kReplace ? 0 : 1);
   if (rows_without_target < shadow.training.batch_size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the audit's data D (--audit-rows, at most --real's ", real.rows.size(),
@@ -127,6 +135,7 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
 
   AuditOptions options;
   options.shadow_models = absl::GetFlag(FLAGS_audit_models);
+  options.neighbour = neighbour;
   options.target_row = absl::GetFlag(FLAGS_audit_target_row);
   options.delta = absl::GetFlag(FLAGS_audit_delta);
   options.threads = absl::GetFlag(FLAGS_eval_threads);
@@ -135,8 +144,12 @@ absl::Status RunAuditCommand(const std::vector<std::string>& args) {
     ASSIGN_OR_RETURN(options.canary, CanaryRecord(data, schema));
     spdlog::info("audit: canary target {}", absl::StrJoin(options.canary, ","));
   }
-  spdlog::info("audit: {} rows{}, {} shadow models per side, {} rounds each, privacy {}",
-               data.rows.size(), canary ? " + canary" : "", options.shadow_models, rounds, mode);
+  spdlog::info(
+      "audit: {} rows{}, {} shadow models per side ({} the target), {} rounds each, privacy {}",
+      data.rows.size(), canary ? " + canary" : "", options.shadow_models,
+      neighbour == AuditNeighbour::kReplace ? "with and with a typical record instead of"
+                                            : "with and without",
+      rounds, mode);
   const double attainable = AttainableEpsilonBound(options);
   spdlog::info(
       "audit: {} held-out sets per side: no attack can show an epsilon lower bound above {:.3f} "

@@ -169,12 +169,12 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
                                 response.plan(), "the curator"));
   if (run().plan_attested()) return absl::OkStatus();
-  RETURN_IF_ERROR(OpenLedger());
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_,
                      ResumeOrNewHexSecret(resume_, SecretPath(config_),
                                           "it holds the secret this party's answers derive from"));
   }
+  RETURN_IF_ERROR(OpenLedger());
   if (!resume_) {
     // The binding first: a kept secret always has its ledger's binding next to it.
     RETURN_IF_ERROR(MakeDirectories(config_.checkpoint_dir()));
@@ -229,10 +229,12 @@ absl::Status HorizontalPartyCore::OpenLedger() {
 }
 
 LedgerBinding HorizontalPartyCore::CurrentBinding() const {
+  const std::string secret = Sha256Builder().Add("vfsynth party secret").Add(party_secret_).Hex();
   if (dp_fedavg()) {
-    return {privacy_ledger_->id(), privacy_ledger_->charges() + privacy_ledger_->releases()};
+    return {privacy_ledger_->id(), privacy_ledger_->charges() + privacy_ledger_->releases(),
+            secret};
   }
-  return {ledger_->id(), ledger_->records()};
+  return {ledger_->id(), ledger_->records(), secret};
 }
 
 absl::Status HorizontalPartyCore::KeepBinding() const {

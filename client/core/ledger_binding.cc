@@ -12,7 +12,7 @@ namespace vfsynth {
 namespace {
 
 constexpr char kMagic[] = "vfsynth-ledger-binding";
-constexpr char kVersion[] = "1";
+constexpr char kVersion[] = "2";
 
 }  // namespace
 
@@ -27,6 +27,13 @@ absl::Status CheckLedgerBinding(const LedgerBinding& kept, const std::string& ke
         ledger_name, " (ledger id ", ledger.ledger_id, ") is not the ledger ", kept_where,
         " was charged to (ledger id ", kept.ledger_id, "): ", kUnderReport));
   }
+  if (kept.secret_digest != ledger.secret_digest) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        kept_where, " was kept with another party.secret than this party holds: the ",
+        ledger_name, " knows this party's users by digests keyed with that secret, so under "
+        "another one every user would look new and answer past their cap. Restore the run's "
+        "party.secret"));
+  }
   if (ledger.records < kept.records) {
     return absl::FailedPreconditionError(
         absl::StrCat(ledger_name, " holds ", ledger.records, " ", counted, " but ", kept_where,
@@ -40,7 +47,8 @@ absl::Status KeepLedgerBinding(const std::string& path, const LedgerBinding& bin
   return WriteFileAtomically(
       path, privacy::FormatLedgerLine(kMagic, {{"version", kVersion},
                                                {"ledger_id", binding.ledger_id},
-                                               {"records", absl::StrCat(binding.records)}}));
+                                               {"records", absl::StrCat(binding.records)},
+                                               {"secret", binding.secret_digest}}));
 }
 
 absl::StatusOr<LedgerBinding> ReadLedgerBinding(const std::string& path) {
@@ -55,6 +63,7 @@ absl::StatusOr<LedgerBinding> ReadLedgerBinding(const std::string& path) {
   LedgerBinding binding;
   ASSIGN_OR_RETURN(binding.ledger_id, privacy::LedgerField(fields, "ledger_id", 1));
   ASSIGN_OR_RETURN(binding.records, privacy::LedgerIntField(fields, "records", 1));
+  ASSIGN_OR_RETURN(binding.secret_digest, privacy::LedgerField(fields, "secret", 1));
   return binding;
 }
 

@@ -16,11 +16,15 @@ namespace vfsynth {
 struct LedgerBinding {
   std::string ledger_id;
   int64_t records = 0;
+  // A keyed digest of the secret the ledger's records are keyed with ("" where the
+  // caller binds the secret elsewhere): under another secret a participation ledger's
+  // users would all look new.
+  std::string secret_digest;
 };
 
 // FAILED_PRECONDITION unless `ledger` (named `ledger_name`, "privacy ledger <path>") is
 // the one `kept` (kept in `kept_where`, "checkpoint <path>") binds, with at least as many
-// records (`counted`: what they are, "charges").
+// records (`counted`: what they are, "charges"), keyed with the same secret.
 absl::Status CheckLedgerBinding(const LedgerBinding& kept, const std::string& kept_where,
                                 const LedgerBinding& ledger, const std::string& ledger_name,
                                 const std::string& counted);

@@ -279,6 +279,13 @@ absl::Status VerticalPartyCore::OpenCheckpoint() {
   RETURN_IF_ERROR(CheckCheckpointMatches(checkpoint->header, CheckpointHeader(0), path));
   RETURN_IF_ERROR(CheckLedgerBinding(checkpoint->header, path));
   RETURN_IF_ERROR(RestorePartyState(checkpoint->payload, *model_));
+  if (!state->damaged().empty()) {
+    damaged_slot_ = absl::StrCat("it resumed from the older checkpoint slot because ",
+                                 state->damaged());
+    spdlog::warn("{}; resuming from critic step {} (expected if the party stopped while "
+                 "writing it)",
+                 state->damaged(), checkpoint->header.step());
+  }
   RETURN_IF_ERROR(OpenDurability(std::move(state), checkpoint->header.step()));
   spdlog::info("resumed from {}: critic step {} committed, {} journaled replies", path,
                durability_->committed_step(), durability_->journaled());
@@ -671,7 +678,10 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
           message.step() <= committed_step
               ? " and no journaled answer for it (is the curator's checkpoint older than "
                 "the rounds it announced as durable?)"
-              : " (is this party's checkpoint older than the run?)"));
+              : damaged_slot_.empty()
+                  ? " (is this party's checkpoint older than the run?)"
+                  : absl::StrCat(": this party's checkpoint is older than the run (",
+                                 damaged_slot_, ")")));
     }
     RETURN_IF_ERROR(
         durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));

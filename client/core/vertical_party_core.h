@@ -195,6 +195,8 @@ class VerticalPartyCore : public PartyProtocol {
   std::unique_ptr<PartyModel> model_;
   std::vector<std::string> parties_;  // the curator's roster
   v1::PrivacyPlan plan_;  // set by PlanPrivacy
+  // Why a resume read the older checkpoint slot, for the errors it may lead to.
+  std::string damaged_slot_;
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
   std::string data_digest_;   // of the aligned records and their encoded values

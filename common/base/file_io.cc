@@ -1,6 +1,7 @@
 #include "common/base/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -61,6 +64,24 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 namespace {
 
+// The temp files of `path` left by writers killed mid-write (a temp name carries its
+// writer's pid, and a pid no process holds is a dead writer's).
+void RemoveDeadWritersTempFiles(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string prefix = absl::StrCat(target.filename().string(), ".tmp.");
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           target.has_parent_path() ? target.parent_path() : ".", error)) {
+    const std::string name = entry.path().filename().string();
+    pid_t pid = 0;
+    if (!absl::StartsWith(name, prefix) || !absl::SimpleAtoi(name.substr(prefix.size()), &pid) ||
+        pid <= 0 || pid == ::getpid()) {
+      continue;
+    }
+    if (::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
+}
+
 absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode) {
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -89,6 +110,7 @@ absl::Status WriteAtomically(const std::string& path, absl::string_view contents
     ::unlink(tmp.c_str());
     return status;
   }
+  RemoveDeadWritersTempFiles(path);
   // The rename itself is durable only once the directory entry is on disk.
   return SyncDirectoryOf(path);
 }

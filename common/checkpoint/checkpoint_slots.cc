@@ -129,6 +129,7 @@ absl::StatusOr<Checkpoint> CheckpointSlots::Read() {
     }
   }
   next_slot_ = newest_slot == 0 ? 1 : 0;
+  damaged_ = newest.has_value() ? problems : "";
   if (!any_file) return absl::NotFoundError(absl::StrCat("no checkpoint at ", path_, ".{0,1}"));
   if (!newest.has_value())
     return absl::DataLossError(absl::StrCat("no valid checkpoint slot: ", problems));

@@ -34,6 +34,10 @@ class CheckpointSlots {
   // slot file exists; DATA_LOSS (naming both slots) if none is valid;
   // FAILED_PRECONDITION for a format version this build does not read.
   absl::StatusOr<Checkpoint> Read();
+  // After a Read that found a valid slot: why the other slot was not read ("" if it is
+  // valid or absent). A write torn by a crash leaves this; so does a damaged disk, and
+  // then the state read is older than what the party last committed.
+  const std::string& damaged() const { return damaged_; }
 
   // Sets header.format_version and header.payload_sha256 and writes the slot that
   // does not hold the newest valid checkpoint; durable when it returns OK.
@@ -47,6 +51,7 @@ class CheckpointSlots {
  private:
   std::string path_;
   int next_slot_ = -1;  // the slot to overwrite next; -1 until known
+  std::string damaged_;
 };
 
 }  // namespace vfsynth

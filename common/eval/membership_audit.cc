@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -94,6 +95,17 @@ double AttainableEpsilonBound(const AuditOptions& options) {
   return AttainableEpsilonBound(held_out, held_out, options.delta, options.alpha);
 }
 
+const char* AuditNeighbourName(AuditNeighbour neighbour) {
+  return neighbour == AuditNeighbour::kReplace ? "replace" : "remove";
+}
+
+absl::StatusOr<AuditNeighbour> ParseAuditNeighbour(absl::string_view name) {
+  if (name == "replace") return AuditNeighbour::kReplace;
+  if (name == "remove") return AuditNeighbour::kRemove;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown audit neighbour '", name, "' (replace or remove)"));
+}
+
 absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::Schema& schema,
                                                const SyntheticSampler& sampler,
                                                const AuditOptions& options) {
@@ -138,10 +150,20 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   for (const v1::Column& column : schema.columns()) {
     result.target_record.push_back(d.rows[result.target_row][d.ColumnIndex(column.name())]);
   }
+  result.neighbour = options.neighbour;
   CsvTable without = d;
-  without.rows.erase(without.rows.begin() + result.target_row);
-  if (!without.line_numbers.empty())
-    without.line_numbers.erase(without.line_numbers.begin() + result.target_row);
+  if (options.neighbour == AuditNeighbour::kReplace) {
+    // The least isolated other record: what a typical person's row looks like.
+    std::vector<double> nn = NearestNeighbourDistances(table, ranges, options.threads);
+    nn[result.target_row] = std::numeric_limits<double>::infinity();
+    result.replacement_row = std::min_element(nn.begin(), nn.end()) - nn.begin();
+    without.rows[result.target_row] = d.rows[result.replacement_row];
+    without.line_numbers.clear();
+  } else {
+    without.rows.erase(without.rows.begin() + result.target_row);
+    if (!without.line_numbers.empty())
+      without.line_numbers.erase(without.line_numbers.begin() + result.target_row);
+  }
 
   // features[side][i]: side 1 = trained with the target.
   std::vector<std::vector<double>> features[2];
@@ -216,6 +238,8 @@ std::string AuditJson(const AuditResult& r, const PublishedClaim& claim) {
     json.Field("not_dp", claim.not_dp);
   }
   json.Field("target", r.canary ? "canary" : "real record");
+  json.Field("neighbour", AuditNeighbourName(r.neighbour));
+  if (r.neighbour == AuditNeighbour::kReplace) json.Field("replacement_row", r.replacement_row);
   json.Field("target_row", r.target_row);
   json.Key("target_record").BeginArray();
   for (const std::string& value : r.target_record) json.Value(value);

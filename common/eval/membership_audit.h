@@ -19,8 +19,16 @@ namespace vfsynth {
 using SyntheticSampler =
     std::function<absl::StatusOr<CsvTable>(const CsvTable& training, uint64_t seed)>;
 
+// The neighbouring training set the target is compared with: D with the target replaced
+// by a typical record of D (the adjacency the modes' noise is calibrated for), or D
+// without it.
+enum class AuditNeighbour { kReplace, kRemove };
+const char* AuditNeighbourName(AuditNeighbour neighbour);  // "replace", "remove"
+absl::StatusOr<AuditNeighbour> ParseAuditNeighbour(absl::string_view name);
+
 struct AuditOptions {
   int shadow_models = 10;       // M generators with and M without the target
+  AuditNeighbour neighbour = AuditNeighbour::kReplace;
   double train_fraction = 0.7;  // of each side, for the attack classifier (rest: test)
   int64_t target_row = -1;      // row of the data; -1: largest nearest-neighbour distance
   // Non-empty: a record (in the data's header order, e.g. CanaryRecord) that joins the
@@ -36,6 +44,8 @@ struct AuditOptions {
 struct AuditResult {
   int64_t target_row = 0;
   bool canary = false;                     // the target is AuditOptions::canary
+  AuditNeighbour neighbour = AuditNeighbour::kReplace;
+  int64_t replacement_row = -1;            // kReplace: the typical record standing in for it
   std::vector<std::string> target_record;  // the schema columns of the target
   int64_t training_rows = 0;
   int shadow_models = 0;

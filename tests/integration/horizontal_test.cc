@@ -40,6 +40,7 @@
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 const std::string kSource = VFSYNTH_SOURCE_DIR;
@@ -671,6 +672,31 @@ TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerInEitherMode) {
       EXPECT_THAT(refused.message(), HasSubstr("--resume"));
       EXPECT_FALSE(std::filesystem::exists(ledger));
     }
+  }
+}
+
+// The ledgers know users by digests keyed with party.secret: resumed under another
+// secret, every user would look new and answer past their cap.
+TEST_F(HorizontalTest, AResumedPartyRefusesAReplacedSecretInEitherMode) {
+  for (const auto mode : {v1::PrivacyConfig::signds, v1::PrivacyConfig::dpfedavg}) {
+    SCOPED_TRACE(v1::PrivacyConfig::Mode_Name(mode));
+    mode_ = mode;
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+    const v1::PartyConfig config = PartyConfigFor("hospital", 1);
+    {
+      auto core = HorizontalPartyCore::Create(config);
+      ASSERT_TRUE(core.ok()) << core.status();
+      ASSERT_TRUE(AttestByHand(**core).ok());
+      ASSERT_TRUE((*core)->Handle(TaskByHand(0, 3, ModelByHand(0))).ok());
+    }
+    ASSERT_TRUE(WritePrivateFile(TestDir() + "/hospital/party.secret", std::string(64, 'e')).ok());
+    auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
+    ASSERT_TRUE(core.ok()) << core.status();
+    const absl::Status refused = AttestByHand(**core);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+    EXPECT_THAT(refused.message(),
+                AllOf(HasSubstr("another party.secret"), HasSubstr("past their cap")));
   }
 }
 

@@ -119,6 +119,7 @@ TEST_F(MembershipAuditTest, CanaryIsTheTargetAndOnlyTheTrainingWithItSeesIt) {
   };
   AuditOptions options;
   options.shadow_models = 4;
+  options.neighbour = AuditNeighbour::kRemove;
   options.canary = record;
   const auto result = RunMembershipAudit(data_, schema_, echo, options);
   ASSERT_TRUE(result.ok()) << result.status();
@@ -134,6 +135,43 @@ TEST_F(MembershipAuditTest, CanaryIsTheTargetAndOnlyTheTrainingWithItSeesIt) {
   options.target_row = 3;
   EXPECT_EQ(RunMembershipAudit(data_, schema_, echo, options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The privacy modes are calibrated for replace-one neighbours: by default the audit
+// compares D with D where the target's row holds a typical record instead, same size.
+TEST_F(MembershipAuditTest, TheDefaultNeighbourReplacesTheTargetWithATypicalRecord) {
+  const auto canary = CanaryRecord(data_, schema_);
+  ASSERT_TRUE(canary.ok()) << canary.status();
+  const std::vector<std::string> record = *canary;
+  int with = 0, replaced = 0;
+  std::vector<std::string> stand_in;
+  const SyntheticSampler echo = [&](const CsvTable& training,
+                                    uint64_t) -> absl::StatusOr<CsvTable> {
+    EXPECT_EQ(training.rows.size(), data_.rows.size() + 1);
+    if (training.rows.back() == record) {
+      ++with;
+    } else {
+      ++replaced;
+      stand_in = training.rows.back();
+      // Every other row is D's, unchanged.
+      EXPECT_TRUE(std::equal(data_.rows.begin(), data_.rows.end(), training.rows.begin()));
+    }
+    return training;
+  };
+  AuditOptions options;
+  options.shadow_models = 4;
+  options.canary = record;
+  const auto result = RunMembershipAudit(data_, schema_, echo, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->neighbour, AuditNeighbour::kReplace);
+  EXPECT_EQ(with, 4);
+  EXPECT_EQ(replaced, 4);
+  ASSERT_GE(result->replacement_row, 0);
+  ASSERT_LT(result->replacement_row, static_cast<int64_t>(data_.rows.size()));
+  EXPECT_EQ(stand_in, data_.rows[result->replacement_row]);
+  const std::string json = AuditJson(*result, PublishedClaim{});
+  EXPECT_NE(json.find("\"neighbour\": \"replace\""), std::string::npos) << json;
+  EXPECT_FALSE(ParseAuditNeighbour("swap").ok());
 }
 
 // The default model count cannot show any ε > 0, so the audit states what it could show.

@@ -1117,6 +1117,25 @@ TEST_F(VerticalPartyCoreTest, ASuccessIsTakenOnlyOnceTheCriticTookThePlansLastSt
   EXPECT_TRUE(core->finish_succeeded());
 }
 
+// A damaged newest slot leaves the older one to resume from; the party says which slot
+// and why, and a curator then asking past the older state is told the same.
+TEST_F(VerticalPartyCoreTest, ADamagedNewestSlotIsNamedWhenTheOlderStateFallsShort) {
+  const std::string dir = FreshDir("damaged-slot");
+  ASSERT_NO_FATAL_FAILURE(RunOneCriticStep(dir));  // state.0: step -1, state.1: step 0
+  const std::string slot = dir + "/state.1";
+  absl::StatusOr<std::string> bytes = ReadFile(slot);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  bytes->back() ^= 1;
+  ASSERT_TRUE(WriteFileAtomically(slot, *bytes).ok());
+  auto core = AlignedWith(StrictConfig(dir), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ((*core)->committed_step(), -1);
+  const absl::Status status = (*core)->Handle(CriticTask(0, 1)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("older checkpoint slot"), HasSubstr(slot),
+                                      HasSubstr("checksum mismatch")));
+}
+
 // party.secret keys the party's networks and shards: a state resumed under another one
 // would move records between shards mid-run.
 TEST_F(VerticalPartyCoreTest, ResumeRefusesAReplacedPartySecret) {
