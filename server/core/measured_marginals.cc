@@ -136,7 +136,7 @@ absl::Status MeasuredMarginals::Restore(const std::string& payload) {
 
 void MeasuredMarginals::SendTask(int party, int64_t step, v1::MarginalsTask task) {
   std::vector<v1::MarginalsTask> tasks;
-  if (relay_hook_ && (task.has_sum() || task.has_decrypt())) {
+  if (relay_hook_) {
     tasks = relay_hook_(party, std::move(task));
   } else {
     tasks.push_back(std::move(task));

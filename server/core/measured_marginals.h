@@ -55,8 +55,8 @@ class MeasuredMarginals : public CuratorProtocol {
   absl::StatusOr<CsvTable> Sample(int64_t rows) override;
   void Cancel(const absl::Status& reason) override;
 
-  // Tests only (a curator that tampers with what it relays): every task carrying a relayed
-  // list goes through `hook`, and the tasks it returns are sent in its place, in order.
+  // Tests only (a curator that tampers with what it sends and relays): every task goes
+  // through `hook`, and the tasks it returns are sent in its place, in order.
   using RelayHook = std::function<std::vector<v1::MarginalsTask>(int party, v1::MarginalsTask)>;
   void set_relay_hook_for_testing(RelayHook hook) { relay_hook_ = std::move(hook); }
   // The released counts per histogram (plan order), once measured.

@@ -217,7 +217,7 @@ TEST_F(MarginalsTest, NoiselessRunPublishesThePlaintextCountsThroughSealedLists)
   std::vector<std::pair<int, v1::MarginalsTask>> relayed;
   ProtocolOf(*curator).set_relay_hook_for_testing([&](int party, v1::MarginalsTask task) {
     absl::MutexLock lock(&mu);
-    relayed.emplace_back(party, task);
+    if (task.has_sum() || task.has_decrypt()) relayed.emplace_back(party, task);
     return std::vector<v1::MarginalsTask>{std::move(task)};
   });
   std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
@@ -351,6 +351,29 @@ std::string FirstFailure(const std::vector<absl::Status>& results) {
     if (!result.ok()) return std::string(result.message());
   }
   return "";
+}
+
+// A curator asking a party for a histogram twice (twice the noisy counts of one cell set)
+// or for one outside the attested plan: refused before anything is charged or drawn.
+TEST_F(MarginalsTest, PartyRefusesATaskOutsideItsAttestedPlanAndChargesNothing) {
+  for (const bool twice : {true, false}) {
+    SCOPED_TRACE(twice ? "a histogram twice" : "a histogram outside the plan");
+    auto curator = StartCurator();
+    ASSERT_NE(curator, nullptr);
+    ProtocolOf(*curator).set_relay_hook_for_testing([twice](int, v1::MarginalsTask task) {
+      if (task.has_own() && task.own().histograms_size() > 0) {
+        task.mutable_own()->add_histograms(twice ? task.own().histograms(0) : 100000);
+      }
+      return std::vector<v1::MarginalsTask>{std::move(task)};
+    });
+    std::vector<std::unique_ptr<MarginalsPartyCore>> cores;
+    EXPECT_THAT(FirstFailure(Run(*curator, /*noiseless=*/false, &cores)),
+                HasSubstr("other histograms than this party's own in the attested plan"));
+    for (size_t k = 0; k < cores.size(); ++k) {
+      const privacy::PrivacyLedger* ledger = cores[k]->ledger();
+      EXPECT_TRUE(ledger == nullptr || !ledger->IsCharged(0)) << kParties[k];
+    }
+  }
 }
 
 TEST_F(MarginalsTest, PartyRefusesAForgedList) {
