@@ -636,7 +636,10 @@ TEST_F(HorizontalTest, ASignDsRoundAskedAgainUnderAnotherModelIsRefusedAcrossARe
   EXPECT_EQ((*core)->ledger()->users(), 3);
 }
 
-TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerInEitherMode) {
+// The ledgers know users by digests keyed with party.secret: resumed without the run's
+// ledger, on an older copy of it, or under another secret, users would be back under
+// their caps (or look new and answer past them).
+TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerOrAnotherSecretInEitherMode) {
   for (const auto mode : {v1::PrivacyConfig::signds, v1::PrivacyConfig::dpfedavg}) {
     SCOPED_TRACE(v1::PrivacyConfig::Mode_Name(mode));
     mode_ = mode;
@@ -653,50 +656,28 @@ TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerInEitherMode) {
       auto replies = (*core)->Handle(TaskByHand(0, 3, ModelByHand(0)));
       ASSERT_TRUE(replies.ok()) << replies.status();
     }
+    auto resumed_refusal = [&config]() {
+      auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
+      EXPECT_TRUE(core.ok()) << core.status();
+      const absl::Status refused = core.ok() ? AttestByHand(**core) : core.status();
+      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+      return std::string(refused.message());
+    };
+    // Another party.secret.
+    const std::string secret_path = TestDir() + "/hospital/party.secret";
+    const absl::StatusOr<std::string> secret = ReadFile(secret_path);
+    ASSERT_TRUE(secret.ok()) << secret.status();
+    ASSERT_TRUE(WritePrivateFile(secret_path, std::string(64, 'e')).ok());
+    EXPECT_THAT(resumed_refusal(), AllOf(HasSubstr("another party.secret"),
+                                         HasSubstr("past their cap")));
+    ASSERT_TRUE(WritePrivateFile(secret_path, *secret).ok());
     // An older copy of the ledger, without round 0's records.
     std::filesystem::copy_file(older, ledger, std::filesystem::copy_options::overwrite_existing);
-    {
-      auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
-      ASSERT_TRUE(core.ok()) << core.status();
-      const absl::Status refused = AttestByHand(**core);
-      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
-      EXPECT_THAT(refused.message(), HasSubstr("older copy"));
-    }
-    // No ledger at all: refused, and none created (its users would be back under their caps).
+    EXPECT_THAT(resumed_refusal(), HasSubstr("older copy"));
+    // No ledger at all: refused, and none created.
     std::filesystem::remove(ledger);
-    {
-      auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
-      ASSERT_TRUE(core.ok()) << core.status();
-      const absl::Status refused = AttestByHand(**core);
-      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
-      EXPECT_THAT(refused.message(), HasSubstr("--resume"));
-      EXPECT_FALSE(std::filesystem::exists(ledger));
-    }
-  }
-}
-
-// The ledgers know users by digests keyed with party.secret: resumed under another
-// secret, every user would look new and answer past their cap.
-TEST_F(HorizontalTest, AResumedPartyRefusesAReplacedSecretInEitherMode) {
-  for (const auto mode : {v1::PrivacyConfig::signds, v1::PrivacyConfig::dpfedavg}) {
-    SCOPED_TRACE(v1::PrivacyConfig::Mode_Name(mode));
-    mode_ = mode;
-    std::filesystem::remove_all(TestDir());
-    std::filesystem::create_directories(TestDir());
-    const v1::PartyConfig config = PartyConfigFor("hospital", 1);
-    {
-      auto core = HorizontalPartyCore::Create(config);
-      ASSERT_TRUE(core.ok()) << core.status();
-      ASSERT_TRUE(AttestByHand(**core).ok());
-      ASSERT_TRUE((*core)->Handle(TaskByHand(0, 3, ModelByHand(0))).ok());
-    }
-    ASSERT_TRUE(WritePrivateFile(TestDir() + "/hospital/party.secret", std::string(64, 'e')).ok());
-    auto core = HorizontalPartyCore::Create(config, /*resume=*/true);
-    ASSERT_TRUE(core.ok()) << core.status();
-    const absl::Status refused = AttestByHand(**core);
-    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
-    EXPECT_THAT(refused.message(),
-                AllOf(HasSubstr("another party.secret"), HasSubstr("past their cap")));
+    EXPECT_THAT(resumed_refusal(), HasSubstr("--resume"));
+    EXPECT_FALSE(std::filesystem::exists(ledger));
   }
 }
 
