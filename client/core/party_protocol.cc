@@ -1,5 +1,6 @@
 #include "client/core/party_protocol.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/party_name.h"
 #include "common/base/status_macros.h"
@@ -44,12 +45,42 @@ v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::
   return request;
 }
 
+std::string WithoutLocalPaths(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const bool starts_path =
+        text[i] == '/' && (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])) ||
+                           text[i - 1] == '\'' || text[i - 1] == '"' || text[i - 1] == '(' ||
+                           text[i - 1] == '=');
+    if (!starts_path) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && !absl::ascii_isspace(static_cast<unsigned char>(text[end])) &&
+           text[end] != '\'' && text[end] != '"' && text[end] != ')' && text[end] != ',' &&
+           text[end] != ';') {
+      ++end;
+    }
+    absl::string_view path = text.substr(i, end - i);
+    // A sentence's colon or full stop after the path stays outside it.
+    while (!path.empty() && (path.back() == ':' || path.back() == '.')) path.remove_suffix(1);
+    const size_t slash = path.find_last_of('/');
+    absl::StrAppend(&out, "<local>/", path.substr(slash + 1));
+    i += path.size();
+  }
+  return out;
+}
+
 v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,
                                 const absl::Status& reason) {
   v1::AttestPlanRequest request;
   request.set_run_id(run_id);
   request.set_party(party);
-  request.set_refusal(reason.message().empty() ? reason.ToString() : std::string(reason.message()));
+  request.set_refusal(WithoutLocalPaths(reason.message().empty() ? reason.ToString()
+                                                                 : std::string(reason.message())));
   return request;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/core/party_run.h"
 #include "common/base/step_profile.h"
 #include "vfsynth/v1/curator.pb.h"
@@ -98,6 +99,11 @@ class PartyProtocol {
 
   PartyRun run_;
 };
+
+// `text` (a party's error, for the curator) with each absolute path cut to its file name:
+// the curator logs and shows a party's errors, and where a party keeps its files is its
+// own business.
+std::string WithoutLocalPaths(absl::string_view text);
 
 // Party `party`'s AttestPlan request in run `run_id`: its plan, or a refusal for `reason`.
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,

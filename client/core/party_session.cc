@@ -149,7 +149,7 @@ absl::Status PartySession::Serve(bool* streamed) {
       // Tell the curator why this party stops, then stop.
       v1::PartyMessage error;
       error.mutable_error()->set_code(static_cast<int>(failed.code()));
-      error.mutable_error()->set_message(std::string(failed.message()));
+      error.mutable_error()->set_message(WithoutLocalPaths(failed.message()));
       write(error);
       result = failed;
       break;

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "client/core/party_protocol.h"
+
 namespace vfsynth {
 namespace {
 
@@ -38,6 +40,19 @@ TEST(PartyRunTest, ACuratorStartedAgainUnderTheSameRunIdIsRefusedAfterAReconnect
   EXPECT_EQ(restarted.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(restarted.message(), HasSubstr("another start of run 'run-1'"));
   EXPECT_EQ(run.nonce(), "start-1");
+}
+
+// What a party tells the curator names its files, never where it keeps them.
+TEST(PartyProtocolTest, ErrorsForTheCuratorCarryFileNamesNotLocalPaths) {
+  EXPECT_EQ(WithoutLocalPaths("privacy ledger /srv/hospital/ledgers/run.ledger: cannot write "
+                              "(No space left on device)"),
+            "privacy ledger <local>/run.ledger: cannot write (No space left on device)");
+  EXPECT_EQ(WithoutLocalPaths("kept answer '/home/x/own.answer' does not parse; see /var/log."),
+            "kept answer '<local>/own.answer' does not parse; see <local>/log.");
+  EXPECT_EQ(WithoutLocalPaths("ledger=/a/b.ledger, 3/4 of it"), "ledger=<local>/b.ledger, 3/4 of it");
+  EXPECT_EQ(WithoutLocalPaths("no path here"), "no path here");
+  const absl::Status reason = absl::FailedPreconditionError("cannot open /data/hospital.csv");
+  EXPECT_EQ(RefusalOf("run", "hospital", reason).refusal(), "cannot open <local>/hospital.csv");
 }
 
 TEST(PartyRunTest, FinishedKeepsTheCuratorsVerdictAndWords) {
