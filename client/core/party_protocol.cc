@@ -4,6 +4,7 @@
 #include "common/base/party_name.h"
 #include "common/base/status_macros.h"
 #include "common/nn/torch_boundary.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/protocol/protocol_version.h"
 
 namespace vfsynth {
@@ -35,12 +36,23 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(
 }
 
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
-                                          const v1::PrivacyPlan& plan) {
+                                          const v1::PrivacyPlan& plan,
+                                          const std::string& statement) {
   v1::AttestPlanRequest request;
   request.set_run_id(run_id);
   request.set_party(party);
   *request.mutable_plan() = plan;
+  request.set_statement(statement);
   return request;
+}
+
+absl::Status CheckAttestedPlan(const std::string& party, const v1::PrivacyPlan& plan,
+                               const PlanAttestation& attestation,
+                               const std::vector<std::string>& roster,
+                               const v1::AttestPlanResponse& response) {
+  RETURN_IF_ERROR(
+      CheckSamePlan(plan, absl::StrCat("party '", party, "'"), response.plan(), "the curator"));
+  return attestation.CheckOthers(roster, response.statements());
 }
 
 v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,
