@@ -144,14 +144,21 @@ absl::StatusOr<int> MarginalsPartyCore::PartyIndex(const std::string& name) cons
 absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
   if (party_secret_.empty()) {
     const std::string path = PartySecretPath(config_);
-    absl::StatusOr<std::string> secret =
+    // party.secret is written once aligned: without it this party never finished an
+    // alignment here, so there is nothing to resume.
+    if (resume_ && !std::filesystem::exists(path)) {
+      return NothingToResume(
+          config_, run().id(),
+          absl::FailedPreconditionError(absl::StrCat(
+              "--resume: this party has nothing of run '", run().id(), "' to resume in ",
+              config_.checkpoint_dir(),
+              " (it stopped before its alignment list left, so it wrote no state): start it "
+              "without --resume")));
+    }
+    ASSIGN_OR_RETURN(
+        party_secret_,
         resume_ ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
-                : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id());
-    // Written once aligned: without it, a party that kept an alignment secret stopped
-    // during alignment.
-    if (resume_ && !std::filesystem::exists(path))
-      return NothingToResume(config_, run().id(), secret.status());
-    ASSIGN_OR_RETURN(party_secret_, std::move(secret));
+                : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id()));
   }
   return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }

@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "client/core/alignment_chain.h"
+#include "client/core/marginals_party_core.h"
 #include "client/core/party_session.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
@@ -1406,6 +1407,36 @@ TEST_F(VerticalPartyCoreTest, ResumingAPartyStoppedDuringAlignmentSaysToStartItW
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
                                       HasSubstr("start it without --resume")));
+}
+
+// A measured-marginals party stopped before its list left, or during alignment, has no
+// party.secret (written once aligned): --resume says what happened and what to do, not
+// that the file is missing.
+TEST_F(VerticalPartyCoreTest, ResumingAMarginalsPartyStoppedBeforeAlignmentEndedSaysToStartItAgain) {
+  v1::PartyConfig config = Config();
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::marginals);
+  auto resume = [&]() -> absl::Status {
+    auto core = MarginalsPartyCore::Create(config, /*resume=*/true);
+    if (!core.ok()) return core.status();
+    RETURN_IF_ERROR((*core)->AcceptRegistration(Registration()));
+    return (*core)->MakeAlignRequest().status();
+  };
+  absl::Status status = resume();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("nothing of run 'unit-run' to resume"),
+                                      HasSubstr("start it without --resume"),
+                                      Not(HasSubstr("party.secret"))));
+  {
+    auto stopped = MarginalsPartyCore::Create(config);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE((*stopped)->AcceptRegistration(Registration()).ok());
+    ASSERT_TRUE((*stopped)->MakeAlignRequest().ok());  // its list left: the secret is kept
+  }
+  status = resume();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
+                                      HasSubstr("start it without --resume"),
+                                      Not(HasSubstr("party.secret"))));
 }
 
 // A curator double: registers alpha in Registration()'s run, answers its Align calls with
