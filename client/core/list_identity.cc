@@ -18,9 +18,9 @@ absl::StatusOr<ListIdentity> LoadListIdentity(const v1::TlsConfig& tls) {
   absl::StatusOr<secure::ListSigner> signer = secure::ListSigner::FromPem(key, cert);
   OPENSSL_cleanse(key.data(), key.size());
   if (!signer.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("tls.key and tls.cert (", tls.cert(),
-                                                   ") as this party's signer: ",
-                                                   signer.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls.key and tls.cert (", tls.cert(),
+                     ") as this party's signer: ", signer.status().message()));
   }
   identity.signer = *std::move(signer);
   ASSIGN_OR_RETURN(const std::string ca, ReadFile(tls.ca()));

@@ -91,9 +91,9 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   }
   PlanAttestation attestation(config.name(), identity,
                               SharedSecrets{secrets.sampling_secret, secrets.alignment_key});
-  return std::unique_ptr<MarginalsPartyCore>(new MarginalsPartyCore(
-      config, std::move(list_key), std::move(data), std::move(alignment), std::move(identity),
-      std::move(attestation), resume));
+  return std::unique_ptr<MarginalsPartyCore>(
+      new MarginalsPartyCore(config, std::move(list_key), std::move(data), std::move(alignment),
+                             std::move(identity), std::move(attestation), resume));
 }
 
 MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
@@ -155,10 +155,10 @@ absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
               " (it stopped before its alignment list left, so it wrote no state): start it "
               "without --resume")));
     }
-    ASSIGN_OR_RETURN(
-        party_secret_,
-        resume_ ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
-                : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id()));
+    ASSIGN_OR_RETURN(party_secret_,
+                     resume_
+                         ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
+                         : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id()));
   }
   return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }

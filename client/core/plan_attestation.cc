@@ -73,7 +73,8 @@ absl::Status PlanAttestation::State(const std::string& run_id, const v1::Privacy
   const std::string encoded = EncodePlanStatement(own);
   std::string signed_statement = encoded;
   if (identity_.signer.has_value()) {
-    ASSIGN_OR_RETURN(signed_statement, identity_.signer->Sign(HeaderOf(run_id, own.party), encoded));
+    ASSIGN_OR_RETURN(signed_statement,
+                     identity_.signer->Sign(HeaderOf(run_id, own.party), encoded));
   }
   own_ = std::move(own);
   signed_ = std::move(signed_statement);
@@ -119,9 +120,11 @@ absl::Status PlanAttestation::CheckOne(const std::string& party,
   }
   if (!encoded.ok()) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "the plan statement the curator relays as party '", party, "''s is refused (not signed by '",
-        party, "' for this run and party: forged, altered, replayed from another run or relayed "
-        "as another party's): ", encoded.status().message()));
+        "the plan statement the curator relays as party '", party,
+        "''s is refused (not signed by '", party,
+        "' for this run and party: forged, altered, replayed from another run or relayed "
+        "as another party's): ",
+        encoded.status().message()));
   }
   absl::StatusOr<PlanStatement> theirs = DecodePlanStatement(*encoded);
   if (!theirs.ok()) {
@@ -134,10 +137,10 @@ absl::Status PlanAttestation::CheckOne(const std::string& party,
         "''s in run '", theirs->run_id, "', not this run '", own_.run_id, "' (a replay)"));
   }
   if (theirs->plan_digest != own_.plan_digest) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "party '", party, "' signed privacy plan ", theirs->plan_digest.substr(0, 16),
-        " but party '", own_.party, "' plans ", own_.plan_digest.substr(0, 16),
-        ": the curator admitted a party with other settings"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' signed privacy plan ", theirs->plan_digest.substr(0, 16),
+                     " but party '", own_.party, "' plans ", own_.plan_digest.substr(0, 16),
+                     ": the curator admitted a party with other settings"));
   }
   if (theirs->sampling_check != own_.sampling_check)
     return SecretsDiffer(party, own_.party, "sampling_secret");

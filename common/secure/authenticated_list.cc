@@ -60,8 +60,8 @@ absl::Status Mismatch(absl::string_view field, absl::string_view got, absl::stri
 
 // HKDF-SHA256 of `secret` under `salt` and `info`, kDerivedKeyBytes long; `what` names
 // the derivation in an error.
-absl::StatusOr<std::string> Hkdf(absl::string_view secret, absl::string_view salt,
-                                 std::string info, absl::string_view what) {
+absl::StatusOr<std::string> Hkdf(absl::string_view secret, absl::string_view salt, std::string info,
+                                 absl::string_view what) {
   std::string key(kDerivedKeyBytes, '\0');
   EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
   EVP_KDF_CTX* ctx = kdf == nullptr ? nullptr : EVP_KDF_CTX_new(kdf);
@@ -74,13 +74,15 @@ absl::StatusOr<std::string> Hkdf(absl::string_view secret, absl::string_view sal
                                         salt.size()),
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
       OSSL_PARAM_construct_end()};
-  const bool ok = ctx != nullptr && EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()),
-                                                   key.size(), params) == 1;
+  const bool ok =
+      ctx != nullptr &&
+      EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()), key.size(), params) == 1;
   EVP_KDF_CTX_free(ctx);
   EVP_KDF_free(kdf);
   if (!ok) {
     OPENSSL_cleanse(key.data(), key.size());
-    return absl::InternalError(absl::StrCat("OpenSSL failed to derive ", what, " with HKDF-SHA256"));
+    return absl::InternalError(
+        absl::StrCat("OpenSSL failed to derive ", what, " with HKDF-SHA256"));
   }
   return key;
 }

@@ -715,6 +715,28 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
   }
 }
 
+// A run of the parties `party_config` configures, but the bank holding the secrets file
+// `secrets`.
+RunOutcome RunWithBankSecrets(
+    std::unique_ptr<CuratorServer> curator, const std::string& secrets,
+    const std::function<v1::PartyConfig(const std::string&, int)>& party_config) {
+  return RunAll(std::move(curator), [&](const std::string& name, int port) {
+    v1::PartyConfig config = party_config(name, port);
+    if (name == "bank") config.set_secrets(secrets);
+    return config;
+  });
+}
+
+// The run failed for every party because one refused it, saying `what` and naming the bank.
+void ExpectRefusedNamingBank(const RunOutcome& outcome, const std::string& what) {
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("refuses the run"));
+  EXPECT_THAT(outcome.curator.message(), HasSubstr(what));
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("'bank'"));
+  EXPECT_EQ(outcome.status.state(), v1::failed);
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+}
+
 // The most likely mistake of parties set up by hand: one with another sampling_secret
 // would order and sample the records its own way. The parties' signed statements carry
 // check values of their secrets, so the run fails before any release, naming the party.
@@ -724,25 +746,15 @@ TEST_F(DistributedTest, APartyWithAnotherSamplingSecretFailsTheRunBeforeAnyRelea
   privacy.set_epsilon(8.0);
   v1::TrainingConfig training = Training();
   training.set_marginal_weight(1.0);  // a release right after the plans, were they not checked
-  const std::string other =
-      WriteSecrets("other-sampling-secret.txt", "another-sampling-secret-0123456789abcdef",
-                   kAlignmentKey);
-  auto outcome =
-      RunAll(StartCurator(300, privacy, "", training), [&](const std::string& name, int port) {
-        v1::PartyConfig config = PartyConfigFor(name, port, privacy);
-        if (name == "bank") config.set_secrets(other);
-        return config;
-      });
-  ASSERT_FALSE(outcome.curator.ok());
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("refuses the run"));
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("holds another sampling_secret than party"));
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("'bank'"));
+  const std::string other = WriteSecrets("other-sampling-secret.txt",
+                                         "another-sampling-secret-0123456789abcdef", kAlignmentKey);
+  const RunOutcome outcome = RunWithBankSecrets(
+      StartCurator(300, privacy, "", training), other,
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); });
+  ExpectRefusedNamingBank(outcome, "holds another sampling_secret than party");
   EXPECT_THAT(outcome.curator.message(), HasSubstr("give every party the same secrets file"));
-  EXPECT_EQ(outcome.status.state(), v1::failed);
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+  for (size_t k = 0; k < kParties.size(); ++k)
     EXPECT_TRUE(LedgerCharges(kParties[k]).empty()) << kParties[k];
-  }
 }
 
 // Another alignment_key fails alignment itself (the chain's MACs are under a key derived
@@ -750,18 +762,11 @@ TEST_F(DistributedTest, APartyWithAnotherSamplingSecretFailsTheRunBeforeAnyRelea
 TEST_F(DistributedTest, APartyWithAnotherAlignmentKeyFailsAlignmentNamingIt) {
   const std::string other = WriteSecrets("other-alignment-key.txt", kSamplingSecret,
                                          "another-alignment-key-0123456789abcdef");
-  auto outcome = RunAll(StartCurator(300), [&](const std::string& name, int port) {
-    v1::PartyConfig config = PartyConfigFor(name, port);
-    if (name == "bank") config.set_secrets(other);
-    return config;
-  });
-  ASSERT_FALSE(outcome.curator.ok());
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("refuses the run"));
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("holds another alignment_key than this party"));
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("'bank'"));
-  EXPECT_EQ(outcome.status.state(), v1::failed);
+  const RunOutcome outcome = RunWithBankSecrets(
+      StartCurator(300), other,
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port); });
+  ExpectRefusedNamingBank(outcome, "holds another alignment_key than this party");
   EXPECT_EQ(outcome.status.aligned_records(), 0);
-  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
 }
 
 // A budget against other parties cannot hold in dpsgd: the run is refused at planning.

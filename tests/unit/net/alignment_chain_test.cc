@@ -107,10 +107,11 @@ TEST(AlignmentChainTest, RefusesAListOfAnotherHopRunKeyOrRoster) {
 // secrets file: the refusal names the predecessor and tells the user what to do.
 TEST(AlignmentChainTest, AListUnderAnotherAlignmentKeyNamesThePartyAndTheSecretsFile) {
   const std::vector<std::string> list = List("s", 4);
-  const absl::Status refused =
-      Chain("b").Verify(1, list, MacOf(Chain("a", kRun, kRoster, "another-key-0123456789"), 0, list));
+  const absl::Status refused = Chain("b").Verify(
+      1, list, MacOf(Chain("a", kRun, kRoster, "another-key-0123456789"), 0, list));
   EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(refused.message(), HasSubstr("party 'a' holds another alignment_key than this party"));
+  EXPECT_THAT(refused.message(),
+              HasSubstr("party 'a' holds another alignment_key than this party"));
   EXPECT_THAT(refused.message(), HasSubstr("give every party the same secrets file"));
 }
 

@@ -1412,7 +1412,8 @@ TEST_F(VerticalPartyCoreTest, ResumingAPartyStoppedDuringAlignmentSaysToStartItW
 // A measured-marginals party stopped before its list left, or during alignment, has no
 // party.secret (written once aligned): --resume says what happened and what to do, not
 // that the file is missing.
-TEST_F(VerticalPartyCoreTest, ResumingAMarginalsPartyStoppedBeforeAlignmentEndedSaysToStartItAgain) {
+TEST_F(VerticalPartyCoreTest,
+       ResumingAMarginalsPartyStoppedBeforeAlignmentEndedSaysToStartItAgain) {
   v1::PartyConfig config = Config();
   config.mutable_privacy()->set_mode(v1::PrivacyConfig::marginals);
   auto resume = [&]() -> absl::Status {
@@ -1423,9 +1424,9 @@ TEST_F(VerticalPartyCoreTest, ResumingAMarginalsPartyStoppedBeforeAlignmentEnded
   };
   absl::Status status = resume();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("nothing of run 'unit-run' to resume"),
-                                      HasSubstr("start it without --resume"),
-                                      Not(HasSubstr("party.secret"))));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("nothing of run 'unit-run' to resume"),
+                    HasSubstr("start it without --resume"), Not(HasSubstr("party.secret"))));
   {
     auto stopped = MarginalsPartyCore::Create(config);
     ASSERT_TRUE(stopped.ok()) << stopped.status();
@@ -1434,9 +1435,9 @@ TEST_F(VerticalPartyCoreTest, ResumingAMarginalsPartyStoppedBeforeAlignmentEnded
   }
   status = resume();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
-                                      HasSubstr("start it without --resume"),
-                                      Not(HasSubstr("party.secret"))));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
+                    HasSubstr("start it without --resume"), Not(HasSubstr("party.secret"))));
 }
 
 // A curator double: registers alpha in Registration()'s run, answers its Align calls with

@@ -22,7 +22,8 @@ class SignedListTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/signed_list_test_", ::getpid()));
     for (const char* ca : {"run", "other"}) {
-      ASSERT_TRUE(testing::GenerateTestCerts(absl::StrCat(*dir_, "/", ca), "hospital insurer bank"));
+      ASSERT_TRUE(
+          testing::GenerateTestCerts(absl::StrCat(*dir_, "/", ca), "hospital insurer bank"));
     }
   }
   static void TearDownTestSuite() {
