@@ -87,7 +87,7 @@ class PlanAttestationTest : public ::testing::Test {
   }
   // ... and of the curator relaying insurer's statement and `bank` as bank's.
   static absl::Status HospitalChecksBank(const std::string& bank) {
-    return HospitalChecksBank(bank);
+    return HospitalChecks({{"insurer", Statement("insurer")}, {"bank", bank}});
   }
   static std::string Statement(const std::string& party) {
     return Stated(party, Identity(party)).statement();
