@@ -90,9 +90,13 @@ absl::Status AlignmentChain::Verify(int hop, const std::vector<std::string>& ele
   // What the predecessor sent at the hop before, for this party to blind now.
   if (!secure::VerifyListMac(key_, HeaderOf(self_ - 1, hop - 1), payload, mac).ok()) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "refusing to blind the curator's list for alignment hop ", hop, ": it is not the list '",
-        At(self_ - 1), "' sent for this party at hop ", hop - 1, " of run '", run_id_, "' (",
-        elements.size(), " elements: added, removed, altered, rerouted or replayed)"));
+        "refusing to blind the curator's list for alignment hop ", hop,
+        ": it does not carry the MAC of party '", At(self_ - 1), "' for this party at hop ",
+        hop - 1, " of run '", run_id_, "' (", elements.size(), " elements). Either party '",
+        At(self_ - 1),
+        "' holds another alignment_key than this party (the parties' secrets files differ: give "
+        "every party the same secrets file), or the curator added, removed, altered, rerouted or "
+        "replayed the list"));
   }
   return absl::OkStatus();
 }

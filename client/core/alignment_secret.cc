@@ -90,8 +90,8 @@ absl::Status NothingToResume(const v1::PartyConfig& config, const std::string& r
   if (!kept.ok() || !kept->has_value()) return missing;
   return absl::FailedPreconditionError(absl::StrCat(
       "--resume: this party stopped during the alignment of run '", run_id,
-      "', before it had a checkpoint or party.secret, so there is nothing to resume: start it "
-      "without --resume (it sends the same alignment list again, from the secret kept in ",
+      "', before it wrote any state to resume: start it without --resume (it sends the same "
+      "alignment list again, from the secret kept in ",
       path, ")"));
 }
 

@@ -52,13 +52,20 @@ absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> HorizontalPartyCore::Create
     spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
   if (data.encoded.rows == 0)
     return absl::InvalidArgumentError(absl::StrCat(config.data(), " has no rows"));
-  std::unique_ptr<HorizontalPartyCore> core(
-      new HorizontalPartyCore(config, std::move(data), resume));
+  // The horizontal parties share no secrets: their statements attest the plan alone.
+  ASSIGN_OR_RETURN(ListIdentity identity, LoadListIdentity(config.tls()));
+  std::unique_ptr<HorizontalPartyCore> core(new HorizontalPartyCore(
+      config, std::move(data), PlanAttestation(config.name(), std::move(identity), std::nullopt),
+      resume));
   return core;
 }
 
-HorizontalPartyCore::HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume)
-    : config_(std::move(config)), resume_(resume), data_(std::move(data)) {
+HorizontalPartyCore::HorizontalPartyCore(v1::PartyConfig config, PartyData data,
+                                         PlanAttestation attestation, bool resume)
+    : config_(std::move(config)),
+      resume_(resume),
+      data_(std::move(data)),
+      attestation_(std::move(attestation)) {
   users_ = GroupByUser(WaeInputs(data_.encoded, data_.encoder.blocks()), data_.users, data_.ids);
 }
 
@@ -90,6 +97,7 @@ absl::Status HorizontalPartyCore::AcceptRegistration(const v1::RegisterResponse&
   ASSIGN_OR_RETURN(const bool joined, JoinRun(response, settings.Hex(), config_, resume_, &run()));
   if (!joined) return absl::OkStatus();  // a reconnect to the same run
   parties_ = response.parties_size();
+  roster_.assign(response.parties().begin(), response.parties().end());
   horizontal_ = horizontal;
   training_ = response.training();
   return absl::OkStatus();
@@ -117,6 +125,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign
     return std::nullopt;
   }
   RETURN_IF_ERROR(PlanPrivacy(users));
+  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
   run().set_aligned();
   return std::nullopt;
 }
@@ -157,7 +166,7 @@ absl::Status HorizontalPartyCore::PlanPrivacy(int64_t users) {
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_, attestation_.statement());
 }
 
 v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reason) const {
@@ -166,8 +175,7 @@ v1::AttestPlanRequest HorizontalPartyCore::MakeRefusal(const absl::Status& reaso
 
 absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before the join");
-  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
-                                response.plan(), "the curator"));
+  RETURN_IF_ERROR(CheckAttestedPlan(config_.name(), plan_, attestation_, roster_, response));
   if (run().plan_attested()) return absl::OkStatus();
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_,

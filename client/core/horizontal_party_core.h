@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "client/core/ledger_binding.h"
 #include "client/core/party_protocol.h"
+#include "client/core/plan_attestation.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
 #include "common/federated/horizontal_party.h"
@@ -67,7 +68,8 @@ class HorizontalPartyCore : public PartyProtocol {
   const privacy::PrivacyLedger* privacy_ledger() const { return privacy_ledger_.get(); }
 
  private:
-  HorizontalPartyCore(v1::PartyConfig config, PartyData data, bool resume);
+  HorizontalPartyCore(v1::PartyConfig config, PartyData data, PlanAttestation attestation,
+                      bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kHorizontalTask;
   }
@@ -94,10 +96,13 @@ class HorizontalPartyCore : public PartyProtocol {
   const v1::PartyConfig config_;
   const bool resume_;
   PartyData data_;
+  // This party's signed statement of its plan, and the check of the others'.
+  PlanAttestation attestation_;
   UserRows users_;
   std::string party_secret_;
   // From the curator's registration answer.
   int parties_ = 0;
+  std::vector<std::string> roster_;
   v1::HorizontalConfig horizontal_;
   v1::TrainingConfig training_;
   // Set once alignment told the run's users.

@@ -60,10 +60,6 @@ absl::Status SameColumn(const v1::PlannedColumn& ours, const v1::PlannedColumn& 
 
 }  // namespace
 
-std::string MarginalsPartyIdentity(const std::string& party) {
-  return absl::StrCat("spiffe://vfsynth/party/", party);
-}
-
 absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key) {
   return secure::DeriveListKey(alignment_key, "marginals/lists");
 }
@@ -89,46 +85,28 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
   ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));
   auto alignment = std::make_unique<RecordAlignment>(
       config.name(), data.ids, std::move(tokens), secrets.alignment_key, AnsweredHopsPath(config));
-  std::unique_ptr<MarginalsPartyCore> core(new MarginalsPartyCore(
-      config, std::move(list_key), std::move(data), std::move(alignment), resume));
-  RETURN_IF_ERROR(core->LoadListIdentity());
-  return core;
+  ASSIGN_OR_RETURN(ListIdentity identity, LoadListIdentity(config.tls()));
+  if (!identity.signer.has_value()) {
+    spdlog::warn("no TLS identity: the lists between parties are not signed by their sender");
+  }
+  PlanAttestation attestation(config.name(), identity,
+                              SharedSecrets{secrets.sampling_secret, secrets.alignment_key});
+  return std::unique_ptr<MarginalsPartyCore>(
+      new MarginalsPartyCore(config, std::move(list_key), std::move(data), std::move(alignment),
+                             std::move(identity), std::move(attestation), resume));
 }
 
 MarginalsPartyCore::MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
-                                       std::unique_ptr<RecordAlignment> alignment, bool resume)
+                                       std::unique_ptr<RecordAlignment> alignment,
+                                       ListIdentity identity, PlanAttestation attestation,
+                                       bool resume)
     : config_(std::move(config)),
       resume_(resume),
       data_(std::move(data)),
       alignment_(std::move(alignment)),
-      list_key_(std::move(list_key)) {}
-
-absl::Status MarginalsPartyCore::LoadListIdentity() {
-  const v1::TlsConfig& tls = config_.tls();
-  if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
-    // Only a plaintext (loopback test) config has none; the lists then carry the MAC alone.
-    spdlog::warn("no TLS identity: the lists between parties are not signed by their sender");
-    return absl::OkStatus();
-  }
-  ASSIGN_OR_RETURN(std::string key, ReadFile(tls.key()));
-  ASSIGN_OR_RETURN(const std::string cert, ReadFile(tls.cert()));
-  absl::StatusOr<secure::ListSigner> signer = secure::ListSigner::FromPem(key, cert);
-  OPENSSL_cleanse(key.data(), key.size());
-  if (!signer.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("tls.key and tls.cert (", tls.cert(),
-                                                   ") as the lists' signer: ",
-                                                   signer.status().message()));
-  }
-  signer_ = *std::move(signer);
-  ASSIGN_OR_RETURN(const std::string ca, ReadFile(tls.ca()));
-  absl::StatusOr<secure::ListVerifier> verifier = secure::ListVerifier::FromCaPem(ca);
-  if (!verifier.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tls.ca ", tls.ca(), ": ", verifier.status().message()));
-  }
-  verifier_ = *std::move(verifier);
-  return absl::OkStatus();
-}
+      list_key_(std::move(list_key)),
+      identity_(std::move(identity)),
+      attestation_(std::move(attestation)) {}
 
 std::string MarginalsPartyCore::StatePath(const std::string& name) const {
   return (std::filesystem::path(config_.checkpoint_dir()) / "marginals" / name).string();
@@ -166,14 +144,21 @@ absl::StatusOr<int> MarginalsPartyCore::PartyIndex(const std::string& name) cons
 absl::StatusOr<v1::AlignRequest> MarginalsPartyCore::MakeAlignRequest() {
   if (party_secret_.empty()) {
     const std::string path = PartySecretPath(config_);
-    absl::StatusOr<std::string> secret =
-        resume_ ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
-                : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id());
-    // Written once aligned: without it, a party that kept an alignment secret stopped
-    // during alignment.
-    if (resume_ && !std::filesystem::exists(path))
-      return NothingToResume(config_, run().id(), secret.status());
-    ASSIGN_OR_RETURN(party_secret_, std::move(secret));
+    // party.secret is written once aligned: without it this party never finished an
+    // alignment here, so there is nothing to resume.
+    if (resume_ && !std::filesystem::exists(path)) {
+      return NothingToResume(
+          config_, run().id(),
+          absl::FailedPreconditionError(absl::StrCat(
+              "--resume: this party has nothing of run '", run().id(), "' to resume in ",
+              config_.checkpoint_dir(),
+              " (it stopped before its alignment list left, so it wrote no state): start it "
+              "without --resume")));
+    }
+    ASSIGN_OR_RETURN(party_secret_,
+                     resume_
+                         ? ReadHexSecret(path, "it holds the secret of this party's alignment list")
+                         : KeptOrNewAlignmentSecret(AlignmentSecretPath(config_), run().id()));
   }
   return alignment_->FirstRequest(run().id(), parties_, party_secret_);
 }
@@ -222,6 +207,7 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
                                   static_cast<int>(parties_.size()),
                                   static_cast<int64_t>(aligned.order.size())));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
+  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
                    privacy::ConversionOf(config_.privacy().experimental().conversion()));
   ASSIGN_OR_RETURN(
@@ -253,7 +239,7 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
 }
 
 v1::AttestPlanRequest MarginalsPartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_, attestation_.statement());
 }
 
 v1::AttestPlanRequest MarginalsPartyCore::MakeRefusal(const absl::Status& reason) const {
@@ -262,8 +248,7 @@ v1::AttestPlanRequest MarginalsPartyCore::MakeRefusal(const absl::Status& reason
 
 absl::Status MarginalsPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before alignment");
-  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
-                                response.plan(), "the curator"));
+  RETURN_IF_ERROR(CheckAttestedPlan(config_.name(), plan_, attestation_, parties_, response));
   if (!run().plan_attested()) {
     spdlog::info("the curator's privacy plan matches this party's ({})",
                  PlanDigest(plan_).substr(0, 16));
@@ -439,8 +424,8 @@ absl::StatusOr<std::string> MarginalsPartyCore::SealFor(const std::string& peer,
                                                         const std::string& purpose,
                                                         const std::string& payload) const {
   const secure::ListHeader header{run().id(), config_.name(), peer, ListPurpose(purpose), 0};
-  if (!signer_.has_value()) return secure::Seal(list_key_, header, payload);
-  ASSIGN_OR_RETURN(const std::string signed_payload, signer_->Sign(header, payload));
+  if (!identity_.signer.has_value()) return secure::Seal(list_key_, header, payload);
+  ASSIGN_OR_RETURN(const std::string signed_payload, identity_.signer->Sign(header, payload));
   return secure::Seal(list_key_, header, signed_payload);
 }
 
@@ -451,8 +436,8 @@ absl::StatusOr<std::string> MarginalsPartyCore::OpenFrom(const std::string& peer
   absl::StatusOr<std::string> payload = secure::Open(list_key_, header, sealed);
   // The MAC keeps out the curator; the signature keeps out every other party, which holds
   // the MAC key too.
-  if (payload.ok() && verifier_.has_value()) {
-    payload = verifier_->Verify(header, MarginalsPartyIdentity(peer), *payload);
+  if (payload.ok() && identity_.verifier.has_value()) {
+    payload = identity_.verifier->Verify(header, PartyIdentityUri(peer), *payload);
   }
   if (!payload.ok()) {
     return absl::PermissionDeniedError(

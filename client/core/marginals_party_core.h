@@ -12,14 +12,15 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "client/core/list_identity.h"
 #include "client/core/party_protocol.h"
+#include "client/core/plan_attestation.h"
 #include "client/core/record_alignment.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
 #include "common/marginals/party_measurement.h"
 #include "common/privacy/ledger.h"
 #include "common/secure/paillier.h"
-#include "common/secure/signed_list.h"
 #include "vfsynth/v1/config.pb.h"
 #include "vfsynth/v1/curator.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
@@ -81,7 +82,8 @@ class MarginalsPartyCore : public PartyProtocol {
 
  private:
   MarginalsPartyCore(v1::PartyConfig config, std::string list_key, PartyData data,
-                     std::unique_ptr<RecordAlignment> alignment, bool resume);
+                     std::unique_ptr<RecordAlignment> alignment, ListIdentity identity,
+                     PlanAttestation attestation, bool resume);
   bool IsRoundMessage(v1::CuratorMessage::PayloadCase payload) const override {
     return payload == v1::CuratorMessage::kMarginalsTask;
   }
@@ -126,18 +128,16 @@ class MarginalsPartyCore : public PartyProtocol {
   // memory and its file removed.
   absl::Status ErasePaillierKeyIfDone();
   std::string StatePath(const std::string& name) const;
-  // The signer and verifier of the lists from the config's TLS files.
-  absl::Status LoadListIdentity();
 
   const v1::PartyConfig config_;
   const bool resume_;
   PartyData data_;
   std::unique_ptr<RecordAlignment> alignment_;
   std::string list_key_;  // seals the lists between parties
-  // This party's mTLS key and certificate sign its lists; the run's CA checks the others'
-  // (none in a plaintext loopback test without TLS files).
-  std::optional<secure::ListSigner> signer_;
-  std::optional<secure::ListVerifier> verifier_;
+  // Signs this party's lists and checks the others' (list_identity.h).
+  ListIdentity identity_;
+  // This party's signed statement of its plan and secrets, and the check of the others'.
+  PlanAttestation attestation_;
   // The plan's digest and the aligned records' (fixed at the first alignment, kept in the
   // checkpoint directory): part of every sealed list's purpose.
   std::string binding_;
@@ -163,10 +163,6 @@ class MarginalsPartyCore : public PartyProtocol {
 // from their shared alignment key by HKDF under an info string no record id can be
 // (secure::DeriveListKey), so it is neither that key nor any record's PSI token.
 absl::StatusOr<std::string> MarginalsListKey(const std::string& alignment_key);
-
-// The SAN URI a party's certificate carries (as PartyIdentity in common/net/tls.h): a list
-// from `party` must be signed under a certificate naming it.
-std::string MarginalsPartyIdentity(const std::string& party);
 
 }  // namespace vfsynth
 

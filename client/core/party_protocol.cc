@@ -6,6 +6,7 @@
 #include "common/base/status_macros.h"
 #include "common/checkpoint/run_nonce.h"
 #include "common/nn/torch_boundary.h"
+#include "common/privacy/privacy_plan.h"
 #include "common/protocol/protocol_version.h"
 
 namespace vfsynth {
@@ -37,11 +38,13 @@ absl::StatusOr<std::vector<v1::PartyMessage>> PartyProtocol::Handle(
 }
 
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
-                                          const v1::PrivacyPlan& plan) {
+                                          const v1::PrivacyPlan& plan,
+                                          const std::string& statement) {
   v1::AttestPlanRequest request;
   request.set_run_id(run_id);
   request.set_party(party);
   *request.mutable_plan() = plan;
+  request.set_statement(statement);
   return request;
 }
 
@@ -72,6 +75,15 @@ std::string WithoutLocalPaths(absl::string_view text) {
     i += path.size();
   }
   return out;
+}
+
+absl::Status CheckAttestedPlan(const std::string& party, const v1::PrivacyPlan& plan,
+                               const PlanAttestation& attestation,
+                               const std::vector<std::string>& roster,
+                               const v1::AttestPlanResponse& response) {
+  RETURN_IF_ERROR(
+      CheckSamePlan(plan, absl::StrCat("party '", party, "'"), response.plan(), "the curator"));
+  return attestation.CheckOthers(roster, response.statements());
 }
 
 v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "client/core/party_run.h"
+#include "client/core/plan_attestation.h"
 #include "common/base/step_profile.h"
 #include "vfsynth/v1/curator.pb.h"
 #include "vfsynth/v1/privacy_plan.pb.h"
@@ -105,15 +106,25 @@ class PartyProtocol {
 // own business.
 std::string WithoutLocalPaths(absl::string_view text);
 
-// Party `party`'s AttestPlan request in run `run_id`: its plan, or a refusal for `reason`.
+// Party `party`'s AttestPlan request in run `run_id`: its plan and its signed statement
+// (PlanAttestation), or a refusal for `reason`.
 v1::AttestPlanRequest AttestPlanRequestOf(const std::string& run_id, const std::string& party,
-                                          const v1::PrivacyPlan& plan);
+                                          const v1::PrivacyPlan& plan,
+                                          const std::string& statement);
 v1::AttestPlanRequest RefusalOf(const std::string& run_id, const std::string& party,
                                 const absl::Status& reason);
 // Party `party`'s first message on the Train stream of run `run_id`: the last critic step it
 // committed (-1 if it has none).
 v1::PartyMessage HelloOf(const std::string& run_id, const std::string& party,
                          int64_t committed_step);
+
+// The checks every party makes of the curator's answer to AttestPlan before it releases
+// anything: the curator's plan is `plan`, party `party`'s own, and every other party of
+// `roster` signed the same run, plan and secrets (PlanAttestation::CheckOthers).
+absl::Status CheckAttestedPlan(const std::string& party, const v1::PrivacyPlan& plan,
+                               const PlanAttestation& attestation,
+                               const std::vector<std::string>& roster,
+                               const v1::AttestPlanResponse& response);
 
 // The checks every party makes of the curator's answer to Register: the protocol version,
 // a run id, and the topology this party is configured for.

@@ -65,7 +65,12 @@ absl::Status PartySession::Session(bool* streamed) {
   RETURN_IF_ERROR(Align());
   ASSIGN_OR_RETURN(const v1::AttestPlanResponse plan,
                    link_->AttestPlan(core_->MakeAttestPlanRequest(), kAlignTimeout));
-  RETURN_IF_ERROR(core_->AcceptCuratorPlan(plan));
+  if (absl::Status accepted = core_->AcceptCuratorPlan(plan); !accepted.ok()) {
+    // Another party's plan or secrets differ, or the curator's plan does: the curator fails
+    // the run for every party at once, with this party's reason.
+    if (accepted.code() != absl::StatusCode::kUnavailable) Refuse(accepted);
+    return accepted;
+  }
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs());
   ASSIGN_OR_RETURN(const std::optional<v1::MarginalsRequest> marginals,
                    core_->MakeMarginalsRequest());

@@ -73,10 +73,11 @@ absl::StatusOr<PartySecrets> LoadPartySecrets(const std::string& path) {
 }
 
 VerticalPartyCore::VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data,
-                                     bool resume)
+                                     PlanAttestation attestation, bool resume)
     : config_(std::move(config)),
       secrets_(std::move(secrets)),
       data_(std::move(data)),
+      attestation_(std::move(attestation)),
       resume_(resume),
       mode_(config_.privacy().mode()) {}
 
@@ -90,8 +91,11 @@ absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(
   if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
   if (data.clipped_values > 0)
     spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
-  std::unique_ptr<VerticalPartyCore> core(
-      new VerticalPartyCore(config, std::move(secrets), std::move(data), resume));
+  ASSIGN_OR_RETURN(ListIdentity identity, LoadListIdentity(config.tls()));
+  PlanAttestation attestation(config.name(), std::move(identity),
+                              SharedSecrets{secrets.sampling_secret, secrets.alignment_key});
+  std::unique_ptr<VerticalPartyCore> core(new VerticalPartyCore(
+      config, std::move(secrets), std::move(data), std::move(attestation), resume));
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(core->secrets_.alignment_key, core->data_.ids));
   core->alignment_ =
@@ -167,12 +171,13 @@ absl::Status VerticalPartyCore::BuildFromAlignment(const AlignedRows& aligned) {
   run().set_aligned();
   spdlog::info("aligned: {} of this party's records are held by every party", records);
   RETURN_IF_ERROR(PlanPrivacy());
+  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();
 }
 
 v1::AttestPlanRequest VerticalPartyCore::MakeAttestPlanRequest() const {
-  return AttestPlanRequestOf(run().id(), config_.name(), plan_);
+  return AttestPlanRequestOf(run().id(), config_.name(), plan_, attestation_.statement());
 }
 
 v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason) const {
@@ -181,8 +186,7 @@ v1::AttestPlanRequest VerticalPartyCore::MakeRefusal(const absl::Status& reason)
 
 absl::Status VerticalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse& response) {
   if (model_ == nullptr) return absl::FailedPreconditionError("privacy plan before alignment");
-  RETURN_IF_ERROR(CheckSamePlan(plan_, absl::StrCat("party '", config_.name(), "'"),
-                                response.plan(), "the curator"));
+  RETURN_IF_ERROR(CheckAttestedPlan(config_.name(), plan_, attestation_, parties_, response));
   if (run().plan_attested()) return absl::OkStatus();
   spdlog::info("the curator's privacy plan matches this party's ({})",
                PlanDigest(plan_).substr(0, 16));

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/core/party_protocol.h"
+#include "client/core/plan_attestation.h"
 #include "client/core/record_alignment.h"
 #include "common/base/step_profile.h"
 #include "common/data/party_data.h"
@@ -121,7 +122,8 @@ class VerticalPartyCore : public PartyProtocol {
   const StepProfile& profile() const override { return profile_; }
 
  private:
-  VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data, bool resume);
+  VerticalPartyCore(v1::PartyConfig config, PartySecrets secrets, PartyData data,
+                    PlanAttestation attestation, bool resume);
   // Restores the checkpoint (resume) or writes the initial one, and opens the journal
   // (durability_).
   absl::Status OpenCheckpoint();
@@ -197,6 +199,8 @@ class VerticalPartyCore : public PartyProtocol {
   v1::PrivacyPlan plan_;  // set by PlanPrivacy
   // Why a resume read the older checkpoint slot, for the errors it may lead to.
   std::string damaged_slot_;
+  // This party's signed statement of its plan and secrets, and the check of the others'.
+  PlanAttestation attestation_;
   std::unique_ptr<privacy::PrivacyLedger> ledger_;
   const bool resume_;
   std::string data_digest_;   // of the aligned records and their encoded values

@@ -58,6 +58,35 @@ absl::Status Mismatch(absl::string_view field, absl::string_view got, absl::stri
                                                   "': sent for another place (a replay?)"));
 }
 
+// HKDF-SHA256 of `secret` under `salt` and `info`, kDerivedKeyBytes long; `what` names
+// the derivation in an error.
+absl::StatusOr<std::string> Hkdf(absl::string_view secret, absl::string_view salt, std::string info,
+                                 absl::string_view what) {
+  std::string key(kDerivedKeyBytes, '\0');
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  EVP_KDF_CTX* ctx = kdf == nullptr ? nullptr : EVP_KDF_CTX_new(kdf);
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(secret.data()),
+                                        secret.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()),
+                                        salt.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+      OSSL_PARAM_construct_end()};
+  const bool ok =
+      ctx != nullptr &&
+      EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()), key.size(), params) == 1;
+  EVP_KDF_CTX_free(ctx);
+  EVP_KDF_free(kdf);
+  if (!ok) {
+    OPENSSL_cleanse(key.data(), key.size());
+    return absl::InternalError(
+        absl::StrCat("OpenSSL failed to derive ", what, " with HKDF-SHA256"));
+  }
+  return key;
+}
+
 }  // namespace
 
 std::string EncodeListHeader(const ListHeader& header, uint64_t payload_length) {
@@ -77,28 +106,16 @@ absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::st
   // HKDF's extract step keys the HMAC with the salt, not with the shared key.
   std::string info("vfsynth\0list-key\0", 17);
   info.append(purpose.data(), purpose.size());
-  static constexpr char kSalt[] = "vfsynth-list-key-salt-v1";
-  std::string key(kDerivedKeyBytes, '\0');
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  EVP_KDF_CTX* ctx = kdf == nullptr ? nullptr : EVP_KDF_CTX_new(kdf);
-  char digest[] = "SHA256";
-  const OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(shared_key.data()),
-                                        shared_key.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(kSalt),
-                                        sizeof(kSalt) - 1),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
-      OSSL_PARAM_construct_end()};
-  const bool ok = ctx != nullptr && EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()),
-                                                   key.size(), params) == 1;
-  EVP_KDF_CTX_free(ctx);
-  EVP_KDF_free(kdf);
-  if (!ok) {
-    OPENSSL_cleanse(key.data(), key.size());
-    return absl::InternalError("OpenSSL failed to derive a list key with HKDF-SHA256");
-  }
-  return key;
+  return Hkdf(shared_key, "vfsynth-list-key-salt-v1", std::move(info), "a list key");
+}
+
+absl::StatusOr<std::string> KeyCheckValue(absl::string_view secret, absl::string_view label,
+                                          absl::string_view run_id) {
+  if (absl::Status s = CheckKey(secret); !s.ok()) return s;
+  // Another salt than the list keys': its extract step gives another pseudorandom key.
+  std::string info("vfsynth\0key-check\0", 18);
+  absl::StrAppend(&info, label, std::string(1, '\0'), run_id);
+  return Hkdf(secret, "vfsynth-key-check-salt-v1", std::move(info), "a key check value");
 }
 
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,

@@ -33,6 +33,14 @@ inline constexpr size_t kMinListKeyBytes = 16;
 // HMAC of any id under that key, and another purpose never gets the same key. 32 bytes.
 absl::StatusOr<std::string> DeriveListKey(absl::string_view shared_key, absl::string_view purpose);
 
+// Shows that two parties hold the same `secret` (a key they share) for run `run_id`,
+// and nothing else about it to whoever relays the value: HKDF-SHA256 of the secret with
+// another salt than DeriveListKey's and an info string "vfsynth\0key-check\0" ‖ label ‖
+// "\0" ‖ run id, so it is fresh per run and label, and never a list key, a PSI token or a
+// stream key of the secret. 32 bytes.
+absl::StatusOr<std::string> KeyCheckValue(absl::string_view secret, absl::string_view label,
+                                          absl::string_view run_id);
+
 // header ‖ payload ‖ HMAC-SHA256(key, header ‖ payload length ‖ payload).
 absl::StatusOr<std::string> Seal(absl::string_view key, const ListHeader& header,
                                  absl::string_view payload);

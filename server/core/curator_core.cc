@@ -42,6 +42,7 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtoc
            resume},
       protocol_(std::move(protocol)) {
   attested_.assign(roster_.size(), false);
+  statements_.assign(roster_.size(), "");
   protocol_->Bind(&run_);
 }
 
@@ -232,6 +233,7 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
     if (same.ok()) {
       if (!attested_[index]) spdlog::info("party {} attested the privacy plan", party);
       attested_[index] = true;
+      statements_[index] = request.statement();
       // Answer once every party's plan matched: a party answered earlier would charge its
       // ledger for a run that another party's plan then fails.
       auto all_attested = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -244,6 +246,11 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
       }
       if (!cancelled_.ok()) return cancelled_;
       *response.mutable_plan() = **plan_;
+      for (size_t k = 0; k < roster_.size(); ++k) {
+        v1::PartyStatement* statement = response.add_statements();
+        statement->set_party(roster_[k]);
+        statement->set_statement(statements_[k]);
+      }
       return response;
     }
   }

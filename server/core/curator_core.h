@@ -131,6 +131,9 @@ class CuratorCore {
   // Set by PlanPrivacy: the plan, or why the curator could not plan.
   std::optional<absl::StatusOr<v1::PrivacyPlan>> plan_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> attested_ ABSL_GUARDED_BY(mu_);  // per party: its plan matched
+  // Per party: its signed statement as it last sent it (AttestPlanRequest.statement), relayed
+  // to every party, which checks them (the curator cannot: they bind the parties' secrets).
+  std::vector<std::string> statements_ ABSL_GUARDED_BY(mu_);
   absl::Status cancelled_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -76,10 +76,7 @@ class DistributedTest : public ::testing::Test {
         std::system((certs + *dir_ + "/certs hospital insurer bank mallory > /dev/null").c_str()),
         0);
     ASSERT_EQ(std::system((certs + *dir_ + "/other-ca hospital > /dev/null").c_str()), 0);
-    ASSERT_TRUE(WriteFileAtomically(*dir_ + "/secrets.txt",
-                                    absl::StrCat("sampling_secret=", kSamplingSecret,
-                                                 "\nalignment_key=", kAlignmentKey, "\n"))
-                    .ok());
+    WriteSecrets("secrets.txt", kSamplingSecret, kAlignmentKey);
   }
 
   static void TearDownTestSuite() {
@@ -87,6 +84,16 @@ class DistributedTest : public ::testing::Test {
     std::filesystem::remove_all(*dir_, ignored);
     delete dir_;
     dir_ = nullptr;
+  }
+
+  // A secrets file `name` under the suite's directory; its path.
+  static std::string WriteSecrets(const std::string& name, const std::string& sampling_secret,
+                                  const std::string& alignment_key) {
+    const std::string path = *dir_ + "/" + name;
+    EXPECT_TRUE(WriteFileAtomically(path, absl::StrCat("sampling_secret=", sampling_secret,
+                                                       "\nalignment_key=", alignment_key, "\n"))
+                    .ok());
+    return path;
   }
 
   static v1::TrainingConfig Training() {
@@ -706,6 +713,60 @@ TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
     EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
     EXPECT_TRUE(LedgerCharges(kParties[k]).empty()) << kParties[k];
   }
+}
+
+// A run of the parties `party_config` configures, but the bank holding the secrets file
+// `secrets`.
+RunOutcome RunWithBankSecrets(
+    std::unique_ptr<CuratorServer> curator, const std::string& secrets,
+    const std::function<v1::PartyConfig(const std::string&, int)>& party_config) {
+  return RunAll(std::move(curator), [&](const std::string& name, int port) {
+    v1::PartyConfig config = party_config(name, port);
+    if (name == "bank") config.set_secrets(secrets);
+    return config;
+  });
+}
+
+// The run failed for every party because one refused it, saying `what` and naming the bank.
+void ExpectRefusedNamingBank(const RunOutcome& outcome, const std::string& what) {
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("refuses the run"));
+  EXPECT_THAT(outcome.curator.message(), HasSubstr(what));
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("'bank'"));
+  EXPECT_EQ(outcome.status.state(), v1::failed);
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+}
+
+// The most likely mistake of parties set up by hand: one with another sampling_secret
+// would order and sample the records its own way. The parties' signed statements carry
+// check values of their secrets, so the run fails before any release, naming the party.
+TEST_F(DistributedTest, APartyWithAnotherSamplingSecretFailsTheRunBeforeAnyRelease) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
+  privacy.set_epsilon(8.0);
+  v1::TrainingConfig training = Training();
+  training.set_marginal_weight(1.0);  // a release right after the plans, were they not checked
+  const std::string other = WriteSecrets("other-sampling-secret.txt",
+                                         "another-sampling-secret-0123456789abcdef", kAlignmentKey);
+  const RunOutcome outcome = RunWithBankSecrets(
+      StartCurator(300, privacy, "", training), other,
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port, privacy); });
+  ExpectRefusedNamingBank(outcome, "holds another sampling_secret than party");
+  EXPECT_THAT(outcome.curator.message(), HasSubstr("give every party the same secrets file"));
+  for (size_t k = 0; k < kParties.size(); ++k)
+    EXPECT_TRUE(LedgerCharges(kParties[k]).empty()) << kParties[k];
+}
+
+// Another alignment_key fails alignment itself (the chain's MACs are under a key derived
+// from it): the refusal names the party whose list did not verify and the secrets file.
+TEST_F(DistributedTest, APartyWithAnotherAlignmentKeyFailsAlignmentNamingIt) {
+  const std::string other = WriteSecrets("other-alignment-key.txt", kSamplingSecret,
+                                         "another-alignment-key-0123456789abcdef");
+  const RunOutcome outcome = RunWithBankSecrets(
+      StartCurator(300), other,
+      [&](const std::string& name, int port) { return PartyConfigFor(name, port); });
+  ExpectRefusedNamingBank(outcome, "holds another alignment_key than this party");
+  EXPECT_EQ(outcome.status.aligned_records(), 0);
 }
 
 // A budget against other parties cannot hold in dpsgd: the run is refused at planning.

@@ -35,6 +35,7 @@
 #include "server/core/horizontal_rounds.h"
 #include "server/grpc/curator_server.h"
 #include "tests/integration/party_sessions.h"
+#include "tests/unit/net/honest_attest_answer.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
 namespace vfsynth {
@@ -198,8 +199,11 @@ class HorizontalTest : public ::testing::Test {
     v1::AlignResponse joined;
     joined.mutable_aligned()->set_records(kUsers);
     RETURN_IF_ERROR(core.AnswerAlign(joined).status());
-    v1::AttestPlanResponse plan;
-    *plan.mutable_plan() = core.MakeAttestPlanRequest().plan();
+    // The other parties state the same plan, each signed with its own certificate.
+    ASSIGN_OR_RETURN(
+        const v1::AttestPlanResponse plan,
+        HonestAttestAnswer(core.MakeAttestPlanRequest(), kParties, std::nullopt,
+                           [](const std::string& party) { return LoadListIdentity(Tls(party)); }));
     return core.AcceptCuratorPlan(plan);
   }
 

@@ -171,7 +171,7 @@ class MarginalsTest : public ::testing::Test {
     ASSIGN_OR_RETURN(const std::string signed_payload, secure::Open(key, header, sealed));
     ASSIGN_OR_RETURN(const std::string ca, ReadFile(*dir_ + "/certs/ca.crt"));
     ASSIGN_OR_RETURN(const secure::ListVerifier verifier, secure::ListVerifier::FromCaPem(ca));
-    return verifier.Verify(header, MarginalsPartyIdentity(header.sender), signed_payload);
+    return verifier.Verify(header, PartyIdentityUri(header.sender), signed_payload);
   }
 
   // `payload` signed with the key and certificate of `signer` under `certs` (the run's, or

@@ -103,6 +103,18 @@ TEST(AlignmentChainTest, RefusesAListOfAnotherHopRunKeyOrRoster) {
   EXPECT_THAT(Chain("b").Verify(3, list, own).message(), HasSubstr("not one of 1 to 2"));
 }
 
+// The most likely cause of a MAC that does not verify is a party set up with another
+// secrets file: the refusal names the predecessor and tells the user what to do.
+TEST(AlignmentChainTest, AListUnderAnotherAlignmentKeyNamesThePartyAndTheSecretsFile) {
+  const std::vector<std::string> list = List("s", 4);
+  const absl::Status refused = Chain("b").Verify(
+      1, list, MacOf(Chain("a", kRun, kRoster, "another-key-0123456789"), 0, list));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("party 'a' holds another alignment_key than this party"));
+  EXPECT_THAT(refused.message(), HasSubstr("give every party the same secrets file"));
+}
+
 TEST(AlignmentChainTest, NeedsThePartyInTheRosterAndAKey) {
   EXPECT_FALSE(AlignmentChain::Create(kKey, kRun, kRoster, "d").ok());
   EXPECT_FALSE(AlignmentChain::Create(kKey, "", kRoster, "a").ok());

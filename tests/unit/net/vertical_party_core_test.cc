@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "client/core/alignment_chain.h"
+#include "client/core/marginals_party_core.h"
 #include "client/core/party_session.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
@@ -26,6 +27,7 @@
 #include "common/gan/party_model.h"
 #include "common/protocol/protocol_version.h"
 #include "common/protocol/tensor_codec.h"
+#include "tests/unit/net/honest_attest_answer.h"
 
 namespace vfsynth {
 namespace {
@@ -171,10 +173,20 @@ absl::Status AlignWith(VerticalPartyCore& core, int first, int last) {
   return absl::OkStatus();
 }
 
-// The curator's answer to AttestPlan when it planned as this party did.
+// The curator's answer to AttestPlan when it planned as this party did, with beta's
+// statement of that plan under `secrets_file` (unsigned: the tests' configs have no TLS files).
+absl::StatusOr<v1::AttestPlanResponse> AnswerWithBetaHolding(VerticalPartyCore& core,
+                                                             const std::string& secrets_file) {
+  ASSIGN_OR_RETURN(const PartySecrets secrets, LoadPartySecrets(Dir() + "/" + secrets_file));
+  return HonestAttestAnswer(
+      core.MakeAttestPlanRequest(), {"alpha", "beta"},
+      SharedSecrets{secrets.sampling_secret, secrets.alignment_key},
+      [](const std::string&) -> absl::StatusOr<ListIdentity> { return ListIdentity(); });
+}
+
 absl::Status AttestOwnPlan(VerticalPartyCore& core) {
-  v1::AttestPlanResponse response;
-  *response.mutable_plan() = core.privacy_plan();
+  ASSIGN_OR_RETURN(const v1::AttestPlanResponse response,
+                   AnswerWithBetaHolding(core, "secrets.txt"));
   return core.AcceptCuratorPlan(response);
 }
 
@@ -550,6 +562,25 @@ TEST_F(VerticalPartyCoreTest, NothingIsReleasedBeforeTheCuratorsPlanMatches) {
   const absl::Status refused = core->AcceptCuratorPlan(other);
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.message(), HasSubstr("the curator plans privacy.clip_norm = 3"));
+  EXPECT_FALSE(core->Handle(CriticTask(0, 0)).ok());
+  ASSERT_TRUE(AttestOwnPlan(*core).ok());
+  EXPECT_TRUE(core->Handle(CriticTask(0, 0)).ok());
+}
+
+// Beta set up with another sampling_secret would sample other batches: alpha refuses the
+// plan before anything is released, naming beta, and answers no critic task.
+TEST_F(VerticalPartyCoreTest, APeerWithAnotherSamplingSecretIsRefusedBeforeAnyRelease) {
+  std::unique_ptr<VerticalPartyCore> core = Registered();
+  ASSERT_NE(core, nullptr);
+  ASSERT_TRUE(AlignWith(*core, 2, 9).ok());
+  Write("beta-secrets.txt", absl::StrCat("sampling_secret=another-sampling-secret-0123456789ab\n",
+                                         "alignment_key=", kAlignmentKey, "\n"));
+  absl::StatusOr<v1::AttestPlanResponse> answer = AnswerWithBetaHolding(*core, "beta-secrets.txt");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  const absl::Status refused = core->AcceptCuratorPlan(*answer);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("party 'beta' holds another sampling_secret than party 'alpha'"));
   EXPECT_FALSE(core->Handle(CriticTask(0, 0)).ok());
   ASSERT_TRUE(AttestOwnPlan(*core).ok());
   EXPECT_TRUE(core->Handle(CriticTask(0, 0)).ok());
@@ -1452,6 +1483,37 @@ TEST_F(VerticalPartyCoreTest, ResumingAPartyStoppedDuringAlignmentSaysToStartItW
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
                                       HasSubstr("start it without --resume")));
+}
+
+// A measured-marginals party stopped before its list left, or during alignment, has no
+// party.secret (written once aligned): --resume says what happened and what to do, not
+// that the file is missing.
+TEST_F(VerticalPartyCoreTest,
+       ResumingAMarginalsPartyStoppedBeforeAlignmentEndedSaysToStartItAgain) {
+  v1::PartyConfig config = Config();
+  config.mutable_privacy()->set_mode(v1::PrivacyConfig::marginals);
+  auto resume = [&]() -> absl::Status {
+    auto core = MarginalsPartyCore::Create(config, /*resume=*/true);
+    if (!core.ok()) return core.status();
+    RETURN_IF_ERROR((*core)->AcceptRegistration(Registration()));
+    return (*core)->MakeAlignRequest().status();
+  };
+  absl::Status status = resume();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("nothing of run 'unit-run' to resume"),
+                    HasSubstr("start it without --resume"), Not(HasSubstr("party.secret"))));
+  {
+    auto stopped = MarginalsPartyCore::Create(config);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE((*stopped)->AcceptRegistration(Registration()).ok());
+    ASSERT_TRUE((*stopped)->MakeAlignRequest().ok());  // its list left: the secret is kept
+  }
+  status = resume();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("stopped during the alignment of run 'unit-run'"),
+                    HasSubstr("start it without --resume"), Not(HasSubstr("party.secret"))));
 }
 
 // A curator double: registers alpha in Registration()'s run, answers its Align calls with

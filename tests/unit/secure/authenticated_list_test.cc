@@ -113,5 +113,24 @@ TEST(DeriveListKeyTest, IsHkdfSha256UnderItsOwnInfoAndNeverAnIdsToken) {
   EXPECT_FALSE(DeriveListKey("short", "marginals/lists").ok());
 }
 
+// Parties compare check values through the curator: equal exactly for the same secret,
+// run and label, and neither a list key nor a PSI token of the secret.
+TEST(KeyCheckValueTest, IsHkdfSha256PerRunAndLabelAndNeverAListKeyOrToken) {
+  const std::string secret = "the parties shared sampling secret";
+  auto check = KeyCheckValue(secret, "sampling_secret", "run-7");
+  ASSERT_TRUE(check.ok()) << check.status();
+  // HKDF-SHA256(salt "vfsynth-key-check-salt-v1",
+  // info "vfsynth\0key-check\0sampling_secret\0run-7"), computed independently (Python hmac).
+  EXPECT_EQ(absl::BytesToHexString(*check),
+            "15f723cfedf1e28797552d9b4371a0047012ee24edfe5bd11487fe5268ba306e");
+  EXPECT_EQ(*KeyCheckValue(secret, "sampling_secret", "run-7"), *check);
+  EXPECT_NE(*KeyCheckValue(secret, "sampling_secret", "run-8"), *check);
+  EXPECT_NE(*KeyCheckValue(secret, "alignment_key", "run-7"), *check);
+  EXPECT_NE(*KeyCheckValue("another shared sampling secret..", "sampling_secret", "run-7"), *check);
+  EXPECT_NE(*DeriveListKey(secret, "sampling_secret"), *check);
+  EXPECT_NE(Hmac(secret, "sampling_secret"), *check);
+  EXPECT_FALSE(KeyCheckValue("short", "sampling_secret", "run-7").ok());
+}
+
 }  // namespace
 }  // namespace vfsynth::secure

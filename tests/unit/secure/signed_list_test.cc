@@ -4,14 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/secure/authenticated_list.h"
+#include "tests/unit/secure/test_certs.h"
 
 namespace vfsynth::secure {
 namespace {
@@ -24,9 +22,8 @@ class SignedListTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/signed_list_test_", ::getpid()));
     for (const char* ca : {"run", "other"}) {
-      const std::string command = absl::StrCat("bash ", VFSYNTH_SOURCE_DIR, "/deploy/gen-certs.sh ",
-                                               *dir_, "/", ca, " hospital insurer bank > /dev/null");
-      ASSERT_EQ(std::system(command.c_str()), 0) << command;
+      ASSERT_TRUE(
+          testing::GenerateTestCerts(absl::StrCat(*dir_, "/", ca), "hospital insurer bank"));
     }
   }
   static void TearDownTestSuite() {
@@ -37,10 +34,7 @@ class SignedListTest : public ::testing::Test {
 
  protected:
   static std::string Read(const std::string& ca, const std::string& file) {
-    std::ifstream in(*dir_ + "/" + ca + "/" + file);
-    std::stringstream out;
-    out << in.rdbuf();
-    return out.str();
+    return testing::ReadTestFile(*dir_ + "/" + ca + "/" + file);
   }
   static ListSigner Signer(const std::string& ca, const std::string& party) {
     auto signer = ListSigner::FromPem(Read(ca, party + ".key"), Read(ca, party + ".crt"));
