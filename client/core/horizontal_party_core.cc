@@ -125,7 +125,7 @@ absl::StatusOr<std::optional<v1::AlignRequest>> HorizontalPartyCore::AnswerAlign
     return std::nullopt;
   }
   RETURN_IF_ERROR(PlanPrivacy(users));
-  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
+  RETURN_IF_ERROR(attestation_.State(run().id(), run().nonce(), plan_));
   run().set_aligned();
   return std::nullopt;
 }

@@ -207,7 +207,7 @@ absl::Status MarginalsPartyCore::AcceptAlignment(
                                   static_cast<int>(parties_.size()),
                                   static_cast<int64_t>(aligned.order.size())));
   RETURN_IF_ERROR(CheckPlanBudgets(plan_));
-  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
+  RETURN_IF_ERROR(attestation_.State(run().id(), run().nonce(), plan_));
   ASSIGN_OR_RETURN(const privacy::Conversion conversion,
                    privacy::ConversionOf(config_.privacy().experimental().conversion()));
   ASSIGN_OR_RETURN(

@@ -35,6 +35,7 @@ absl::Status SecretsDiffer(const std::string& party, const std::string& self,
 std::string EncodePlanStatement(const PlanStatement& statement) {
   std::string out(kMagic);
   secure::PutString(out, statement.run_id);
+  secure::PutString(out, statement.run_nonce);
   secure::PutString(out, statement.party);
   secure::PutString(out, statement.plan_digest);
   secure::PutString(out, statement.sampling_check);
@@ -46,6 +47,7 @@ absl::StatusOr<PlanStatement> DecodePlanStatement(absl::string_view encoded) {
   PlanStatement statement;
   const bool ok = absl::ConsumePrefix(&encoded, kMagic) &&
                   secure::GetString(encoded, statement.run_id) &&
+                  secure::GetString(encoded, statement.run_nonce) &&
                   secure::GetString(encoded, statement.party) &&
                   secure::GetString(encoded, statement.plan_digest) &&
                   secure::GetString(encoded, statement.sampling_check) &&
@@ -60,9 +62,11 @@ PlanAttestation::PlanAttestation(std::string party, ListIdentity identity,
   own_.party = std::move(party);
 }
 
-absl::Status PlanAttestation::State(const std::string& run_id, const v1::PrivacyPlan& plan) {
+absl::Status PlanAttestation::State(const std::string& run_id, const std::string& run_nonce,
+                                    const v1::PrivacyPlan& plan) {
   PlanStatement own = own_;
   own.run_id = run_id;
+  own.run_nonce = run_nonce;
   own.plan_digest = PlanDigest(plan);
   if (secrets_.has_value()) {
     ASSIGN_OR_RETURN(own.sampling_check,
@@ -135,6 +139,11 @@ absl::Status PlanAttestation::CheckOne(const std::string& party,
     return absl::FailedPreconditionError(absl::StrCat(
         "the plan statement relayed as party '", party, "''s is party '", theirs->party,
         "''s in run '", theirs->run_id, "', not this run '", own_.run_id, "' (a replay)"));
+  }
+  if (theirs->run_nonce != own_.run_nonce) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "party '", party, "''s plan statement is of another start of run '", own_.run_id,
+        "' (a replay from an earlier start)"));
   }
   if (theirs->plan_digest != own_.plan_digest) {
     return absl::FailedPreconditionError(

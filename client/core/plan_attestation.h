@@ -26,6 +26,7 @@ namespace vfsynth {
 // for the run: equal exactly when the secrets are, and of no use to the curator.
 struct PlanStatement {
   std::string run_id;
+  std::string run_nonce;  // the curator's start of the run (common/checkpoint/run_nonce.h)
   std::string party;
   std::string plan_digest;      // PlanDigest (common/privacy/privacy_plan.h)
   std::string sampling_check;   // empty where the topology has no shared secrets
@@ -47,15 +48,16 @@ class PlanAttestation {
  public:
   PlanAttestation(std::string party, ListIdentity identity, std::optional<SharedSecrets> secrets);
 
-  // Once this party's plan is resolved in run `run_id`: states it and signs the statement
-  // (unsigned without a TLS identity).
-  absl::Status State(const std::string& run_id, const v1::PrivacyPlan& plan);
+  // Once this party's plan is resolved in run `run_id`, started as `run_nonce`: states it
+  // and signs the statement (unsigned without a TLS identity).
+  absl::Status State(const std::string& run_id, const std::string& run_nonce,
+                     const v1::PrivacyPlan& plan);
   // What State signed, for AttestPlanRequest.statement (empty before).
   const std::string& statement() const { return signed_; }
 
   // OK if `statements` (the curator's AttestPlanResponse) hold, for every party of
   // `roster` but this one, exactly one statement, signed under a certificate of the run's
-  // CA naming that party, that states this run, that party, and this party's plan digest
+  // CA naming that party, that states this run and start, that party, and this party's plan digest
   // and check values; otherwise an error naming the party and what differs (a signature
   // PERMISSION_DENIED, the rest FAILED_PRECONDITION). A statement of a party not in the
   // roster, or two of one party, are refused. After State.

@@ -171,7 +171,7 @@ absl::Status VerticalPartyCore::BuildFromAlignment(const AlignedRows& aligned) {
   run().set_aligned();
   spdlog::info("aligned: {} of this party's records are held by every party", records);
   RETURN_IF_ERROR(PlanPrivacy());
-  RETURN_IF_ERROR(attestation_.State(run().id(), plan_));
+  RETURN_IF_ERROR(attestation_.State(run().id(), run().nonce(), plan_));
   RETURN_IF_ERROR(PlanMarginals());
   return OpenCheckpoint();
 }

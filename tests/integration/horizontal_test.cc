@@ -188,7 +188,7 @@ class HorizontalTest : public ::testing::Test {
   static absl::Status AttestByHand(HorizontalPartyCore& core) {
     v1::RegisterResponse registered;
     registered.set_run_id("it-horizontal");
-    registered.set_run_nonce(std::string(64, 'a'));
+    registered.set_run_nonce(kTestRunNonce);
     registered.set_protocol_version(kProtocolVersion);
     registered.set_topology(v1::Topology::horizontal);
     *registered.mutable_horizontal() = Horizontal();

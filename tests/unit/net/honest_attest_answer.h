@@ -14,8 +14,12 @@
 
 namespace vfsynth {
 
+// The curator's start of the run in tests that answer Register by hand.
+inline const std::string kTestRunNonce(64, 'a');
+
 // For tests that play the curator by hand: its AttestPlan answer to a party's `request` in
-// a run of `roster` where every party plans and holds what the requester does. The plan
+// a run of `roster` (started as kTestRunNonce) where every party plans and holds what the
+// requester does. The plan
 // is the request's; each other party's statement is made for it with `secrets` and
 // signed with `identity_of(party)`.
 inline absl::StatusOr<v1::AttestPlanResponse> HonestAttestAnswer(
@@ -33,7 +37,7 @@ inline absl::StatusOr<v1::AttestPlanResponse> HonestAttestAnswer(
     }
     ASSIGN_OR_RETURN(ListIdentity identity, identity_of(party));
     PlanAttestation attestation(party, std::move(identity), secrets);
-    RETURN_IF_ERROR(attestation.State(request.run_id(), request.plan()));
+    RETURN_IF_ERROR(attestation.State(request.run_id(), kTestRunNonce, request.plan()));
     relayed->set_statement(attestation.statement());
   }
   return response;

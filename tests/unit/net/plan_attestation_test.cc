@@ -62,9 +62,10 @@ class PlanAttestationTest : public ::testing::Test {
                                 std::optional<SharedSecrets> secrets = SharedSecrets{kSampling,
                                                                                      kAlignment},
                                 const std::string& run = kRun,
-                                const v1::PrivacyPlan& plan = Plan()) {
+                                const v1::PrivacyPlan& plan = Plan(),
+                                const std::string& nonce = std::string(64, 'a')) {
     PlanAttestation attestation(party, std::move(identity), std::move(secrets));
-    const absl::Status stated = attestation.State(run, plan);
+    const absl::Status stated = attestation.State(run, nonce, plan);
     EXPECT_TRUE(stated.ok()) << stated;
     return attestation;
   }
@@ -136,6 +137,16 @@ TEST_F(PlanAttestationTest, RefusesAStatementOfAnotherRun) {
       Stated("bank", Identity("bank"), SharedSecrets{kSampling, kAlignment}, "an-earlier-run")
           .statement();
   ExpectBanksSignatureRefused(HospitalChecksBank(replayed));
+}
+
+// The same run id started again: a statement of the earlier start is a replay.
+TEST_F(PlanAttestationTest, RefusesAStatementOfAnotherStartOfTheRun) {
+  const std::string replayed = Stated("bank", Identity("bank"), SharedSecrets{kSampling, kAlignment},
+                                      kRun, Plan(), std::string(64, 'b'))
+                                   .statement();
+  const absl::Status refused = HospitalChecksBank(replayed);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("another start of run"));
 }
 
 TEST_F(PlanAttestationTest, NamesAPartyThatSignedAnotherPlan) {
@@ -217,10 +228,11 @@ TEST_F(PlanAttestationTest, UnsignedStatementsStillFindDifferingSecrets) {
 }
 
 TEST(PlanStatementTest, DecodesWhatItEncodesAndRefusesTruncation) {
-  const PlanStatement statement{"run", "bank", "digest", "s", "a"};
+  const PlanStatement statement{"run", "start", "bank", "digest", "s", "a"};
   const std::string encoded = EncodePlanStatement(statement);
   absl::StatusOr<PlanStatement> decoded = DecodePlanStatement(encoded);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->run_nonce, "start");
   EXPECT_EQ(decoded->party, "bank");
   EXPECT_EQ(decoded->alignment_check, "a");
   EXPECT_FALSE(DecodePlanStatement(encoded.substr(0, encoded.size() - 1)).ok());

@@ -82,7 +82,7 @@ v1::PartyConfig Config(const std::string& secrets = "secrets.txt",
 v1::RegisterResponse Registration() {
   v1::RegisterResponse response;
   response.set_run_id(kRunId);
-  response.set_run_nonce(std::string(64, 'a'));
+  response.set_run_nonce(kTestRunNonce);
   response.set_protocol_version(kProtocolVersion);
   response.set_topology(v1::Topology::vertical);
   response.add_parties("alpha");
