@@ -681,6 +681,60 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   }
 }
 
+// A ledger that cannot keep a charge (issue 59, hole 5: a ledger on /dev/full was read
+// forever, and the party hung without a word): the party refuses the run naming its
+// ledger, the curator fails it at once naming the party, and nobody charged anything.
+TEST_F(DistributedTest, APartyWhoseLedgerCannotKeepAChargeFailsTheRunAtOnce) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
+  privacy.set_epsilon(8.0);
+  const absl::Time start = absl::Now();
+  auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
+    v1::PartyConfig config = PartyConfigFor(name, port, privacy);
+    if (name == "bank") config.mutable_privacy()->set_ledger("/dev/full");
+    return config;
+  });
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(),
+              AllOf(HasSubstr("party 'bank' refuses the run"),
+                    HasSubstr("privacy ledger /dev/full is not a regular file")));
+  EXPECT_EQ(outcome.status.state(), v1::failed);
+  EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy ledger /dev/full"));
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+    EXPECT_EQ(outcome.party_epsilon_spent[k], 0.0) << kParties[k];
+  }
+}
+
+// The party's own failure after the plans matched, before anything of it left (a ledger
+// charge or record that cannot be written; here its kept labels, whose path is a
+// directory): the party tells the curator, which fails the run at once instead of waiting
+// for the party until the join timeout.
+TEST_F(DistributedTest, APartysFailureBeforeItsFirstReleaseFailsTheRunAtOnce) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
+  privacy.set_epsilon(8.0);
+  v1::TrainingConfig training = Training();
+  training.set_marginal_weight(1.0);
+  training.set_label_column("class");
+  auto curator = StartCurator(300, privacy, "", training);
+  const std::string labels = CheckpointDir("bank") + "/labels.release";
+  std::filesystem::create_directories(labels);
+  const absl::Time start = absl::Now();
+  auto outcome = RunAll(std::move(curator), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port, privacy);
+  });
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(),
+              AllOf(HasSubstr("party 'bank' refuses the run"), HasSubstr(labels)));
+  ASSERT_FALSE(outcome.parties[2].ok());
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr(labels));
+  for (size_t k = 0; k < kParties.size(); ++k) EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+}
+
 // The joint epsilon assumes one set of settings: a party at another epsilon fails the
 // whole run, named with the setting, before any party has released or charged anything.
 TEST_F(DistributedTest, APartyAtAnotherEpsilonFailsTheRunBeforeAnyRelease) {
