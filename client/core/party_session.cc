@@ -59,39 +59,39 @@ absl::Status PartySession::Session(bool* streamed) {
   RETURN_IF_ERROR(link_->Connect(connect_timeout()));
   ASSIGN_OR_RETURN(const v1::RegisterResponse registered,
                    link_->Register(core_->MakeRegisterRequest(), connect_timeout()));
-  RETURN_IF_ERROR(core_->AcceptRegistration(registered));
+  RETURN_IF_ERROR(RefuseOnError(core_->AcceptRegistration(registered)));
   spdlog::info("registered for run '{}' with {} parties", registered.run_id(),
                registered.parties_size());
   RETURN_IF_ERROR(Align());
   ASSIGN_OR_RETURN(const v1::AttestPlanResponse plan,
                    link_->AttestPlan(core_->MakeAttestPlanRequest(), kAlignTimeout));
-  if (absl::Status accepted = core_->AcceptCuratorPlan(plan); !accepted.ok()) {
-    // Another party's plan or secrets differ, or the curator's plan does: the curator fails
-    // the run for every party at once, with this party's reason.
-    if (accepted.code() != absl::StatusCode::kUnavailable) Refuse(accepted);
-    return accepted;
-  }
+  RETURN_IF_ERROR(RefuseOnError(core_->AcceptCuratorPlan(plan)));
   if (core_->releases_label_pairs()) RETURN_IF_ERROR(ReleaseLabelPairs());
   ASSIGN_OR_RETURN(const std::optional<v1::MarginalsRequest> marginals,
-                   core_->MakeMarginalsRequest());
+                   RefuseOnError(core_->MakeMarginalsRequest()));
   if (marginals.has_value())
     RETURN_IF_ERROR(link_->ReleaseMarginals(*marginals, connect_timeout()).status());
   return Serve(streamed);
 }
 
 absl::Status PartySession::Align() {
-  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> request, core_->MakeAlignRequest());
+  ASSIGN_OR_RETURN(std::optional<v1::AlignRequest> request,
+                   RefuseOnError(core_->MakeAlignRequest()));
   while (request.has_value()) {
     ASSIGN_OR_RETURN(const v1::AlignResponse response, link_->Align(*request, kAlignTimeout));
-    absl::StatusOr<std::optional<v1::AlignRequest>> next = core_->AnswerAlign(response);
-    if (!next.ok()) {
-      // This party's own final verdict (its budget, the curator's answer), not a lost connection.
-      if (next.status().code() != absl::StatusCode::kUnavailable) Refuse(next.status());
-      return next.status();
-    }
-    request = *std::move(next);
+    ASSIGN_OR_RETURN(request, RefuseOnError(core_->AnswerAlign(response)));
   }
   return absl::OkStatus();
+}
+
+absl::Status PartySession::RefuseOnError(absl::Status status) {
+  // This party's own final verdict (its budget, a write its ledger or state refused, the
+  // curator's answer), not a lost connection or a shutdown: the run fails at once for every
+  // party instead of waiting for this one until the join timeout.
+  if (!status.ok() && status.code() != absl::StatusCode::kUnavailable && !Cancelled()) {
+    Refuse(status);
+  }
+  return status;
 }
 
 void PartySession::Refuse(const absl::Status& reason) {
@@ -104,11 +104,12 @@ void PartySession::Refuse(const absl::Status& reason) {
 }
 
 absl::Status PartySession::ReleaseLabelPairs() {
-  ASSIGN_OR_RETURN(const v1::ShareLabelsRequest request, core_->MakeShareLabelsRequest());
+  ASSIGN_OR_RETURN(const v1::ShareLabelsRequest request,
+                   RefuseOnError(core_->MakeShareLabelsRequest()));
   ASSIGN_OR_RETURN(const v1::ShareLabelsResponse labels,
                    link_->ShareLabels(request, kAlignTimeout));
   ASSIGN_OR_RETURN(const std::optional<v1::LabelPairsRequest> tables,
-                   core_->MakeLabelPairsRequest(labels));
+                   RefuseOnError(core_->MakeLabelPairsRequest(labels)));
   if (!tables.has_value()) return absl::OkStatus();
   return link_->ReleaseLabelPairs(*tables, connect_timeout()).status();
 }

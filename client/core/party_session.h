@@ -37,6 +37,13 @@ class PartySession {
   // Tells the curator this party will not take part, so the run fails at once for every
   // party instead of at the join timeout. Best effort: `reason` is what the party reports.
   void Refuse(const absl::Status& reason);
+  // `status` of this party's own step (not the link's), refused to the curator if it failed.
+  absl::Status RefuseOnError(absl::Status status);
+  template <typename T>
+  absl::StatusOr<T> RefuseOnError(absl::StatusOr<T> result) {
+    if (!result.ok()) return RefuseOnError(result.status());
+    return result;
+  }
   // Label pairs (training.label_column): the labels out or in, then this party's tables.
   absl::Status ReleaseLabelPairs();
   // Sleeps before reconnecting; false if the session was cancelled meanwhile.

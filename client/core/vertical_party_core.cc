@@ -496,6 +496,17 @@ absl::Status VerticalPartyCore::ChargeGeneratorRound(int64_t round) {
   return ledger_->Charge(charge->key, charge->mechanism, charge->steps);
 }
 
+absl::Status VerticalPartyCore::StartChargeOf(const v1::CuratorMessage& message) {
+  if (message.has_critic_task()) {
+    return durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); });
+  }
+  if (message.has_generator_feature_gradient()) {
+    return durability_->StartCharge(
+        [this, round = message.round()] { return ChargeGeneratorRound(round); });
+  }
+  return absl::OkStatus();
+}
+
 privacy::RunShape VerticalPartyCore::PrivacyShape() const { return PlanShape(plan_); }
 
 double VerticalPartyCore::epsilon_planned() const {
@@ -657,6 +668,9 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::ReplyTo(const v1::CuratorMes
   v1::PartyMessage reply;
   if (answered_before) {
     RETURN_IF_ERROR(RebuildPending(message));
+    // Charged again, a no-op while the ledger holds the charge: a ledger that lost its
+    // last lines gets them back instead of the reply leaving again uncounted.
+    RETURN_IF_ERROR(StartChargeOf(message));
     reply = *std::move(journaled);
   } else {
     ASSIGN_OR_RETURN(reply, Answer(message));
@@ -687,8 +701,7 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
                   : absl::StrCat(": this party's checkpoint is older than the run (",
                                  damaged_slot_, ")")));
     }
-    RETURN_IF_ERROR(
-        durability_->StartCharge([this, step = message.step()] { return ChargeStep(step); }));
+    RETURN_IF_ERROR(StartChargeOf(message));
     const torch::Tensor slice = Timed(profile_, StepPhase::kCodec,
                                       [&] { return FromWire(message.critic_task().fake_slice()); });
     ASSIGN_OR_RETURN(const auto features, Timed(profile_, StepPhase::kCompute, [&] {
@@ -714,8 +727,7 @@ absl::StatusOr<v1::PartyMessage> VerticalPartyCore::Answer(const v1::CuratorMess
     ToWire(features, reply.mutable_generator_features()->mutable_h());
   } else {
     RETURN_IF_ERROR(model_->CheckPendingRound(message.round()));
-    RETURN_IF_ERROR(durability_->StartCharge(
-        [this, round = message.round()] { return ChargeGeneratorRound(round); }));
+    RETURN_IF_ERROR(StartChargeOf(message));
     const torch::Tensor grad_features = Timed(profile_, StepPhase::kCodec, [&] {
       return FromWire(message.generator_feature_gradient().grad());
     });

@@ -175,6 +175,9 @@ class VerticalPartyCore : public PartyProtocol {
   absl::Status ChargeStep(int64_t step);
   // Ensemble modes: charges the round's sanitised slice gradients before they leave.
   absl::Status ChargeGeneratorRound(int64_t round);
+  // Starts the ledger charge that covers the reply to `message` (none for a generator
+  // task) in the background; BeforeReplyLeaves waits for it.
+  absl::Status StartChargeOf(const v1::CuratorMessage& message);
   // The run as the accountant sees it (after PlanPrivacy).
   privacy::RunShape PrivacyShape() const;
   absl::Status Check(const v1::Tensor& tensor, int64_t cols, const std::string& name) const;

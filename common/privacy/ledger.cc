@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -14,8 +15,8 @@
 namespace vfsynth::privacy {
 namespace {
 
-constexpr char kMagic[] = "vfsynth-privacy-ledger";
-constexpr char kVersion[] = "3";
+constexpr const char* kMagic = kPrivacyLedgerMagic;
+constexpr char kVersion[] = "4";
 constexpr char kChargeTag[] = "charge";
 constexpr char kReleaseTag[] = "release";
 
@@ -47,6 +48,40 @@ absl::Status ValidateConfig(const LedgerConfig& config) {
     return absl::InvalidArgumentError("epsilon budgets must be > 0");
   }
   return absl::OkStatus();
+}
+
+// The configuration a ledger's header records (`ledger`, "privacy ledger <path>", names it).
+absl::StatusOr<LedgerConfig> ConfigFromHeader(const LedgerFields& header,
+                                              const std::string& ledger) {
+  LedgerConfig config;
+  config.run_id = HeaderField(header, "run_id");
+  absl::StatusOr<Sampler> sampler = ParseSampler(HeaderField(header, "sampler"));
+  absl::StatusOr<Conversion> conversion = ParseConversion(HeaderField(header, "conversion"));
+  absl::StatusOr<double> delta = LedgerDoubleField(header, "delta", 1);
+  absl::StatusOr<double> budget = LedgerDoubleField(header, "epsilon_budget", 1);
+  absl::StatusOr<double> unamplified = LedgerDoubleField(header, "epsilon_budget_unamplified", 1);
+  for (const absl::Status& status : {sampler.status(), conversion.status(), delta.status(),
+                                     budget.status(), unamplified.status()}) {
+    if (!status.ok()) {
+      return absl::DataLossError(absl::StrCat(ledger, ": its header: ", status.message()));
+    }
+  }
+  config.sampler = *sampler;
+  config.conversion = *conversion;
+  config.delta = *delta;
+  config.epsilon_budget = *budget;
+  config.epsilon_budget_unamplified = *unamplified;
+  if (absl::Status valid = ValidateConfig(config); !valid.ok()) {
+    return absl::DataLossError(absl::StrCat(ledger, ": its header: ", valid.message()));
+  }
+  return config;
+}
+
+// A recorded epsilon against the one recomputed from the charges (slack for the order in
+// which the RDP curves were summed).
+bool SameEpsilon(double recorded, double recomputed) {
+  return recorded == recomputed ||
+         std::fabs(recorded - recomputed) <= 1e-6 * std::max(1.0, std::fabs(recomputed));
 }
 
 bool SameMechanism(const StepMechanism& a, const StepMechanism& b) {
@@ -92,65 +127,92 @@ absl::StatusOr<std::unique_ptr<PrivacyLedger>> PrivacyLedger::OpenFile(const std
                  ledger->id_);
     return ledger;
   }
-  RETURN_IF_ERROR(ledger->Replay(ledger->file_->lines()));
+  RETURN_IF_ERROR(ledger->Replay());
   return ledger;
 }
 
-absl::Status PrivacyLedger::Replay(const std::vector<std::string>& lines) {
+absl::StatusOr<LedgerInspection> PrivacyLedger::Inspect(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file,
+                   LedgerFile::OpenForReading(path, "privacy ledger"));
+  ASSIGN_OR_RETURN(const LedgerFields header, file->CheckHeader(kMagic, kVersion, {}));
+  ASSIGN_OR_RETURN(const LedgerConfig config, ConfigFromHeader(header, file->name()));
+  LedgerInspection inspection;
+  inspection.torn_bytes = file->torn_bytes();
+  inspection.ledger.reset(new PrivacyLedger(path, config, std::move(file)));
+  PrivacyLedger& ledger = *inspection.ledger;
+  absl::MutexLock lock(&ledger.mu_);
+  inspection.verification = ledger.Replay();
+  return inspection;
+}
+
+absl::Status PrivacyLedger::Replay() {
   mu_.AssertHeld();
   RETURN_IF_ERROR(ReplayHeader());
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const int line_no = static_cast<int>(i) + 1;
-    ASSIGN_OR_RETURN(auto parsed, ParseLedgerLine(lines[i], line_no));
-    const auto& [tag, fields] = parsed;
-    if (tag == kReleaseTag) {
-      ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(fields, "round", line_no));
-      ASSIGN_OR_RETURN(const std::string name, LedgerField(fields, "name", line_no));
-      ASSIGN_OR_RETURN(const std::string sha256, LedgerField(fields, "sha256", line_no));
-      if (records_.count(round) == 0 || !releases_.emplace(name, sha256).second) {
-        return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": release '", name,
-                                                "' of an uncharged round or recorded twice"));
-      }
-      continue;
-    }
-    if (tag != kChargeTag) {
-      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": unknown record ", tag));
-    }
-    Record record;
-    record.mechanism.sampler = config_.sampler;
-    ASSIGN_OR_RETURN(record.round, LedgerIntField(fields, "round", line_no));
-    ASSIGN_OR_RETURN(record.steps, LedgerIntField(fields, "steps", line_no));
-    ASSIGN_OR_RETURN(record.mechanism.sample_rate, LedgerDoubleField(fields, "q", line_no));
-    ASSIGN_OR_RETURN(const std::string z_list, LedgerField(fields, "z", line_no));
-    ASSIGN_OR_RETURN(record.mechanism.noise_multipliers, LedgerDoubleList(z_list, "z", line_no));
-    // Written only for charges with randomized response.
-    if (auto rr = fields.find("rr"); rr != fields.end()) {
-      ASSIGN_OR_RETURN(record.mechanism.randomized_responses,
-                       LedgerDoubleList(rr->second, "rr", line_no));
-    }
-    ASSIGN_OR_RETURN(const double recorded_eps, LedgerDoubleField(fields, "epsilon", line_no));
-    if (!records_.empty() && record.round <= records_.rbegin()->first) {
+  const LedgerBody body = file_->Body();
+  for (const LedgerRecord& record : body.records) {
+    if (absl::Status replayed = ReplayRecord(record); !replayed.ok()) {
       return absl::DataLossError(
-          absl::StrCat("ledger line ", line_no, ": round ", record.round, " is not increasing"));
-    }
-    if (absl::Status s = Apply(record); !s.ok()) {
-      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": ", s.message()));
-    }
-    ASSIGN_OR_RETURN(const EpsilonAndOrder now,
-                     amplified_.GetEpsilon(config_.delta, config_.conversion));
-    // A newer accountant may compute a slightly different ε; the parameters
-    // are the record, the stored ε is only for humans.
-    if (std::fabs(now.epsilon - recorded_eps) > 1e-6 * std::max(1.0, recorded_eps)) {
-      spdlog::warn("privacy ledger {} line {}: recorded epsilon {} but recomputed {}", path_,
-                   line_no, recorded_eps, now.epsilon);
+          absl::StrCat(file_->name(), " line ", record.line_no, ": ", replayed.message()));
     }
   }
+  RETURN_IF_ERROR(body.status);
   const PrivacySpent spent = SpentLocked();
   spdlog::info(
       "privacy ledger {}: replayed {} rounds (last {}), epsilon {:.4f} (no amplification "
       "{:.4f}) of budget {}",
       path_, spent.rounds, spent.last_round, spent.epsilon, spent.epsilon_unamplified,
       config_.epsilon_budget);
+  return absl::OkStatus();
+}
+
+absl::Status PrivacyLedger::ReplayRecord(const LedgerRecord& record) {
+  if (record.tag == kChargeTag) return ReplayCharge(record);
+  if (record.tag != kReleaseTag) return absl::DataLossError(absl::StrCat("unknown record ", record.tag));
+  ReleaseEntry release;
+  ASSIGN_OR_RETURN(release.round, LedgerIntField(record.fields, "round", record.line_no));
+  ASSIGN_OR_RETURN(release.name, LedgerField(record.fields, "name", record.line_no));
+  ASSIGN_OR_RETURN(release.sha256, LedgerField(record.fields, "sha256", record.line_no));
+  if (records_.count(release.round) == 0 || !releases_.emplace(release.name, release.sha256).second) {
+    return absl::DataLossError(
+        absl::StrCat("release '", release.name, "' of an uncharged round or recorded twice"));
+  }
+  release_order_.push_back(std::move(release));
+  return absl::OkStatus();
+}
+
+absl::Status PrivacyLedger::ReplayCharge(const LedgerRecord& record) {
+  const LedgerFields& fields = record.fields;
+  const int line_no = record.line_no;
+  ChargeEntry charge;
+  charge.mechanism.sampler = config_.sampler;
+  ASSIGN_OR_RETURN(charge.round, LedgerIntField(fields, "round", line_no));
+  ASSIGN_OR_RETURN(charge.steps, LedgerIntField(fields, "steps", line_no));
+  ASSIGN_OR_RETURN(charge.mechanism.sample_rate, LedgerDoubleField(fields, "q", line_no));
+  ASSIGN_OR_RETURN(const std::string z_list, LedgerField(fields, "z", line_no));
+  ASSIGN_OR_RETURN(charge.mechanism.noise_multipliers, LedgerDoubleList(z_list, "z", line_no));
+  // Written only for charges with randomized response.
+  if (auto rr = fields.find("rr"); rr != fields.end()) {
+    ASSIGN_OR_RETURN(charge.mechanism.randomized_responses,
+                     LedgerDoubleList(rr->second, "rr", line_no));
+  }
+  ASSIGN_OR_RETURN(const double recorded, LedgerDoubleField(fields, "epsilon", line_no));
+  ASSIGN_OR_RETURN(const double recorded_unamplified,
+                   LedgerDoubleField(fields, "epsilon_unamplified", line_no));
+  if (!records_.empty() && charge.round <= records_.rbegin()->first) {
+    return absl::DataLossError(absl::StrCat("round ", charge.round, " is not increasing"));
+  }
+  RETURN_IF_ERROR(Apply(charge));
+  // The parameters are the record; the epsilons it states must be theirs, or a charge was
+  // edited or one before it is missing.
+  const ChargeEntry& applied = records_.rbegin()->second;
+  if (!SameEpsilon(recorded, applied.epsilon) ||
+      !SameEpsilon(recorded_unamplified, applied.epsilon_unamplified)) {
+    return absl::DataLossError(absl::StrCat(
+        "records epsilon ", ExactDouble(recorded), " (no amplification ",
+        ExactDouble(recorded_unamplified), ") but the charges up to it give ",
+        ExactDouble(applied.epsilon), " (", ExactDouble(applied.epsilon_unamplified),
+        "): the line was edited, or a charge before it is missing"));
+  }
   return absl::OkStatus();
 }
 
@@ -161,17 +223,23 @@ absl::Status PrivacyLedger::ReplayHeader() {
   return absl::OkStatus();
 }
 
-absl::Status PrivacyLedger::Apply(const Record& record) {
-  RETURN_IF_ERROR(ValidateMechanism(record.mechanism));
-  if (record.steps < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("steps must be >= 1, got ", record.steps));
+absl::Status PrivacyLedger::Apply(const ChargeEntry& charge) {
+  RETURN_IF_ERROR(ValidateMechanism(charge.mechanism));
+  if (charge.steps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("steps must be >= 1, got ", charge.steps));
   }
-  StepMechanism exposed = record.mechanism;
+  StepMechanism exposed = charge.mechanism;
   exposed.sample_rate = 1.0;
-  RETURN_IF_ERROR(amplified_.Compose(record.mechanism, record.steps));
-  RETURN_IF_ERROR(unamplified_.Compose(exposed, record.steps));
-  records_[record.round] = record;
-  steps_ += record.steps;
+  RETURN_IF_ERROR(amplified_.Compose(charge.mechanism, charge.steps));
+  RETURN_IF_ERROR(unamplified_.Compose(exposed, charge.steps));
+  ASSIGN_OR_RETURN(const EpsilonAndOrder amplified,
+                   amplified_.GetEpsilon(config_.delta, config_.conversion));
+  ASSIGN_OR_RETURN(const EpsilonAndOrder unamplified,
+                   unamplified_.GetEpsilon(config_.delta, config_.conversion));
+  ChargeEntry& kept = records_[charge.round] = charge;
+  kept.epsilon = amplified.epsilon;
+  kept.epsilon_unamplified = unamplified.epsilon;
+  steps_ += charge.steps;
   return absl::OkStatus();
 }
 
@@ -264,11 +332,13 @@ absl::Status PrivacyLedger::Charge(int64_t round, const StepMechanism& mechanism
                                {"order", ExactDouble(after.order)},
                                {"epsilon_unamplified", ExactDouble(after.epsilon_unamplified)},
                                {"order_unamplified", ExactDouble(after.order_unamplified)}});
-  RETURN_IF_ERROR(AppendLine(FormatLedgerLine(kChargeTag, fields)));
-  return Apply(Record{round, steps, mechanism});
+  RETURN_IF_ERROR(file_->Append(kChargeTag, fields));
+  ChargeEntry charge;
+  charge.round = round;
+  charge.steps = steps;
+  charge.mechanism = mechanism;
+  return Apply(charge);
 }
-
-absl::Status PrivacyLedger::AppendLine(const std::string& line) { return file_->Append(line); }
 
 absl::Status PrivacyLedger::RecordRelease(int64_t round, const std::string& name,
                                           const std::string& sha256) {
@@ -290,9 +360,10 @@ absl::Status PrivacyLedger::RecordRelease(int64_t round, const std::string& name
                      ": its charge covers that release alone, and another would be released "
                      "without being counted"));
   }
-  RETURN_IF_ERROR(AppendLine(FormatLedgerLine(
-      kReleaseTag, {{"round", absl::StrCat(round)}, {"name", name}, {"sha256", sha256}})));
+  RETURN_IF_ERROR(file_->Append(
+      kReleaseTag, {{"round", absl::StrCat(round)}, {"name", name}, {"sha256", sha256}}));
   releases_[name] = sha256;
+  release_order_.push_back({round, name, sha256});
   return absl::OkStatus();
 }
 
@@ -311,6 +382,18 @@ int64_t PrivacyLedger::charges() const {
 int64_t PrivacyLedger::releases() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(releases_.size());
+}
+
+std::vector<ChargeEntry> PrivacyLedger::ChargeHistory() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ChargeEntry> charges;
+  for (const auto& [round, charge] : records_) charges.push_back(charge);
+  return charges;
+}
+
+std::vector<ReleaseEntry> PrivacyLedger::Releases() const {
+  absl::MutexLock lock(&mu_);
+  return release_order_;
 }
 
 bool PrivacyLedger::IsCharged(int64_t round) const {

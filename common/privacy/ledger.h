@@ -29,6 +29,9 @@
 
 namespace vfsynth::privacy {
 
+// The tag of a ledger's header line: which kind of ledger a file is.
+inline constexpr char kPrivacyLedgerMagic[] = "vfsynth-privacy-ledger";
+
 struct LedgerConfig {
   std::string run_id;  // non-empty; no tabs, newlines or '='
   Sampler sampler = Sampler::kWithoutReplacement;
@@ -51,12 +54,39 @@ struct PrivacySpent {
   int64_t last_round = -1;  // -1: nothing charged yet
 };
 
+// A charge as the ledger holds it, with what the run had spent once it was made.
+struct ChargeEntry {
+  int64_t round = 0;
+  int64_t steps = 0;
+  StepMechanism mechanism;
+  double epsilon = 0.0;              // amplified, after this charge
+  double epsilon_unamplified = 0.0;  // no amplification, after this charge
+};
+
+// A kept release the ledger records under the charge of `round`.
+struct ReleaseEntry {
+  int64_t round = 0;
+  std::string name;
+  std::string sha256;
+};
+
+class PrivacyLedger;
+
+// A ledger read for an audit (`vfsynth ledger show`), whatever run it belongs to.
+struct LedgerInspection {
+  std::unique_ptr<PrivacyLedger> ledger;  // holding the records up to the first break
+  absl::Status verification;              // OK, or that break, naming the file and line
+  int64_t torn_bytes = 0;                 // of a last line a crash left unfinished
+};
+
 class PrivacyLedger {
  public:
   // Creates `path` (writing its header with a new random ledger id) or replays
   // it: checks the header's format version and that it matches `config`, every
-  // complete line's checksum, that rounds increase and that every release
-  // record follows its charge. A torn last line (no trailing newline: a crash
+  // complete line's checksum and its link to the line before (LedgerFile), that
+  // rounds increase, that every release record follows its charge and that the
+  // epsilons each charge records are the ones its charges give. DATA_LOSS names
+  // the file and the line. A torn last line (no trailing newline: a crash
   // mid-append) is dropped and the file truncated to its last complete line;
   // any other damage is DATA_LOSS. FAILED_PRECONDITION if the file has another
   // format version, belongs to another run/config or another process holds it
@@ -67,6 +97,10 @@ class PrivacyLedger {
   // file or one without a header is NOT_FOUND, never a new ledger.
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenExisting(const std::string& path,
                                                                      const LedgerConfig& config);
+  // Reads `path` without locking or changing it, with the configuration its header
+  // records. An error if it is no privacy ledger of this format version; a ledger
+  // that does not verify is returned with `verification` saying where it breaks.
+  static absl::StatusOr<LedgerInspection> Inspect(const std::string& path);
   ~PrivacyLedger();
   PrivacyLedger(const PrivacyLedger&) = delete;
   PrivacyLedger& operator=(const PrivacyLedger&) = delete;
@@ -98,6 +132,9 @@ class PrivacyLedger {
   int64_t charges() const;
   // Number of recorded releases.
   int64_t releases() const;
+  // Every charge, by round, and every recorded release, in the order recorded.
+  std::vector<ChargeEntry> ChargeHistory() const;
+  std::vector<ReleaseEntry> Releases() const;
   PrivacySpent Spent() const;
   const LedgerConfig& config() const { return config_; }
   const std::string& path() const { return path_; }
@@ -106,23 +143,18 @@ class PrivacyLedger {
   const std::string& id() const { return id_; }
 
  private:
-  struct Record {
-    int64_t round = 0;
-    int64_t steps = 0;
-    StepMechanism mechanism;
-  };
-
   PrivacyLedger(std::string path, LedgerConfig config, std::unique_ptr<LedgerFile> file);
   static absl::StatusOr<std::unique_ptr<PrivacyLedger>> OpenFile(const std::string& path,
                                                                  const LedgerConfig& config,
                                                                  bool create);
-  absl::Status Replay(const std::vector<std::string>& lines) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Replay() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReplayRecord(const LedgerRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReplayCharge(const LedgerRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReplayHeader();
-  absl::Status Apply(const Record& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Apply(const ChargeEntry& charge) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PrivacySpent> SpentAfterLocked(const StepMechanism& mechanism, int64_t steps) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivacySpent SpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AppendLine(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_;
   const LedgerConfig config_;
@@ -131,7 +163,8 @@ class PrivacyLedger {
   mutable absl::Mutex mu_;
   RdpAccountant amplified_ ABSL_GUARDED_BY(mu_);
   RdpAccountant unamplified_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, Record> records_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, ChargeEntry> records_ ABSL_GUARDED_BY(mu_);
+  std::vector<ReleaseEntry> release_order_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> releases_ ABSL_GUARDED_BY(mu_);  // name -> SHA-256
   int64_t steps_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,12 +16,15 @@
 #include "absl/strings/str_split.h"
 #include "common/base/file_io.h"
 #include "common/base/fnv.h"
+#include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth::privacy {
 namespace {
 
 constexpr char kChecksumKey[] = "fnv64=";
+// The SHA-256 of the line before: the chain.
+constexpr char kPrevKey[] = "prev";
 
 absl::Status BadField(const std::string& key, const std::string& text, int line_no) {
   return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": bad ", key, " '", text, "'"));
@@ -34,37 +38,87 @@ absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::Open(const std::string& 
   if (fd < 0 && errno == ENOENT && !create)
     return absl::NotFoundError(absl::StrCat(what, " ", path, " does not exist"));
   if (fd < 0) return ErrnoError(absl::StrCat("cannot open ", what), path);
-  // One writer per ledger: a second daemon on the same file would double-spend.
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
+  return OpenFd(path, std::move(what), fd, /*writable=*/true, /*must_exist=*/!create);
+}
+
+absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::OpenForReading(const std::string& path,
+                                                                       std::string what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return absl::NotFoundError(absl::StrCat(what, " ", path, " does not exist"));
+  if (fd < 0) return ErrnoError(absl::StrCat("cannot open ", what), path);
+  return OpenFd(path, std::move(what), fd, /*writable=*/false, /*must_exist=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<LedgerFile>> LedgerFile::OpenFd(const std::string& path,
+                                                               std::string what, int fd,
+                                                               bool writable, bool must_exist) {
+  std::unique_ptr<LedgerFile> file(new LedgerFile(path, std::move(what), fd, writable));
+  struct stat info;
+  if (::fstat(fd, &info) != 0) return ErrnoError(absl::StrCat("cannot stat ", file->what_), path);
+  if (!S_ISREG(info.st_mode)) {
     return absl::FailedPreconditionError(
-        absl::StrCat(what, " ", path, " is in use by another process"));
+        absl::StrCat(file->name(),
+                     " is not a regular file: a ledger must be a file on a filesystem that keeps "
+                     "what is appended to it"));
   }
-  std::unique_ptr<LedgerFile> file(new LedgerFile(path, std::move(what), fd));
+  // One writer per ledger: a second daemon on the same file would double-spend.
+  if (writable && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(file->name(), " is in use by another process"));
+  }
   ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
   const size_t last_newline = contents.rfind('\n');
   const size_t complete = last_newline == std::string::npos ? 0 : last_newline + 1;
-  if (complete < contents.size()) {
-    spdlog::warn("{} {}: dropping a torn last line ({} bytes) left by a crash", file->what_, path,
+  if (complete < contents.size() && writable) {
+    spdlog::warn("{}: dropping a torn last line ({} bytes) left by a crash", file->name(),
                  contents.size() - complete);
     if (::ftruncate(fd, static_cast<off_t>(complete)) != 0 || ::fsync(fd) != 0) {
       return ErrnoError(absl::StrCat("cannot truncate torn ", file->what_), path);
     }
-    contents.resize(complete);
   }
+  file->torn_bytes_ = static_cast<int64_t>(contents.size() - complete);
+  contents.resize(complete);
   file->size_ = static_cast<int64_t>(contents.size());
   for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipEmpty()))
     file->lines_.emplace_back(line);
-  if (file->lines_.empty() && !create) {
-    return absl::NotFoundError(
-        absl::StrCat(file->what_, " ", path, " is empty (it has no header)"));
+  if (!file->lines_.empty()) file->last_line_ = file->lines_.back();
+  if (file->lines_.empty() && must_exist) {
+    return absl::NotFoundError(absl::StrCat(file->name(), " is empty (it has no header)"));
   }
   return file;
 }
 
 absl::Status LedgerFile::WriteHeader(absl::string_view magic, const LedgerFieldList& fields) {
-  RETURN_IF_ERROR(Append(FormatLedgerLine(magic, fields)));
+  const std::string line = FormatLedgerLine(magic, fields);
+  RETURN_IF_ERROR(AppendLine(line));
+  last_line_ = line.substr(0, line.size() - 1);
   return SyncDirectoryOf(path_);
+}
+
+LedgerBody LedgerFile::Body() const {
+  LedgerBody body;
+  for (size_t i = 1; i < lines_.size(); ++i) {
+    const int line_no = static_cast<int>(i) + 1;
+    absl::StatusOr<std::pair<std::string, LedgerFields>> parsed =
+        ParseLedgerLine(lines_[i], line_no);
+    if (!parsed.ok()) {
+      body.status = absl::DataLossError(absl::StrCat(name(), ": ", parsed.status().message()));
+      return body;
+    }
+    LedgerFields& fields = parsed->second;
+    auto prev = fields.find(kPrevKey);
+    if (prev == fields.end() || prev->second != Sha256Hex(lines_[i - 1])) {
+      body.status = absl::DataLossError(absl::StrCat(
+          name(), " line ", line_no, " does not follow line ", line_no - 1,
+          " (its prev digest is not that line's): a line was removed, inserted, duplicated, "
+          "reordered or edited there, and the ledger no longer shows what the run spent"));
+      return body;
+    }
+    fields.erase(prev);
+    body.records.push_back({line_no, std::move(parsed->first), std::move(fields)});
+  }
+  return body;
 }
 
 absl::StatusOr<LedgerFields> LedgerFile::CheckHeader(absl::string_view magic,
@@ -100,7 +154,19 @@ absl::StatusOr<LedgerFields> CheckHeaderLine(absl::string_view line, absl::strin
 
 LedgerFile::~LedgerFile() { ::close(fd_); }
 
-absl::Status LedgerFile::Append(const std::string& line) {
+absl::Status LedgerFile::Append(absl::string_view tag, const LedgerFieldList& fields) {
+  LedgerFieldList chained = fields;
+  chained.emplace_back(kPrevKey, Sha256Hex(last_line_));
+  const std::string line = FormatLedgerLine(tag, chained);
+  RETURN_IF_ERROR(AppendLine(line));
+  last_line_ = line.substr(0, line.size() - 1);
+  return absl::OkStatus();
+}
+
+absl::Status LedgerFile::AppendLine(const std::string& line) {
+  if (!writable_) {
+    return absl::FailedPreconditionError(absl::StrCat(name(), " is open for reading only"));
+  }
   if (broken_) {
     return absl::FailedPreconditionError(
         absl::StrCat(what_, " ", path_, " had a failed write; reopen it before writing again"));

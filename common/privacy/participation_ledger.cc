@@ -14,8 +14,8 @@
 namespace vfsynth::privacy {
 namespace {
 
-constexpr char kMagic[] = "vfsynth-participation-ledger";
-constexpr char kVersion[] = "2";
+constexpr const char* kMagic = kParticipationLedgerMagic;
+constexpr char kVersion[] = "3";
 constexpr char kTakeTag[] = "take";
 constexpr char kRoundTag[] = "round";
 
@@ -71,43 +71,66 @@ absl::StatusOr<std::unique_ptr<ParticipationLedger>> ParticipationLedger::OpenFi
   return ledger;
 }
 
+absl::StatusOr<ParticipationInspection> ParticipationLedger::Inspect(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<LedgerFile> file,
+                   LedgerFile::OpenForReading(path, "participation ledger"));
+  ASSIGN_OR_RETURN(const LedgerFields header, file->CheckHeader(kMagic, kVersion, {}));
+  ParticipationConfig config;
+  config.run_id = HeaderField(header, "run_id");
+  ASSIGN_OR_RETURN(config.cap, LedgerIntField(header, "cap", 1));
+  ASSIGN_OR_RETURN(config.epsilon_per_participation,
+                   LedgerDoubleField(header, "epsilon_per_participation", 1));
+  if (absl::Status valid = ValidateConfig(config); !valid.ok()) {
+    return absl::DataLossError(absl::StrCat(file->name(), ": its header: ", valid.message()));
+  }
+  ParticipationInspection inspection;
+  inspection.torn_bytes = file->torn_bytes();
+  inspection.ledger.reset(new ParticipationLedger(config, std::move(file)));
+  ParticipationLedger& ledger = *inspection.ledger;
+  absl::MutexLock lock(&ledger.mu_);
+  inspection.verification = ledger.Replay();
+  return inspection;
+}
+
 absl::Status ParticipationLedger::Replay() {
-  const std::vector<std::string>& lines = file_->lines();
-  const std::string& path = file_->path();
   ASSIGN_OR_RETURN(const LedgerFields header,
                    file_->CheckHeader(kMagic, kVersion, ConfigFields(config_)));
-  ASSIGN_OR_RETURN(id_, HeaderLedgerId(header, absl::StrCat("participation ledger ", path)));
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const int line_no = static_cast<int>(i) + 1;
-    ASSIGN_OR_RETURN(const auto parsed, ParseLedgerLine(lines[i], line_no));
-    ++records_;
-    if (parsed.first == kRoundTag) {
-      ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(parsed.second, "round", line_no));
-      ASSIGN_OR_RETURN(std::string question, LedgerField(parsed.second, "question", line_no));
-      if (!questions_.emplace(round, std::move(question)).second) {
-        return absl::DataLossError(
-            absl::StrCat("ledger line ", line_no, ": round ", round, " is bound twice"));
-      }
-      continue;
-    }
-    if (parsed.first != kTakeTag) {
+  ASSIGN_OR_RETURN(id_, HeaderLedgerId(header, file_->name()));
+  const LedgerBody body = file_->Body();
+  for (const LedgerRecord& record : body.records) {
+    if (absl::Status replayed = ReplayRecord(record); !replayed.ok()) {
       return absl::DataLossError(
-          absl::StrCat("ledger line ", line_no, ": unknown record ", parsed.first));
+          absl::StrCat(file_->name(), " line ", record.line_no, ": ", replayed.message()));
     }
-    ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(parsed.second, "round", line_no));
-    ASSIGN_OR_RETURN(const std::string key, LedgerField(parsed.second, "user", line_no));
-    User& user = users_[key];
-    if (round <= user.last_round || user.participations >= config_.cap) {
-      return absl::DataLossError(absl::StrCat("ledger line ", line_no, ": user ", key,
-                                              " takes round ", round,
-                                              " out of order or beyond its cap"));
-    }
-    ++user.participations;
-    user.last_round = round;
-    most_ = std::max(most_, user.participations);
   }
+  RETURN_IF_ERROR(body.status);
   spdlog::info("participation ledger {}: replayed {} users, at most {} of {} participations each",
-               path, users_.size(), most_, config_.cap);
+               file_->path(), users_.size(), most_, config_.cap);
+  return absl::OkStatus();
+}
+
+absl::Status ParticipationLedger::ReplayRecord(const LedgerRecord& record) {
+  ++records_;
+  ASSIGN_OR_RETURN(const int64_t round, LedgerIntField(record.fields, "round", record.line_no));
+  if (record.tag == kRoundTag) {
+    ASSIGN_OR_RETURN(std::string question, LedgerField(record.fields, "question", record.line_no));
+    if (!questions_.emplace(round, std::move(question)).second) {
+      return absl::DataLossError(absl::StrCat("round ", round, " is bound twice"));
+    }
+    return absl::OkStatus();
+  }
+  if (record.tag != kTakeTag) {
+    return absl::DataLossError(absl::StrCat("unknown record ", record.tag));
+  }
+  ASSIGN_OR_RETURN(const std::string key, LedgerField(record.fields, "user", record.line_no));
+  User& user = users_[key];
+  if (round <= user.last_round || user.participations >= config_.cap) {
+    return absl::DataLossError(absl::StrCat("user ", key, " takes round ", round,
+                                            " out of order or beyond its cap"));
+  }
+  ++user.participations;
+  user.last_round = round;
+  most_ = std::max(most_, user.participations);
   return absl::OkStatus();
 }
 
@@ -130,8 +153,7 @@ absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
         absl::StrCat("user ", user, " has answered its cap of ", config_.cap, " rounds (epsilon ",
                      config_.cap * config_.epsilon_per_participation, ")"));
   }
-  RETURN_IF_ERROR(
-      file_->Append(FormatLedgerLine(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}})));
+  RETURN_IF_ERROR(file_->Append(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}}));
   ++records_;
   User& after = users_[user];
   ++after.participations;
@@ -155,8 +177,8 @@ absl::Status ParticipationLedger::BindRound(int64_t round, const std::string& qu
         "): answering it again under another model would reveal what the users' answers "
         "hide, so it is refused"));
   }
-  RETURN_IF_ERROR(file_->Append(
-      FormatLedgerLine(kRoundTag, {{"round", absl::StrCat(round)}, {"question", question}})));
+  RETURN_IF_ERROR(
+      file_->Append(kRoundTag, {{"round", absl::StrCat(round)}, {"question", question}}));
   ++records_;
   questions_.emplace(round, question);
   return absl::OkStatus();
@@ -165,6 +187,11 @@ absl::Status ParticipationLedger::BindRound(int64_t round, const std::string& qu
 int64_t ParticipationLedger::records() const {
   absl::MutexLock lock(&mu_);
   return records_;
+}
+
+int64_t ParticipationLedger::rounds() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(questions_.size());
 }
 
 int64_t ParticipationLedger::participations(const std::string& user) const {

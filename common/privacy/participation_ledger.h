@@ -14,6 +14,9 @@
 
 namespace vfsynth::privacy {
 
+// The tag of a ledger's header line: which kind of ledger a file is.
+inline constexpr char kParticipationLedgerMagic[] = "vfsynth-participation-ledger";
+
 struct ParticipationConfig {
   std::string run_id;                    // non-empty; no tabs, newlines or '='
   int64_t cap = 1;                       // t_r: rounds a user may answer, >= 1
@@ -30,16 +33,29 @@ struct ParticipationConfig {
 // a restart is a no-op, so a round may only ever be answered to one question: the same
 // coins under another model would be a second answer charged as none.
 // User keys are written to the file: pass a keyed digest of the user, not its raw value.
+class ParticipationLedger;
+
+// A participation ledger read for an audit (`vfsynth ledger show`).
+struct ParticipationInspection {
+  std::unique_ptr<ParticipationLedger> ledger;  // holding the records up to the first break
+  absl::Status verification;  // OK, or that break, naming the file and line
+  int64_t torn_bytes = 0;     // of a last line a crash left unfinished
+};
+
 class ParticipationLedger {
  public:
   // Creates `path` (with a new random ledger id) or replays it, as PrivacyLedger::Open
-  // does (format version, run and configuration, checksums, torn last line, one process
-  // at a time).
+  // does (format version, run and configuration, checksums and the chain of lines, torn
+  // last line, one process at a time).
   static absl::StatusOr<std::unique_ptr<ParticipationLedger>> Open(
       const std::string& path, const ParticipationConfig& config);
   // The same for a ledger that must exist already (a resumed run): NOT_FOUND otherwise.
   static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenExisting(
       const std::string& path, const ParticipationConfig& config);
+
+  // Reads `path` without locking or changing it, with the configuration its header
+  // records; a ledger that does not verify is returned with `verification` saying where.
+  static absl::StatusOr<ParticipationInspection> Inspect(const std::string& path);
 
   // Records, fsynced, that `user` answers `round`. OK without writing if it already did;
   // RESOURCE_EXHAUSTED (nothing written) if the user has answered `cap` rounds;
@@ -61,6 +77,8 @@ class ParticipationLedger {
   double max_epsilon_spent() const;
   // Users with at least one answer.
   int64_t users() const;
+  // Rounds bound to a question.
+  int64_t rounds() const;
   const ParticipationConfig& config() const { return config_; }
   const std::string& path() const { return file_->path(); }
   // Drawn when the ledger is created and kept in its header: the party's kept state names
@@ -80,6 +98,7 @@ class ParticipationLedger {
   static absl::StatusOr<std::unique_ptr<ParticipationLedger>> OpenFile(
       const std::string& path, const ParticipationConfig& config, bool create);
   absl::Status Replay() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReplayRecord(const LedgerRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ParticipationConfig config_;
   const std::unique_ptr<LedgerFile> file_;  // appended under mu_

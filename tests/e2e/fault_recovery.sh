@@ -7,7 +7,8 @@
 #      --resume;
 #      in 2 and 3 the run completes, every party's ledger charges its marginal release
 #      (key 0; strict turns the marginal loss on by default) and each critic step (keys
-#      1..) exactly once, and its final epsilon equals the uninterrupted run's;
+#      1..) exactly once, its final epsilon equals the uninterrupted run's, and
+#      `vfsynth ledger show` verifies it;
 #   4. a party that never comes back: the curator fails the run once its reconnect
 #      timeout passes, naming the party;
 #   5. the curator resumed from another start's checkpoint directory (same run id and
@@ -112,6 +113,10 @@ assert float(got[0]["q"]) == 1.0, f"key 0 is not the unsampled marginal release:
 assert got[-1]["epsilon"] == reference[-1]["epsilon"], (got[-1]["epsilon"], reference[-1]["epsilon"])
 print(sys.argv[1], "charged", len(rounds), "steps once each; epsilon", got[-1]["epsilon"])
 PY
+    # Every line of the ledger, crashes and torn appends included, still verifies.
+    "$BIN/vfsynth" ledger show "$1/$party.ledger" > "$1/$party.ledger.shown" 2>&1 \
+      || fail "vfsynth ledger show $1/$party.ledger: $(tail -n 1 "$1/$party.ledger.shown")"
+    grep -q '^verified: ' "$1/$party.ledger.shown" || fail "$party's ledger in $1 is not verified"
   done
 }
 random_step() { echo $(( 3 + RANDOM % (STEPS - 8) )); }

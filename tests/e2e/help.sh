@@ -29,6 +29,7 @@ expect_help curator json -- "$BIN/vfsynth" status --help
 expect_help real synthetic schema target out parties holdout -- "$BIN/vfsynth" eval --help
 expect_help mode epsilon delta party_count schema parties label -- "$BIN/vfsynth" privacy --help
 expect_help generator output rows label_column -- "$BIN/vfsynth" synthesize --help
+expect_help log_level -- "$BIN/vfsynth" ledger --help
 # --version names the project's version and the build type.
 for binary in vfsynth vfsynth-curator vfsynth-party; do
   "$BIN/$binary" --version > "$WORK/version" || fail "$binary --version exited $?"

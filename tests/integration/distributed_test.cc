@@ -419,6 +419,14 @@ TEST_F(DistributedTest, MarginalReleaseIsChargedFirstAndWithinTheBudget) {
   }
 }
 
+// The run's training with the marginal release and label pairs for `class`.
+v1::TrainingConfig WithLabelPairs() {
+  v1::TrainingConfig training = DistributedTest::Training();
+  training.set_marginal_weight(1.0);
+  training.set_label_column("class");
+  return training;
+}
+
 // Label pairs over mTLS: the holder's labels and the other parties' tables are released
 // once, before training, under the marginal release's ledger charge (key 0: every
 // party's marginals, the two other parties' tables and the labels), the curator's G gets
@@ -430,9 +438,7 @@ TEST_F(DistributedTest, LabelPairsAreReleasedOnceUnderTheMarginalCharge) {
   v1::PrivacyConfig privacy;
   privacy.set_mode(v1::PrivacyConfig::strict);
   privacy.set_epsilon(8.0);
-  v1::TrainingConfig training = Training();
-  training.set_marginal_weight(1.0);
-  training.set_label_column("class");
+  const v1::TrainingConfig training = WithLabelPairs();
   v1::OutputConfig output;
   const std::string table =
       (std::filesystem::path(CheckpointDir("curator")).parent_path() / "synthetic.csv").string();
@@ -665,6 +671,21 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
                                               status->parties(2).bytes_received(), "\n")));
 }
 
+// The bank refused the run for `reason`: the curator failed it naming the bank and the
+// reason, and no party's session succeeded (`nothing_charged`: nor charged anything).
+void ExpectBankRefusedTheRun(const RunOutcome& outcome, const std::string& reason,
+                             bool nothing_charged) {
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(),
+              AllOf(HasSubstr("party 'bank' refuses the run"), HasSubstr(reason)));
+  EXPECT_EQ(outcome.status.state(), v1::failed);
+  EXPECT_THAT(outcome.parties[2].message(), HasSubstr(reason));
+  for (size_t k = 0; k < kParties.size(); ++k) {
+    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
+    if (nothing_charged) EXPECT_EQ(outcome.party_epsilon_spent[k], 0.0) << kParties[k];
+  }
+}
+
 TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   v1::PrivacyConfig run_privacy;
   run_privacy.set_mode(v1::PrivacyConfig::dpsgd);
@@ -675,17 +696,48 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
     return PartyConfigFor(name, port, privacy);
   });
   // The bank tells the curator, which fails the run for everyone at once (not at the join timeout).
-  ASSERT_FALSE(outcome.curator.ok());
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("party 'bank' refuses the run"));
-  EXPECT_THAT(outcome.curator.message(), HasSubstr("privacy.epsilon 1"));
-  EXPECT_EQ(outcome.status.state(), v1::failed);
-  ASSERT_FALSE(outcome.parties[2].ok());
+  ExpectBankRefusedTheRun(outcome, "privacy.epsilon 1", /*nothing_charged=*/true);
   EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(outcome.parties[2].message(), HasSubstr("privacy.epsilon 1"));
-  for (size_t k = 0; k < kParties.size(); ++k) {
-    EXPECT_FALSE(outcome.parties[k].ok()) << kParties[k];
-    EXPECT_EQ(outcome.party_epsilon_spent[k], 0.0) << kParties[k];
-  }
+}
+
+// A ledger that cannot keep a charge (issue 59, hole 5: a ledger on /dev/full was read
+// forever, and the party hung without a word): the party refuses the run naming its
+// ledger, the curator fails it at once naming the party, and nobody charged anything.
+TEST_F(DistributedTest, APartyWhoseLedgerCannotKeepAChargeFailsTheRunAtOnce) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
+  privacy.set_epsilon(8.0);
+  const absl::Time start = absl::Now();
+  auto outcome = RunAll(StartCurator(300, privacy), [&](const std::string& name, int port) {
+    v1::PartyConfig config = PartyConfigFor(name, port, privacy);
+    if (name == "bank") config.mutable_privacy()->set_ledger("/dev/full");
+    return config;
+  });
+  // Alignment included, well before the curator's join timeout (300 s).
+  EXPECT_LT(absl::Now() - start, absl::Seconds(200));
+  ExpectBankRefusedTheRun(outcome, "privacy ledger /dev/full is not a regular file",
+                          /*nothing_charged=*/true);
+  EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The party's own failure after the plans matched, before anything of it left (a ledger
+// charge or record that cannot be written; here its kept labels, whose path is a
+// directory): the party tells the curator, which fails the run at once instead of waiting
+// for the party until the join timeout.
+TEST_F(DistributedTest, APartysFailureBeforeItsFirstReleaseFailsTheRunAtOnce) {
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(v1::PrivacyConfig::strict);
+  privacy.set_epsilon(8.0);
+  auto curator = StartCurator(300, privacy, "", WithLabelPairs());
+  const std::string labels = CheckpointDir("bank") + "/labels.release";
+  std::filesystem::create_directories(labels);
+  const absl::Time start = absl::Now();
+  auto outcome = RunAll(std::move(curator), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port, privacy);
+  });
+  // Alignment included, well before the curator's join timeout (300 s).
+  EXPECT_LT(absl::Now() - start, absl::Seconds(200));
+  ExpectBankRefusedTheRun(outcome, labels, /*nothing_charged=*/false);
 }
 
 // The joint epsilon assumes one set of settings: a party at another epsilon fails the

@@ -867,6 +867,37 @@ TEST_F(VerticalPartyCoreTest,
   EXPECT_GT((*core)->epsilon_spent(), spent);
 }
 
+// The last charge line lost (removed by hand, or a copy of the ledger taken just before
+// it was appended): the chain still verifies and the checkpoint, committed before it,
+// does not count it. The reply it covered is sent again from the journal, and charged
+// again, so the ledger spends what it spent before instead of less.
+TEST_F(VerticalPartyCoreTest, AReplySentAgainFromTheJournalRestoresAChargeTheLedgerLost) {
+  const std::string dir = FreshDir("lost-charge");
+  std::string step1;
+  double spent = 0;
+  {
+    auto core = AlignedWith(StrictConfig(dir), false);
+    ASSERT_TRUE(core.ok()) << core.status();
+    ASSERT_FALSE(Only((*core)->Handle(CriticTask(0, 0))).empty());
+    ASSERT_TRUE((*core)->Handle(FeatureGradients(0, 0)).ok());
+    step1 = Only((*core)->Handle(CriticTask(0, 1)));  // released, its update never came
+    ASSERT_TRUE((*core)->PrepareAhead().ok());         // journaled once sent
+    spent = (*core)->epsilon_spent();
+  }
+  absl::StatusOr<std::string> ledger = ReadFile(dir + ".ledger");
+  ASSERT_TRUE(ledger.ok());
+  const size_t last = ledger->rfind("\ncharge\t");
+  ASSERT_NE(last, std::string::npos);
+  ASSERT_EQ(ledger->find('\n', last + 1), ledger->size() - 1);  // the charge of step 1
+  ASSERT_TRUE(WriteFileAtomically(dir + ".ledger", ledger->substr(0, last + 1)).ok());
+  auto core = AlignedWith(StrictConfig(dir), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_LT((*core)->epsilon_spent(), spent);
+  EXPECT_EQ(Only((*core)->Handle(CriticTask(0, 1))), step1);  // from the journal
+  EXPECT_DOUBLE_EQ((*core)->epsilon_spent(), spent);
+  EXPECT_EQ(*ReadFile(dir + ".ledger"), *ledger);
+}
+
 // Generator-round replies carry no noise of their own outside the ensemble modes: they
 // are not journaled, and a restarted party recomputes the very same bytes.
 TEST_F(VerticalPartyCoreTest, RestartedPartyRecomputesItsGeneratorRoundIdentically) {

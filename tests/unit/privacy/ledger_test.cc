@@ -7,8 +7,15 @@
 #include <sstream>
 #include <string>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/base/fnv.h"
+#include "common/privacy/ledger_report.h"
 #include "common/privacy/accountant.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -36,6 +43,27 @@ class LedgerTest : public ::testing::Test {
     std::stringstream buffer;
     buffer << in.rdbuf();
     return buffer.str();
+  }
+
+  std::vector<std::string> Lines() const {
+    return absl::StrSplit(ReadAll(), '\n', absl::SkipEmpty());
+  }
+  void WriteLines(const std::vector<std::string>& lines) const {
+    std::ofstream(path_, std::ios::trunc) << absl::StrJoin(lines, "\n") << "\n";
+  }
+  // A ledger of charges for rounds 0 .. n - 1, closed again.
+  void WriteCharges(int n) {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    for (int round = 0; round < n; ++round) ASSERT_TRUE(ledger->Charge(round, mechanism_).ok());
+  }
+  // Both ways of opening refuse the ledger as DATA_LOSS naming the file and `where`.
+  void ExpectRefused(const std::string& where) {
+    for (const auto& open : {PrivacyLedger::Open, PrivacyLedger::OpenExisting}) {
+      const absl::Status status = open(path_, config_).status();
+      EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+      EXPECT_THAT(status.message(), ::testing::HasSubstr("privacy ledger " + path_ + " " + where))
+          << status;
+    }
   }
 
   // VFLGAN's Adult setting with the party's two releases per step.
@@ -260,9 +288,9 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
   { ASSERT_TRUE(PrivacyLedger::Open(path_, config_).ok()); }
   std::string header = ReadAll();
   header = header.substr(0, header.rfind('\t'));  // without its checksum
-  const size_t version = header.find("version=3");
+  const size_t version = header.find("version=4");
   ASSERT_NE(version, std::string::npos);
-  header.replace(version, 9, "version=2");
+  header.replace(version, 9, "version=3");
   {
     std::ofstream(path_, std::ios::trunc)
         << absl::StrCat(header, "\tfnv64=", absl::Hex(Fnv1a64(header), absl::kZeroPad16), "\n");
@@ -273,8 +301,168 @@ TEST_F(LedgerTest, AnotherFormatVersionIsRefusedWithOneMessage) {
     EXPECT_THAT(
         status.message(),
         ::testing::AllOf(::testing::HasSubstr(path_),
-                         ::testing::HasSubstr("has format version 2; this build reads version 3")));
+                         ::testing::HasSubstr("has format version 3; this build reads version 4")));
   }
+}
+
+// A line's checksum recomputed after an edit, as an operator editing the file could.
+std::string Resealed(const std::string& line) {
+  const std::string body = line.substr(0, line.rfind("\tfnv64="));
+  return absl::StrCat(body, "\tfnv64=", absl::Hex(Fnv1a64(body), absl::kZeroPad16));
+}
+
+// One charge line deleted from the middle (issue 59, hole 2): the run would resume
+// under-counting; the chain breaks at the line after it.
+TEST_F(LedgerTest, ADeletedChargeIsRefusedNamingTheFileAndTheLine) {
+  WriteCharges(5);
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 6u);  // the header, then rounds 0 .. 4
+  lines.erase(lines.begin() + 3);  // round 2, line 4
+  WriteLines(lines);
+  ExpectRefused("line 4 does not follow line 3");
+}
+
+TEST_F(LedgerTest, ADuplicatedOrReorderedLineIsRefused) {
+  WriteCharges(4);
+  const std::vector<std::string> lines = Lines();
+  std::vector<std::string> duplicated = lines;
+  duplicated.insert(duplicated.begin() + 4, lines[2]);  // round 1 again after round 2
+  WriteLines(duplicated);
+  ExpectRefused("line 5 does not follow line 4");
+  std::vector<std::string> reordered = lines;
+  std::swap(reordered[2], reordered[3]);
+  WriteLines(reordered);
+  ExpectRefused("line 3 does not follow line 2");
+}
+
+// An edit with its checksum recomputed: the recorded epsilon is not what the charges
+// give, and any edit of a line before the last breaks the chain at the next.
+TEST_F(LedgerTest, AnEditedEpsilonIsRefusedEvenWithItsChecksumRecomputed) {
+  WriteCharges(3);
+  const std::vector<std::string> lines = Lines();
+  auto edited = [&](size_t index, const std::string& key) {
+    std::vector<std::string> copy = lines;
+    const size_t at = copy[index].find("\t" + key + "=") + key.size() + 2;
+    copy[index].replace(at, copy[index].find('\t', at) - at, "0.001");
+    copy[index] = Resealed(copy[index]);
+    return copy;
+  };
+  WriteLines(edited(2, "epsilon"));
+  ExpectRefused("line 3: records epsilon 0.001");
+  WriteLines(edited(3, "epsilon"));
+  ExpectRefused("line 4: records epsilon 0.001");
+  WriteLines(edited(2, "order"));  // a field no check recomputes
+  ExpectRefused("line 4 does not follow line 3");
+  // The same for the mechanism: a larger z on the last line.
+  std::vector<std::string> noisier = lines;
+  const size_t z = noisier[3].find("\tz=1.6");
+  ASSERT_NE(z, std::string::npos);
+  noisier[3].replace(z, 6, "\tz=9.6");
+  noisier[3] = Resealed(noisier[3]);
+  WriteLines(noisier);
+  ExpectRefused("line 4: records epsilon");
+}
+
+// The last complete line removed leaves a chain that verifies: the checkpoint's record
+// count catches it (CheckLedgerBinding); a torn one is dropped as before.
+TEST_F(LedgerTest, AnAppendAfterATornLineChainsToTheLastCompleteLine) {
+  WriteCharges(2);
+  { std::ofstream(path_, std::ios::app) << "charge\tround=2\tsteps=1"; }
+  {
+    auto ledger = *PrivacyLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger->Charge(2, mechanism_).ok());
+  }
+  auto reopened = PrivacyLedger::OpenExisting(path_, config_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->charges(), 3);
+}
+
+// A device, a directory or a pipe holds no charge (issue 59, hole 5: a ledger on
+// /dev/full was read forever and the party hung without a word).
+TEST_F(LedgerTest, ALedgerThatIsNotARegularFileIsRefused) {
+  const std::string fifo = (dir_ / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/full"), fifo}) {
+    const absl::Status status = PrivacyLedger::Open(path, config_).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+    EXPECT_THAT(status.message(),
+                ::testing::HasSubstr("privacy ledger " + path + " is not a regular file"));
+  }
+  const absl::Status directory = PrivacyLedger::Open(dir_.string(), config_).status();
+  EXPECT_FALSE(directory.ok());
+  EXPECT_THAT(directory.message(), ::testing::HasSubstr(dir_.string()));
+}
+
+// A write the filesystem refuses (here the file-size limit, as a full disk would) fails
+// the charge naming the file and the OS error; nothing is counted or left in the file,
+// and the ledger goes on once the filesystem takes writes again.
+TEST_F(LedgerTest, AFailedWriteChargesNothingAndNamesTheFileAndTheError) {
+  auto ledger = *PrivacyLedger::Open(path_, config_);
+  ASSERT_TRUE(ledger->Charge(0, mechanism_).ok());
+  const std::string before = ReadAll();
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto* const previous = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = saved;
+  limited.rlim_cur = before.size() + 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  const absl::Status failed = ledger->Charge(1, mechanism_);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+  ::signal(SIGXFSZ, previous);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(failed.message(), ::testing::AllOf(
+                                    ::testing::HasSubstr("privacy ledger " + path_),
+                                    ::testing::HasSubstr("File too large")));
+  EXPECT_FALSE(ledger->IsCharged(1));
+  EXPECT_EQ(ReadAll(), before);
+  ASSERT_TRUE(ledger->Charge(1, mechanism_).ok());
+  ledger.reset();
+  EXPECT_EQ((*PrivacyLedger::OpenExisting(path_, config_))->charges(), 2);
+}
+
+// `vfsynth ledger show`'s reading: a ledger its daemon holds is read as it is, torn
+// last line included, without a lock; a broken one shows the charges before the break.
+TEST_F(LedgerTest, InspectReadsWithoutChangingAndShowsWhereTheChainBreaks) {
+  auto held = *PrivacyLedger::Open(path_, config_);
+  for (int round = 0; round < 3; ++round) ASSERT_TRUE(held->Charge(round, mechanism_).ok());
+  ASSERT_TRUE(held->RecordRelease(2, "update_sum_2", "abcd").ok());
+  { std::ofstream(path_, std::ios::app) << "charge\tround=3"; }
+  const std::string torn = ReadAll();
+  absl::StatusOr<LedgerInspection> inspection = PrivacyLedger::Inspect(path_);
+  ASSERT_TRUE(inspection.ok()) << inspection.status();
+  EXPECT_TRUE(inspection->verification.ok()) << inspection->verification;
+  EXPECT_EQ(inspection->torn_bytes, 14);
+  EXPECT_EQ(inspection->ledger->id(), held->id());
+  EXPECT_EQ(inspection->ledger->config().run_id, "run-42");
+  const std::vector<ChargeEntry> charges = inspection->ledger->ChargeHistory();
+  ASSERT_EQ(charges.size(), 3u);
+  EXPECT_DOUBLE_EQ(charges[2].epsilon, held->Spent().epsilon);
+  EXPECT_EQ(inspection->ledger->Releases().size(), 1u);
+  EXPECT_EQ(ReadAll(), torn);
+  absl::StatusOr<LedgerReport> report = ReportLedger(path_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->verification.ok());
+  EXPECT_THAT(report->text,
+              ::testing::AllOf(::testing::HasSubstr("run run-42, ledger id " + held->id()),
+                               ::testing::HasSubstr("  round 2  steps 1  q "),
+                               ::testing::HasSubstr("update_sum_2  sha256 abcd"),
+                               ::testing::HasSubstr("over 3 charges (3 steps)"),
+                               ::testing::HasSubstr("torn last line (14 bytes"),
+                               ::testing::HasSubstr("\nverified: ")));
+  held.reset();
+
+  std::vector<std::string> lines = Lines();
+  lines.erase(lines.begin() + 2);  // round 1
+  WriteLines(lines);
+  inspection = PrivacyLedger::Inspect(path_);
+  ASSERT_TRUE(inspection.ok()) << inspection.status();
+  EXPECT_EQ(inspection->verification.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(inspection->ledger->charges(), 1);
+  report = ReportLedger(path_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->text, ::testing::HasSubstr("NOT VERIFIED (the records above are those "
+                                                 "before the break): privacy ledger " +
+                                                 path_ + " line 3 does not follow line 2"));
 }
 
 // A kept release is recorded under the charge that covers it, once, with its digest;
@@ -297,7 +485,7 @@ TEST_F(LedgerTest, ReleasesAreRecordedOnceUnderTheirCharge) {
               absl::StatusCode::kInvalidArgument);
     ASSERT_TRUE(ledger->Charge(1, mechanism_).ok());
     EXPECT_THAT(ReadAll(), ::testing::HasSubstr(
-                               "\nrelease\tround=0\tname=labels.release\tsha256=aaaa\tfnv64="));
+                               "\nrelease\tround=0\tname=labels.release\tsha256=aaaa\tprev="));
   }
   { std::ofstream(path_, std::ios::app) << "release\tround=1\tname=marginals\tsha"; }
   auto reopened = *PrivacyLedger::OpenExisting(path_, config_);

@@ -121,7 +121,7 @@ TEST_F(ParticipationLedgerTest, AnotherRunConfigurationOrVersionIsRefused) {
   Write(body);
   const absl::Status version = ParticipationLedger::Open(path_, config_).status();
   EXPECT_EQ(version.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(version.message(), HasSubstr("has format version 0; this build reads version 2"));
+  EXPECT_THAT(version.message(), HasSubstr("has format version 0; this build reads version 3"));
 }
 
 TEST_F(ParticipationLedgerTest, ATornLastLineIsDroppedAndDamageIsDataLoss) {
@@ -142,6 +142,31 @@ TEST_F(ParticipationLedgerTest, ATornLastLineIsDroppedAndDamageIsDataLoss) {
   damaged[damaged.rfind("u1")] = 'x';  // the user of the last line, its checksum unchanged
   Write(damaged);
   EXPECT_EQ(ParticipationLedger::Open(path_, config_).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// A take removed from the middle would put its user back under the cap: the chain of
+// lines breaks where it was, and the file and line are named.
+TEST_F(ParticipationLedgerTest, ARemovedTakeIsRefusedNamingTheFileAndTheLine) {
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok());
+    ASSERT_TRUE((*ledger)->Take(0, "u1").ok());
+    ASSERT_TRUE((*ledger)->Take(1, "u1").ok());
+    ASSERT_TRUE((*ledger)->Take(1, "u2").ok());
+  }
+  std::string text = ReadAll();
+  const size_t second = text.find("take\tround=1\tuser=u1");
+  ASSERT_NE(second, std::string::npos);
+  text.erase(second, text.find('\n', second) + 1 - second);
+  Write(text);
+  const absl::Status status = ParticipationLedger::Open(path_, config_).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(),
+              HasSubstr("participation ledger " + path_ + " line 3 does not follow line 2"));
+  absl::StatusOr<ParticipationInspection> inspection = ParticipationLedger::Inspect(path_);
+  ASSERT_TRUE(inspection.ok()) << inspection.status();
+  EXPECT_EQ(inspection->verification.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(inspection->ledger->participations("u1"), 1);
 }
 
 TEST_F(ParticipationLedgerTest, BadInputIsRefused) {

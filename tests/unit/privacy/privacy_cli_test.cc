@@ -1,13 +1,21 @@
-// Runs the built `vfsynth privacy` subcommands (docs/accounting.md's contract).
+// Runs the built `vfsynth privacy` and `vfsynth ledger` subcommands (docs/accounting.md's
+// contract).
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/privacy/ledger.h"
+#include "common/privacy/participation_ledger.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -280,6 +288,67 @@ TEST(PrivacyCliTest, PlanWithoutAModeNamesTheDefaultAndWhy) {
   EXPECT_EQ(named.out.find("the default"), std::string::npos) << named.out;
   EXPECT_NE(by_default.out.find(named.out), std::string::npos)
       << by_default.out << "\n" << named.out;
+}
+
+// `vfsynth ledger show`: what an auditor at a party reads. A ledger that verifies exits 0
+// with its run, charges and totals; one missing a line exits 1 naming where it breaks.
+TEST(LedgerCliTest, ShowPrintsTheChargesAndTotalsAndExitsOneWhenTheChainBreaks) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("vfsynth_ledger_cli_", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "bank.ledger").string();
+  vfsynth::privacy::LedgerConfig config;
+  config.run_id = "audit-run";
+  config.epsilon_budget = 10;
+  {
+    auto ledger = vfsynth::privacy::PrivacyLedger::Open(path, config);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    const vfsynth::privacy::StepMechanism step{
+        {1.1}, 0.004, vfsynth::privacy::Sampler::kWithoutReplacement};
+    for (int round = 0; round < 3; ++round) ASSERT_TRUE((*ledger)->Charge(round, step).ok());
+  }
+  Result shown = RunVfsynth("ledger show " + path);
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  for (const char* expected :
+       {"privacy ledger ", "run audit-run, ledger id ", "  round 2  steps 1  q 0.004  z 1.1",
+        "totals at delta 1e-05 over 3 charges", "against the curator and outsiders: epsilon ",
+        "against the other parties (no amplification): epsilon ", "\nverified: "}) {
+    EXPECT_NE(shown.out.find(expected), std::string::npos) << expected << "\n" << shown.out;
+  }
+
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::string lines = text.str();
+  const size_t second = lines.find("charge\tround=1\t");
+  lines.erase(second, lines.find('\n', second) + 1 - second);
+  std::ofstream(path, std::ios::trunc) << lines;
+  shown = RunVfsynth("ledger show " + path);
+  EXPECT_EQ(shown.exit_code, 1) << shown.out;
+  EXPECT_NE(shown.out.find("NOT VERIFIED"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find(path + " line 3 does not follow line 2"), std::string::npos)
+      << shown.out;
+
+  const std::string participation = (dir / "users.ledger").string();
+  {
+    auto ledger = vfsynth::privacy::ParticipationLedger::Open(participation, {"audit-run", 2, 0.5});
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_TRUE((*ledger)->BindRound(0, "question").ok());
+    ASSERT_TRUE((*ledger)->Take(0, "user-a").ok());
+  }
+  shown = RunVfsynth("ledger show " + participation);
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("users who answered: 1"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("epsilon 0.5 for the user with the most answers, of 1"),
+            std::string::npos)
+      << shown.out;
+
+  std::ofstream(path, std::ios::trunc) << "id,age\n1,40\n";
+  EXPECT_NE(RunVfsynth("ledger show " + path).exit_code, 0);
+  EXPECT_EQ(RunVfsynth("ledger show").exit_code, 2);
+  const Result missing = RunVfsynth("ledger show " + (dir / "none.ledger").string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
