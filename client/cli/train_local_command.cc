@@ -29,10 +29,14 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_config).empty()) {
     return absl::InvalidArgumentError("train-local needs --config");
   }
-  ASSIGN_OR_RETURN(v1::LocalRunConfig config, LoadLocalRunConfig(absl::GetFlag(FLAGS_config)));
-  if (absl::GetFlag(FLAGS_rounds) >= 0)
-    config.mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
-  if (absl::GetFlag(FLAGS_rows) >= 0) config.mutable_output()->set_rows(absl::GetFlag(FLAGS_rows));
+  // --rounds and --rows are checked like the settings they replace.
+  ASSIGN_OR_RETURN(v1::LocalRunConfig config,
+                   LoadLocalRunConfig(absl::GetFlag(FLAGS_config), [](v1::LocalRunConfig* c) {
+                     if (absl::GetFlag(FLAGS_rounds) >= 0)
+                       c->mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
+                     if (absl::GetFlag(FLAGS_rows) >= 0)
+                       c->mutable_output()->set_rows(absl::GetFlag(FLAGS_rows));
+                   }));
   if (!absl::GetFlag(FLAGS_output).empty()) {
     config.mutable_output()->set_synthetic_csv(absl::GetFlag(FLAGS_output));
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -495,9 +496,12 @@ namespace {
 // Loads a JSON config and resolves it relative to its own directory; errors name the file.
 template <typename Config>
 absl::StatusOr<Config> LoadConfig(const std::string& path,
-                                  absl::Status (*resolve)(const std::string&, Config*)) {
+                                  absl::Status (*resolve)(const std::string&, Config*),
+                                  const std::function<void(Config*)>& overrides = nullptr) {
   Config config;
   RETURN_IF_ERROR(LoadJsonFile(path, &config));
+  // Command-line overrides are validated with the settings they replace.
+  if (overrides) overrides(&config);
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   absl::Status status = resolve(base_dir, &config);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
@@ -521,8 +525,9 @@ absl::Status CheckTls(bool plaintext, const v1::TlsConfig& tls) {
 
 }  // namespace
 
-absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
-  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(
+    const std::string& path, const std::function<void(v1::LocalRunConfig*)>& overrides) {
+  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig, overrides);
 }
 
 absl::Status SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
@@ -673,6 +678,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (c->plaintext()) RETURN_IF_ERROR(CheckPlaintextAddress(c->listen(), "listen"));
   if (c->topology() == v1::Topology::horizontal) {
     RETURN_IF_ERROR(ResolveHorizontalRun(c));
     return ResolveOutputConfig(base_dir, c->training(), c->mutable_output());
@@ -717,8 +723,9 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {
-  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig);
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(
+    const std::string& path, const std::function<void(v1::CuratorConfig*)>& overrides) {
+  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig, overrides);
 }
 
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c) {
@@ -754,11 +761,14 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
                              : ResolvePrivacyConfig(c->mutable_privacy()));
   if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
   c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
-  return CheckTls(c->plaintext(), c->tls());
+  RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (c->plaintext()) RETURN_IF_ERROR(CheckPlaintextAddress(c->curator(), "curator"));
+  return absl::OkStatus();
 }
 
-absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path) {
-  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig);
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(
+    const std::string& path, const std::function<void(v1::PartyConfig*)>& overrides) {
+  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig, overrides);
 }
 
 }  // namespace vfsynth

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/address.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
 
@@ -45,8 +46,11 @@ std::string PartyIdentity(const std::string& party) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const v1::TlsConfig& tls, bool plaintext) {
-  if (plaintext) return grpc::InsecureServerCredentials();
+    const std::string& listen, const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) {
+    RETURN_IF_ERROR(CheckPlaintextAddress(listen, "listen"));
+    return grpc::InsecureServerCredentials();
+  }
   ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
@@ -56,8 +60,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
-    const v1::TlsConfig& tls, bool plaintext) {
-  if (plaintext) return grpc::InsecureChannelCredentials();
+    const std::string& address, const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) {
+    RETURN_IF_ERROR(CheckPlaintextAddress(address, "curator"));
+    return grpc::InsecureChannelCredentials();
+  }
   ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = files.ca;

@@ -14,7 +14,8 @@ namespace vfsynth {
 
 absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Options options) {
   ASSIGN_OR_RETURN(auto credentials,
-                   MakeServerCredentials(options.config.tls(), options.config.plaintext()));
+                   MakeServerCredentials(options.config.listen(), options.config.tls(),
+                                         options.config.plaintext()));
   if (options.config.plaintext()) {
     spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
   }

@@ -119,13 +119,11 @@ class DistributedTest : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/" + daemon;
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator(
+  // The test's curator config, resolved: loopback mTLS, the three parties.
+  static v1::CuratorConfig CuratorConfigFor(
       double join_timeout, const v1::PrivacyConfig& privacy = {},
       const std::string& metrics_listen = "", const v1::TrainingConfig& training = Training(),
       const v1::OutputConfig& output = {}) {
-    const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
-    std::filesystem::remove_all(test_dir);
-    std::filesystem::create_directories(test_dir);
     v1::CuratorConfig config;
     config.set_checkpoint_dir(CheckpointDir("curator"));
     config.set_run_id("it-run");
@@ -140,7 +138,18 @@ class DistributedTest : public ::testing::Test {
     config.set_round_timeout_seconds(60);
     if (!metrics_listen.empty()) config.set_metrics_listen(metrics_listen);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
-    auto server = CuratorServer::BuildAndStart({config});
+    return config;
+  }
+
+  static std::unique_ptr<CuratorServer> StartCurator(
+      double join_timeout, const v1::PrivacyConfig& privacy = {},
+      const std::string& metrics_listen = "", const v1::TrainingConfig& training = Training(),
+      const v1::OutputConfig& output = {}) {
+    const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
+    std::filesystem::remove_all(test_dir);
+    std::filesystem::create_directories(test_dir);
+    auto server = CuratorServer::BuildAndStart(
+        {CuratorConfigFor(join_timeout, privacy, metrics_listen, training, output)});
     EXPECT_TRUE(server.ok()) << server.status();
     return std::move(*server);
   }
@@ -742,6 +751,19 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   const grpc::Status status = stub->Register(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("privacy mode 'none'"));
+}
+
+// A plaintext curator serves loopback only, whatever its config says: without TLS
+// anyone on the path reads and forges every message.
+TEST_F(DistributedTest, APlaintextCuratorRefusesToListenBeyondLoopback) {
+  v1::CuratorConfig config = CuratorConfigFor(30);
+  // As a caller might set them after the config was resolved (which refuses them).
+  config.set_plaintext(true);
+  config.set_listen("0.0.0.0:0");
+  auto server = CuratorServer::BuildAndStart({config});
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("'0.0.0.0:0' is not a loopback address"));
 }
 
 TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {

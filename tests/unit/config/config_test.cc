@@ -552,12 +552,43 @@ TEST(ConfigTest, RefusesPathLikePartyNamesAndOutOfRangePorts) {
     config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
     return ResolvePartyConfig("", &config);
   };
-  const absl::Status valid = party("bank", "curator.example:50051");
+  const absl::Status valid = party("bank", "localhost:50051");
   EXPECT_TRUE(valid.ok()) << valid;
   EXPECT_THAT(party("bank/../x", "127.0.0.1:50051").message(), HasSubstr("is not a party name"));
   EXPECT_THAT(party("bank", "127.0.0.1:0").message(),
               HasSubstr("curator '127.0.0.1:0' is not host:port (port 1-65535)"));
   EXPECT_THAT(party("bank", "127.0.0.1:70000").message(), HasSubstr("is not host:port"));
+}
+
+// Without TLS anyone on the path reads and forges every message: plaintext is refused
+// on any address but loopback, on both sides.
+TEST(ConfigTest, PlaintextIsConfinedToLoopbackAddresses) {
+  for (const std::string listen : {"127.0.0.1:0", "[::1]:50051", "localhost:50051"}) {
+    const absl::Status status =
+        ResolveCurator([&](v1::CuratorConfig* c) { c->set_listen(listen); });
+    EXPECT_TRUE(status.ok()) << listen << ": " << status;
+  }
+  for (const std::string listen :
+       {"0.0.0.0:50051", "[::]:50051", "10.0.0.5:50051", "127.evil.example:50051"}) {
+    const absl::Status status =
+        ResolveCurator([&](v1::CuratorConfig* c) { c->set_listen(listen); });
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << listen;
+    EXPECT_THAT(status.message(), AllOf(HasSubstr("listen '" + listen + "'"),
+                                        HasSubstr("not a loopback address")))
+        << listen;
+  }
+  v1::PartyConfig party;
+  party.set_name("bank");
+  party.set_curator("curator.example:50051");
+  party.set_data("d.csv");
+  party.set_schema("s.json");
+  party.set_secrets("secrets.txt");
+  party.set_plaintext(true);
+  party.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+  const absl::Status remote = ResolvePartyConfig("", &party);
+  EXPECT_EQ(remote.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(remote.message(), AllOf(HasSubstr("curator 'curator.example:50051'"),
+                                      HasSubstr("not a loopback address")));
 }
 
 // The published label: output.label_column defaults to training.label_column, its

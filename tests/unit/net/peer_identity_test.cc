@@ -130,7 +130,7 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    auto credentials = MakeServerCredentials(Tls("curator"), false);
+    auto credentials = MakeServerCredentials("127.0.0.1:0", Tls("curator"), false);
     ASSERT_TRUE(credentials.ok()) << credentials.status();
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", *credentials, &port_);
@@ -146,7 +146,7 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
 
   grpc::Status Register(const std::string& cert_name, const std::string& claimed,
                         std::string* party) {
-    auto credentials = MakeChannelCredentials(Tls(cert_name), false);
+    auto credentials = MakeChannelCredentials(absl::StrCat("127.0.0.1:", port_), Tls(cert_name), false);
     EXPECT_TRUE(credentials.ok()) << credentials.status();
     auto stub = v1::Curator::NewStub(grpc::CreateCustomChannel(
         absl::StrCat("127.0.0.1:", port_), *credentials, MakeChannelArguments(1 << 20)));
@@ -189,10 +189,21 @@ TEST_F(AuthenticatedPartyTlsTest, CertificateDecidesAndClaimMustAgree) {
   EXPECT_THAT(status.error_message(), HasSubstr("spiffe://vfsynth/party/mallory"));
 }
 
+// Credentials without TLS are made for loopback addresses only, on both sides.
+TEST(PlaintextCredentialsTest, AreRefusedBeyondLoopback) {
+  EXPECT_TRUE(MakeServerCredentials("127.0.0.1:0", {}, /*plaintext=*/true).ok());
+  EXPECT_TRUE(MakeChannelCredentials("localhost:50051", {}, /*plaintext=*/true).ok());
+  const auto server = MakeServerCredentials("0.0.0.0:50051", {}, /*plaintext=*/true);
+  EXPECT_THAT(server.status().message(), HasSubstr("listen '0.0.0.0:50051' is not a loopback"));
+  const auto channel = MakeChannelCredentials("curator.example:50051", {}, /*plaintext=*/true);
+  EXPECT_THAT(channel.status().message(),
+              HasSubstr("curator 'curator.example:50051' is not a loopback"));
+}
+
 // Servers built with the daemons' arguments do not share a port (no SO_REUSEPORT): a
 // second curator on the first one's address fails to start instead of taking parties.
 TEST_F(AuthenticatedPartyTlsTest, ASecondServerOnTheSamePortFailsToBind) {
-  auto credentials = MakeServerCredentials(Tls("curator"), false);
+  auto credentials = MakeServerCredentials("127.0.0.1:0", Tls("curator"), false);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   EchoIdentityService first_service, second_service;
   auto build = [&](const std::string& address, int* port, EchoIdentityService* service) {
