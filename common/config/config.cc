@@ -19,6 +19,7 @@
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/config/defaults_table.h"
+#include "common/data/schema_limits.h"
 #include "common/privacy/mode_traits.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
@@ -83,6 +84,16 @@ template <typename Repeated>
 absl::Status Widths(const char* name, const Repeated& values) {
   for (auto value : values) RETURN_IF_ERROR(Width(name, value));
   return absl::OkStatus();
+}
+
+absl::Status ValidateRegistrationLimits(const v1::RegistrationLimits& limits) {
+  const v1::RegistrationLimits ceiling = RegistrationLimitsCeiling();
+  RETURN_IF_ERROR(
+      InRange("registration_limits.columns", limits.columns(), 1, ceiling.columns()));
+  RETURN_IF_ERROR(InRange("registration_limits.categories_per_column",
+                          limits.categories_per_column(), 1, ceiling.categories_per_column()));
+  return InRange("registration_limits.encoded_width", limits.encoded_width(), 1,
+                 ceiling.encoded_width());
 }
 
 absl::Status ValidateEnsembleConfig(const v1::EnsembleConfig& e) {
@@ -670,6 +681,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("checkpoint_every", c->checkpoint_every()));
+  RETURN_IF_ERROR(ValidateRegistrationLimits(c->registration_limits()));
   if (c->checkpoint_dir().empty())
     return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/data/csv.h"
+#include "common/data/schema_limits.h"
 #include "common/nn/intra_op_threads.h"
 #include "common/nn/torch_boundary.h"
 #include "common/privacy/privacy_plan.h"
@@ -88,11 +89,16 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
         " (the joint epsilon assumes one split: set "
         "privacy.experimental.shared_critic_budget_share alike)"));
   }
+  // Bounded before anything is built from the schema: one party must not be able to
+  // exhaust the curator's memory.
+  const std::string source = absl::StrCat("schema of '", party, "'");
+  const v1::RegistrationLimits& limits = config_.registration_limits();
+  RETURN_IF_ERROR(CheckSchemaWithinLimits(request.schema(), limits, source));
   auto encoder = TableEncoder::Create(request.schema());
   if (!encoder.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("schema of '", party, "': ", encoder.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", encoder.status().message()));
   }
+  RETURN_IF_ERROR(CheckEncodedWidthWithinLimits(encoder->width(), limits, source));
   {
     // One registration at a time: the protocol's checks see every earlier one.
     absl::MutexLock lock(&mu_);

@@ -753,6 +753,57 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   EXPECT_THAT(status.error_message(), HasSubstr("privacy mode 'none'"));
 }
 
+// What a registration declares is bounded before the curator builds anything from it
+// (a 100,000-category schema once took it to 7.45 GB): a schema over
+// registration_limits is refused naming the limit, nothing of it is kept, and the same
+// party's schema within the limits registers afterwards.
+TEST_F(DistributedTest, OversizedSchemasAreRefusedAtRegistrationNamingTheLimit) {
+  auto curator = StartCurator(30);
+  auto stub = CuratorStub(curator->port(), Tls("certs", "hospital"));
+  auto register_schema = [&](const v1::Schema& schema) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::RegisterRequest request;
+    request.set_party("hospital");
+    request.set_protocol_version(kProtocolVersion);
+    request.set_topology(v1::Topology::vertical);
+    request.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+    request.set_rows(100);
+    *request.mutable_schema() = schema;
+    v1::RegisterResponse response;
+    return stub->Register(&context, request, &response);
+  };
+  auto with_columns = [](int columns, int categories) {
+    v1::Schema schema;
+    for (int c = 0; c < columns; ++c) {
+      v1::Column* column = schema.add_columns();
+      column->set_name(absl::StrCat("c", c));
+      column->set_type("categorical");
+      for (int v = 0; v < categories; ++v) column->add_categories(absl::StrCat("v", v));
+    }
+    return schema;
+  };
+  const std::pair<v1::Schema, std::string> oversized[] = {
+      {with_columns(1, 100'000),
+       "declares 100000 categories, more than registration_limits.categories_per_column (1000)"},
+      {with_columns(1001, 2), "1001 columns, more than registration_limits.columns (1000)"},
+      {with_columns(5, 1000), "more than registration_limits.encoded_width (4096)"},
+  };
+  for (const auto& [schema, message] : oversized) {
+    // Twice: a refused registration leaves nothing that changes the second answer.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const grpc::Status status = register_schema(schema);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+      EXPECT_THAT(status.error_message(), AllOf(HasSubstr("schema of 'hospital'"),
+                                                HasSubstr(message)));
+    }
+  }
+  EXPECT_FALSE(curator->core().Status().parties(0).registered());
+  const grpc::Status genuine = register_schema(with_columns(3, 4));
+  EXPECT_TRUE(genuine.ok()) << genuine.error_message();
+  EXPECT_TRUE(curator->core().Status().parties(0).registered());
+}
+
 // A plaintext curator serves loopback only, whatever its config says: without TLS
 // anyone on the path reads and forges every message.
 TEST_F(DistributedTest, APlaintextCuratorRefusesToListenBeyondLoopback) {

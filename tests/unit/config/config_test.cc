@@ -591,6 +591,30 @@ TEST(ConfigTest, PlaintextIsConfinedToLoopbackAddresses) {
                                       HasSubstr("not a loopback address")));
 }
 
+// The registration limits: defaults from the table, each bounded by its ceiling.
+TEST(ConfigTest, RegistrationLimitsDefaultAndAreBounded) {
+  v1::CuratorConfig resolved;
+  ASSERT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}, &resolved).ok());
+  EXPECT_EQ(resolved.registration_limits().columns(), 1000);
+  EXPECT_EQ(resolved.registration_limits().categories_per_column(), 1000);
+  EXPECT_EQ(resolved.registration_limits().encoded_width(), 4096);
+  const std::pair<std::function<void(v1::CuratorConfig*)>, const char*> refused[] = {
+      {[](v1::CuratorConfig* c) { c->mutable_registration_limits()->set_columns(0); },
+       "registration_limits.columns must be in [1, 10000], got 0"},
+      {[](v1::CuratorConfig* c) {
+         c->mutable_registration_limits()->set_categories_per_column(1'000'000);
+       },
+       "registration_limits.categories_per_column must be in [1, 100000], got 1000000"},
+      {[](v1::CuratorConfig* c) { c->mutable_registration_limits()->set_encoded_width(-5); },
+       "registration_limits.encoded_width must be in [1, 100000], got -5"},
+  };
+  for (const auto& [edit, message] : refused) {
+    const absl::Status status = ResolveCurator(edit);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(status.message(), HasSubstr(message));
+  }
+}
+
 // The published label: output.label_column defaults to training.label_column, its
 // temperature to 0.5 with a column and 1 without; nonsense is refused.
 TEST(ConfigTest, OutputLabelTemperatureDefaultsAndValidation) {
