@@ -387,7 +387,6 @@ v1::StatusResponse CuratorCore::Status() const {
     party->set_registered(registry_.registered(index));
     party->set_aligned(protocol_->aligned(index));
     party->set_connected(hub_.connected(index));
-    party->set_peer(hub_.peer(index));
     const absl::Time last = hub_.last_message(index);
     party->set_seconds_since_last_message(
         last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));

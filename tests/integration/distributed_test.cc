@@ -5,6 +5,9 @@
 #include <httplib.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -605,6 +608,8 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   privacy.set_epsilon(8.0);
   absl::StatusOr<v1::StatusResponse> status = absl::UnknownError("not fetched");
   absl::StatusOr<v1::StatusResponse> foreign = absl::UnknownError("not fetched");
+  absl::StatusOr<v1::StatusResponse> outsider = absl::UnknownError("not fetched");
+  absl::StatusOr<v1::StatusResponse> as_party = absl::UnknownError("not fetched");
   std::string metrics;
   int metrics_code = 0;
   auto outcome = RunAll(
@@ -615,6 +620,9 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
         status = FetchCuratorStatus(address, Tls("certs", "operator"), false, absl::Seconds(10));
         foreign =
             FetchCuratorStatus(address, Tls("other-ca", "hospital"), false, absl::Seconds(10));
+        // Signed by the run's CA, but neither the operator nor a party of the roster.
+        outsider = FetchCuratorStatus(address, Tls("certs", "mallory"), false, absl::Seconds(10));
+        as_party = FetchCuratorStatus(address, Tls("certs", "bank"), false, absl::Seconds(10));
         ASSERT_GT(curator.metrics_port(), 0);
         httplib::Client client("127.0.0.1", curator.metrics_port());
         const auto response = client.Get("/metrics");
@@ -625,6 +633,13 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_FALSE(foreign.ok()) << "a certificate from another CA got the status";
+  EXPECT_EQ(outsider.status().code(), absl::StatusCode::kPermissionDenied) << outsider.status();
+  EXPECT_THAT(outsider.status().message(), HasSubstr("spiffe://vfsynth/operator"));
+  ASSERT_TRUE(as_party.ok()) << as_party.status();
+  // The parties' network addresses are not the status readers' business.
+  const absl::StatusOr<std::string> json = ToJson(*status);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, AllOf(Not(HasSubstr("127.0.0.1")), Not(HasSubstr("ipv4:"))));
   EXPECT_EQ(status->state(), v1::finished);
   EXPECT_EQ(status->round(), Training().rounds());
   EXPECT_NEAR(status->epsilon_spent(), 8.0, 1e-3);
@@ -815,6 +830,32 @@ TEST_F(DistributedTest, APlaintextCuratorRefusesToListenBeyondLoopback) {
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(server.status().message(), HasSubstr("'0.0.0.0:0' is not a loopback address"));
+}
+
+// A running curator's /metrics answers a scraper within its timeout while many local
+// connections sit idle on the endpoint.
+TEST_F(DistributedTest, MetricsAreScrapedWhileManyConnectionsIdle) {
+  auto curator = StartCurator(30, {}, "127.0.0.1:0");
+  ASSERT_GT(curator->metrics_port(), 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(curator->metrics_port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<int> idle;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+    idle.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", curator->metrics_port());
+  client.set_connection_timeout(2);
+  client.set_read_timeout(2);
+  const auto response = client.Get("/metrics");
+  for (const int fd : idle) close(fd);
+  ASSERT_TRUE(response) << httplib::to_string(response.error());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_THAT(response->body, HasSubstr("vfsynth_run_state{state=\"waiting\"} 1"));
 }
 
 TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {
