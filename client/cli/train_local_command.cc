@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "common/base/status_macros.h"
+#include "common/base/writable_directory.h"
 #include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/gan/reference_trainer.h"
@@ -43,6 +44,7 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
   if (config.output().synthetic_csv().empty()) {
     return absl::InvalidArgumentError("no output file: set output.synthetic_csv or --output");
   }
+  RETURN_IF_ERROR(CheckWritableDirectoryFor(config.output().synthetic_csv(), "output"));
   ASSIGN_OR_RETURN(auto trainer, ReferenceTrainer::Create(config));
   spdlog::info("training {} rounds (batch {}, n_critic {}, seed {})", config.training().rounds(),
                config.training().batch_size(), config.training().n_critic(),

@@ -6,6 +6,7 @@
 #include "common/base/address.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
+#include "common/net/certificate_validity.h"
 
 namespace vfsynth {
 namespace {
@@ -17,6 +18,7 @@ struct TlsFiles {
   std::string ca, cert, key;
 };
 
+// The TLS files, checked: present, PEM, and the certificates valid now.
 absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
     return absl::InvalidArgumentError(
@@ -27,12 +29,8 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   ASSIGN_OR_RETURN(files.cert, ReadFile(tls.cert()));
   ASSIGN_OR_RETURN(files.key, ReadFile(tls.key()));
   if (const auto warning = ReadableByOthersWarning(tls.key())) spdlog::warn("{}", *warning);
-  for (const auto& [pem, path] :
-       {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
-    if (pem->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM certificate"));
-    }
-  }
+  RETURN_IF_ERROR(CheckCertificatesValid(files.ca, tls.ca(), "tls.ca"));
+  RETURN_IF_ERROR(CheckCertificatesValid(files.cert, tls.cert(), "tls.cert"));
   if (files.key.find("PRIVATE KEY-----") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(tls.key(), ": not a PEM private key"));
   }
@@ -40,6 +38,11 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
 }
 
 }  // namespace
+
+absl::Status CheckTlsFiles(const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) return absl::OkStatus();
+  return ReadTlsFiles(tls).status();
+}
 
 std::string PartyIdentity(const std::string& party) {
   return absl::StrCat("spiffe://vfsynth/party/", party);

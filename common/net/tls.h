@@ -14,6 +14,10 @@ namespace vfsynth {
 // SAN URI identifying a party in its certificate.
 std::string PartyIdentity(const std::string& party);
 
+// The TLS files as a daemon presents them, checked at its start: readable PEM, the
+// certificate and the CA valid now (an expired one is named with its file and date).
+absl::Status CheckTlsFiles(const v1::TlsConfig& tls, bool plaintext);
+
 // mTLS server credentials for listening on `listen`: the curator presents its certificate
 // and requires and verifies a client certificate signed by the CA. `plaintext` is for
 // loopback tests: refused unless `listen` is a loopback address.

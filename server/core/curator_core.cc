@@ -347,11 +347,20 @@ absl::Status CuratorCore::Publish() {
     return Synthesize(rows);
   }();
   RETURN_IF_ERROR(table.status());
-  RETURN_IF_ERROR(WriteCsv(path, *table));
-  RETURN_IF_ERROR(WritePrivacyStatement(path, privacy_plan_));
+  // The budget is spent by now; the generator artefact holds what it bought.
+  const auto recoverable = [&](const absl::Status& status) {
+    if (status.ok()) return status;
+    return absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), "; the trained generator is saved: `vfsynth synthesize ",
+                     "--generator ", GeneratorArtefactPath(config_),
+                     " --output FILE` draws the table again at no privacy cost"));
+  };
+  RETURN_IF_ERROR(recoverable(WriteCsv(path, *table)));
+  RETURN_IF_ERROR(recoverable(WritePrivacyStatement(path, privacy_plan_)));
   ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
                    protocol_->ReleasedReport(*table, privacy_plan_));
-  if (report.has_value()) RETURN_IF_ERROR(WriteReleasedFidelity(*report, path));
+  if (report.has_value()) RETURN_IF_ERROR(recoverable(WriteReleasedFidelity(*report, path)));
   spdlog::info("published {} synthetic rows to {} with its privacy statement {}", rows, path,
                PrivacyStatementPath(path));
   return absl::OkStatus();

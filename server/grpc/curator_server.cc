@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/base/writable_directory.h"
 #include "common/net/tls.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_protocol_factory.h"
@@ -20,6 +21,9 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
     spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
   }
   RETURN_IF_ERROR(CheckCuratorCheckpointOnStartup(options.config, options.resume));
+  if (const std::string& output = options.config.output().synthetic_csv(); !output.empty()) {
+    RETURN_IF_ERROR(CheckWritableDirectoryFor(output, "output.synthetic_csv"));
+  }
   std::unique_ptr<CuratorServer> server(new CuratorServer());
   server->core_ = std::make_unique<CuratorCore>(options.config, CuratorProtocolFor(options.config),
                                                 options.resume);

@@ -26,6 +26,7 @@
 #include "client/core/party_session.h"
 #include "client/core/vertical_party_core.h"
 #include "client/grpc/grpc_curator_link.h"
+#include "client/grpc/party_daemon.h"
 #include "client/grpc/status_client.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
@@ -856,6 +857,71 @@ TEST_F(DistributedTest, MetricsAreScrapedWhileManyConnectionsIdle) {
   ASSERT_TRUE(response) << httplib::to_string(response.error());
   EXPECT_EQ(response->status, 200);
   EXPECT_THAT(response->body, HasSubstr("vfsynth_run_state{state=\"waiting\"} 1"));
+}
+
+// A certificate past its date fails every TLS handshake without a reason the other side
+// could give: each daemon, and `vfsynth status`, refuses it at start naming file and date.
+TEST_F(DistributedTest, ExpiredCertificatesAreRefusedAtStartNamingFileAndDate) {
+  const std::string certs = *dir_ + "/certs";
+  const std::string expired = certs + "/expired-hospital.crt";
+  ASSERT_EQ(std::system(absl::StrCat("cd ", certs,
+                                     " && openssl req -new -key hospital.key -subj /CN=hospital "
+                                     "-out expired.csr 2>/dev/null && openssl x509 -req -in "
+                                     "expired.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+                                     "-days -1 -out ",
+                                     expired, " 2>/dev/null")
+                            .c_str()),
+            0);
+  const auto expect_named = [&](const absl::Status& status) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+    EXPECT_THAT(status.message(), AllOf(HasSubstr(absl::StrCat("tls.cert ", expired)),
+                                        HasSubstr("expired on 20")));
+  };
+  v1::CuratorConfig curator = CuratorConfigFor(30);
+  curator.mutable_tls()->set_cert(expired);
+  auto server = CuratorServer::BuildAndStart({curator});
+  ASSERT_FALSE(server.ok());
+  expect_named(server.status());
+
+  v1::PartyConfig party = PartyConfigFor("hospital", 1);
+  party.mutable_tls()->set_cert(expired);
+  auto daemon = PartyDaemon::BuildAndStart({party});
+  ASSERT_FALSE(daemon.ok());
+  expect_named(daemon.status());
+
+  v1::TlsConfig status_tls = Tls("certs", "hospital");
+  status_tls.set_cert(expired);
+  expect_named(
+      FetchCuratorStatus("127.0.0.1:1", status_tls, false, absl::Seconds(5)).status());
+}
+
+// An output directory that cannot take the table is found when the curator starts, not
+// after training spent the budget; and a write that fails at the end points at the
+// artefact from which `vfsynth synthesize` draws the table again.
+TEST_F(DistributedTest, AnUnwritableOutputIsFoundAtStartAndAFailedWriteNamesTheArtefact) {
+  v1::OutputConfig missing;
+  missing.set_synthetic_csv(*dir_ + "/no-such-directory/synthetic.csv");
+  auto refused = CuratorServer::BuildAndStart({CuratorConfigFor(30, {}, "", Training(), missing)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("output.synthetic_csv"), HasSubstr("no-such-directory"),
+                    HasSubstr("does not exist")));
+
+  // The directory is there at start and gone when the table is written.
+  const std::string vanishing = *dir_ + "/vanishing";
+  std::filesystem::create_directories(vanishing);
+  v1::OutputConfig output;
+  output.set_synthetic_csv(vanishing + "/synthetic.csv");
+  auto curator = StartCurator(300, {}, "", Training(), output);
+  std::filesystem::remove_all(vanishing);
+  const RunOutcome outcome = RunAll(std::move(curator), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port);
+  });
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(),
+              AllOf(HasSubstr("vfsynth synthesize --generator "),
+                    HasSubstr(CheckpointDir("curator") + "/generator.vfsg")));
 }
 
 TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {

@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/net/certificate_validity.h"
 #include "common/net/tls.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
@@ -198,6 +200,31 @@ TEST(PlaintextCredentialsTest, AreRefusedBeyondLoopback) {
   const auto channel = MakeChannelCredentials("curator.example:50051", {}, /*plaintext=*/true);
   EXPECT_THAT(channel.status().message(),
               HasSubstr("curator 'curator.example:50051' is not a loopback"));
+}
+
+// A certificate outside its validity period is named with its file and date, with the
+// moment to check given.
+TEST_F(AuthenticatedPartyTlsTest, CertificatesOutsideTheirValidityAreNamedWithTheirDate) {
+  const std::string path = *dir_ + "/hospital.crt";
+  const absl::StatusOr<std::string> pem = ReadFile(path);
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  EXPECT_TRUE(CheckCertificatesValid(*pem, path, "tls.cert").ok());
+  const absl::Status expired =
+      CheckCertificatesValid(*pem, path, "tls.cert", absl::Now() + absl::Hours(24 * 900));
+  EXPECT_EQ(expired.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(expired.message(), AllOf(HasSubstr("tls.cert " + path + ": its certificate expired on "),
+                                       HasSubstr(" UTC")));
+  const absl::Status early =
+      CheckCertificatesValid(*pem, path, "tls.cert", absl::Now() - absl::Hours(24));
+  EXPECT_THAT(early.message(), HasSubstr("is not valid before "));
+  // The CA file's certificates are checked too (its validity is 3650 days).
+  const std::string ca = *dir_ + "/ca.crt";
+  EXPECT_THAT(CheckCertificatesValid(*ReadFile(ca), ca, "tls.ca",
+                                     absl::Now() + absl::Hours(24 * 3700))
+                  .message(),
+              HasSubstr("tls.ca " + ca + ": its certificate expired on "));
+  EXPECT_THAT(CheckCertificatesValid("not a certificate", path, "tls.cert").message(),
+              HasSubstr("not a PEM certificate"));
 }
 
 // Servers built with the daemons' arguments do not share a port (no SO_REUSEPORT): a
