@@ -6,6 +6,7 @@
 #include "common/base/file_io.h"
 #include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
+#include "common/base/text_encoding.h"
 
 namespace vfsynth {
 namespace {
@@ -138,6 +139,7 @@ int CsvTable::ColumnIndex(absl::string_view name) const {
 
 absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& source,
                                   const CsvReadOptions& options) {
+  RETURN_IF_ERROR(CheckUtf8Text(text, source));
   if (absl::StartsWith(text, kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
   RecordScanner scanner(text, options);
   CsvTable table;

@@ -23,6 +23,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ConfigTest, DefaultsMatchDesign) {
   v1::LocalRunConfig config;
@@ -155,6 +156,53 @@ TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
   logged.mutable_training()->set_log_every(7);
   logged.mutable_privacy()->set_ledger("/elsewhere.ledger");
   EXPECT_EQ(digest(logged), digest(defaults));
+}
+
+// A second privacy block would switch strict to none without a word: a key given twice
+// in one object is refused, naming it and both lines.
+TEST(ConfigTest, DuplicateKeysAreRefusedNamingTheKeyAndLines) {
+  v1::CuratorConfig config;
+  const absl::Status status = ParseJsonInto(
+      "{\n  \"run_id\": \"r\",\n  \"privacy\": {\"mode\": \"strict\", \"epsilon\": 1},\n"
+      "  \"parties\": [\"a\"],\n  \"privacy\": {\"mode\": \"none\"}\n}\n",
+      "curator.json", &config);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("curator.json:5: key 'privacy' is given twice in one object"),
+                    HasSubstr("first on line 3")));
+}
+
+// protobuf's type errors name its own types ("TYPE_INT32"); the user reads the
+// setting's name and what it takes, the value cut when long.
+TEST(ConfigTest, TypeErrorsNameTheSettingAndTheExpectedValue) {
+  v1::CuratorConfig config;
+  absl::Status status =
+      ParseJsonInto(R"({"training": {"rounds": "ten"}})", "curator.json", &config);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("setting 'training.rounds' must be a whole number"),
+                    HasSubstr("got '\"ten\"'"), Not(HasSubstr("TYPE_"))));
+  status = ParseJsonInto(R"({"privacy": {"mode": "strikt"}})", "curator.json", &config);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("setting 'privacy.mode' must be one of "),
+                                      HasSubstr("strict"), Not(HasSubstr("googleapis"))));
+  status = ParseJsonInto(R"({"plaintext": 1})", "curator.json", &config);
+  EXPECT_THAT(status.message(), HasSubstr("setting 'plaintext' must be true or false"));
+  const std::string long_value(50 << 20, '7');
+  status = ParseJsonInto(absl::StrCat(R"({"training": {"rounds": ")", long_value, R"("}})"),
+                         "curator.json", &config);
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(status.message(), HasSubstr("bytes)"));
+}
+
+// A config saved as UTF-16 (Windows editors' "Unicode") is named as such.
+TEST(ConfigTest, AUtf16ConfigIsNamedWithTheFix) {
+  std::string utf16 = "\xFF\xFE";
+  for (const char c : std::string(R"({"run_id": "r"})")) {
+    utf16 += c;
+    utf16 += '\0';
+  }
+  v1::CuratorConfig config;
+  EXPECT_THAT(ParseJsonInto(utf16, "curator.json", &config).message(),
+              HasSubstr("curator.json: file is UTF-16; save it as UTF-8"));
 }
 
 TEST(ConfigTest, PackDividingTheBatchIsAccepted) {

@@ -76,6 +76,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadSchemaCase{R"({"colums":[]})", "colums"},
         BadSchemaCase{R"({"columns":[{"name":"a",)", "not a valid Schema"}));
 
+// A megabyte-long name or category is cut in the error, with its length.
+TEST(SchemaTest, LongNamesAreCutInErrors) {
+  v1::Schema schema;
+  v1::Column* column = schema.add_columns();
+  column->set_name(std::string(1 << 20, 'n'));
+  column->set_type("categorical");
+  column->add_categories(std::string(1 << 20, 'c'));
+  column->add_categories(std::string(1 << 20, 'c'));
+  const absl::Status status = ValidateSchema(schema);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("listed twice"), HasSubstr("(1048576 bytes)")));
+}
+
 // A party's own schema over what any curator may take is refused before it dials,
 // naming the column and the setting.
 TEST(SchemaLimitsTest, ASchemaOverTheCeilingIsRefusedNamingColumnAndSetting) {
