@@ -71,10 +71,10 @@ std::string UserWords(absl::string_view error) {
 
 absl::Status ParseJsonInto(const std::string& json, const std::string& source,
                            google::protobuf::Message* message) {
-  RETURN_IF_ERROR(CheckUtf8Text(json, source));
   // Editors that save "UTF-8 with BOM" put these three bytes first; they are not JSON.
   absl::string_view text = json;
   absl::ConsumePrefix(&text, "\xEF\xBB\xBF");
+  RETURN_IF_ERROR(CheckUtf8Text(text, source));
   if (const auto duplicate = FindDuplicateJsonKey(text)) {
     return absl::InvalidArgumentError(absl::StrCat(
         source, ":", duplicate->line, ": key ", QuotedValue(duplicate->path),

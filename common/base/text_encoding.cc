@@ -15,6 +15,9 @@ absl::Status NotUtf8(const std::string& source, absl::string_view encoding) {
 
 absl::Status CheckUtf8Text(absl::string_view bytes, const std::string& source) {
   using absl::string_view;
+  // Text with no zero byte is left to the readers: it reads back as it was written.
+  const size_t nul = bytes.find('\0');
+  if (nul == string_view::npos) return absl::OkStatus();
   if (absl::StartsWith(bytes, string_view("\xFF\xFE\0\0", 4)) ||
       absl::StartsWith(bytes, string_view("\0\0\xFE\xFF", 4))) {
     return NotUtf8(source, "UTF-32");
@@ -22,8 +25,6 @@ absl::Status CheckUtf8Text(absl::string_view bytes, const std::string& source) {
   if (absl::StartsWith(bytes, "\xFF\xFE") || absl::StartsWith(bytes, "\xFE\xFF")) {
     return NotUtf8(source, "UTF-16");
   }
-  const size_t nul = bytes.find('\0');
-  if (nul == string_view::npos) return absl::OkStatus();
   // ASCII text in UTF-32 has three zero bytes per character, in UTF-16 one.
   const string_view head = bytes.substr(nul & ~size_t{3}, 4);
   int zeros = 0;

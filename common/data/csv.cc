@@ -139,8 +139,9 @@ int CsvTable::ColumnIndex(absl::string_view name) const {
 
 absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& source,
                                   const CsvReadOptions& options) {
-  RETURN_IF_ERROR(CheckUtf8Text(text, source));
   if (absl::StartsWith(text, kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+  // After the UTF-8 mark: a table that reads must read again once written without it.
+  RETURN_IF_ERROR(CheckUtf8Text(text, source));
   RecordScanner scanner(text, options);
   CsvTable table;
   std::vector<std::string> fields;

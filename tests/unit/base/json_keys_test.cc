@@ -71,6 +71,8 @@ TEST(TextEncodingTest, Utf16AndUtf32AreNamedWithTheFix) {
   EXPECT_THAT(CheckUtf8Text(std::string("a,b\n1,\0\0", 8), "t.csv").message(),
               HasSubstr("a NUL byte at offset 6"));
   EXPECT_TRUE(CheckUtf8Text("\xEF\xBB\xBF{\"name\": \"caf\xC3\xA9\"}", "c.json").ok());
+  // Bytes that look like a mark but carry no zero byte read back as they were written.
+  EXPECT_TRUE(CheckUtf8Text("\xFF\xFE\xFF\x15,a\n", "t.csv").ok());
 }
 
 }  // namespace
