@@ -4,9 +4,11 @@
 
 #include "absl/flags/flag.h"
 #include "client/grpc/party_daemon.h"
+#include "common/base/address.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
 #include "common/base/program_start.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
 
 ABSL_FLAG(std::string, config, "", "party config JSON (vfsynth.v1.PartyConfig)");
@@ -29,14 +31,21 @@ int main(int argc, char** argv) {
     spdlog::error("--config is required");
     return 2;
   }
-  auto config = vfsynth::LoadPartyConfig(absl::GetFlag(FLAGS_config));
+  // --curator is checked like the config's curator address it replaces.
+  const std::string curator = absl::GetFlag(FLAGS_curator);
+  const auto load = [&]() -> absl::StatusOr<vfsynth::v1::PartyConfig> {
+    if (curator.empty()) return vfsynth::LoadPartyConfig(absl::GetFlag(FLAGS_config));
+    RETURN_IF_ERROR(vfsynth::ParseHostPort(curator, "--curator", /*min_port=*/1).status());
+    return vfsynth::LoadPartyConfig(absl::GetFlag(FLAGS_config),
+                                    [&](vfsynth::v1::PartyConfig* c) { c->set_curator(curator); });
+  };
+  auto config = load();
   vfsynth::InitLogging(config.ok() ? "party " + config->name() : "party",
                        absl::GetFlag(FLAGS_log_level));
   if (!config.ok()) {
     spdlog::error("{}", config.status().ToString());
     return 2;
   }
-  if (!absl::GetFlag(FLAGS_curator).empty()) config->set_curator(absl::GetFlag(FLAGS_curator));
   torch::set_num_threads(config->threads());
   vfsynth::LogComputeSettings(config->threads());
 

@@ -3,9 +3,11 @@
 #include <torch/torch.h>
 
 #include "absl/flags/flag.h"
+#include "common/base/address.h"
 #include "common/base/cli.h"
 #include "common/base/help.h"
 #include "common/base/program_start.h"
+#include "common/base/status_macros.h"
 #include "common/config/config.h"
 #include "server/grpc/curator_server.h"
 
@@ -28,12 +30,19 @@ int main(int argc, char** argv) {
     spdlog::error("--config is required");
     return 2;
   }
-  auto config = vfsynth::LoadCuratorConfig(absl::GetFlag(FLAGS_config));
+  // --listen is checked like the config's listen address it replaces.
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  const auto load = [&]() -> absl::StatusOr<vfsynth::v1::CuratorConfig> {
+    if (listen.empty()) return vfsynth::LoadCuratorConfig(absl::GetFlag(FLAGS_config));
+    RETURN_IF_ERROR(vfsynth::ParseHostPort(listen, "--listen").status());
+    return vfsynth::LoadCuratorConfig(absl::GetFlag(FLAGS_config),
+                                      [&](vfsynth::v1::CuratorConfig* c) { c->set_listen(listen); });
+  };
+  auto config = load();
   if (!config.ok()) {
     spdlog::error("{}", config.status().ToString());
     return 2;
   }
-  if (!absl::GetFlag(FLAGS_listen).empty()) config->set_listen(absl::GetFlag(FLAGS_listen));
   torch::set_num_threads(config->training().threads());
   vfsynth::LogComputeSettings(config->training().threads());
 

@@ -66,7 +66,7 @@ absl::StatusOr<v1::PartyConfig> PartyConfigFor(const ShadowTrainingOptions& opti
                                                const std::string& secrets, const std::string& dir) {
   v1::PartyConfig config;
   config.set_name(party.name());
-  config.set_curator("in-process:1");  // never dialled: the session's link is in process
+  config.set_curator("127.0.0.1:1");  // never dialled: the session's link is in process
   config.set_plaintext(true);
   config.set_data(party.data());
   config.set_schema(party.schema());

@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "client/grpc/status_client.h"
+#include "common/base/address.h"
 #include "common/base/proto_json.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
@@ -42,6 +43,7 @@ absl::Status RunStatusCommand(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         "status needs --curator host:port (or --party-config with a curator address)");
   }
+  RETURN_IF_ERROR(ParseHostPort(address, "--curator", /*min_port=*/1).status());
   if (absl::GetFlag(FLAGS_timeout_seconds) <= 0) {
     return absl::InvalidArgumentError("--timeout-seconds must be positive");
   }

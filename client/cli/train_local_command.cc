@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "client/cli/command_registry.h"
 #include "common/base/status_macros.h"
+#include "common/base/writable_directory.h"
 #include "common/config/config.h"
 #include "common/data/csv.h"
 #include "common/gan/reference_trainer.h"
@@ -29,16 +30,21 @@ absl::Status RunTrainLocalCommand(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_config).empty()) {
     return absl::InvalidArgumentError("train-local needs --config");
   }
-  ASSIGN_OR_RETURN(v1::LocalRunConfig config, LoadLocalRunConfig(absl::GetFlag(FLAGS_config)));
-  if (absl::GetFlag(FLAGS_rounds) >= 0)
-    config.mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
-  if (absl::GetFlag(FLAGS_rows) >= 0) config.mutable_output()->set_rows(absl::GetFlag(FLAGS_rows));
+  // --rounds and --rows are checked like the settings they replace.
+  ASSIGN_OR_RETURN(v1::LocalRunConfig config,
+                   LoadLocalRunConfig(absl::GetFlag(FLAGS_config), [](v1::LocalRunConfig* c) {
+                     if (absl::GetFlag(FLAGS_rounds) >= 0)
+                       c->mutable_training()->set_rounds(absl::GetFlag(FLAGS_rounds));
+                     if (absl::GetFlag(FLAGS_rows) >= 0)
+                       c->mutable_output()->set_rows(absl::GetFlag(FLAGS_rows));
+                   }));
   if (!absl::GetFlag(FLAGS_output).empty()) {
     config.mutable_output()->set_synthetic_csv(absl::GetFlag(FLAGS_output));
   }
   if (config.output().synthetic_csv().empty()) {
     return absl::InvalidArgumentError("no output file: set output.synthetic_csv or --output");
   }
+  RETURN_IF_ERROR(CheckWritableDirectoryFor(config.output().synthetic_csv(), "output"));
   ASSIGN_OR_RETURN(auto trainer, ReferenceTrainer::Create(config));
   spdlog::info("training {} rounds (batch {}, n_critic {}, seed {})", config.training().rounds(),
                config.training().batch_size(), config.training().n_critic(),

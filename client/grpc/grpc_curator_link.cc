@@ -68,7 +68,7 @@ bool GrpcCuratorLink::EndCall() {
 }
 
 absl::Status GrpcCuratorLink::Connect(absl::Duration timeout) {
-  ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.tls(), config_.plaintext()));
+  ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(config_.curator(), config_.tls(), config_.plaintext()));
   auto channel = grpc::CreateCustomChannel(config_.curator(), credentials,
                                            MakeChannelArguments(config_.max_message_bytes()));
   // Waited for in short slices, so that Cancel() ends the wait promptly.

@@ -28,7 +28,7 @@ absl::StatusOr<v1::StatusResponse> FetchCuratorStatus(const std::string& address
                                                       const v1::TlsConfig& tls, bool plaintext,
                                                       absl::Duration timeout) {
   if (address.empty()) return absl::InvalidArgumentError("the curator address is empty");
-  ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(tls, plaintext));
+  ASSIGN_OR_RETURN(auto credentials, MakeChannelCredentials(address, tls, plaintext));
   auto channel =
       grpc::CreateCustomChannel(address, credentials, MakeChannelArguments(kStatusMessageBytes));
   auto stub = v1::Curator::NewStub(channel);

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace vfsynth {
@@ -14,8 +15,13 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& add
                                                           const std::string& what,
                                                           int min_port = 0);
 
-// True for localhost, ::1 and 127.0.0.0/8.
+// True for localhost and the loopback IP literals (127.0.0.0/8, ::1, ::ffff:127.x.y.z).
+// A name such as "127.example.org" is not loopback: DNS may send it anywhere.
 bool IsLoopbackHost(const std::string& host);
+
+// The address `what` of a plaintext (no TLS) link: a host:port whose host is loopback,
+// since without TLS anyone on the path reads and forges every message.
+absl::Status CheckPlaintextAddress(const std::string& address, const std::string& what);
 
 }  // namespace vfsynth
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
 #include "common/config/defaults_table.h"
+#include "common/data/schema_limits.h"
 #include "common/privacy/mode_traits.h"
 #include "common/privacy/rdp.h"
 #include "common/privacy/run_accounting.h"
@@ -82,6 +84,16 @@ template <typename Repeated>
 absl::Status Widths(const char* name, const Repeated& values) {
   for (auto value : values) RETURN_IF_ERROR(Width(name, value));
   return absl::OkStatus();
+}
+
+absl::Status ValidateRegistrationLimits(const v1::RegistrationLimits& limits) {
+  const v1::RegistrationLimits ceiling = RegistrationLimitsCeiling();
+  RETURN_IF_ERROR(
+      InRange("registration_limits.columns", limits.columns(), 1, ceiling.columns()));
+  RETURN_IF_ERROR(InRange("registration_limits.categories_per_column",
+                          limits.categories_per_column(), 1, ceiling.categories_per_column()));
+  return InRange("registration_limits.encoded_width", limits.encoded_width(), 1,
+                 ceiling.encoded_width());
 }
 
 absl::Status ValidateEnsembleConfig(const v1::EnsembleConfig& e) {
@@ -495,9 +507,12 @@ namespace {
 // Loads a JSON config and resolves it relative to its own directory; errors name the file.
 template <typename Config>
 absl::StatusOr<Config> LoadConfig(const std::string& path,
-                                  absl::Status (*resolve)(const std::string&, Config*)) {
+                                  absl::Status (*resolve)(const std::string&, Config*),
+                                  const std::function<void(Config*)>& overrides = nullptr) {
   Config config;
   RETURN_IF_ERROR(LoadJsonFile(path, &config));
+  // Command-line overrides are validated with the settings they replace.
+  if (overrides) overrides(&config);
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   absl::Status status = resolve(base_dir, &config);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", status.message()));
@@ -521,8 +536,9 @@ absl::Status CheckTls(bool plaintext, const v1::TlsConfig& tls) {
 
 }  // namespace
 
-absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path) {
-  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig);
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(
+    const std::string& path, const std::function<void(v1::LocalRunConfig*)>& overrides) {
+  return LoadConfig<v1::LocalRunConfig>(path, &ResolveLocalRunConfig, overrides);
 }
 
 absl::Status SetMarginalReleaseDefaults(bool prior, v1::TrainingConfig* training) {
@@ -665,6 +681,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));
   RETURN_IF_ERROR(Positive("checkpoint_every", c->checkpoint_every()));
+  RETURN_IF_ERROR(ValidateRegistrationLimits(c->registration_limits()));
   if (c->checkpoint_dir().empty())
     return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
@@ -673,6 +690,7 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   }
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (c->plaintext()) RETURN_IF_ERROR(CheckPlaintextAddress(c->listen(), "listen"));
   if (c->topology() == v1::Topology::horizontal) {
     RETURN_IF_ERROR(ResolveHorizontalRun(c));
     return ResolveOutputConfig(base_dir, c->training(), c->mutable_output());
@@ -717,8 +735,9 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path) {
-  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig);
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(
+    const std::string& path, const std::function<void(v1::CuratorConfig*)>& overrides) {
+  return LoadConfig<v1::CuratorConfig>(path, &ResolveCuratorConfig, overrides);
 }
 
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c) {
@@ -754,11 +773,14 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
                              : ResolvePrivacyConfig(c->mutable_privacy()));
   if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
   c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
-  return CheckTls(c->plaintext(), c->tls());
+  RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
+  if (c->plaintext()) RETURN_IF_ERROR(CheckPlaintextAddress(c->curator(), "curator"));
+  return absl::OkStatus();
 }
 
-absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path) {
-  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig);
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(
+    const std::string& path, const std::function<void(v1::PartyConfig*)>& overrides) {
+  return LoadConfig<v1::PartyConfig>(path, &ResolvePartyConfig, overrides);
 }
 
 }  // namespace vfsynth

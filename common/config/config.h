@@ -1,6 +1,7 @@
 #ifndef VFSYNTH_COMMON_CONFIG_CONFIG_H_
 #define VFSYNTH_COMMON_CONFIG_CONFIG_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -25,7 +26,10 @@ inline constexpr double kDefaultLabelTemperature = 0.5;
 
 // Loads `vfsynth train-local`'s config: JSON, defaults applied, validated; relative
 // data/schema/output paths are taken relative to the config file's directory.
-absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(const std::string& path);
+// `overrides` (command-line flags) change the parsed file before it is resolved.
+absl::StatusOr<v1::LocalRunConfig> LoadLocalRunConfig(
+    const std::string& path,
+    const std::function<void(v1::LocalRunConfig*)>& overrides = nullptr);
 absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConfig* config);
 
 // Privacy settings: defaults (mode strict, δ 1e-5, C = C_f = 1, improved conversion),
@@ -75,9 +79,13 @@ absl::Status ResolveHorizontalPrivacy(v1::PrivacyConfig* privacy);
 // Daemon configs: defaults, validation, paths relative to the config file. Settings of
 // the other topology are refused.
 absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig* config);
-absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(const std::string& path);
+// `overrides` (command-line flags) change the parsed file before it is resolved, so a
+// flag is checked like the setting it replaces.
+absl::StatusOr<v1::CuratorConfig> LoadCuratorConfig(
+    const std::string& path, const std::function<void(v1::CuratorConfig*)>& overrides = nullptr);
 absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* config);
-absl::StatusOr<v1::PartyConfig> LoadPartyConfig(const std::string& path);
+absl::StatusOr<v1::PartyConfig> LoadPartyConfig(
+    const std::string& path, const std::function<void(v1::PartyConfig*)>& overrides = nullptr);
 
 // SHA-256 of the resolved settings a checkpoint's state depends on (model, training
 // without log_every, privacy without the ledger path): resuming under other settings is

@@ -252,6 +252,13 @@ std::vector<DefaultRow> MakeTable() {
        "a dropped party's time to rejoin"},
       {"curator.metrics_listen", kUnset, "\"\"", always, "the Prometheus endpoint; empty: off"},
       {"curator.topology", kValue, "vertical", always, "who holds what"},
+      // What one registration may declare: bounds on the curator's memory per party.
+      {"curator.registration_limits.columns", kValue, "1000", always,
+       "columns of one party's schema"},
+      {"curator.registration_limits.categories_per_column", kValue, "1000", always,
+       "categories or declared bins of one column"},
+      {"curator.registration_limits.encoded_width", kValue, "4096", always,
+       "a party's encoded row width"},
 
       {"party.name", kRequired, "", always, "must match the certificate"},
       {"party.curator", kRequired, "", always, "host:port of the curator"},

@@ -6,6 +6,7 @@
 #include "common/base/file_io.h"
 #include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
+#include "common/base/text_encoding.h"
 
 namespace vfsynth {
 namespace {
@@ -139,6 +140,8 @@ int CsvTable::ColumnIndex(absl::string_view name) const {
 absl::StatusOr<CsvTable> ParseCsv(absl::string_view text, const std::string& source,
                                   const CsvReadOptions& options) {
   if (absl::StartsWith(text, kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+  // After the UTF-8 mark: a table that reads must read again once written without it.
+  RETURN_IF_ERROR(CheckUtf8Text(text, source));
   RecordScanner scanner(text, options);
   CsvTable table;
   std::vector<std::string> fields;

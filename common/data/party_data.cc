@@ -7,12 +7,16 @@
 #include "common/data/csv.h"
 #include "common/data/numeric_grid.h"
 #include "common/data/schema.h"
+#include "common/data/schema_limits.h"
 
 namespace vfsynth {
 
 absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path,
                                         bool skip_bad_rows, int64_t grid_records) {
   ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
+  // No curator takes a schema over the ceiling: say so here, before the data is read.
+  const v1::RegistrationLimits ceiling = RegistrationLimitsCeiling();
+  RETURN_IF_ERROR(CheckSchemaWithinLimits(schema, ceiling, schema_path));
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(schema_path, ": a party schema must set 'id_column'"));
@@ -35,6 +39,7 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::
   }
   PartyData data;
   ASSIGN_OR_RETURN(data.encoder, TableEncoder::Create(schema));
+  RETURN_IF_ERROR(CheckEncodedWidthWithinLimits(data.encoder.width(), ceiling, schema_path));
   EncodeOptions encode_options;
   encode_options.skip_bad_rows = skip_bad_rows;
   ASSIGN_OR_RETURN(EncodeResult result, data.encoder.Encode(table, csv_path, encode_options));

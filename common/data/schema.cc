@@ -6,13 +6,14 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
+#include "common/base/quoted_value.h"
 #include "common/base/status_macros.h"
 
 namespace vfsynth {
 namespace {
 
 absl::Status ColumnError(const v1::Column& column, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat("column '", column.name(), "': ", problem));
+  return absl::InvalidArgumentError(absl::StrCat("column ", QuotedValue(column.name()), ": ", problem));
 }
 
 absl::Status ValidateNumeric(const v1::Column& column) {
@@ -29,8 +30,8 @@ absl::Status ValidateNumeric(const v1::Column& column) {
   }
   if (column.bins_size() == 1) return ColumnError(column, "'bins' needs at least 2 edges");
   if (!column.encoding().empty() && column.encoding() != "grid" && column.encoding() != "scalar") {
-    return ColumnError(column, absl::StrCat("unknown encoding '", column.encoding(),
-                                            "' (expected grid or scalar)"));
+    return ColumnError(column, absl::StrCat("unknown encoding ", QuotedValue(column.encoding()),
+                                            " (expected grid or scalar)"));
   }
   if (!column.encoding().empty() && column.bins_size() > 0) {
     return ColumnError(column, "declared 'bins' are the encoding: drop 'encoding'");
@@ -87,11 +88,11 @@ absl::Status ValidateSchema(const v1::Schema& schema) {
       const std::string missing = MissingToken(schema, column);
       for (const std::string& category : column.categories()) {
         if (!seen.insert(category).second) {
-          return ColumnError(column, absl::StrCat("category '", category, "' listed twice"));
+          return ColumnError(column, absl::StrCat("category ", QuotedValue(category), " listed twice"));
         }
         if (category == missing || category.empty()) {
-          return ColumnError(column, absl::StrCat("category '", category,
-                                                  "' collides with the missing-value token; "
+          return ColumnError(column, absl::StrCat("category ", QuotedValue(category),
+                                                  " collides with the missing-value token; "
                                                   "use 'nullable' instead"));
         }
       }

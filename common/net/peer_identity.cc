@@ -28,6 +28,50 @@ absl::StatusOr<std::string> PartyFromIdentities(const std::vector<std::string>& 
       absl::StrCat("certificate names several parties: ", absl::StrJoin(matches, ", ")));
 }
 
+namespace {
+
+constexpr char kOperatorIdentity[] = "spiffe://vfsynth/operator";
+
+// The verified client certificate's SAN URIs. Only SAN URIs: gRPC's peer identity falls
+// back to the subject CN, which a certificate could set to a party's URI without
+// carrying it as its identity.
+absl::StatusOr<std::vector<std::string>> CertificateUris(const grpc::ServerContext& context) {
+  const auto auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) {
+    return absl::UnauthenticatedError("no verified client certificate");
+  }
+  std::vector<std::string> identities;
+  for (const auto& value : auth->FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME)) {
+    identities.emplace_back(value.data(), value.size());
+  }
+  if (identities.empty()) {
+    return absl::PermissionDeniedError(
+        "the client certificate has no SAN URI: a party is identified by the SAN URI "
+        "spiffe://vfsynth/party/<name> only, never by its subject CN");
+  }
+  return identities;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> AuthenticatedStatusReader(const grpc::ServerContext& context,
+                                                      const std::vector<std::string>& roster,
+                                                      bool plaintext) {
+  if (plaintext) return std::string("operator");
+  auto identities = CertificateUris(context);
+  if (!identities.ok()) return identities.status();
+  if (std::find(identities->begin(), identities->end(), kOperatorIdentity) != identities->end()) {
+    return std::string("operator");
+  }
+  auto party = PartyFromIdentities(*identities, roster);
+  if (!party.ok()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        party.status().message(), "; the status is for the operator (SAN URI ",
+        kOperatorIdentity, ") and the run's parties"));
+  }
+  return party;
+}
+
 absl::StatusOr<std::string> AuthenticatedParty(const grpc::ServerContext& context,
                                                const std::vector<std::string>& roster,
                                                bool plaintext, const std::string& claimed) {
@@ -38,22 +82,9 @@ absl::StatusOr<std::string> AuthenticatedParty(const grpc::ServerContext& contex
     }
     party = claimed;
   } else {
-    const auto auth = context.auth_context();
-    if (auth == nullptr || !auth->IsPeerAuthenticated()) {
-      return absl::UnauthenticatedError("no verified client certificate");
-    }
-    // Only SAN URIs: gRPC's peer identity falls back to the subject CN, which a
-    // certificate could set to a party's URI without carrying it as its identity.
-    std::vector<std::string> identities;
-    for (const auto& value : auth->FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME)) {
-      identities.emplace_back(value.data(), value.size());
-    }
-    if (identities.empty()) {
-      return absl::PermissionDeniedError(
-          "the client certificate has no SAN URI: a party is identified by the SAN URI "
-          "spiffe://vfsynth/party/<name> only, never by its subject CN");
-    }
-    auto matched = PartyFromIdentities(identities, roster);
+    auto identities = CertificateUris(context);
+    if (!identities.ok()) return identities.status();
+    auto matched = PartyFromIdentities(*identities, roster);
     if (!matched.ok()) return matched.status();
     party = *matched;
   }

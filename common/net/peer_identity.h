@@ -21,6 +21,14 @@ absl::StatusOr<std::string> AuthenticatedParty(const grpc::ServerContext& contex
                                                const std::vector<std::string>& roster,
                                                bool plaintext, const std::string& claimed);
 
+// Who may read the run's status (GetStatus): the operator, by the SAN URI
+// spiffe://vfsynth/operator that deploy/gen-certs.sh gives its certificate, or a roster
+// party by its own. Returns "operator" or the party's name; with `plaintext` (loopback
+// tests only) "operator".
+absl::StatusOr<std::string> AuthenticatedStatusReader(const grpc::ServerContext& context,
+                                                      const std::vector<std::string>& roster,
+                                                      bool plaintext);
+
 }  // namespace vfsynth
 
 #endif  // VFSYNTH_COMMON_NET_PEER_IDENTITY_H_

@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/address.h"
 #include "common/base/file_io.h"
 #include "common/base/status_macros.h"
+#include "common/net/certificate_validity.h"
 
 namespace vfsynth {
 namespace {
@@ -16,6 +18,7 @@ struct TlsFiles {
   std::string ca, cert, key;
 };
 
+// The TLS files, checked: present, PEM, and the certificates valid now.
 absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   if (tls.ca().empty() || tls.cert().empty() || tls.key().empty()) {
     return absl::InvalidArgumentError(
@@ -26,12 +29,8 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
   ASSIGN_OR_RETURN(files.cert, ReadFile(tls.cert()));
   ASSIGN_OR_RETURN(files.key, ReadFile(tls.key()));
   if (const auto warning = ReadableByOthersWarning(tls.key())) spdlog::warn("{}", *warning);
-  for (const auto& [pem, path] :
-       {std::pair{&files.ca, tls.ca()}, std::pair{&files.cert, tls.cert()}}) {
-    if (pem->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": not a PEM certificate"));
-    }
-  }
+  RETURN_IF_ERROR(CheckCertificatesValid(files.ca, tls.ca(), "tls.ca"));
+  RETURN_IF_ERROR(CheckCertificatesValid(files.cert, tls.cert(), "tls.cert"));
   if (files.key.find("PRIVATE KEY-----") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(tls.key(), ": not a PEM private key"));
   }
@@ -40,13 +39,21 @@ absl::StatusOr<TlsFiles> ReadTlsFiles(const v1::TlsConfig& tls) {
 
 }  // namespace
 
+absl::Status CheckTlsFiles(const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) return absl::OkStatus();
+  return ReadTlsFiles(tls).status();
+}
+
 std::string PartyIdentity(const std::string& party) {
   return absl::StrCat("spiffe://vfsynth/party/", party);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const v1::TlsConfig& tls, bool plaintext) {
-  if (plaintext) return grpc::InsecureServerCredentials();
+    const std::string& listen, const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) {
+    RETURN_IF_ERROR(CheckPlaintextAddress(listen, "listen"));
+    return grpc::InsecureServerCredentials();
+  }
   ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
@@ -56,8 +63,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
-    const v1::TlsConfig& tls, bool plaintext) {
-  if (plaintext) return grpc::InsecureChannelCredentials();
+    const std::string& address, const v1::TlsConfig& tls, bool plaintext) {
+  if (plaintext) {
+    RETURN_IF_ERROR(CheckPlaintextAddress(address, "curator"));
+    return grpc::InsecureChannelCredentials();
+  }
   ASSIGN_OR_RETURN(const TlsFiles files, ReadTlsFiles(tls));
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = files.ca;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/data/csv.h"
+#include "common/data/schema_limits.h"
 #include "common/nn/intra_op_threads.h"
 #include "common/nn/torch_boundary.h"
 #include "common/privacy/privacy_plan.h"
@@ -89,11 +90,16 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
         " (the joint epsilon assumes one split: set "
         "privacy.experimental.shared_critic_budget_share alike)"));
   }
+  // Bounded before anything is built from the schema: one party must not be able to
+  // exhaust the curator's memory.
+  const std::string source = absl::StrCat("schema of '", party, "'");
+  const v1::RegistrationLimits& limits = config_.registration_limits();
+  RETURN_IF_ERROR(CheckSchemaWithinLimits(request.schema(), limits, source));
   auto encoder = TableEncoder::Create(request.schema());
   if (!encoder.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("schema of '", party, "': ", encoder.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", encoder.status().message()));
   }
+  RETURN_IF_ERROR(CheckEncodedWidthWithinLimits(encoder->width(), limits, source));
   {
     // One registration at a time: the protocol's checks see every earlier one.
     absl::MutexLock lock(&mu_);
@@ -349,11 +355,20 @@ absl::Status CuratorCore::Publish() {
     return Synthesize(rows);
   }();
   RETURN_IF_ERROR(table.status());
-  RETURN_IF_ERROR(WriteCsv(path, *table));
-  RETURN_IF_ERROR(WritePrivacyStatement(path, privacy_plan_));
+  // The budget is spent by now; the generator artefact holds what it bought.
+  const auto recoverable = [&](const absl::Status& status) {
+    if (status.ok()) return status;
+    return absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), "; the trained generator is saved: `vfsynth synthesize ",
+                     "--generator ", GeneratorArtefactPath(config_),
+                     " --output FILE` draws the table again at no privacy cost"));
+  };
+  RETURN_IF_ERROR(recoverable(WriteCsv(path, *table)));
+  RETURN_IF_ERROR(recoverable(WritePrivacyStatement(path, privacy_plan_)));
   ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
                    protocol_->ReleasedReport(*table, privacy_plan_));
-  if (report.has_value()) RETURN_IF_ERROR(WriteReleasedFidelity(*report, path));
+  if (report.has_value()) RETURN_IF_ERROR(recoverable(WriteReleasedFidelity(*report, path)));
   spdlog::info("published {} synthetic rows to {} with its privacy statement {}", rows, path,
                PrivacyStatementPath(path));
   return absl::OkStatus();
@@ -389,7 +404,6 @@ v1::StatusResponse CuratorCore::Status() const {
     party->set_registered(registry_.registered(index));
     party->set_aligned(protocol_->aligned(index));
     party->set_connected(hub_.connected(index));
-    party->set_peer(hub_.peer(index));
     const absl::Time last = hub_.last_message(index);
     party->set_seconds_since_last_message(
         last == absl::InfinitePast() ? -1 : absl::ToDoubleSeconds(absl::Now() - last));

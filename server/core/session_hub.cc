@@ -20,7 +20,7 @@ int SessionHub::Index(const std::string& party) const {
   return -1;
 }
 
-absl::Status SessionHub::Connect(int party, std::string peer) {
+absl::Status SessionHub::Connect(int party) {
   absl::MutexLock lock(&mu_);
   if (!cancelled_.ok()) return cancelled_;
   Session& session = sessions_[party];
@@ -33,7 +33,6 @@ absl::Status SessionHub::Connect(int party, std::string peer) {
     session.outbox.assign(session.round_log.begin(), session.round_log.end());
   }
   session.connected = true;
-  session.peer = std::move(peer);
   ++session.connection;
   return absl::OkStatus();
 }
@@ -172,11 +171,6 @@ bool SessionHub::cancelled() const {
 void SessionHub::SetInboundObserver(std::function<void(int, const v1::PartyMessage&)> observer) {
   absl::MutexLock lock(&mu_);
   observer_ = std::move(observer);
-}
-
-std::string SessionHub::peer(int party) const {
-  absl::MutexLock lock(&mu_);
-  return sessions_[party].peer;
 }
 
 bool SessionHub::connected(int party) const {

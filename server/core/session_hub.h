@@ -32,9 +32,9 @@ class SessionHub {
   int Index(const std::string& party) const;  // -1 if not in the roster
 
   // ---- stream side ----
-  // A stream from `peer` (its address, for status); ALREADY_EXISTS if the party already
-  // has a live stream; CANCELLED after Cancel.
-  absl::Status Connect(int party, std::string peer = "");
+  // A new stream of `party`; ALREADY_EXISTS if the party already has a live stream;
+  // CANCELLED after Cancel.
+  absl::Status Connect(int party);
   // The current stream's number (increases with every Connect of the party).
   uint64_t connection(int party) const;
   // Ends stream `connection` (or the current one); a newer stream stays connected.
@@ -69,7 +69,6 @@ class SessionHub {
   void SetInboundObserver(std::function<void(int, const v1::PartyMessage&)> observer);
 
   bool connected(int party) const;
-  std::string peer(int party) const;  // of the latest stream (Connect)
   int64_t bytes_sent(int party) const;
   int64_t bytes_received(int party) const;
   // When the party's last inbound message arrived (InfinitePast if none yet).
@@ -80,7 +79,6 @@ class SessionHub {
     std::string name;
     bool connected = false;
     uint64_t connection = 0;  // 0: never connected
-    std::string peer;
     std::vector<v1::CuratorMessage> round_log;  // sent since BeginRound()
     bool closed = false;
     std::deque<v1::CuratorMessage> outbox;

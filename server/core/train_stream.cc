@@ -31,7 +31,7 @@ absl::Status ServeTrainStream(CuratorCore& core, PartyStream& stream,
   RETURN_IF_ERROR(core.CheckAttested(party));
   SessionHub& hub = core.hub();
   const int index = hub.Index(party);
-  RETURN_IF_ERROR(hub.Connect(index, stream.peer()));
+  RETURN_IF_ERROR(hub.Connect(index));
   const uint64_t connection = hub.connection(index);
   if (connection > 1) {
     spdlog::info(

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/base/writable_directory.h"
 #include "common/net/tls.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_protocol_factory.h"
@@ -14,9 +15,13 @@ namespace vfsynth {
 
 absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Options options) {
   ASSIGN_OR_RETURN(auto credentials,
-                   MakeServerCredentials(options.config.tls(), options.config.plaintext()));
+                   MakeServerCredentials(options.config.listen(), options.config.tls(),
+                                         options.config.plaintext()));
   if (options.config.plaintext()) {
     spdlog::warn("PLAINTEXT mode: no TLS, no client authentication (loopback tests only)");
+  }
+  if (const std::string& output = options.config.output().synthetic_csv(); !output.empty()) {
+    RETURN_IF_ERROR(CheckWritableDirectoryFor(output, "output.synthetic_csv"));
   }
   ASSIGN_OR_RETURN(std::string run_nonce,
                    CheckCuratorCheckpointOnStartup(options.config, options.resume));

@@ -85,12 +85,12 @@ grpc::Status CuratorService::Train(
 
 grpc::Status CuratorService::GetStatus(grpc::ServerContext* context, const v1::StatusRequest*,
                                        v1::StatusResponse* response) {
-  // Status holds no private data; any peer with a certificate from the CA may ask.
-  if (!core_->config().plaintext()) {
-    const auto auth = context->auth_context();
-    if (auth == nullptr || !auth->IsPeerAuthenticated()) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no verified client certificate");
-    }
+  // The operator and the run's parties only, by their certificates' SAN URIs.
+  const auto reader =
+      AuthenticatedStatusReader(*context, core_->roster(), core_->config().plaintext());
+  if (!reader.ok()) {
+    spdlog::warn("refused a status call from {}: {}", context->peer(), reader.status().ToString());
+    return ToGrpcStatus(reader.status());
   }
   *response = core_->Status();
   return grpc::Status::OK;

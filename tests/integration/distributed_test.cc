@@ -5,6 +5,9 @@
 #include <httplib.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,6 +26,7 @@
 #include "client/core/party_session.h"
 #include "client/core/vertical_party_core.h"
 #include "client/grpc/grpc_curator_link.h"
+#include "client/grpc/party_daemon.h"
 #include "client/grpc/status_client.h"
 #include "common/base/file_io.h"
 #include "common/base/proto_json.h"
@@ -126,13 +130,11 @@ class DistributedTest : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/" + daemon;
   }
 
-  static std::unique_ptr<CuratorServer> StartCurator(
+  // The test's curator config, resolved: loopback mTLS, the three parties.
+  static v1::CuratorConfig CuratorConfigFor(
       double join_timeout, const v1::PrivacyConfig& privacy = {},
       const std::string& metrics_listen = "", const v1::TrainingConfig& training = Training(),
       const v1::OutputConfig& output = {}) {
-    const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
-    std::filesystem::remove_all(test_dir);
-    std::filesystem::create_directories(test_dir);
     v1::CuratorConfig config;
     config.set_checkpoint_dir(CheckpointDir("curator"));
     config.set_run_id("it-run");
@@ -147,7 +149,18 @@ class DistributedTest : public ::testing::Test {
     config.set_round_timeout_seconds(60);
     if (!metrics_listen.empty()) config.set_metrics_listen(metrics_listen);
     EXPECT_TRUE(ResolveCuratorConfig("", &config).ok());
-    auto server = CuratorServer::BuildAndStart({config});
+    return config;
+  }
+
+  static std::unique_ptr<CuratorServer> StartCurator(
+      double join_timeout, const v1::PrivacyConfig& privacy = {},
+      const std::string& metrics_listen = "", const v1::TrainingConfig& training = Training(),
+      const v1::OutputConfig& output = {}) {
+    const auto test_dir = std::filesystem::path(CheckpointDir("curator")).parent_path();
+    std::filesystem::remove_all(test_dir);
+    std::filesystem::create_directories(test_dir);
+    auto server = CuratorServer::BuildAndStart(
+        {CuratorConfigFor(join_timeout, privacy, metrics_listen, training, output)});
     EXPECT_TRUE(server.ok()) << server.status();
     return std::move(*server);
   }
@@ -609,6 +622,8 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   privacy.set_epsilon(8.0);
   absl::StatusOr<v1::StatusResponse> status = absl::UnknownError("not fetched");
   absl::StatusOr<v1::StatusResponse> foreign = absl::UnknownError("not fetched");
+  absl::StatusOr<v1::StatusResponse> outsider = absl::UnknownError("not fetched");
+  absl::StatusOr<v1::StatusResponse> as_party = absl::UnknownError("not fetched");
   std::string metrics;
   int metrics_code = 0;
   auto outcome = RunAll(
@@ -619,6 +634,9 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
         status = FetchCuratorStatus(address, Tls("certs", "operator"), false, absl::Seconds(10));
         foreign =
             FetchCuratorStatus(address, Tls("other-ca", "hospital"), false, absl::Seconds(10));
+        // Signed by the run's CA, but neither the operator nor a party of the roster.
+        outsider = FetchCuratorStatus(address, Tls("certs", "mallory"), false, absl::Seconds(10));
+        as_party = FetchCuratorStatus(address, Tls("certs", "bank"), false, absl::Seconds(10));
         ASSERT_GT(curator.metrics_port(), 0);
         httplib::Client client("127.0.0.1", curator.metrics_port());
         const auto response = client.Get("/metrics");
@@ -629,6 +647,13 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
   ASSERT_TRUE(outcome.curator.ok()) << outcome.curator;
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_FALSE(foreign.ok()) << "a certificate from another CA got the status";
+  EXPECT_EQ(outsider.status().code(), absl::StatusCode::kPermissionDenied) << outsider.status();
+  EXPECT_THAT(outsider.status().message(), HasSubstr("spiffe://vfsynth/operator"));
+  ASSERT_TRUE(as_party.ok()) << as_party.status();
+  // The parties' network addresses are not the status readers' business.
+  const absl::StatusOr<std::string> json = ToJson(*status);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, AllOf(Not(HasSubstr("127.0.0.1")), Not(HasSubstr("ipv4:"))));
   EXPECT_EQ(status->state(), v1::finished);
   EXPECT_EQ(status->round(), Training().rounds());
   EXPECT_NEAR(status->epsilon_spent(), 8.0, 1e-3);
@@ -855,6 +880,161 @@ TEST_F(DistributedTest, MismatchedPrivacyModeIsRefusedAtRegistration) {
   const grpc::Status status = stub->Register(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("privacy mode 'none'"));
+}
+
+// What a registration declares is bounded before the curator builds anything from it
+// (a 100,000-category schema once took it to 7.45 GB): a schema over
+// registration_limits is refused naming the limit, nothing of it is kept, and the same
+// party's schema within the limits registers afterwards.
+TEST_F(DistributedTest, OversizedSchemasAreRefusedAtRegistrationNamingTheLimit) {
+  auto curator = StartCurator(30);
+  auto stub = CuratorStub(curator->port(), Tls("certs", "hospital"));
+  auto register_schema = [&](const v1::Schema& schema) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::RegisterRequest request;
+    request.set_party("hospital");
+    request.set_protocol_version(kProtocolVersion);
+    request.set_topology(v1::Topology::vertical);
+    request.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+    request.set_rows(100);
+    *request.mutable_schema() = schema;
+    v1::RegisterResponse response;
+    return stub->Register(&context, request, &response);
+  };
+  auto with_columns = [](int columns, int categories) {
+    v1::Schema schema;
+    for (int c = 0; c < columns; ++c) {
+      v1::Column* column = schema.add_columns();
+      column->set_name(absl::StrCat("c", c));
+      column->set_type("categorical");
+      for (int v = 0; v < categories; ++v) column->add_categories(absl::StrCat("v", v));
+    }
+    return schema;
+  };
+  const std::pair<v1::Schema, std::string> oversized[] = {
+      {with_columns(1, 100'000),
+       "declares 100000 categories, more than registration_limits.categories_per_column (1000)"},
+      {with_columns(1001, 2), "1001 columns, more than registration_limits.columns (1000)"},
+      {with_columns(5, 1000), "more than registration_limits.encoded_width (4096)"},
+  };
+  for (const auto& [schema, message] : oversized) {
+    // Twice: a refused registration leaves nothing that changes the second answer.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const grpc::Status status = register_schema(schema);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+      EXPECT_THAT(status.error_message(), AllOf(HasSubstr("schema of 'hospital'"),
+                                                HasSubstr(message)));
+    }
+  }
+  EXPECT_FALSE(curator->core().Status().parties(0).registered());
+  const grpc::Status genuine = register_schema(with_columns(3, 4));
+  EXPECT_TRUE(genuine.ok()) << genuine.error_message();
+  EXPECT_TRUE(curator->core().Status().parties(0).registered());
+}
+
+// A plaintext curator serves loopback only, whatever its config says: without TLS
+// anyone on the path reads and forges every message.
+TEST_F(DistributedTest, APlaintextCuratorRefusesToListenBeyondLoopback) {
+  v1::CuratorConfig config = CuratorConfigFor(30);
+  // As a caller might set them after the config was resolved (which refuses them).
+  config.set_plaintext(true);
+  config.set_listen("0.0.0.0:0");
+  auto server = CuratorServer::BuildAndStart({config});
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("'0.0.0.0:0' is not a loopback address"));
+}
+
+// A running curator's /metrics answers a scraper within its timeout while many local
+// connections sit idle on the endpoint.
+TEST_F(DistributedTest, MetricsAreScrapedWhileManyConnectionsIdle) {
+  auto curator = StartCurator(30, {}, "127.0.0.1:0");
+  ASSERT_GT(curator->metrics_port(), 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(curator->metrics_port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<int> idle;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+    idle.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", curator->metrics_port());
+  client.set_connection_timeout(2);
+  client.set_read_timeout(2);
+  const auto response = client.Get("/metrics");
+  for (const int fd : idle) close(fd);
+  ASSERT_TRUE(response) << httplib::to_string(response.error());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_THAT(response->body, HasSubstr("vfsynth_run_state{state=\"waiting\"} 1"));
+}
+
+// A certificate past its date fails every TLS handshake without a reason the other side
+// could give: each daemon, and `vfsynth status`, refuses it at start naming file and date.
+TEST_F(DistributedTest, ExpiredCertificatesAreRefusedAtStartNamingFileAndDate) {
+  const std::string certs = *dir_ + "/certs";
+  const std::string expired = certs + "/expired-hospital.crt";
+  ASSERT_EQ(std::system(absl::StrCat("cd ", certs,
+                                     " && openssl req -new -key hospital.key -subj /CN=hospital "
+                                     "-out expired.csr 2>/dev/null && openssl x509 -req -in "
+                                     "expired.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+                                     "-days -1 -out ",
+                                     expired, " 2>/dev/null")
+                            .c_str()),
+            0);
+  const auto expect_named = [&](const absl::Status& status) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+    EXPECT_THAT(status.message(), AllOf(HasSubstr(absl::StrCat("tls.cert ", expired)),
+                                        HasSubstr("expired on 20")));
+  };
+  v1::CuratorConfig curator = CuratorConfigFor(30);
+  curator.mutable_tls()->set_cert(expired);
+  auto server = CuratorServer::BuildAndStart({curator});
+  ASSERT_FALSE(server.ok());
+  expect_named(server.status());
+
+  v1::PartyConfig party = PartyConfigFor("hospital", 1);
+  party.mutable_tls()->set_cert(expired);
+  auto daemon = PartyDaemon::BuildAndStart({party});
+  ASSERT_FALSE(daemon.ok());
+  expect_named(daemon.status());
+
+  v1::TlsConfig status_tls = Tls("certs", "hospital");
+  status_tls.set_cert(expired);
+  expect_named(
+      FetchCuratorStatus("127.0.0.1:1", status_tls, false, absl::Seconds(5)).status());
+}
+
+// An output directory that cannot take the table is found when the curator starts, not
+// after training spent the budget; and a write that fails at the end points at the
+// artefact from which `vfsynth synthesize` draws the table again.
+TEST_F(DistributedTest, AnUnwritableOutputIsFoundAtStartAndAFailedWriteNamesTheArtefact) {
+  v1::OutputConfig missing;
+  missing.set_synthetic_csv(*dir_ + "/no-such-directory/synthetic.csv");
+  auto refused = CuratorServer::BuildAndStart({CuratorConfigFor(30, {}, "", Training(), missing)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("output.synthetic_csv"), HasSubstr("no-such-directory"),
+                    HasSubstr("does not exist")));
+
+  // The directory is there at start and gone when the table is written.
+  const std::string vanishing = *dir_ + "/vanishing";
+  std::filesystem::create_directories(vanishing);
+  v1::OutputConfig output;
+  output.set_synthetic_csv(vanishing + "/synthetic.csv");
+  auto curator = StartCurator(300, {}, "", Training(), output);
+  std::filesystem::remove_all(vanishing);
+  const RunOutcome outcome = RunAll(std::move(curator), [&](const std::string& name, int port) {
+    return PartyConfigFor(name, port);
+  });
+  ASSERT_FALSE(outcome.curator.ok());
+  EXPECT_THAT(outcome.curator.message(),
+              AllOf(HasSubstr("vfsynth synthesize --generator "),
+                    HasSubstr(CheckpointDir("curator") + "/generator.vfsg")));
 }
 
 TEST_F(DistributedTest, MissingPartyFailsTheRunNamingIt) {

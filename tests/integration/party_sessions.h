@@ -25,7 +25,7 @@ namespace vfsynth {
 // A raw stub to the curator on loopback `port` with the TLS identity `tls`: for tests that
 // speak the protocol by hand.
 inline std::unique_ptr<v1::Curator::Stub> CuratorStub(int port, const v1::TlsConfig& tls) {
-  auto credentials = MakeChannelCredentials(tls, false);
+  auto credentials = MakeChannelCredentials(absl::StrCat("127.0.0.1:", port), tls, false);
   EXPECT_TRUE(credentials.ok()) << credentials.status();
   if (!credentials.ok()) return nullptr;
   return v1::Curator::NewStub(grpc::CreateCustomChannel(

@@ -50,6 +50,28 @@ TEST(AddressTest, PortsMustBeInRange) {
   }
 }
 
+// Loopback by IP literal or "localhost" only: a DNS name starting with "127." may
+// resolve anywhere.
+TEST(AddressTest, LoopbackIsDecidedByTheAddressNotItsSpelling) {
+  for (const std::string host : {"127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "localhost"})
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  for (const std::string host :
+       {"127.evil.example", "127.0.0.1.evil.example", "0.0.0.0", "::", "10.0.0.5", "128.0.0.1",
+        "::ffff:10.0.0.5", "", "localhost.evil.example"})
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  EXPECT_TRUE(CheckPlaintextAddress("[::1]:50051", "listen").ok());
+  const absl::Status remote = CheckPlaintextAddress("127.evil.example:50051", "curator");
+  EXPECT_EQ(remote.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(remote.message(), HasSubstr("curator '127.evil.example:50051' is not a loopback"));
+}
+
+TEST(AddressTest, ALongAddressIsCutInItsError) {
+  const std::string address(50 << 20, '1');
+  const absl::Status status = ParseHostPort(address, "--listen").status();
+  EXPECT_LT(status.message().size(), 200u);
+  EXPECT_THAT(status.message(), HasSubstr("(52428800 bytes)"));
+}
+
 TEST(QuotedValueTest, LongValuesAreCutWithTheirLength) {
   EXPECT_EQ(QuotedValue("red"), "'red'");
   const std::string quoted = QuotedValue(std::string(50 << 20, 'x'));

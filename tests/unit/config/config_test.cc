@@ -23,6 +23,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ConfigTest, DefaultsMatchDesign) {
   v1::LocalRunConfig config;
@@ -155,6 +156,53 @@ TEST(ConfigTest, SettingsDigestIsOfTheResolvedSettings) {
   logged.mutable_training()->set_log_every(7);
   logged.mutable_privacy()->set_ledger("/elsewhere.ledger");
   EXPECT_EQ(digest(logged), digest(defaults));
+}
+
+// A second privacy block would switch strict to none without a word: a key given twice
+// in one object is refused, naming it and both lines.
+TEST(ConfigTest, DuplicateKeysAreRefusedNamingTheKeyAndLines) {
+  v1::CuratorConfig config;
+  const absl::Status status = ParseJsonInto(
+      "{\n  \"run_id\": \"r\",\n  \"privacy\": {\"mode\": \"strict\", \"epsilon\": 1},\n"
+      "  \"parties\": [\"a\"],\n  \"privacy\": {\"mode\": \"none\"}\n}\n",
+      "curator.json", &config);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("curator.json:5: key 'privacy' is given twice in one object"),
+                    HasSubstr("first on line 3")));
+}
+
+// protobuf's type errors name its own types ("TYPE_INT32"); the user reads the
+// setting's name and what it takes, the value cut when long.
+TEST(ConfigTest, TypeErrorsNameTheSettingAndTheExpectedValue) {
+  v1::CuratorConfig config;
+  absl::Status status =
+      ParseJsonInto(R"({"training": {"rounds": "ten"}})", "curator.json", &config);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("setting 'training.rounds' must be a whole number"),
+                    HasSubstr("got '\"ten\"'"), Not(HasSubstr("TYPE_"))));
+  status = ParseJsonInto(R"({"privacy": {"mode": "strikt"}})", "curator.json", &config);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("setting 'privacy.mode' must be one of "),
+                                      HasSubstr("strict"), Not(HasSubstr("googleapis"))));
+  status = ParseJsonInto(R"({"plaintext": 1})", "curator.json", &config);
+  EXPECT_THAT(status.message(), HasSubstr("setting 'plaintext' must be true or false"));
+  const std::string long_value(50 << 20, '7');
+  status = ParseJsonInto(absl::StrCat(R"({"training": {"rounds": ")", long_value, R"("}})"),
+                         "curator.json", &config);
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(status.message(), HasSubstr("bytes)"));
+}
+
+// A config saved as UTF-16 (Windows editors' "Unicode") is named as such.
+TEST(ConfigTest, AUtf16ConfigIsNamedWithTheFix) {
+  std::string utf16 = "\xFF\xFE";
+  for (const char c : std::string(R"({"run_id": "r"})")) {
+    utf16 += c;
+    utf16 += '\0';
+  }
+  v1::CuratorConfig config;
+  EXPECT_THAT(ParseJsonInto(utf16, "curator.json", &config).message(),
+              HasSubstr("curator.json: file is UTF-16; save it as UTF-8"));
 }
 
 TEST(ConfigTest, PackDividingTheBatchIsAccepted) {
@@ -552,12 +600,67 @@ TEST(ConfigTest, RefusesPathLikePartyNamesAndOutOfRangePorts) {
     config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
     return ResolvePartyConfig("", &config);
   };
-  const absl::Status valid = party("bank", "curator.example:50051");
+  const absl::Status valid = party("bank", "localhost:50051");
   EXPECT_TRUE(valid.ok()) << valid;
   EXPECT_THAT(party("bank/../x", "127.0.0.1:50051").message(), HasSubstr("is not a party name"));
   EXPECT_THAT(party("bank", "127.0.0.1:0").message(),
               HasSubstr("curator '127.0.0.1:0' is not host:port (port 1-65535)"));
   EXPECT_THAT(party("bank", "127.0.0.1:70000").message(), HasSubstr("is not host:port"));
+}
+
+// Without TLS anyone on the path reads and forges every message: plaintext is refused
+// on any address but loopback, on both sides.
+TEST(ConfigTest, PlaintextIsConfinedToLoopbackAddresses) {
+  for (const std::string listen : {"127.0.0.1:0", "[::1]:50051", "localhost:50051"}) {
+    const absl::Status status =
+        ResolveCurator([&](v1::CuratorConfig* c) { c->set_listen(listen); });
+    EXPECT_TRUE(status.ok()) << listen << ": " << status;
+  }
+  for (const std::string listen :
+       {"0.0.0.0:50051", "[::]:50051", "10.0.0.5:50051", "127.evil.example:50051"}) {
+    const absl::Status status =
+        ResolveCurator([&](v1::CuratorConfig* c) { c->set_listen(listen); });
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << listen;
+    EXPECT_THAT(status.message(), AllOf(HasSubstr("listen '" + listen + "'"),
+                                        HasSubstr("not a loopback address")))
+        << listen;
+  }
+  v1::PartyConfig party;
+  party.set_name("bank");
+  party.set_curator("curator.example:50051");
+  party.set_data("d.csv");
+  party.set_schema("s.json");
+  party.set_secrets("secrets.txt");
+  party.set_plaintext(true);
+  party.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+  const absl::Status remote = ResolvePartyConfig("", &party);
+  EXPECT_EQ(remote.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(remote.message(), AllOf(HasSubstr("curator 'curator.example:50051'"),
+                                      HasSubstr("not a loopback address")));
+}
+
+// The registration limits: defaults from the table, each bounded by its ceiling.
+TEST(ConfigTest, RegistrationLimitsDefaultAndAreBounded) {
+  v1::CuratorConfig resolved;
+  ASSERT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}, &resolved).ok());
+  EXPECT_EQ(resolved.registration_limits().columns(), 1000);
+  EXPECT_EQ(resolved.registration_limits().categories_per_column(), 1000);
+  EXPECT_EQ(resolved.registration_limits().encoded_width(), 4096);
+  const std::pair<std::function<void(v1::CuratorConfig*)>, const char*> refused[] = {
+      {[](v1::CuratorConfig* c) { c->mutable_registration_limits()->set_columns(0); },
+       "registration_limits.columns must be in [1, 10000], got 0"},
+      {[](v1::CuratorConfig* c) {
+         c->mutable_registration_limits()->set_categories_per_column(1'000'000);
+       },
+       "registration_limits.categories_per_column must be in [1, 100000], got 1000000"},
+      {[](v1::CuratorConfig* c) { c->mutable_registration_limits()->set_encoded_width(-5); },
+       "registration_limits.encoded_width must be in [1, 100000], got -5"},
+  };
+  for (const auto& [edit, message] : refused) {
+    const absl::Status status = ResolveCurator(edit);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(status.message(), HasSubstr(message));
+  }
 }
 
 // The published label: output.label_column defaults to training.label_column, its

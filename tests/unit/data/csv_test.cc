@@ -136,5 +136,17 @@ TEST(CsvTest, MissingFileIsNotFound) {
   EXPECT_THAT(table.status().message(), HasSubstr("/nonexistent/file.csv"));
 }
 
+// A CSV exported as UTF-16 is named as such instead of failing on its first field.
+TEST(CsvTest, AUtf16FileIsNamedWithTheFix) {
+  std::string utf16 = "\xFF\xFE";
+  for (const char c : std::string("id,a\n1,x\n")) {
+    utf16 += c;
+    utf16 += '\0';
+  }
+  const auto table = ParseCsv(utf16, "party.csv");
+  ASSERT_FALSE(table.ok());
+  EXPECT_THAT(table.status().message(), HasSubstr("party.csv: file is UTF-16; save it as UTF-8"));
+}
+
 }  // namespace
 }  // namespace vfsynth

@@ -3,9 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "common/data/schema_limits.h"
+
 namespace vfsynth {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(SchemaTest, ParsesShippedSchemas) {
@@ -70,6 +75,43 @@ INSTANTIATE_TEST_SUITE_P(
             "id column"},
         BadSchemaCase{R"({"colums":[]})", "colums"},
         BadSchemaCase{R"({"columns":[{"name":"a",)", "not a valid Schema"}));
+
+// A megabyte-long name or category is cut in the error, with its length.
+TEST(SchemaTest, LongNamesAreCutInErrors) {
+  v1::Schema schema;
+  v1::Column* column = schema.add_columns();
+  column->set_name(std::string(1 << 20, 'n'));
+  column->set_type("categorical");
+  column->add_categories(std::string(1 << 20, 'c'));
+  column->add_categories(std::string(1 << 20, 'c'));
+  const absl::Status status = ValidateSchema(schema);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(status.message(), AllOf(HasSubstr("listed twice"), HasSubstr("(1048576 bytes)")));
+}
+
+// A party's own schema over what any curator may take is refused before it dials,
+// naming the column and the setting.
+TEST(SchemaLimitsTest, ASchemaOverTheCeilingIsRefusedNamingColumnAndSetting) {
+  const v1::RegistrationLimits ceiling = RegistrationLimitsCeiling();
+  v1::Schema schema;
+  v1::Column* column = schema.add_columns();
+  column->set_name("zip");
+  column->set_type("categorical");
+  for (int v = 0; v < ceiling.categories_per_column(); ++v)
+    column->add_categories(std::to_string(v));
+  EXPECT_TRUE(CheckSchemaWithinLimits(schema, ceiling, "s.json").ok());
+  column->add_categories("one more");
+  const absl::Status status = CheckSchemaWithinLimits(schema, ceiling, "s.json");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("s.json: column 'zip' declares 100001 categories"),
+                    HasSubstr("registration_limits.categories_per_column (100000)")));
+  EXPECT_TRUE(CheckEncodedWidthWithinLimits(ceiling.encoded_width(), ceiling, "s.json").ok());
+  EXPECT_THAT(CheckEncodedWidthWithinLimits(ceiling.encoded_width() + 1, ceiling, "s.json")
+                  .message(),
+              HasSubstr("registration_limits.encoded_width (100000)"));
+}
 
 }  // namespace
 }  // namespace vfsynth

@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
+#include "common/net/certificate_validity.h"
 #include "common/net/tls.h"
 #include "vfsynth/v1/curator.grpc.pb.h"
 
@@ -130,7 +132,7 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    auto credentials = MakeServerCredentials(Tls("curator"), false);
+    auto credentials = MakeServerCredentials("127.0.0.1:0", Tls("curator"), false);
     ASSERT_TRUE(credentials.ok()) << credentials.status();
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", *credentials, &port_);
@@ -146,7 +148,7 @@ class AuthenticatedPartyTlsTest : public ::testing::Test {
 
   grpc::Status Register(const std::string& cert_name, const std::string& claimed,
                         std::string* party) {
-    auto credentials = MakeChannelCredentials(Tls(cert_name), false);
+    auto credentials = MakeChannelCredentials(absl::StrCat("127.0.0.1:", port_), Tls(cert_name), false);
     EXPECT_TRUE(credentials.ok()) << credentials.status();
     auto stub = v1::Curator::NewStub(grpc::CreateCustomChannel(
         absl::StrCat("127.0.0.1:", port_), *credentials, MakeChannelArguments(1 << 20)));
@@ -189,10 +191,46 @@ TEST_F(AuthenticatedPartyTlsTest, CertificateDecidesAndClaimMustAgree) {
   EXPECT_THAT(status.error_message(), HasSubstr("spiffe://vfsynth/party/mallory"));
 }
 
+// Credentials without TLS are made for loopback addresses only, on both sides.
+TEST(PlaintextCredentialsTest, AreRefusedBeyondLoopback) {
+  EXPECT_TRUE(MakeServerCredentials("127.0.0.1:0", {}, /*plaintext=*/true).ok());
+  EXPECT_TRUE(MakeChannelCredentials("localhost:50051", {}, /*plaintext=*/true).ok());
+  const auto server = MakeServerCredentials("0.0.0.0:50051", {}, /*plaintext=*/true);
+  EXPECT_THAT(server.status().message(), HasSubstr("listen '0.0.0.0:50051' is not a loopback"));
+  const auto channel = MakeChannelCredentials("curator.example:50051", {}, /*plaintext=*/true);
+  EXPECT_THAT(channel.status().message(),
+              HasSubstr("curator 'curator.example:50051' is not a loopback"));
+}
+
+// A certificate outside its validity period is named with its file and date, with the
+// moment to check given.
+TEST_F(AuthenticatedPartyTlsTest, CertificatesOutsideTheirValidityAreNamedWithTheirDate) {
+  const std::string path = *dir_ + "/hospital.crt";
+  const absl::StatusOr<std::string> pem = ReadFile(path);
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  EXPECT_TRUE(CheckCertificatesValid(*pem, path, "tls.cert").ok());
+  const absl::Status expired =
+      CheckCertificatesValid(*pem, path, "tls.cert", absl::Now() + absl::Hours(24 * 900));
+  EXPECT_EQ(expired.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(expired.message(), AllOf(HasSubstr("tls.cert " + path + ": its certificate expired on "),
+                                       HasSubstr(" UTC")));
+  const absl::Status early =
+      CheckCertificatesValid(*pem, path, "tls.cert", absl::Now() - absl::Hours(24));
+  EXPECT_THAT(early.message(), HasSubstr("is not valid before "));
+  // The CA file's certificates are checked too (its validity is 3650 days).
+  const std::string ca = *dir_ + "/ca.crt";
+  EXPECT_THAT(CheckCertificatesValid(*ReadFile(ca), ca, "tls.ca",
+                                     absl::Now() + absl::Hours(24 * 3700))
+                  .message(),
+              HasSubstr("tls.ca " + ca + ": its certificate expired on "));
+  EXPECT_THAT(CheckCertificatesValid("not a certificate", path, "tls.cert").message(),
+              HasSubstr("not a PEM certificate"));
+}
+
 // Servers built with the daemons' arguments do not share a port (no SO_REUSEPORT): a
 // second curator on the first one's address fails to start instead of taking parties.
 TEST_F(AuthenticatedPartyTlsTest, ASecondServerOnTheSamePortFailsToBind) {
-  auto credentials = MakeServerCredentials(Tls("curator"), false);
+  auto credentials = MakeServerCredentials("127.0.0.1:0", Tls("curator"), false);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   EchoIdentityService first_service, second_service;
   auto build = [&](const std::string& address, int* port, EchoIdentityService* service) {

@@ -124,19 +124,6 @@ TEST(SessionHubTest, SecondConnectIsAlreadyExistsUntilDisconnect) {
   EXPECT_TRUE(hub.Connect(1).ok());  // a dropped party may reconnect
 }
 
-// Status shows where each party's latest stream came from, also once it ended.
-TEST(SessionHubTest, RemembersThePeerOfTheLatestStream) {
-  SessionHub hub({"alpha", "beta"});
-  EXPECT_EQ(hub.peer(1), "");
-  ASSERT_TRUE(hub.Connect(1, "ipv4:10.0.0.2:4000").ok());
-  EXPECT_EQ(hub.peer(1), "ipv4:10.0.0.2:4000");
-  EXPECT_EQ(hub.peer(0), "");
-  hub.Disconnect(1);
-  EXPECT_EQ(hub.peer(1), "ipv4:10.0.0.2:4000");
-  ASSERT_TRUE(hub.Connect(1, "ipv4:10.0.0.3:4001").ok());
-  EXPECT_EQ(hub.peer(1), "ipv4:10.0.0.3:4001");
-}
-
 TEST(SessionHubTest, NextOutgoingDrainsQueueThenEndsAfterCloseAll) {
   SessionHub hub({"alpha", "beta"});
   ASSERT_TRUE(hub.Connect(0).ok());
