@@ -177,6 +177,13 @@ absl::Status HorizontalPartyCore::AcceptCuratorPlan(const v1::AttestPlanResponse
   if (!run().aligned()) return absl::FailedPreconditionError("privacy plan before the join");
   RETURN_IF_ERROR(CheckAttestedPlan(config_.name(), plan_, attestation_, roster_, response));
   if (run().plan_attested()) return absl::OkStatus();
+  // The secret is kept before the first answer: without it this party answered nothing.
+  if (party_secret_.empty() && resume_ && !std::filesystem::exists(SecretPath(config_))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--resume: this party stopped before the privacy plans of run '", run().id(),
+        "' matched, so it answered nothing and there is nothing to resume: start it without "
+        "--resume"));
+  }
   if (party_secret_.empty()) {
     ASSIGN_OR_RETURN(party_secret_,
                      ResumeOrNewHexSecret(resume_, SecretPath(config_),

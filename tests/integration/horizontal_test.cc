@@ -685,6 +685,19 @@ TEST_F(HorizontalTest, AResumedPartyRefusesAMissingOrOlderLedgerOrAnotherSecretI
   }
 }
 
+// Stopped before its plan matched, a party kept no secret and answered nothing: --resume
+// says so and what to do, rather than that a secret it never wrote is missing.
+TEST_F(HorizontalTest, AResumeOfAPartyThatNeverAnsweredSaysToStartItAgain) {
+  std::filesystem::remove_all(TestDir());
+  std::filesystem::create_directories(TestDir());
+  auto core = HorizontalPartyCore::Create(PartyConfigFor("hospital", 1), /*resume=*/true);
+  ASSERT_TRUE(core.ok()) << core.status();
+  const absl::Status refused = AttestByHand(**core);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_THAT(refused.message(), AllOf(HasSubstr("nothing to resume"),
+                                       HasSubstr("start it without --resume")));
+}
+
 TEST_F(HorizontalTest, APartyWithAnotherSchemaIsRefusedNamingTheColumn) {
   auto curator = StartCurator();
   const int port = curator->port();
