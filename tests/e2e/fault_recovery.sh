@@ -12,7 +12,7 @@
 #   4. a party that never comes back: the curator fails the run once its reconnect
 #      timeout passes, naming the party;
 #   5. the curator resumed from another start's checkpoint directory (same run id and
-#      settings): every party refuses it and nothing is published.
+#      settings): the parties refuse it, the run fails naming it, nothing is published.
 # Every run releases label pairs for `class` (docs/privacy.md, "Label pairs"), part of the
 # key-0 release: after a restart the parties send their kept releases again, never a
 # second draw.
@@ -202,10 +202,13 @@ wait_charges "$RUN" hospital "$(random_step)" "$CURATOR"
 kill -9 "$CURATOR"; expect_exit "$CURATOR" 137 "killed curator"
 rm -rf "$RUN/checkpoint"; cp -r "$REF/checkpoint" "$RUN/checkpoint"
 start_curator "$RUN" --resume
+# The first party to rejoin refuses the other start; the curator fails the run at once,
+# naming it, and every party ends.
 for party in $PARTIES; do
   pid_var="PID_$party"; expect_exit "${!pid_var}" 1 "$party under another start of the run"
-  grep -q "another start of run" "$RUN/logs/$party.log" || fail "$party does not name the other start"
 done
 expect_exit "$CURATOR" 1 "curator resumed from another start"
+grep -q "refuses the run: .*another start of run" "$RUN/logs/curator.log" \
+  || fail "the curator's failure does not name the other start"
 [ ! -e "$RUN/synthetic.csv" ] || fail "the other start's generator was published"
 echo PASS

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/core/party_session.h"
+#include "client/core/party_protocol.h"
 #include "client/core/vertical_party_core.h"
 #include "client/grpc/grpc_curator_link.h"
 #include "client/grpc/party_daemon.h"
@@ -697,12 +698,13 @@ TEST_F(DistributedTest, StatusCommandAndMetricsEndpointReportTheRun) {
 }
 
 // The bank refused the run for `reason`: the curator failed it naming the bank and the
-// reason, and no party's session succeeded (`nothing_charged`: nor charged anything).
+// reason (told without the bank's local paths), and no party's session succeeded
+// (`nothing_charged`: nor charged anything).
 void ExpectBankRefusedTheRun(const RunOutcome& outcome, const std::string& reason,
                              bool nothing_charged) {
   ASSERT_FALSE(outcome.curator.ok());
-  EXPECT_THAT(outcome.curator.message(),
-              AllOf(HasSubstr("party 'bank' refuses the run"), HasSubstr(reason)));
+  EXPECT_THAT(outcome.curator.message(), AllOf(HasSubstr("party 'bank' refuses the run"),
+                                               HasSubstr(WithoutLocalPaths(reason))));
   EXPECT_EQ(outcome.status.state(), v1::failed);
   EXPECT_THAT(outcome.parties[2].message(), HasSubstr(reason));
   for (size_t k = 0; k < kParties.size(); ++k) {
