@@ -727,9 +727,9 @@ TEST_F(DistributedTest, PartyRefusesARunOverItsBudget) {
   EXPECT_EQ(outcome.parties[2].code(), absl::StatusCode::kFailedPrecondition);
 }
 
-// A ledger that cannot keep a charge (issue 59, hole 5: a ledger on /dev/full was read
-// forever, and the party hung without a word): the party refuses the run naming its
-// ledger, the curator fails it at once naming the party, and nobody charged anything.
+// A ledger that cannot keep a charge (here /dev/full, which reads forever): the party
+// refuses the run naming its ledger, the curator fails it at once naming the party, and
+// nobody charged anything.
 TEST_F(DistributedTest, APartyWhoseLedgerCannotKeepAChargeFailsTheRunAtOnce) {
   v1::PrivacyConfig privacy;
   privacy.set_mode(v1::PrivacyConfig::strict);

@@ -311,8 +311,8 @@ std::string Resealed(const std::string& line) {
   return absl::StrCat(body, "\tfnv64=", absl::Hex(Fnv1a64(body), absl::kZeroPad16));
 }
 
-// One charge line deleted from the middle (issue 59, hole 2): the run would resume
-// under-counting; the chain breaks at the line after it.
+// One charge line deleted from the middle: a resume would under-count; the chain breaks
+// at the line after it.
 TEST_F(LedgerTest, ADeletedChargeIsRefusedNamingTheFileAndTheLine) {
   WriteCharges(5);
   std::vector<std::string> lines = Lines();
@@ -377,8 +377,7 @@ TEST_F(LedgerTest, AnAppendAfterATornLineChainsToTheLastCompleteLine) {
   EXPECT_EQ((*reopened)->charges(), 3);
 }
 
-// A device, a directory or a pipe holds no charge (issue 59, hole 5: a ledger on
-// /dev/full was read forever and the party hung without a word).
+// A device, a directory or a pipe holds no charge (and /dev/full would be read forever).
 TEST_F(LedgerTest, ALedgerThatIsNotARegularFileIsRefused) {
   const std::string fifo = (dir_ / "pipe").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
