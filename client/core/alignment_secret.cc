@@ -18,11 +18,6 @@ namespace {
 constexpr char kMagic[] = "vfsynth-alignment-secret";
 constexpr int kFormatVersion = 1;
 
-bool IsHexSecret(const std::string& text) {
-  return text.size() == 2 * SecureRandom::kKeyBytes &&
-         text.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 // The file's lines after the header ("run <SHA-256 of the run id> <secret>"); none if
 // it is absent.
 absl::StatusOr<std::vector<std::string>> SecretLines(const std::string& path) {

@@ -10,15 +10,12 @@
 #include "common/base/format_header.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/random/secure_random.h"
 
 namespace vfsynth {
 namespace {
 
 constexpr FileFormat kFormat = {"RUN-NONCE", "run nonce", 1};
-
-bool IsNonce(absl::string_view text) {
-  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
 
 }  // namespace
 
@@ -34,7 +31,7 @@ absl::StatusOr<std::optional<std::string>> KeptRunNonce(const std::string& path,
   // "run <SHA-256 of the run id> <nonce>\n"
   const std::vector<absl::string_view> fields = absl::StrSplit(body, ' ');
   if (fields.size() != 3 || fields[0] != "run" || fields[1].size() != 64 ||
-      !absl::EndsWith(fields[2], "\n") || !IsNonce(fields[2].substr(0, fields[2].size() - 1))) {
+      !absl::EndsWith(fields[2], "\n") || !IsHexSecret(fields[2].substr(0, fields[2].size() - 1))) {
     return absl::DataLossError(absl::StrCat(path, " is damaged (not one line 'run <digest> <nonce>')"));
   }
   if (fields[1] != Sha256Hex(run_id)) return std::optional<std::string>();
@@ -50,7 +47,7 @@ absl::Status KeepRunNonce(const std::string& path, const std::string& run_id,
 }
 
 absl::Status CheckRunNonce(const std::string& nonce) {
-  if (IsNonce(nonce)) return absl::OkStatus();
+  if (IsHexSecret(nonce)) return absl::OkStatus();
   return absl::FailedPreconditionError(
       "the curator names no valid run nonce (64 hex digits drawn when it started the run)");
 }

@@ -135,11 +135,15 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   result.shadow_models = options.shadow_models;
   result.target_row = options.target_row;
   result.canary = !options.canary.empty();
+  const bool isolated_target = !result.canary && result.target_row < 0;
+  std::vector<double> nn;
+  if (isolated_target || options.neighbour == AuditNeighbour::kReplace) {
+    nn = NearestNeighbourDistances(table, ranges, options.threads);
+  }
   if (result.canary) {
     result.target_row = table.rows - 1;
-  } else if (result.target_row < 0) {
+  } else if (isolated_target) {
     // The most isolated record is the most exposed (Meeus et al.; VFLGAN App. A.7).
-    const std::vector<double> nn = NearestNeighbourDistances(table, ranges, options.threads);
     result.target_row = std::max_element(nn.begin(), nn.end()) - nn.begin();
   }
   if (result.target_row >= table.rows) {
@@ -154,7 +158,6 @@ absl::StatusOr<AuditResult> RunMembershipAudit(const CsvTable& data, const v1::S
   CsvTable without = d;
   if (options.neighbour == AuditNeighbour::kReplace) {
     // The least isolated other record: what a typical person's row looks like.
-    std::vector<double> nn = NearestNeighbourDistances(table, ranges, options.threads);
     nn[result.target_row] = std::numeric_limits<double>::infinity();
     result.replacement_row = std::min_element(nn.begin(), nn.end()) - nn.begin();
     without.rows[result.target_row] = d.rows[result.replacement_row];

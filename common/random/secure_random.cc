@@ -141,11 +141,14 @@ absl::StatusOr<std::string> ResumeOrNewHexSecret(bool resume, const std::string&
   return ReadHexSecret(path, why);
 }
 
+bool IsHexSecret(absl::string_view text) {
+  return text.size() == 2 * SecureRandom::kKeyBytes &&
+         text.find_first_not_of("0123456789abcdef") == absl::string_view::npos;
+}
+
 absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why) {
   absl::StatusOr<std::string> saved = ReadFile(path);
-  const bool hex = saved.ok() && saved->size() == 2 * SecureRandom::kKeyBytes &&
-                   saved->find_first_not_of("0123456789abcdef") == std::string::npos;
-  if (!hex) {
+  if (!saved.ok() || !IsHexSecret(*saved)) {
     return absl::FailedPreconditionError(
         absl::StrCat("--resume: ", path, " is missing or damaged (",
                      saved.ok() ? "not 64 hex digits" : saved.status().message(), "); ", why));

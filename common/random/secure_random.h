@@ -66,6 +66,8 @@ class SecureRandom {
 
 // A fresh 256-bit secret from the OS, as 64 lower-case hex characters.
 absl::StatusOr<std::string> NewHexSecret();
+// Whether `text` has NewHexSecret's form.
+bool IsHexSecret(absl::string_view text);
 // A secret NewHexSecret made, read back from `path` (kept there with WritePrivateFile);
 // FAILED_PRECONDITION naming the file and `why` it is needed when missing or damaged.
 absl::StatusOr<std::string> ReadHexSecret(const std::string& path, absl::string_view why);
