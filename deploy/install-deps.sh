@@ -16,13 +16,15 @@ BUILD_PACKAGES=(
 # Tests and demo: report rendering (chromium), compose validation (docker-compose),
 # network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes),
 # the generalisation suite's tables (R data packages, deploy/suite/convert-tables.sh),
-# the MST baseline (numpy, pandas, scipy: deploy/quality.sh --privacy mst).
+# the MST baseline (numpy, pandas, scipy: deploy/quality.sh --privacy mst), the scale case's
+# peak memory (GNU time: tests/bench/scale.sh).
 TOOL_PACKAGES=(
   chromium
   docker-compose iproute2
   clang-14 libclang-rt-14-dev llvm-14
   r-base-core r-cran-aer r-cran-cardata r-cran-mlbench
   python3-numpy python3-pandas python3-scipy
+  time
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")

@@ -242,7 +242,7 @@ std::vector<DefaultRow> MakeTable() {
       {"curator.parties", kRequired, "", always, "the roster, in slice order"},
       {"curator.round_timeout_seconds", kValue, "60", always, "a phase's wait for every party"},
       {"curator.join_timeout_seconds", kValue, "300", always,
-       "registration, alignment and stream start"},
+       "longest time without any party's step while parties join (register, align, attest)"},
       {"curator.max_message_bytes", kValue, "64 MiB", always, "gRPC receive limit"},
       {"curator.checkpoint_dir", kValue, "checkpoint", always, "directory of the checkpoints"},
       {"curator.checkpoint_every", kValue, "100", marginals,

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <thread>
 #include <utility>
@@ -51,6 +52,28 @@ const unsigned char* Bytes(const std::string& element) {
   return reinterpret_cast<const unsigned char*>(element.data());
 }
 
+// Runs work(begin, end) over [0, size) split across the cores: one hash to the group or
+// scalar multiplication is tens of microseconds. Each call returns the first index it
+// failed at, or -1; so does this (the smallest).
+int64_t InParallel(size_t size, const std::function<int64_t(size_t, size_t)>& work) {
+  constexpr size_t kElementsPerThread = 4096;
+  const size_t threads = std::clamp<size_t>(size / kElementsPerThread, 1,
+                                            std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int64_t> first_bad(threads, -1);
+  std::vector<std::thread> workers;
+  const size_t chunk = (size + threads - 1) / threads;
+  for (size_t t = 1; t < threads; ++t) {
+    workers.emplace_back(
+        [&, t] { first_bad[t] = work(t * chunk, std::min(size, (t + 1) * chunk)); });
+  }
+  first_bad[0] = work(0, std::min(size, chunk));
+  for (std::thread& worker : workers) worker.join();
+  for (const int64_t bad : first_bad) {
+    if (bad >= 0) return bad;
+  }
+  return -1;
+}
+
 absl::Status BadElement(size_t index, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("alignment element ", index, ": ", problem));
 }
@@ -87,12 +110,14 @@ absl::StatusOr<PsiParty> PsiParty::Create(absl::string_view secret,
 
   PsiParty party(exponent, std::move(rows));
   sodium_memzero(exponent.data(), exponent.size());
-  std::vector<std::string> hashed;
-  hashed.reserve(ids.size());
-  for (const int64_t row : party.rows_) {
-    const Point point = HashToGroup(ids[static_cast<size_t>(row)]);
-    hashed.push_back(AsString(point.data(), point.size()));
-  }
+  std::vector<std::string> hashed(ids.size());
+  InParallel(ids.size(), [&](size_t begin, size_t end) -> int64_t {
+    for (size_t p = begin; p < end; ++p) {
+      const Point point = HashToGroup(ids[static_cast<size_t>(party.rows_[p])]);
+      hashed[p] = AsString(point.data(), point.size());
+    }
+    return -1;
+  });
   ASSIGN_OR_RETURN(party.own_list_, party.Blind(hashed));
   return party;
 }
@@ -122,8 +147,7 @@ PsiParty::~PsiParty() { sodium_memzero(exponent_.data(), exponent_.size()); }
 absl::StatusOr<std::vector<std::string>> PsiParty::Blind(
     const std::vector<std::string>& elements) const {
   std::vector<std::string> blinded(elements.size());
-  // Per chunk: the first element that is not a point, or -1.
-  auto blind_range = [&](size_t begin, size_t end) -> int64_t {
+  const int64_t bad = InParallel(elements.size(), [&](size_t begin, size_t end) -> int64_t {
     Point point;
     for (size_t i = begin; i < end; ++i) {
       // Fails for a non-canonical encoding and for a result that is the identity.
@@ -134,24 +158,8 @@ absl::StatusOr<std::vector<std::string>> PsiParty::Blind(
       blinded[i] = AsString(point.data(), point.size());
     }
     return -1;
-  };
-  // One scalar multiplication is tens of microseconds: long lists are split over the
-  // cores, each thread writing its own slice of `blinded`.
-  constexpr size_t kElementsPerThread = 4096;
-  const size_t threads = std::clamp<size_t>(elements.size() / kElementsPerThread, 1,
-                                            std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<int64_t> first_bad(threads, -1);
-  std::vector<std::thread> workers;
-  const size_t chunk = (elements.size() + threads - 1) / threads;
-  for (size_t t = 1; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      first_bad[t] = blind_range(t * chunk, std::min(elements.size(), (t + 1) * chunk));
-    });
-  }
-  first_bad[0] = blind_range(0, std::min(elements.size(), chunk));
-  for (std::thread& worker : workers) worker.join();
-  for (const int64_t bad : first_bad) {
-    if (bad < 0) continue;
+  });
+  if (bad >= 0) {
     const std::string& element = elements[static_cast<size_t>(bad)];
     return element.size() != kPsiElementBytes
                ? BadElement(static_cast<size_t>(bad),

@@ -36,11 +36,10 @@ CuratorCore::CuratorCore(v1::CuratorConfig config, std::unique_ptr<CuratorProtoc
       hub_(roster_),
       status_(config_),
       checkpoints_(config_, std::move(run_nonce)),
-      run_{config_, roster_, registry_, hub_, profile_, status_, checkpoints_,
-           // Resuming, the parties only have to come back, not to be started.
-           absl::Now() + absl::Seconds(resume ? config_.reconnect_timeout_seconds()
-                                              : config_.join_timeout_seconds()),
-           resume},
+      // Resuming, the parties only have to come back, not to be started.
+      join_(absl::Seconds(resume ? config_.reconnect_timeout_seconds()
+                                 : config_.join_timeout_seconds())),
+      run_{config_, roster_, registry_, hub_, profile_, status_, checkpoints_, join_, resume},
       protocol_(std::move(protocol)) {
   attested_.assign(roster_.size(), false);
   statements_.assign(roster_.size(), "");
@@ -116,6 +115,7 @@ absl::StatusOr<v1::RegisterResponse> CuratorCore::Register(const std::string& pa
       registry_.Add(index, request, std::make_unique<TableEncoder>(std::move(*encoder)));
       spdlog::info("party {} registered: {} columns, {} encoded, {} records", party,
                    request.schema().columns_size(), width, request.rows());
+      join_.Progress();
     }
   }
   v1::RegisterResponse response;
@@ -186,7 +186,7 @@ absl::StatusOr<int64_t> CuratorCore::AwaitRecords() {
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return !cancelled_.ok() || records_.has_value();
   };
-  mu_.AwaitWithDeadline(absl::Condition(&ready), run_.join_deadline);
+  join_.Await(&mu_, absl::Condition(&ready));
   if (!cancelled_.ok()) return cancelled_;
   if (!records_.has_value()) return absl::DeadlineExceededError(protocol_->DescribeWaiting());
   return *records_;
@@ -228,7 +228,7 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
     auto planned = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return !cancelled_.ok() || plan_.has_value();
     };
-    if (!mu_.AwaitWithDeadline(absl::Condition(&planned), run_.join_deadline)) {
+    if (!join_.Await(&mu_, absl::Condition(&planned))) {
       return absl::DeadlineExceededError(
           "the curator had not planned the run's privacy before the join timeout");
     }
@@ -237,7 +237,10 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
     same =
         CheckSamePlan(**plan_, "the curator", request.plan(), absl::StrCat("party '", party, "'"));
     if (same.ok()) {
-      if (!attested_[index]) spdlog::info("party {} attested the privacy plan", party);
+      if (!attested_[index]) {
+        spdlog::info("party {} attested the privacy plan", party);
+        join_.Progress();
+      }
       attested_[index] = true;
       statements_[index] = request.statement();
       // Answer once every party's plan matched: a party answered earlier would charge its
@@ -246,7 +249,7 @@ absl::StatusOr<v1::AttestPlanResponse> CuratorCore::AttestPlan(
         return !cancelled_.ok() ||
                std::all_of(attested_.begin(), attested_.end(), [](bool a) { return a; });
       };
-      if (!mu_.AwaitWithDeadline(absl::Condition(&all_attested), run_.join_deadline)) {
+      if (!join_.Await(&mu_, absl::Condition(&all_attested))) {
         return absl::DeadlineExceededError(
             "not every party attested the privacy plan before the join timeout");
       }
@@ -312,7 +315,9 @@ absl::Status CuratorCore::Run() {
     records_aligned_ = *records;
     status = PlanPrivacy(*records);
   }
-  if (status.ok()) status = hub_.WaitAllConnected(run_.join_deadline);
+  if (status.ok()) {
+    status = join_.Until([this](absl::Time deadline) { return hub_.WaitAllConnected(deadline); });
+  }
   if (status.ok()) status = CatchLibTorch([this] { return Train(); });
   SendFinished(status);
   if (!status.ok()) {

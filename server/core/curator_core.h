@@ -117,6 +117,7 @@ class CuratorCore {
   StepProfile profile_;
   RunStatus status_;
   RunCheckpoints checkpoints_;
+  JoinDeadline join_;
   CuratorRun run_;
   const std::unique_ptr<CuratorProtocol> protocol_;
   // The orchestrator's: the aligned records, and the plan once PlanPrivacy set it (a

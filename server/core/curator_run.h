@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "common/base/step_profile.h"
+#include "server/core/join_deadline.h"
 #include "server/core/registry.h"
 #include "server/core/run_checkpoints.h"
 #include "server/core/run_status.h"
@@ -25,8 +26,8 @@ struct CuratorRun {
   StepProfile& profile;
   RunStatus& status;
   RunCheckpoints& checkpoints;
-  // Registration, alignment and attestation end by then (resuming: the parties' rejoin).
-  const absl::Time join_deadline;
+  // Registration, alignment and attestation wait no longer (resuming: the parties' rejoin).
+  JoinDeadline& join;
   const bool resume;
 };
 

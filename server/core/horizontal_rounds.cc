@@ -86,13 +86,16 @@ absl::Status HorizontalRounds::CheckAlign(int party, const v1::AlignRequest& req
 absl::StatusOr<v1::AlignResponse> HorizontalRounds::Align(int party,
                                                           const v1::AlignRequest& /*request*/) {
   absl::MutexLock lock(&mu_);
-  if (!joined_[party]) spdlog::info("party {} joined", run_->roster[party]);
+  if (!joined_[party]) {
+    spdlog::info("party {} joined", run_->roster[party]);
+    run_->join.Progress();
+  }
   joined_[party] = true;
   auto all_joined = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return !cancelled_.ok() ||
            std::all_of(joined_.begin(), joined_.end(), [](bool joined) { return joined; });
   };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&all_joined), run_->join_deadline)) {
+  if (!run_->join.Await(&mu_, absl::Condition(&all_joined))) {
     return absl::DeadlineExceededError("not every party joined before the join timeout");
   }
   if (!cancelled_.ok()) return cancelled_;

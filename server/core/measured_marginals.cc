@@ -57,7 +57,7 @@ marginals::MeasuredLayout MeasuredMarginals::Layout() const {
 
 absl::StatusOr<v1::AlignResponse> MeasuredMarginals::Align(int party,
                                                            const v1::AlignRequest& request) {
-  ASSIGN_OR_RETURN(v1::AlignResponse response, psi_.Submit(party, request, run_->join_deadline));
+  ASSIGN_OR_RETURN(v1::AlignResponse response, psi_.Submit(party, request, run_->join));
   if (response.has_aligned()) {
     // Every party has registered by the last hop: the columns are the run's.
     for (const v1::PlannedColumn& column : Layout().columns) {

@@ -19,7 +19,7 @@ PsiExchange::PsiExchange(std::vector<std::string> roster) : roster_(std::move(ro
 }
 
 absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::AlignRequest& request,
-                                                      absl::Time deadline) {
+                                                      JoinDeadline& join) {
   if (request.hop() >= static_cast<uint32_t>(hops())) {
     return absl::InvalidArgumentError(absl::StrCat("alignment hop ", request.hop(), ": a run of ",
                                                    hops(), " parties has hops 0 to ", hops() - 1));
@@ -52,17 +52,17 @@ absl::StatusOr<v1::AlignResponse> PsiExchange::Submit(int party, const v1::Align
   } else {
     RETURN_IF_ERROR(
         Take(party, hop, List{std::move(elements), request.chain_mac()}, std::move(list_digest)));
+    join.Progress();
   }
   const int latest = static_cast<int>(sent.size()) - 1;
   auto passed = [this, latest]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return !cancelled_.ok() || completed_hops_ > latest;
   };
-  if (!mu_.AwaitWithDeadline(absl::Condition(&passed), deadline)) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("alignment hop ", latest,
-                     ": parties that did not send their list before the join "
-                     "timeout: ",
-                     absl::StrJoin(WaitingLocked(), ", ")));
+  if (!join.Await(&mu_, absl::Condition(&passed))) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "alignment hop ", latest, ": parties that did not send their list within the join timeout (",
+        absl::FormatDuration(join.timeout()), " without a party's step): ",
+        absl::StrJoin(WaitingLocked(), ", ")));
   }
   if (!cancelled_.ok()) return cancelled_;
   v1::AlignResponse response;

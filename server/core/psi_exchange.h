@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
+#include "server/core/join_deadline.h"
 #include "vfsynth/v1/curator.pb.h"
 
 namespace vfsynth {
@@ -29,11 +29,12 @@ class PsiExchange {
 
   // Takes `party`'s list of request.hop() (checked: the hop is in range and its turn,
   // the elements are valid, as many as were handed out, and the same as before if this
-  // hop was sent before). Waits until every party has sent its list of the party's
-  // latest hop (DEADLINE_EXCEEDED naming the others at `deadline`), then returns the
-  // party's next task: the list to blind at the next hop, or its aligned positions.
+  // hop was sent before). A list not sent before is a step of the join (`join`). Waits
+  // until every party has sent its list of the party's latest hop (DEADLINE_EXCEEDED
+  // naming the others once `join` passed), then returns the party's next task: the list
+  // to blind at the next hop, or its aligned positions.
   absl::StatusOr<v1::AlignResponse> Submit(int party, const v1::AlignRequest& request,
-                                           absl::Time deadline);
+                                           JoinDeadline& join);
 
   // True once `party` has sent its list of every hop.
   bool Done(int party) const;

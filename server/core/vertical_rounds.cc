@@ -60,7 +60,7 @@ absl::Status VerticalRounds::CheckAlign(int party, const v1::AlignRequest& reque
 
 absl::StatusOr<v1::AlignResponse> VerticalRounds::Align(int party,
                                                         const v1::AlignRequest& request) {
-  return psi_.Submit(party, request, run_->join_deadline);
+  return psi_.Submit(party, request, run_->join);
 }
 
 absl::Status VerticalRounds::AcceptRecords(int64_t records) {
@@ -99,7 +99,8 @@ absl::StatusOr<LabelPairExchange*> VerticalRounds::label_exchange() {
 absl::StatusOr<v1::ShareLabelsResponse> VerticalRounds::ShareLabels(
     int party, const v1::ShareLabelsRequest& request) {
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
-  return exchange->ShareLabels(party, request, run_->join_deadline);
+  return run_->join.Until(
+      [&](absl::Time deadline) { return exchange->ShareLabels(party, request, deadline); });
 }
 
 absl::Status VerticalRounds::ReleaseLabelPairs(int party, const v1::LabelPairsRequest& request) {
@@ -185,7 +186,7 @@ absl::Status VerticalRounds::Prepare(const v1::PrivacyPlan& plan) {
   }
   if (t.label_column().empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(LabelPairExchange* const exchange, label_exchange());
-  ASSIGN_OR_RETURN(MarginalTarget target, exchange->AwaitTarget(run_->join_deadline));
+  ASSIGN_OR_RETURN(MarginalTarget target, run_->join.Until([exchange](absl::Time deadline) { return exchange->AwaitTarget(deadline); }));
   spdlog::info(
       "label pairs: G's target holds '{}' against {} blocks of the other parties, weight {}",
       t.label_column(), target.pairs(), t.experimental().label_pair_weight());

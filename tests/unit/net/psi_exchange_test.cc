@@ -36,20 +36,24 @@ struct Outcome {
   std::vector<std::multiset<size_t>> lengths;  // per party: the lengths of the lists it was handed
 };
 
-// Every party's side in its own thread, to the end.
-Outcome AlignAll(PsiExchange& exchange, const std::vector<PsiParty>& parties) {
+// Every party's side in its own thread, to the end. Party k takes `pause` * (k + 1) before
+// sending each list.
+Outcome AlignAll(PsiExchange& exchange, const std::vector<PsiParty>& parties,
+                 absl::Duration timeout = absl::Seconds(30),
+                 absl::Duration pause = absl::ZeroDuration()) {
   Outcome run;
   run.results.resize(parties.size());
   run.hops.resize(parties.size());
   run.lengths.resize(parties.size());
   std::vector<std::thread> threads;
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  JoinDeadline join(timeout);
   for (size_t k = 0; k < parties.size(); ++k) {
     threads.emplace_back([&, k] {
       v1::AlignRequest request = Request(0, parties[k].own_list());
       while (true) {
+        absl::SleepFor(pause * static_cast<double>(k + 1));
         absl::StatusOr<v1::AlignResponse> response =
-            exchange.Submit(static_cast<int>(k), request, deadline);
+            exchange.Submit(static_cast<int>(k), request, join);
         if (!response.ok() || !response->has_blind()) {
           run.results[k] = std::move(response);
           return;
@@ -100,33 +104,52 @@ TEST(PsiExchangeTest, ThreePartiesEachLearnWhichOfTheirRecordsAllHold) {
   EXPECT_TRUE(exchange.Waiting().empty());
 }
 
+TEST(PsiExchangeTest, AnAlignmentLongerThanTheJoinTimeoutEndsWhileListsKeepArriving) {
+  // Lists arrive 0.1 s apart and the four hops take about 1.2 s: longer than the 0.6 s
+  // timeout, which only a gap between steps as long as itself would end.
+  std::vector<PsiParty> parties;
+  for (int k = 0; k < 3; ++k)
+    parties.push_back(*PsiParty::Create(absl::StrCat("secret-", k), Ids(0, 9)));
+  PsiExchange exchange({"a", "b", "c"});
+  const absl::Time start = absl::Now();
+  const Outcome run = AlignAll(exchange, parties, absl::Seconds(0.6), absl::Seconds(0.1));
+  EXPECT_GT(absl::Now() - start, absl::Seconds(0.6));
+  for (size_t k = 0; k < parties.size(); ++k) {
+    ASSERT_TRUE(run.results[k].ok()) << k << ": " << run.results[k].status();
+    EXPECT_EQ(run.results[k]->aligned().records(), 10);
+  }
+}
+
 TEST(PsiExchangeTest, WaitingNamesThePartiesBehindAndCancelWakesTheOthers) {
   PsiExchange exchange({"a", "b", "c"});
+  JoinDeadline join(absl::InfiniteDuration());
   const PsiParty a = *PsiParty::Create("secret-a", Ids(0, 3));
   absl::StatusOr<v1::AlignResponse> result;
   std::thread waiter(
-      [&] { result = exchange.Submit(0, Request(0, a.own_list()), absl::InfiniteFuture()); });
+      [&] { result = exchange.Submit(0, Request(0, a.own_list()), join); });
   while (exchange.Waiting().size() != 2) absl::SleepFor(absl::Milliseconds(5));
   EXPECT_EQ(exchange.Waiting(), std::vector<std::string>({"b", "c"}));
   exchange.Cancel(absl::CancelledError("shutdown"));
   waiter.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(exchange.Submit(1, Request(0, a.own_list()), absl::InfiniteFuture()).status().code(),
+  EXPECT_EQ(exchange.Submit(1, Request(0, a.own_list()), join).status().code(),
             absl::StatusCode::kCancelled);
 }
 
-TEST(PsiExchangeTest, ADeadlineNamesThePartiesThatDidNotSend) {
+TEST(PsiExchangeTest, ATimeoutWithoutAStepNamesThePartiesThatDidNotSend) {
   PsiExchange exchange({"a", "b", "c"});
+  JoinDeadline join(absl::Seconds(0.3));
   const PsiParty a = *PsiParty::Create("secret-a", Ids(0, 3));
   const PsiParty b = *PsiParty::Create("secret-b", Ids(0, 3));
-  std::thread other([&] {
-    (void)exchange.Submit(1, Request(0, b.own_list()), absl::Now() + absl::Seconds(0.2));
-  });
-  const absl::Status status =
-      exchange.Submit(0, Request(0, a.own_list()), absl::Now() + absl::Seconds(0.5)).status();
+  std::thread other([&] { (void)exchange.Submit(1, Request(0, b.own_list()), join); });
+  const absl::Time start = absl::Now();
+  const absl::Status status = exchange.Submit(0, Request(0, a.own_list()), join).status();
   other.join();
+  EXPECT_GE(absl::Now() - start, absl::Seconds(0.3));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_THAT(status.message(), HasSubstr("did not send their list before the join timeout: c"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("did not send their list within the join timeout (300ms without a "
+                        "party's step): c"));
 }
 
 }  // namespace
