@@ -9,6 +9,7 @@
 #                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
 #                       [--schema S.json] [--label-column C] [--output-json JSON]
 #                       [--topology vertical|horizontal] [--parties-count N] [--horizontal JSON]
+#                       [--join-timeout S (default 120)]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
 # certificate). --launcher: each daemon starts as `CMD <curator|party name> BINARY ARGS...`
 # (tests/e2e use it to put each daemon in its own network namespace).
@@ -34,6 +35,8 @@
 # there) or dpfedavg with --epsilon per user; --horizontal: members added to the curator's horizontal
 # object, e.g. '"users_per_round": 20'. --batch, --model and --label-column are refused
 # there, and so are the GAN's --training members.
+# --join-timeout: the curator's join_timeout_seconds (a large table's parties may each
+# take minutes over one list on a shared host; docs/configuration.md).
 # After a crash, restart a daemon with the same command plus --resume
 # (docs/operations.md, "Failure handling").
 set -euo pipefail
@@ -42,7 +45,7 @@ OUT="" DATASET=adult ROUNDS="" ROWS=0 BATCH=256 PORT="" BIN="$ROOT/build/bin"
 PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
 LABEL_COLUMN=default OUTPUT_JSON="" CSV_OVERRIDE="" LAYOUT_OVERRIDE=""
-TOPOLOGY=vertical PARTIES_COUNT=3 HORIZONTAL_JSON="" PRIVACY_SET=0 BATCH_SET=0
+TOPOLOGY=vertical PARTIES_COUNT=3 HORIZONTAL_JSON="" PRIVACY_SET=0 BATCH_SET=0 JOIN_TIMEOUT=120
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -71,11 +74,13 @@ while [ $# -gt 0 ]; do
     --topology) TOPOLOGY="$2"; shift 2 ;;
     --parties-count) PARTIES_COUNT="$2"; shift 2 ;;
     --horizontal) HORIZONTAL_JSON="$2"; shift 2 ;;
+    --join-timeout) JOIN_TIMEOUT="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 [ -n "$OUT" ] || { echo "--out is required" >&2; exit 2; }
+[[ "$JOIN_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "--join-timeout must be a positive number of seconds" >&2; exit 2; }
 case "$TOPOLOGY" in
   vertical) ;;
   horizontal)
@@ -175,7 +180,7 @@ cat > "$OUT/curator.json" <<JSON
   "output": $output,
   "privacy": $privacy,
   "round_timeout_seconds": 120,
-  "join_timeout_seconds": 120
+  "join_timeout_seconds": $JOIN_TIMEOUT
 }
 JSON
 for party in $PARTIES; do

@@ -100,7 +100,7 @@ absl::Status RunMarginalsLocalCommand(const std::vector<std::string>& /*args*/) 
       absl::GetFlag(FLAGS_rows) > 0 ? absl::GetFlag(FLAGS_rows) : reference->aligned_rows();
   generator->eval();
   const CsvTable synthetic =
-      DecodeJoint(SampleSynthetic(generator, config.training().seed(), rows), encoders);
+      SampleSyntheticTable(generator, config.training().seed(), rows, encoders);
   RETURN_IF_ERROR(WriteCsv(absl::GetFlag(FLAGS_output), synthetic));
   spdlog::info("wrote {} rows to {}", rows, absl::GetFlag(FLAGS_output));
   return absl::OkStatus();

@@ -153,6 +153,22 @@ torch::Tensor MarginalTarget::SoftCells(const torch::Tensor& slice,
 }
 
 std::vector<torch::Tensor> MarginalTarget::Histograms(const torch::Tensor& rows, bool hard) const {
+  // Hard histograms are counts, which add over row chunks: a large table never needs its
+  // per-row cells (float64, a column per cell) all at once.
+  constexpr int64_t kHardChunkRows = 65536;
+  if (hard && rows.size(0) > kHardChunkRows) {
+    std::vector<torch::Tensor> total;
+    for (int64_t start = 0; start < rows.size(0); start += kHardChunkRows) {
+      std::vector<torch::Tensor> part =
+          Histograms(rows.narrow(0, start, std::min(kHardChunkRows, rows.size(0) - start)), true);
+      if (total.empty()) {
+        total = std::move(part);
+      } else {
+        for (size_t h = 0; h < total.size(); ++h) total[h] += part[h];
+      }
+    }
+    return total;
+  }
   std::vector<torch::Tensor> histograms;
   if (one_way_) {
     for (const OutputBlock& block : blocks_) {
@@ -225,10 +241,14 @@ int64_t MarginalTarget::ReleaseCells(const std::vector<OutputBlock>& blocks,
 }
 
 torch::Tensor MarginalTarget::TableProbabilities(const torch::Tensor& table) const {
+  const double rows = static_cast<double>(std::max<int64_t>(table.size(0), 1));
+  return TableCounts(table) / rows;
+}
+
+torch::Tensor MarginalTarget::TableCounts(const torch::Tensor& table) const {
   std::vector<torch::Tensor> histograms = Histograms(table, /*hard=*/true);
   if (histograms.empty()) return torch::zeros({0}, torch::kDouble);
-  const double rows = static_cast<double>(std::max<int64_t>(table.size(0), 1));
-  return torch::cat(histograms) / rows;
+  return torch::cat(histograms).to(torch::kDouble);
 }
 
 absl::StatusOr<MarginalTarget> MarginalTarget::FromPairProbabilities(

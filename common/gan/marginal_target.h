@@ -90,6 +90,8 @@ class MarginalTarget {
   // The exact histograms of `table` (rows in the blocks' encoding), normalised, in
   // probabilities()' order: what an exact release of that table would hold.
   torch::Tensor TableProbabilities(const torch::Tensor& table) const;
+  // The same histograms as counts (float64, not normalised): they add over row chunks.
+  torch::Tensor TableCounts(const torch::Tensor& table) const;
 
   // Σ over histograms of KL(target || batch) + reverse_weight · KL(batch' || target'),
   // where batch is the histogram over the batch (the batch mean of the relaxed one-hot

@@ -1,5 +1,7 @@
 #include "common/gan/model_factory.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
@@ -23,6 +25,31 @@ absl::StatusOr<int> JointCategoricalOffset(const std::vector<const TableEncoder*
     offset += encoder->width();
   }
   return absl::InvalidArgumentError(absl::StrCat(field, " '", column, "' is in no party's schema"));
+}
+
+// Appends joint samples to `table` decoded: every party's columns, in party order (the
+// header with the first chunk).
+void AppendDecoded(const torch::Tensor& samples, const std::vector<const TableEncoder*>& encoders,
+                   CsvTable* table) {
+  const int64_t rows = samples.size(0);
+  const size_t first = table->rows.size();
+  const bool header = table->header.empty();
+  table->rows.resize(first + static_cast<size_t>(rows));
+  int offset = 0;
+  for (const TableEncoder* encoder : encoders) {
+    const torch::Tensor slice = samples.narrow(1, offset, encoder->width()).contiguous();
+    offset += encoder->width();
+    CsvTable decoded = encoder->Decode(slice.data_ptr<float>(), rows);
+    if (header) {
+      table->header.insert(table->header.end(), decoded.header.begin(), decoded.header.end());
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      auto& source = decoded.rows[static_cast<size_t>(r)];
+      auto& target = table->rows[first + static_cast<size_t>(r)];
+      target.insert(target.end(), std::make_move_iterator(source.begin()),
+                    std::make_move_iterator(source.end()));
+    }
+  }
 }
 
 }  // namespace
@@ -106,25 +133,6 @@ std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& enc
   return blocks;
 }
 
-torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
-                              const std::map<int, double>& temperature) {
-  const std::string key = CuratorStreamKey(seed);
-  const bool was_training = generator->is_training();
-  generator->eval();
-  torch::NoGradGuard no_grad;
-  constexpr int64_t kChunk = 4096;
-  std::vector<torch::Tensor> outputs;
-  for (int64_t start = 0, index = 0; start < rows; start += kChunk, ++index) {
-    const int64_t n = std::min(kChunk, rows - start);
-    const torch::Tensor z =
-        generator->SampleLatent(n, StreamGenerator(key, streams::kSynthesis, 2 * index));
-    outputs.push_back(generator->SampleHard(
-        z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1), temperature));
-  }
-  generator->train(was_training);
-  return torch::cat(outputs, 0).contiguous();
-}
-
 absl::StatusOr<std::map<int, double>> PublicationTemperatures(
     const v1::OutputConfig& output, const std::vector<const TableEncoder*>& encoders) {
   std::map<int, double> temperature;
@@ -135,24 +143,28 @@ absl::StatusOr<std::map<int, double>> PublicationTemperatures(
   return temperature;
 }
 
-CsvTable DecodeJoint(const torch::Tensor& samples,
-                     const std::vector<const TableEncoder*>& encoders) {
-  const int64_t rows = samples.size(0);
-  CsvTable joint;
-  joint.rows.resize(rows);
-  int offset = 0;
-  for (const TableEncoder* encoder : encoders) {
-    const torch::Tensor slice = samples.narrow(1, offset, encoder->width()).contiguous();
-    offset += encoder->width();
-    CsvTable decoded = encoder->Decode(slice.data_ptr<float>(), rows);
-    joint.header.insert(joint.header.end(), decoded.header.begin(), decoded.header.end());
-    for (int64_t r = 0; r < rows; ++r) {
-      auto& source = decoded.rows[r];
-      joint.rows[r].insert(joint.rows[r].end(), std::make_move_iterator(source.begin()),
-                           std::make_move_iterator(source.end()));
-    }
+CsvTable SampleSyntheticTable(Generator& generator, uint64_t seed, int64_t rows,
+                              const std::vector<const TableEncoder*>& encoders,
+                              const std::map<int, double>& temperature) {
+  const std::string key = CuratorStreamKey(seed);
+  const bool was_training = generator->is_training();
+  generator->eval();
+  torch::NoGradGuard no_grad;
+  CsvTable table;
+  table.rows.reserve(static_cast<size_t>(std::max<int64_t>(rows, 0)));
+  constexpr int64_t kChunk = 4096;
+  for (int64_t start = 0, index = 0; start < rows; start += kChunk, ++index) {
+    const int64_t n = std::min(kChunk, rows - start);
+    const torch::Tensor z =
+        generator->SampleLatent(n, StreamGenerator(key, streams::kSynthesis, 2 * index));
+    const torch::Tensor samples =
+        generator
+            ->SampleHard(z, StreamGenerator(key, streams::kSynthesis, 2 * index + 1), temperature)
+            .contiguous();
+    AppendDecoded(samples, encoders, &table);
   }
-  return joint;
+  generator->train(was_training);
+  return table;
 }
 
 }  // namespace vfsynth

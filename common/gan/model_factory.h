@@ -51,9 +51,12 @@ std::vector<OutputBlock> JointLayout(const std::vector<const TableEncoder*>& enc
 // The most rows one synthesis may draw (memory: rows × G's output width floats).
 inline constexpr int64_t kMaxSynthesisRows = 10'000'000;
 
-// Draws `rows` publication samples (hard one-hots) from G in eval mode, in chunks,
-// from the curator's synthesis stream; `temperature` as in GeneratorImpl::SampleHard.
-torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
+// Draws `rows` publication samples (hard one-hots) from G in eval mode, from the
+// curator's synthesis stream, and decodes them into one table: every party's columns, in
+// party order. A chunk at a time, so memory holds the table and one chunk of G's output.
+// `temperature` as in GeneratorImpl::SampleHard.
+CsvTable SampleSyntheticTable(Generator& generator, uint64_t seed, int64_t rows,
+                              const std::vector<const TableEncoder*>& encoders,
                               const std::map<int, double>& temperature = {});
 
 // The sampling temperatures output.label_column / label_temperature ask for, keyed by
@@ -61,10 +64,6 @@ torch::Tensor SampleSynthetic(Generator& generator, uint64_t seed, int64_t rows,
 // the column if no party holds it or it is not categorical.
 absl::StatusOr<std::map<int, double>> PublicationTemperatures(
     const v1::OutputConfig& output, const std::vector<const TableEncoder*>& encoders);
-
-// Decodes joint samples into one table: every party's columns, in party order.
-CsvTable DecodeJoint(const torch::Tensor& samples,
-                     const std::vector<const TableEncoder*>& encoders);
 
 }  // namespace vfsynth
 

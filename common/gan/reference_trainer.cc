@@ -227,9 +227,9 @@ absl::StatusOr<CsvTable> ReferenceTrainer::Synthesize(int64_t rows) {
   try {
     std::vector<const TableEncoder*> encoders;
     for (const Party& party : parties_) encoders.push_back(&party.data.encoder);
-    return DecodeJoint(SampleSynthetic(average_ != nullptr ? average_->average() : generator_,
-                                       config_.training().seed(), rows, publication_temperature_),
-                       encoders);
+    return SampleSyntheticTable(average_ != nullptr ? average_->average() : generator_,
+                                config_.training().seed(), rows, encoders,
+                                publication_temperature_);
   } catch (const c10::Error& e) {
     return absl::InternalError(
         absl::StrCat("LibTorch error during synthesis: ", e.what_without_backtrace()));

@@ -124,11 +124,43 @@ double DependenceOf(const torch::Tensor& joint) {
   return TotalVariation(p, independent);
 }
 
+PublishedHistograms::PublishedHistograms(const std::vector<ReleasedHistograms>& releases)
+    : releases_(releases) {
+  for (const ReleasedHistograms& release : releases) {
+    counts_.push_back(torch::zeros({release.target.probabilities().numel()}, torch::kDouble));
+  }
+}
+
+absl::Status PublishedHistograms::Add(const std::vector<torch::Tensor>& chunk) {
+  if (chunk.size() != releases_.size()) {
+    return absl::InvalidArgumentError("one published encoding per release");
+  }
+  for (size_t r = 0; r < chunk.size(); ++r) RETURN_IF_ERROR(CheckRelease(releases_[r], chunk[r]));
+  for (size_t r = 0; r < chunk.size(); ++r) {
+    counts_[r] += releases_[r].target.TableCounts(chunk[r].to(torch::kFloat));
+  }
+  rows_ += chunk.empty() ? 0 : chunk.front().size(0);
+  return absl::OkStatus();
+}
+
+torch::Tensor PublishedHistograms::Probabilities(size_t i) const {
+  return counts_[i] / static_cast<double>(std::max<int64_t>(rows_, 1));
+}
+
 absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
     const std::vector<ReleasedHistograms>& releases, const std::vector<torch::Tensor>& published,
     int64_t records, int draws, uint64_t seed) {
-  if (releases.size() != published.size()) {
-    return absl::InvalidArgumentError("one published encoding per release");
+  PublishedHistograms histograms(releases);
+  RETURN_IF_ERROR(histograms.Add(published));
+  return ScoreAgainstReleases(releases, histograms, records, draws, seed);
+}
+
+absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
+    const std::vector<ReleasedHistograms>& releases, const PublishedHistograms& published,
+    int64_t records, int draws, uint64_t seed) {
+  if (releases.empty()) return absl::InvalidArgumentError("no released histogram to score against");
+  if (published.rows() < 1) {
+    return absl::InvalidArgumentError("the published table must be a non-empty 2-D table");
   }
   if (records < 1 || draws < 1) return absl::InvalidArgumentError("records and draws must be >= 1");
   const double n = static_cast<double>(records);
@@ -138,10 +170,9 @@ absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
   double distances = 0, noise_distances = 0;
   for (size_t r = 0; r < releases.size(); ++r) {
     const ReleasedHistograms& release = releases[r];
-    RETURN_IF_ERROR(CheckRelease(release, published[r]));
     const MarginalTarget& target = release.target;
     const torch::Tensor released = target.probabilities();
-    const torch::Tensor table = target.TableProbabilities(published[r].to(torch::kFloat));
+    const torch::Tensor table = published.Probabilities(r);
     const std::vector<int64_t> sizes = target.HistogramSizes();
     const int one_way = target.has_one_way() ? target.blocks() : 0;
     int64_t at = 0;

@@ -33,9 +33,30 @@ struct ReleasedHistograms {
   double label_keep = 1;
 };
 
-// Scores `published[i]` (the published rows in releases[i]'s encoding) against
-// releases[i], for `records` released records. `draws` bootstrap draws per histogram
-// estimate each release's noise distance (seeded: the report is reproducible).
+// The published table's exact histograms for each release, added up a chunk of rows at a
+// time, so that a large table is never encoded whole.
+class PublishedHistograms {
+ public:
+  explicit PublishedHistograms(const std::vector<ReleasedHistograms>& releases);
+  // chunk[i]: rows of the published table in releases[i]'s encoding (checked against it).
+  absl::Status Add(const std::vector<torch::Tensor>& chunk);
+  int64_t rows() const { return rows_; }
+  // releases[i]'s histograms of the rows added so far, normalised.
+  torch::Tensor Probabilities(size_t i) const;
+
+ private:
+  const std::vector<ReleasedHistograms>& releases_;
+  std::vector<torch::Tensor> counts_;
+  int64_t rows_ = 0;
+};
+
+// Scores the published table against releases[i], for `records` released records. `draws`
+// bootstrap draws per histogram estimate each release's noise distance (seeded: the report
+// is reproducible). `published` was built over the same `releases`.
+absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
+    const std::vector<ReleasedHistograms>& releases, const PublishedHistograms& published,
+    int64_t records, int draws = 20, uint64_t seed = 1);
+// The same for a published table given whole: published[i] in releases[i]'s encoding.
 absl::StatusOr<v1::ReleasedFidelity> ScoreAgainstReleases(
     const std::vector<ReleasedHistograms>& releases, const std::vector<torch::Tensor>& published,
     int64_t records, int draws = 20, uint64_t seed = 1);

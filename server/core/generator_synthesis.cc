@@ -36,8 +36,7 @@ absl::StatusOr<CsvTable> SynthesizeFromG(const GeneratorArtefact& artefact,
   ASSIGN_OR_RETURN(const Temperatures temperature, PublicationTemperatures(output, encoders));
   Generator generator = MakeGenerator(model, training, encoders);
   RETURN_IF_ERROR(RestorePublishedGenerator(artefact.payload, *generator));
-  return DecodeJoint(SampleSynthetic(generator, header.seed(), output.rows(), temperature),
-                     encoders);
+  return SampleSyntheticTable(generator, header.seed(), output.rows(), encoders, temperature);
 }
 
 // The horizontal topology's table: every column from the autoencoder's decoder over the

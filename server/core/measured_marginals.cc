@@ -315,8 +315,7 @@ absl::StatusOr<CsvTable> MeasuredMarginals::Sample(int64_t rows) {
   if (!generator_.has_value()) return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Sample call may run on a gRPC thread: the configured count
   (*generator_)->eval();
-  CsvTable table =
-      DecodeJoint(SampleSynthetic(*generator_, config_.training().seed(), rows), encoders);
+  CsvTable table = SampleSyntheticTable(*generator_, config_.training().seed(), rows, encoders);
   (*generator_)->train();
   return table;
 }

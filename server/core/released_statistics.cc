@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -16,13 +18,21 @@
 namespace vfsynth {
 namespace {
 
-// Rows of `published` in `encoder`'s encoding.
-absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, const TableEncoder& encoder) {
-  ASSIGN_OR_RETURN(EncodeResult result, encoder.Encode(published, "the published table"));
+// Rows [begin, end) of `published` in `encoder`'s encoding.
+absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, size_t begin, size_t end,
+                                      const TableEncoder& encoder) {
+  CsvTable rows;
+  rows.header = published.header;
+  rows.rows.assign(published.rows.begin() + static_cast<std::ptrdiff_t>(begin),
+                   published.rows.begin() + static_cast<std::ptrdiff_t>(end));
+  ASSIGN_OR_RETURN(EncodeResult result, encoder.Encode(rows, "the published table"));
   return torch::from_blob(result.table.values.data(), {result.table.rows, result.table.width},
                           torch::kFloat32)
       .clone();
 }
+
+// Published rows encoded at a time: the table's encoding is never held whole.
+constexpr size_t kReportChunkRows = 65536;
 
 // The Gaussian's std per count of a release of `histograms` histograms.
 double CountNoise(const v1::PrivacyPlan& plan, int histograms) {
@@ -77,12 +87,8 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
     const v1::PrivacyPlan& plan) const {
   if (encoders.size() != roster_.size()) return absl::InvalidArgumentError("one encoder per party");
   std::vector<ReleasedHistograms> releases;
-  std::vector<torch::Tensor> encoded;
-  std::vector<torch::Tensor> slices;  // each party's encoding of the published rows
-  for (const TableEncoder* encoder : encoders) {
-    ASSIGN_OR_RETURN(torch::Tensor slice, Encoded(published, *encoder));
-    slices.push_back(std::move(slice));
-  }
+  // Per release: the parties whose encodings, side by side, are its encoding.
+  std::vector<std::vector<size_t>> encodings;
   absl::MutexLock lock(&mu_);
   for (size_t p = 0; p < roster_.size(); ++p) {
     if (!marginals_[p].has_value()) continue;
@@ -95,7 +101,7 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
       release.block_noise.push_back(noise);
     }
     releases.push_back(std::move(release));
-    encoded.push_back(slices[p]);
+    encodings.push_back({p});
   }
   if (label_pairs_.has_value()) {
     // LabelPairTarget's blocks: the label, then every other party's one-hot blocks.
@@ -115,10 +121,28 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
       }
     }
     releases.push_back(std::move(release));
-    encoded.push_back(torch::cat(slices, 1));
+    std::vector<size_t> all(roster_.size());
+    std::iota(all.begin(), all.end(), 0);
+    encodings.push_back(std::move(all));
   }
   if (releases.empty()) return std::nullopt;
-  return ScoreAgainstReleases(releases, encoded, plan.records());
+  PublishedHistograms histograms(releases);
+  for (size_t begin = 0; begin < published.rows.size(); begin += kReportChunkRows) {
+    const size_t end = std::min(published.rows.size(), begin + kReportChunkRows);
+    std::vector<torch::Tensor> slices;  // each party's encoding of these rows
+    for (const TableEncoder* encoder : encoders) {
+      ASSIGN_OR_RETURN(torch::Tensor slice, Encoded(published, begin, end, *encoder));
+      slices.push_back(std::move(slice));
+    }
+    std::vector<torch::Tensor> chunk;
+    for (const std::vector<size_t>& parties : encodings) {
+      std::vector<torch::Tensor> parts;
+      for (const size_t p : parties) parts.push_back(slices[p]);
+      chunk.push_back(parts.size() == 1 ? parts.front() : torch::cat(parts, 1));
+    }
+    RETURN_IF_ERROR(histograms.Add(chunk));
+  }
+  return ScoreAgainstReleases(releases, histograms, plan.records());
 }
 
 }  // namespace vfsynth

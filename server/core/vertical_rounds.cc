@@ -411,9 +411,8 @@ absl::StatusOr<CsvTable> VerticalRounds::Sample(int64_t rows) {
   absl::MutexLock model_lock(&model_mu_);
   if (model_ == nullptr) return absl::FailedPreconditionError("training has not started");
   at::init_num_threads();  // a Sample call may run on a gRPC thread: the configured count
-  return DecodeJoint(SampleSynthetic(model_->published_generator(), config_.training().seed(), rows,
-                                     publication_temperature_),
-                     encoders);
+  return SampleSyntheticTable(model_->published_generator(), config_.training().seed(), rows,
+                              encoders, publication_temperature_);
 }
 
 absl::StatusOr<std::optional<v1::ReleasedFidelity>> VerticalRounds::ReleasedReport(

@@ -50,7 +50,7 @@ for k in $PARTIES; do
     --csv "$OUT/table.csv" --schema "$ROOT/deploy/schemas/adult.schema.json" \
     --parties "$OUT/layout-k$k.json" --label-column class --privacy "$PRIVACY" \
     ${EPSILON:+--epsilon "$EPSILON"} --rounds "$ROUNDS" --seed "$SEED" \
-    --launcher "bash $ROOT/tests/bench/scale.sh --wrap" > "$run/run-local.out" 2>&1 \
+    --join-timeout 3600 --launcher "bash $ROOT/tests/bench/scale.sh --wrap" > "$run/run-local.out" 2>&1 \
     || { echo "scale: the run over $k parties failed (logs in $run/logs)" >&2; tail -5 "$run/run-local.out" >&2; exit 1; }
   runs+=("$run")
 done

@@ -26,6 +26,21 @@ TEST(MarginalTargetTest, ExactMarginalsOfOneHotBlocksOnly) {
   EXPECT_TRUE(torch::allclose(target->probabilities(), expected)) << target->probabilities();
 }
 
+TEST(MarginalTargetTest, ALargeTablesCountsAreExactlyItsRowsCounts) {
+  // 80,000 rows (more than one chunk of counting): 20,000 copies of the small table with
+  // its first row changed in the last copy, so a dropped or doubled chunk would show.
+  torch::Tensor large = Table().repeat({20000, 1});
+  large[79996] = Table()[1];
+  auto target =
+      MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1, /*pair_cells=*/6}, 0, nullptr);
+  ASSERT_TRUE(target.ok()) << target.status();
+  const torch::Tensor expected = target->TableCounts(Table()) * 20000 -
+                                 target->TableCounts(Table().narrow(0, 0, 1)) +
+                                 target->TableCounts(Table().narrow(0, 1, 1));
+  EXPECT_TRUE(torch::equal(target->TableCounts(large), expected))
+      << target->TableCounts(large) << expected;
+}
+
 TEST(MarginalTargetTest, LossIsZeroAtTheTargetAndPositiveElsewhere) {
   auto target = MarginalTarget::FromTable(Table(), Blocks(), MarginalOptions{1}, 0, nullptr);
   ASSERT_TRUE(target.ok());

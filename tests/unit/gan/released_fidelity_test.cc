@@ -42,6 +42,23 @@ TEST(ReleasedFidelityTest, TheTableAnExactReleaseCountedScoresOne) {
   EXPECT_TRUE(report->label_dependence().empty());
 }
 
+TEST(ReleasedFidelityTest, ATableAddedInChunksScoresAsTheWholeTable) {
+  // Rows of the small table in another mix, added one and three rows at a time.
+  const torch::Tensor published = torch::cat({Table(), Table().narrow(0, 1, 2)}, 0);
+  const std::vector<ReleasedHistograms> releases = {Exact(Table(), /*pair_cells=*/6, 0.5)};
+  auto whole = ScoreAgainstReleases(releases, {published}, 4);
+  PublishedHistograms chunks(releases);
+  ASSERT_TRUE(chunks.Add({published.narrow(0, 0, 1)}).ok());
+  ASSERT_TRUE(chunks.Add({published.narrow(0, 1, 5)}).ok());
+  EXPECT_EQ(chunks.rows(), 6);
+  auto chunked = ScoreAgainstReleases(releases, chunks, 4);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  EXPECT_LT(whole->score(), 1.0);
+  EXPECT_EQ(chunked->SerializeAsString(), whole->SerializeAsString());
+  EXPECT_FALSE(chunks.Add({published.narrow(1, 0, 2)}).ok());  // narrower than the release
+}
+
 TEST(ReleasedFidelityTest, DistanceIsTheTotalVariationFromTheRelease) {
   // Every published row in block 1's first category: TVD ½(½ + ¼ + ¼) = ½ there, 0 in
   // block 2 (unchanged); the score is 1 − their mean.
