@@ -13,8 +13,7 @@ BUILD_PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcpp-httplib-dev
 )
-# Tests and demo: report rendering (chromium), compose validation (docker-compose), the
-# Kubernetes manifests' offline rendering and checks (kubectl, python3-yaml),
+# Tests and demo: report rendering (chromium), compose validation (docker-compose),
 # network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes),
 # the generalisation suite's tables (R data packages, deploy/suite/convert-tables.sh),
 # the MST baseline (numpy, pandas, scipy: deploy/quality.sh --privacy mst).
@@ -23,10 +22,13 @@ TOOL_PACKAGES=(
   docker-compose iproute2
   clang-14 libclang-rt-14-dev llvm-14
   r-base-core r-cran-aer r-cran-cardata r-cran-mlbench
-  python3-numpy python3-pandas python3-scipy python3-yaml
+  python3-numpy python3-pandas python3-scipy
 )
-# Debian's kubectl (kubernetes-client) only where none is on PATH: a newer one installed
-# by hand renders deploy/k8s the same (tests/e2e/k8s_manifests.sh).
+
+# The Kubernetes manifests' offline checks (tests/e2e/k8s_manifests.sh): python3-yaml, and
+# Debian's kubectl (kubernetes-client) only where none is on PATH (a newer one installed
+# by hand renders deploy/k8s the same).
+TOOL_PACKAGES+=(python3-yaml)
 command -v kubectl > /dev/null || TOOL_PACKAGES+=(kubernetes-client)
 
 PACKAGES=("${BUILD_PACKAGES[@]}")
