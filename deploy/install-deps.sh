@@ -27,6 +27,12 @@ TOOL_PACKAGES=(
   time
 )
 
+# The Kubernetes manifests' offline checks (tests/e2e/k8s_manifests.sh): python3-yaml, and
+# Debian's kubectl (kubernetes-client) only where none is on PATH (a newer one installed
+# by hand renders deploy/k8s the same).
+TOOL_PACKAGES+=(python3-yaml)
+command -v kubectl > /dev/null || TOOL_PACKAGES+=(kubernetes-client)
+
 PACKAGES=("${BUILD_PACKAGES[@]}")
 case "${1:-}" in
   --build-only) ;;

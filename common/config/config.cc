@@ -677,6 +677,15 @@ absl::Status ResolveCuratorConfig(const std::string& base_dir, v1::CuratorConfig
   RETURN_IF_ERROR(ParseHostPort(c->listen(), "listen").status());
   if (!c->metrics_listen().empty())
     RETURN_IF_ERROR(ParseHostPort(c->metrics_listen(), "metrics_listen").status());
+  // The one plaintext port allowed beyond loopback: it serves the health status alone.
+  if (!c->health_listen().empty()) {
+    RETURN_IF_ERROR(ParseHostPort(c->health_listen(), "health_listen").status());
+    if (c->health_listen() == c->listen()) {
+      return absl::InvalidArgumentError(absl::StrCat("health_listen '", c->health_listen(),
+                                                     "' is the gRPC listen address; give it "
+                                                     "its own port"));
+    }
+  }
   RETURN_IF_ERROR(Positive("round_timeout_seconds", c->round_timeout_seconds()));
   RETURN_IF_ERROR(Positive("join_timeout_seconds", c->join_timeout_seconds()));
   RETURN_IF_ERROR(Positive("reconnect_timeout_seconds", c->reconnect_timeout_seconds()));

@@ -251,6 +251,8 @@ std::vector<DefaultRow> MakeTable() {
       {"curator.reconnect_timeout_seconds", kValue, "300", always,
        "a dropped party's time to rejoin"},
       {"curator.metrics_listen", kUnset, "\"\"", always, "the Prometheus endpoint; empty: off"},
+      {"curator.health_listen", kUnset, "\"\"", always,
+       "plaintext gRPC health service alone; empty: off"},
       {"curator.topology", kValue, "vertical", always, "who holds what"},
       // What one registration may declare: bounds on the curator's memory per party.
       {"curator.registration_limits.columns", kValue, "1000", always,

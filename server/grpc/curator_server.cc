@@ -41,7 +41,10 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
       return absl::UnavailableError(absl::StrCat("cannot listen on ", options.config.listen(),
                                                  " (address in use, or not this host's)"));
     }
-    server->server_->GetHealthCheckService()->SetServingStatus(true);
+    if (!options.config.health_listen().empty()) {
+      RETURN_IF_ERROR(server->StartHealthServer(options.config.health_listen()));
+    }
+    server->SetServing(true);
   }
   if (!options.config.metrics_listen().empty()) {
     CuratorCore* core = server->core_.get();
@@ -55,23 +58,47 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   return server;
 }
 
+absl::Status CuratorServer::StartHealthServer(const std::string& listen) {
+  // No vfsynth service is registered: the default health service is all this port
+  // serves, so a peer without a certificate learns SERVING or NOT_SERVING and nothing else.
+  // (gRPC starts no server without a service of its own to poll for: the generic one.)
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &health_port_);
+  builder.RegisterCallbackGenericService(&unimplemented_);
+  health_server_ = builder.BuildAndStart();
+  if (health_server_ == nullptr || health_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on health_listen ", listen,
+                                               " (address in use, or not this host's)"));
+  }
+  spdlog::info("gRPC health service alone, in plaintext, on port {}", health_port_);
+  return absl::OkStatus();
+}
+
+void CuratorServer::SetServing(bool serving) {
+  server_->GetHealthCheckService()->SetServingStatus(serving);
+  if (health_server_ != nullptr) health_server_->GetHealthCheckService()->SetServingStatus(serving);
+}
+
 CuratorServer::~CuratorServer() { Shutdown(absl::Seconds(1)); }
 
 absl::Status CuratorServer::Run() {
   absl::Status status = core_->Run();
   absl::MutexLock lock(&server_mu_);
   // Shut down already when Shutdown, from another thread, ended the run.
-  if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
+  if (server_ != nullptr) SetServing(false);
   return status;
 }
 
 void CuratorServer::Shutdown(absl::Duration grace) {
   metrics_.reset();
   std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<grpc::Server> health_server;
   {
     absl::MutexLock lock(&server_mu_);
     server = std::move(server_);
+    health_server = std::move(health_server_);
   }
+  if (health_server != nullptr) health_server->Shutdown(absl::ToChronoTime(absl::Now()));
   if (server == nullptr) return;
   core_->Cancel(absl::CancelledError("curator is shutting down"));
   server->Shutdown(absl::ToChronoTime(absl::Now() + grace));

@@ -1,6 +1,7 @@
 // In-process curator and parties over loopback mTLS: numerical equivalence with the
 // reference trainer, authentication and authorisation, what crosses the wire.
 #include <gmock/gmock.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -12,6 +13,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -946,6 +948,63 @@ TEST_F(DistributedTest, APlaintextCuratorRefusesToListenBeyondLoopback) {
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(server.status().message(), HasSubstr("'0.0.0.0:0' is not a loopback address"));
+}
+
+// grpc.health.v1.Health/Check for service "" over `channel`, without the health proto:
+// the request is the empty message, the answer's one field is its status (1 SERVING,
+// 2 NOT_SERVING).
+absl::StatusOr<int> HealthStatus(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Slice empty;
+  grpc::ByteBuffer request(&empty, 1), response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                 &response, [&done](grpc::Status status) { done.set_value(status); });
+  const grpc::Status status = done.get_future().get();
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return absl::InternalError("unreadable answer");
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) bytes.append(slice.begin(), slice.end());
+  if (bytes.size() != 2 || bytes[0] != 0x08) return absl::InternalError("not a status");
+  return bytes[1];
+}
+
+// The plaintext health port a kubelet probes: SERVING while the run goes on and
+// NOT_SERVING once it ended, as on the mTLS port, and no vfsynth call at all.
+TEST_F(DistributedTest, TheHealthPortAnswersInPlaintextAndServesNothingElse) {
+  v1::CuratorConfig config = CuratorConfigFor(/*join_timeout=*/1);
+  config.set_health_listen("0.0.0.0:0");  // beyond loopback: the one plaintext exception
+  ASSERT_TRUE(ResolveCuratorConfig("", &config).ok());
+  std::filesystem::remove_all(std::filesystem::path(CheckpointDir("curator")).parent_path());
+  auto curator = CuratorServer::BuildAndStart({config});
+  ASSERT_TRUE(curator.ok()) << curator.status();
+  ASSERT_GT((*curator)->health_port(), 0);
+  ASSERT_NE((*curator)->health_port(), (*curator)->port());
+  auto health = grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*curator)->health_port()),
+                                    grpc::InsecureChannelCredentials());
+  absl::StatusOr<int> serving = HealthStatus(health);
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_EQ(*serving, 1);
+
+  v1::Curator::Stub on_health_port(health);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::StatusResponse run;
+  EXPECT_EQ(on_health_port.GetStatus(&context, v1::StatusRequest(), &run).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(TryRegister(on_health_port, "hospital").error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  // The run's own port still takes mTLS only.
+  EXPECT_FALSE(HealthStatus(grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*curator)->port()),
+                                                grpc::InsecureChannelCredentials()))
+                   .ok());
+
+  EXPECT_FALSE((*curator)->Run().ok());  // no party joins within the second
+  absl::StatusOr<int> ended = HealthStatus(health);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(*ended, 2);
 }
 
 // A running curator's /metrics answers a scraper within its timeout while many local

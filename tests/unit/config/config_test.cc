@@ -639,6 +639,39 @@ TEST(ConfigTest, PlaintextIsConfinedToLoopbackAddresses) {
                                       HasSubstr("not a loopback address")));
 }
 
+// The health port is the one plaintext listener allowed beyond loopback; it widens
+// nothing else: a plaintext run's own port stays on loopback beside it.
+TEST(ConfigTest, OnlyTheHealthPortMayServePlaintextBeyondLoopback) {
+  v1::CuratorConfig resolved;
+  ASSERT_TRUE(ResolveCurator([](v1::CuratorConfig*) {}, &resolved).ok());
+  EXPECT_EQ(resolved.health_listen(), "");  // off by default
+  for (const std::string health : {"0.0.0.0:8080", "[::]:8080", "10.0.0.5:8080"}) {
+    const absl::Status status =
+        ResolveCurator([&](v1::CuratorConfig* c) { c->set_health_listen(health); });
+    EXPECT_TRUE(status.ok()) << health << ": " << status;
+  }
+  const absl::Status beside = ResolveCurator([](v1::CuratorConfig* c) {
+    c->set_health_listen("0.0.0.0:8080");
+    c->set_listen("0.0.0.0:50051");
+  });
+  EXPECT_EQ(beside.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(beside.message(), AllOf(HasSubstr("listen '0.0.0.0:50051'"),
+                                      HasSubstr("not a loopback address")));
+  const std::pair<std::string, const char*> refused[] = {
+      {"0.0.0.0", "health_listen '0.0.0.0' is not host:port"},
+      {"127.0.0.1:70000", "health_listen '127.0.0.1:70000' is not host:port"},
+      {"127.0.0.1:50051", "is the gRPC listen address; give it its own port"},
+  };
+  for (const auto& [health, message] : refused) {
+    const absl::Status status = ResolveCurator([&](v1::CuratorConfig* c) {
+      c->set_listen("127.0.0.1:50051");
+      c->set_health_listen(health);
+    });
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << health;
+    EXPECT_THAT(status.message(), HasSubstr(message)) << health;
+  }
+}
+
 // The registration limits: defaults from the table, each bounded by its ceiling.
 TEST(ConfigTest, RegistrationLimitsDefaultAndAreBounded) {
   v1::CuratorConfig resolved;
