@@ -156,11 +156,13 @@ absl::Status VerticalPartyCore::BuildFromAlignment(const AlignedRows& aligned) {
   }
   ReorderRows(aligned.order, &data_);
   const int64_t width = data_.encoder.width();
-  torch::Tensor table =
-      torch::from_blob(data_.encoded.values.data(), {data_.encoded.rows, width}, torch::kFloat32)
-          .clone();
-  data_.encoded.values.clear();
-  data_.encoded.values.shrink_to_fit();
+  // The tensor takes the encoded buffer over rather than copying it: at a million rows
+  // the table is the party's largest allocation.
+  auto* values = new std::vector<float>(std::move(data_.encoded.values));
+  data_.encoded.values = {};
+  torch::Tensor table = torch::from_blob(
+      values->data(), {data_.encoded.rows, width}, [values](void*) { delete values; },
+      torch::TensorOptions().dtype(torch::kFloat32));
   data_digest_ = Sha256Builder()
                      .Add(aligned.digest)
                      .Add(absl::string_view(static_cast<const char*>(table.data_ptr()),
