@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/core/alignment_secret.h"
-#include "client/core/party_table.h"
 #include "client/core/kept_release.h"
 #include "client/core/party_ledger.h"
+#include "client/core/party_table.h"
 #include "client/core/vertical_party_core.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"

@@ -18,8 +18,7 @@ std::string PartyTableName(const v1::PartyConfig& config);
 
 // Reads, validates and encodes the party's table (EncodePartyTable), and logs the rows
 // skipped and values clipped.
-absl::StatusOr<PartyData> LoadPartyTable(const v1::PartyConfig& config,
-                                         int64_t grid_records = -1);
+absl::StatusOr<PartyData> LoadPartyTable(const v1::PartyConfig& config, int64_t grid_records = -1);
 
 }  // namespace vfsynth
 

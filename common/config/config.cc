@@ -62,11 +62,12 @@ bool ConninfoHasPassword(const std::string& conninfo) {
 // `prefix` ("postgres.", "output.postgres.") names the settings in errors.
 absl::Status ResolvePostgresConnection(const std::string& base_dir, const std::string& prefix,
                                        const std::string& conninfo, std::string* password_file) {
-  if (conninfo.empty()) return absl::InvalidArgumentError(absl::StrCat(prefix, "conninfo is required"));
+  if (conninfo.empty())
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "conninfo is required"));
   if (ConninfoHasPassword(conninfo)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        prefix, "conninfo must not carry a password: put it in ", prefix,
-        "password_file (or libpq's PGPASSWORD, PGPASSFILE, ~/.pgpass)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "conninfo must not carry a password: put it in ", prefix,
+                     "password_file (or libpq's PGPASSWORD, PGPASSFILE, ~/.pgpass)"));
   }
   *password_file = ResolvePath(base_dir, *password_file);
   return absl::OkStatus();

@@ -62,9 +62,8 @@ absl::StatusOr<PartyData> EncodePartyTable(const CsvTable& table, const std::str
   for (int64_t row : result.kept_rows) {
     const std::string& id = table.rows[row][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ":", table.line_numbers[row],
-                                                     ": id ", QuotedValue(id),
-                                                     " is empty or not unique"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", table.line_numbers[row], ": id ",
+                                                     QuotedValue(id), " is empty or not unique"));
     }
     data.ids.push_back(id);
     if (user_index < 0) continue;

@@ -23,8 +23,8 @@ absl::StatusOr<std::string> ReadPassword(const std::string& path) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0) return ErrnoError("cannot read the password file", path);
   if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "password file ", path, " may be read by group or others: chmod 600 it"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("password file ", path, " may be read by group or others: chmod 600 it"));
   }
   ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
   std::string password(text.substr(0, text.find('\n')));
@@ -44,8 +44,8 @@ absl::Status CheckNoPassword(const std::string& conninfo) {
   if (options == nullptr) {
     std::string message = error != nullptr ? error : "out of memory";
     PQfreemem(error);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PostgreSQL connection string: ", absl::StripTrailingAsciiWhitespace(message)));
+    return absl::InvalidArgumentError(absl::StrCat("PostgreSQL connection string: ",
+                                                   absl::StripTrailingAsciiWhitespace(message)));
   }
   for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
     if (std::string(option->keyword) == "password" && option->val != nullptr &&
@@ -98,8 +98,8 @@ absl::StatusOr<PostgresConnection> PostgresConnection::Connect(const std::string
   if (conn == nullptr) return absl::ResourceExhaustedError("PostgreSQL: out of memory");
   PostgresConnection connection(conn, NameOf(conn));
   if (PQstatus(conn) != CONNECTION_OK) {
-    return absl::UnavailableError(absl::StrCat("cannot connect to ", connection.name(), ": ",
-                                               Trimmed(PQerrorMessage(conn))));
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to ", connection.name(), ": ", Trimmed(PQerrorMessage(conn))));
   }
   return connection;
 }
@@ -155,9 +155,9 @@ absl::StatusOr<std::string> PostgresConnection::QuotedIdentifier(const std::stri
 absl::Status PostgresConnection::Error(const pg_result* result, const std::string& doing) const {
   const bool lost = PQstatus(conn_) != CONNECTION_OK;
   // The server's one-line message, not its multi-line report with the statement quoted.
-  std::string message =
-      result != nullptr ? Trimmed(PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY))
-                        : std::string();
+  std::string message = result != nullptr
+                            ? Trimmed(PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY))
+                            : std::string();
   if (message.empty()) message = Trimmed(PQerrorMessage(conn_));
   const std::string text = absl::StrCat(name_, ": ", doing, " failed: ", message);
   if (lost) return absl::UnavailableError(absl::StrCat(text, " (the connection was lost)"));

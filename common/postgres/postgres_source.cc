@@ -51,9 +51,9 @@ absl::StatusOr<std::vector<std::string>> Header(PostgresConnection* connection,
   for (int i = 0; i < PQnfields(described.get()); ++i) {
     header.emplace_back(PQfname(described.get(), i));
     if (!seen.insert(header.back()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          connection->name(), ": ", reading, " names column ", QuotedValue(header.back()),
-          " twice"));
+      return absl::InvalidArgumentError(absl::StrCat(connection->name(), ": ", reading,
+                                                     " names column ", QuotedValue(header.back()),
+                                                     " twice"));
     }
   }
   return header;
@@ -86,9 +86,9 @@ absl::StatusOr<CsvTable> ReadPostgresRows(const v1::PostgresSource& source,
   // Batches keep libpq's buffer at fetch_rows rows, whatever the table's size.
   const std::string fetch = absl::StrCat("FETCH FORWARD ", options.fetch_rows, " FROM ", kCursor);
   while (true) {
-    Result batch(PQexecParams(connection.get(), fetch.c_str(), 0, nullptr, nullptr, nullptr,
-                              nullptr, 0),
-                 &PQclear);
+    Result batch(
+        PQexecParams(connection.get(), fetch.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0),
+        &PQclear);
     if (batch == nullptr || PQresultStatus(batch.get()) != PGRES_TUPLES_OK) {
       return connection.Error(batch.get(), absl::StrCat(reading, " after ", table.rows.size(),
                                                         " rows (nothing was loaded)"));
@@ -100,10 +100,10 @@ absl::StatusOr<CsvTable> ReadPostgresRows(const v1::PostgresSource& source,
       std::vector<std::string>& row = table.rows.emplace_back();
       row.reserve(fields);
       for (int f = 0; f < fields; ++f) {
-        row.emplace_back(PQgetisnull(batch.get(), r, f)
-                             ? std::string()
-                             : std::string(PQgetvalue(batch.get(), r, f),
-                                           PQgetlength(batch.get(), r, f)));
+        row.emplace_back(
+            PQgetisnull(batch.get(), r, f)
+                ? std::string()
+                : std::string(PQgetvalue(batch.get(), r, f), PQgetlength(batch.get(), r, f)));
       }
       table.line_numbers.push_back(static_cast<int64_t>(table.rows.size()));
     }

@@ -25,11 +25,20 @@ void AppendCopyField(const std::string& value, const PostgresColumn& column, std
   }
   for (char c : value) {
     switch (c) {
-      case '\\': out->append("\\\\"); break;
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      default: out->push_back(c);
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      default:
+        out->push_back(c);
     }
   }
 }
@@ -61,9 +70,7 @@ absl::Status CopyRows(const CsvTable& table, const std::vector<PostgresColumn>& 
   if (PQputCopyEnd(conn, nullptr) != 1) return connection->Error(nullptr, "ending COPY");
   Result done(PQgetResult(conn), &PQclear);
   // Drain: libpq wants every result of the statement read before the next one.
-  for (Result more(PQgetResult(conn), &PQclear); more != nullptr;
-       more.reset(PQgetResult(conn))) {
-  }
+  while (PGresult* more = PQgetResult(conn)) PQclear(more);
   if (done == nullptr || PQresultStatus(done.get()) != PGRES_COMMAND_OK)
     return connection->Error(done.get(), "copying the rows");
   return absl::OkStatus();
@@ -103,9 +110,9 @@ absl::Status CheckPostgresTarget(const v1::PostgresTarget& target) {
   if (found == nullptr || PQresultStatus(found.get()) != PGRES_TUPLES_OK)
     return connection.Error(found.get(), "looking up output.postgres.table");
   if (std::string(PQgetvalue(found.get(), 0, 0)) == "t") {
-    return absl::AlreadyExistsError(absl::StrCat(
-        connection.name(), ": output.postgres.table ", QuotedValue(target.table()),
-        " already exists; the curator creates it (drop it, or name a new table)"));
+    return absl::AlreadyExistsError(
+        absl::StrCat(connection.name(), ": output.postgres.table ", QuotedValue(target.table()),
+                     " already exists; the curator creates it (drop it, or name a new table)"));
   }
   return absl::OkStatus();
 }
@@ -132,8 +139,7 @@ absl::Status WritePostgresTable(const v1::PostgresTarget& target, const CsvTable
       absl::StrCat("creating output.postgres.table ", QuotedValue(target.table()),
                    " (it must not exist yet)")));
   RETURN_IF_ERROR(CopyRows(
-      table, columns,
-      absl::StrCat("COPY ", name, " (", absl::StrJoin(names, ", "), ") FROM STDIN"),
+      table, columns, absl::StrCat("COPY ", name, " (", absl::StrJoin(names, ", "), ") FROM STDIN"),
       &connection));
   return connection.Execute("COMMIT", "committing the output table");
 }

@@ -855,9 +855,9 @@ TEST(ConfigTest, PartyNamesExactlyOneSourceAndNoPasswordInTheConfig) {
     return status;
   };
   v1::PartyConfig resolved;
-  const absl::Status valid = resolve(
-      [](v1::PartyConfig* c) { c->mutable_postgres()->set_password_file("pg.password"); },
-      &resolved);
+  const absl::Status valid =
+      resolve([](v1::PartyConfig* c) { c->mutable_postgres()->set_password_file("pg.password"); },
+              &resolved);
   ASSERT_TRUE(valid.ok()) << valid;
   EXPECT_EQ(resolved.postgres().password_file(), "/etc/vfsynth/pg.password");
   EXPECT_EQ(resolved.checkpoint_dir(), "/etc/vfsynth/bank.checkpoint");
@@ -865,7 +865,8 @@ TEST(ConfigTest, PartyNamesExactlyOneSourceAndNoPasswordInTheConfig) {
 
   const std::pair<std::function<void(v1::PartyConfig*)>, const char*> refused[] = {
       {[](v1::PartyConfig* c) { c->set_data("d.csv"); }, "data and postgres both name"},
-      {[](v1::PartyConfig* c) { c->clear_postgres(); }, "data (a CSV file) or postgres is required"},
+      {[](v1::PartyConfig* c) { c->clear_postgres(); },
+       "data (a CSV file) or postgres is required"},
       {[](v1::PartyConfig* c) { c->mutable_postgres()->set_query("SELECT 1"); },
        "postgres: set exactly one of table"},
       {[](v1::PartyConfig* c) { c->mutable_postgres()->clear_table(); },

@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <sys/stat.h>
+#include <cstdlib>
 
 #include <fstream>
 #include <optional>
@@ -64,15 +64,16 @@ class PostgresTest : public ::testing::Test {
     schema_ = *schema;
     // Each test gets its own table; the CSV holds the same rows.
     // Lower case: the set-up's SQL leaves names unquoted.
-    table_ = absl::AsciiStrToLower(absl::StrCat(
-        "people_", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    table_ = absl::AsciiStrToLower(
+        absl::StrCat("people_", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::vector<std::string> values;
     for (const auto& row : kRows) {
       values.push_back(absl::StrCat("('", row[0], "', ", row[1], ", ", SqlValue(row[2]), ", ",
                                     SqlValue(row[3]), ")"));
     }
-    Run(absl::StrCat("CREATE TABLE ", table_,
-                     " (id text, age integer, workclass text, hours double precision, extra text)"));
+    Run(absl::StrCat(
+        "CREATE TABLE ", table_,
+        " (id text, age integer, workclass text, hours double precision, extra text)"));
     Run(absl::StrCat("INSERT INTO ", table_, " (id, age, workclass, hours) VALUES ",
                      absl::StrJoin(values, ", ")));
     csv_path_ = ::testing::TempDir() + "/" + table_ + ".csv";
@@ -224,9 +225,8 @@ TEST_F(PostgresTest, ServerGoingAwayMidReadIsAnErrorAndNoRows) {
   const auto read = ReadPostgresRows(Source(), PartyColumns(schema_), options);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), absl::StatusCode::kUnavailable) << read.status();
-  EXPECT_THAT(read.status().message(),
-              AllOf(HasSubstr("after 2 rows (nothing was loaded)"),
-                    HasSubstr("the connection was lost")));
+  EXPECT_THAT(read.status().message(), AllOf(HasSubstr("after 2 rows (nothing was loaded)"),
+                                             HasSubstr("the connection was lost")));
   EXPECT_EQ(fetches, 1);
 }
 
@@ -234,15 +234,15 @@ TEST_F(PostgresTest, QueryThatWritesIsRefused) {
   Run(absl::StrCat("CREATE SEQUENCE ", table_, "_seq"));
   v1::PostgresSource source = Source();
   source.clear_table();
-  source.set_query(absl::StrCat("SELECT nextval('", table_, "_seq')::text AS id, age FROM ",
-                                table_));
+  source.set_query(
+      absl::StrCat("SELECT nextval('", table_, "_seq')::text AS id, age FROM ", table_));
   EXPECT_THAT(ReadPostgresRows(source, {"id"}).status().message(),
               HasSubstr("read-only transaction"));
   // One statement only: what follows a ';' never runs.
   source.set_query(absl::StrCat("SELECT * FROM ", table_, "; DROP TABLE ", table_));
   EXPECT_FALSE(ReadPostgresRows(source, {"id"}).ok());
-  source.set_query(absl::StrCat("WITH gone AS (DELETE FROM ", table_,
-                                " RETURNING *) SELECT * FROM gone"));
+  source.set_query(
+      absl::StrCat("WITH gone AS (DELETE FROM ", table_, " RETURNING *) SELECT * FROM gone"));
   EXPECT_FALSE(ReadPostgresRows(source, {"id"}).ok());
   auto rows = ReadPostgresRows(Source(), PartyColumns(schema_));
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -286,18 +286,17 @@ TEST_F(PostgresTest, OutputIsCreatedWithTheSchemasTypesAndNulls) {
   ASSERT_TRUE(written.ok()) << written;
   v1::PostgresSource back = Source();
   back.clear_table();
-  back.set_query(absl::StrCat(
-      "SELECT count(*) AS n, count(workclass) AS workclass, sum(age) AS age, "
-      "pg_typeof(min(hours))::text AS hours_type FROM ",
-      table_, "_out"));
+  back.set_query(
+      absl::StrCat("SELECT count(*) AS n, count(workclass) AS workclass, sum(age) AS age, "
+                   "pg_typeof(min(hours))::text AS hours_type FROM ",
+                   table_, "_out"));
   auto read = ReadPostgresRows(back, {"n"});
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->rows.at(0), (std::vector<std::string>{"7", "6", "294", "double precision"}));
   EXPECT_THAT(CheckPostgresTarget(target).message(), HasSubstr("already exists"));
-  EXPECT_THAT(
-      WritePostgresTable(target, published, PostgresColumnsFor(published.header, {schema_}))
-          .message(),
-      HasSubstr("already exists"));
+  EXPECT_THAT(WritePostgresTable(target, published, PostgresColumnsFor(published.header, {schema_}))
+                  .message(),
+              HasSubstr("already exists"));
   read = ReadPostgresRows(back, {"n"});
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->rows.at(0).at(0), "7");
