@@ -24,22 +24,9 @@ void AppendCopyField(const std::string& value, const PostgresColumn& column, std
     return;
   }
   for (char c : value) {
-    switch (c) {
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      default:
-        out->push_back(c);
-    }
+    const char escaped = c == '\\' ? '\\' : c == '\t' ? 't' : c == '\n' ? 'n' : c == '\r' ? 'r' : 0;
+    if (escaped != 0) out->push_back('\\');
+    out->push_back(escaped != 0 ? escaped : c);
   }
 }
 

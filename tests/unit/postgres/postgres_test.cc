@@ -302,6 +302,23 @@ TEST_F(PostgresTest, OutputIsCreatedWithTheSchemasTypesAndNulls) {
   EXPECT_EQ(read->rows.at(0).at(0), "7");
 }
 
+TEST_F(PostgresTest, OutputTextKeepsTabsBackslashesAndLineBreaks) {
+  const v1::PostgresTarget target = Target(conninfo_, password_file_, table_ + "_out");
+  CsvTable published;
+  published.header = {"note"};
+  const std::string odd = "tab\there \\N back\\slash\nline\r";
+  published.rows = {{odd}, {"\\N"}};
+  const absl::Status written =
+      WritePostgresTable(target, published, PostgresColumnsFor(published.header, {schema_}));
+  ASSERT_TRUE(written.ok()) << written;
+  v1::PostgresSource back = Source();
+  back.clear_table();
+  back.set_query(absl::StrCat("SELECT note FROM ", table_, "_out ORDER BY note DESC"));
+  auto read = ReadPostgresRows(back, {"note"});
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->rows, (std::vector<std::vector<std::string>>{{odd}, {"\\N"}}));
+}
+
 TEST_F(PostgresTest, FailureMidWriteLeavesNoTable) {
   const v1::PostgresTarget target = Target(conninfo_, password_file_, table_ + "_out");
   CsvTable published = Published();
