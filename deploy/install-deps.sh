@@ -11,13 +11,14 @@ BUILD_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libssl-dev openssl libsodium-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libpq-dev
 )
 # Tests and demo: report rendering (chromium), compose validation (docker-compose),
 # network-namespace e2e (iproute2), fuzzers (clang with libFuzzer and sanitizer runtimes),
 # the generalisation suite's tables (R data packages, deploy/suite/convert-tables.sh),
 # the MST baseline (numpy, pandas, scipy: deploy/quality.sh --privacy mst), the scale case's
-# peak memory (GNU time: tests/bench/scale.sh).
+# peak memory (GNU time: tests/bench/scale.sh), the PostgreSQL tests' throw-away server
+# (tests/postgres/with_postgres.sh).
 TOOL_PACKAGES=(
   chromium
   docker-compose iproute2
@@ -25,6 +26,7 @@ TOOL_PACKAGES=(
   r-base-core r-cran-aer r-cran-cardata r-cran-mlbench
   python3-numpy python3-pandas python3-scipy
   time
+  postgresql
 )
 
 # The Kubernetes manifests' offline checks (tests/e2e/k8s_manifests.sh): python3-yaml, and

@@ -7,7 +7,7 @@
 #                       [--privacy none|dpsgd|strict|vflgan|gswgan|pate|marginals] [--epsilon E] [--delta D]
 #                       [--host IP] [--launcher CMD] [--prepare-only]
 #                       [--seed S] [--holdout F] [--model JSON] [--training JSON] [--privacy-json JSON]
-#                       [--schema S.json] [--label-column C] [--output-json JSON]
+#                       [--schema S.json] [--label-column C] [--output-json JSON] [--party-source NAME=JSON]
 #                       [--topology vertical|horizontal] [--parties-count N] [--horizontal JSON]
 #                       [--join-timeout S (default 120)]
 # --host: the curator's address (listen and dial; default 127.0.0.1; added to its
@@ -30,6 +30,8 @@
 # released in label pairs (training.label_column) unless --training sets one
 # (docs/configuration.md);
 # --output-json: members added to the output object, e.g. '"label_temperature": 1'.
+# --party-source NAME=JSON: party NAME reads its table from the "postgres" object JSON
+# (docs/data.md, "Reading from PostgreSQL") instead of DIR/parties/NAME.csv; repeatable.
 # --topology horizontal (docs/horizontal.md): the table's rows are cut over --parties-count
 # parties (default 3, party-1, ...; every party every column), privacy signds (the default
 # there) or dpfedavg with --epsilon per user; --horizontal: members added to the curator's horizontal
@@ -46,6 +48,7 @@ PRIVACY=none EPSILON="" DELTA=1e-5 HOST=127.0.0.1 LAUNCHER="" PREPARE_ONLY=0
 SEED=1 HOLDOUT=0 MODEL_JSON="" TRAINING_JSON="" PRIVACY_JSON="" SCHEMA_OVERRIDE=""
 LABEL_COLUMN=default OUTPUT_JSON="" CSV_OVERRIDE="" LAYOUT_OVERRIDE=""
 TOPOLOGY=vertical PARTIES_COUNT=3 HORIZONTAL_JSON="" PRIVACY_SET=0 BATCH_SET=0 JOIN_TIMEOUT=120
+declare -A PARTY_SOURCE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -71,6 +74,7 @@ while [ $# -gt 0 ]; do
     --schema) SCHEMA_OVERRIDE="$2"; shift 2 ;;
     --label-column) LABEL_COLUMN="$2"; shift 2 ;;
     --output-json) OUTPUT_JSON="$2"; shift 2 ;;
+    --party-source) PARTY_SOURCE["${2%%=*}"]="${2#*=}"; shift 2 ;;
     --topology) TOPOLOGY="$2"; shift 2 ;;
     --parties-count) PARTIES_COUNT="$2"; shift 2 ;;
     --horizontal) HORIZONTAL_JSON="$2"; shift 2 ;;
@@ -184,13 +188,15 @@ cat > "$OUT/curator.json" <<JSON
 }
 JSON
 for party in $PARTIES; do
+  table_source="\"data\": \"parties/$party.csv\""
+  [ -n "${PARTY_SOURCE[$party]:-}" ] && table_source="\"postgres\": ${PARTY_SOURCE[$party]}"
   cat > "$OUT/$party.json" <<JSON
 {
   "name": "$party",${topology:+
   $topology}
   "curator": "$HOST:$PORT",
   "tls": {"ca": "certs/ca.crt", "cert": "certs/$party.crt", "key": "certs/$party.key"},
-  "data": "parties/$party.csv",
+  $table_source,
   "schema": "parties/$party.schema.json",${secrets:+
   $secrets}
   "privacy": ${privacy%\}}, "ledger": "$party.ledger"},
@@ -207,7 +213,7 @@ fi
 # and so would its charged ledgers (a party refuses to start afresh on one); this local
 # harness starts over, so both go.
 rm -rf "$OUT/checkpoint" "$OUT"/parties/*.checkpoint
-for party in $PARTIES; do rm -f "$OUT/$party.ledger"; done
+for party in $PARTIES; do rm -rf "$OUT/$party.ledger" "$OUT/$party.checkpoint"; done
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT

@@ -19,9 +19,11 @@
 #include "common/base/status_macros.h"
 #include "common/config/config.h"
 #include "common/data/csv.h"
+#include "common/data/party_data.h"
 #include "common/data/schema.h"
 #include "common/eval/evaluate.h"
 #include "common/eval/report.h"
+#include "common/postgres/postgres_source.h"
 
 // Defined in split_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);
@@ -110,7 +112,11 @@ absl::StatusOr<EvalInputs> PartyInputs(const std::string& config_path, const std
   EvalInputs inputs;
   inputs.party = config.name();
   ASSIGN_OR_RETURN(inputs.schema, LoadSchema(config.schema()));
-  ASSIGN_OR_RETURN(inputs.real, ReadCsv(config.data()));
+  if (config.has_postgres()) {
+    ASSIGN_OR_RETURN(inputs.real, ReadPostgresRows(config.postgres(), PartyColumns(inputs.schema)));
+  } else {
+    ASSIGN_OR_RETURN(inputs.real, ReadCsv(config.data()));
+  }
   if (!target.empty()) {
     std::vector<std::string> columns;
     for (const v1::Column& column : inputs.schema.columns()) columns.push_back(column.name());

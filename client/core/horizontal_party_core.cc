@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core/ledger_binding.h"
 #include "client/core/party_ledger.h"
+#include "client/core/party_table.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
@@ -45,13 +46,9 @@ absl::StatusOr<std::unique_ptr<HorizontalPartyCore>> HorizontalPartyCore::Create
                      config.checkpoint_dir(), " (or set checkpoint_dir) to start over"));
   }
   // One grid for every party (from the schema's bounds alone): their encodings must agree.
-  ASSIGN_OR_RETURN(PartyData data, LoadPartyData(config.data(), config.schema(),
-                                                 config.skip_bad_rows(), /*grid_records=*/0));
-  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
-  if (data.clipped_values > 0)
-    spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  ASSIGN_OR_RETURN(PartyData data, LoadPartyTable(config, /*grid_records=*/0));
   if (data.encoded.rows == 0)
-    return absl::InvalidArgumentError(absl::StrCat(config.data(), " has no rows"));
+    return absl::InvalidArgumentError(absl::StrCat(PartyTableName(config), " has no rows"));
   // The horizontal parties share no secrets: their statements attest the plan alone.
   ASSIGN_OR_RETURN(ListIdentity identity, LoadListIdentity(config.tls()));
   std::unique_ptr<HorizontalPartyCore> core(new HorizontalPartyCore(

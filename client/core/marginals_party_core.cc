@@ -10,6 +10,7 @@
 #include "client/core/alignment_secret.h"
 #include "client/core/kept_release.h"
 #include "client/core/party_ledger.h"
+#include "client/core/party_table.h"
 #include "client/core/vertical_party_core.h"
 #include "common/base/file_io.h"
 #include "common/base/sha256.h"
@@ -77,9 +78,7 @@ absl::StatusOr<std::unique_ptr<MarginalsPartyCore>> MarginalsPartyCore::Create(
                      " (or set checkpoint_dir) to start over"));
   }
   ASSIGN_OR_RETURN(const PartySecrets secrets, LoadPartySecrets(config.secrets()));
-  ASSIGN_OR_RETURN(PartyData data,
-                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
-  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
+  ASSIGN_OR_RETURN(PartyData data, LoadPartyTable(config));
   ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                    AlignmentTokens(secrets.alignment_key, data.ids));
   ASSIGN_OR_RETURN(std::string list_key, MarginalsListKey(secrets.alignment_key));

@@ -16,6 +16,7 @@
 #include "client/core/ledger_binding.h"
 #include "client/core/party_durability.h"
 #include "client/core/party_ledger.h"
+#include "client/core/party_table.h"
 #include "client/core/record_alignment.h"
 #include "client/core/reply_journal.h"
 #include "common/base/file_io.h"
@@ -86,11 +87,7 @@ VerticalPartyCore::~VerticalPartyCore() = default;
 absl::StatusOr<std::unique_ptr<VerticalPartyCore>> VerticalPartyCore::Create(
     const v1::PartyConfig& config, bool resume) {
   ASSIGN_OR_RETURN(PartySecrets secrets, LoadPartySecrets(config.secrets()));
-  ASSIGN_OR_RETURN(PartyData data,
-                   LoadPartyData(config.data(), config.schema(), config.skip_bad_rows()));
-  if (data.skipped_rows > 0) spdlog::warn("skipped {} malformed rows", data.skipped_rows);
-  if (data.clipped_values > 0)
-    spdlog::warn("clipped {} values to the schema bounds", data.clipped_values);
+  ASSIGN_OR_RETURN(PartyData data, LoadPartyTable(config));
   ASSIGN_OR_RETURN(ListIdentity identity, LoadListIdentity(config.tls()));
   PlanAttestation attestation(config.name(), std::move(identity),
                               SharedSecrets{secrets.sampling_secret, secrets.alignment_key});

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <regex>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -49,6 +50,28 @@ absl::Status InRange(const char* name, int64_t value, int64_t low, int64_t high)
 constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kMaxCriticSteps = 100;
 constexpr int64_t kMaxOutputRows = 1'000'000'000;
+
+// A conninfo that carries a password would put it in the config and in every error that
+// names the connection: `key=value` and `?password=` forms, and a URI's "user:password@".
+bool ConninfoHasPassword(const std::string& conninfo) {
+  static const std::regex kKeyword(R"((^|[\s?&])password\s*=)", std::regex::icase);
+  static const std::regex kUserInfo(R"(^postgres(ql)?://[^/?@]*:[^/?@]*@)", std::regex::icase);
+  return std::regex_search(conninfo, kKeyword) || std::regex_search(conninfo, kUserInfo);
+}
+
+// `prefix` ("postgres.", "output.postgres.") names the settings in errors.
+absl::Status ResolvePostgresConnection(const std::string& base_dir, const std::string& prefix,
+                                       const std::string& conninfo, std::string* password_file) {
+  if (conninfo.empty())
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "conninfo is required"));
+  if (ConninfoHasPassword(conninfo)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "conninfo must not carry a password: put it in ", prefix,
+                     "password_file (or libpq's PGPASSWORD, PGPASSFILE, ~/.pgpass)"));
+  }
+  *password_file = ResolvePath(base_dir, *password_file);
+  return absl::OkStatus();
+}
 
 absl::Status FiniteNonNegative(const char* name, double value) {
   if (!(value >= 0 && std::isfinite(value))) {
@@ -459,6 +482,13 @@ absl::Status ResolveOutputConfig(const std::string& base_dir, const v1::Training
                                  v1::OutputConfig* output) {
   RETURN_IF_ERROR(InRange("output.rows", output->rows(), 0, kMaxOutputRows));
   output->set_synthetic_csv(ResolvePath(base_dir, output->synthetic_csv()));
+  if (output->has_postgres()) {
+    v1::PostgresTarget* target = output->mutable_postgres();
+    RETURN_IF_ERROR(ResolvePostgresConnection(base_dir, "output.postgres.", target->conninfo(),
+                                              target->mutable_password_file()));
+    if (target->table().empty())
+      return absl::InvalidArgumentError("output.postgres.table is required");
+  }
   if (output->label_column().empty()) output->set_label_column(training.label_column());
   if (!output->has_label_temperature()) {
     output->set_label_temperature(output->label_column().empty() ? 1.0 : kDefaultLabelTemperature);
@@ -493,6 +523,10 @@ absl::Status ResolveLocalRunConfig(const std::string& base_dir, v1::LocalRunConf
     return absl::InvalidArgumentError("sampling_secret and alignment_key must not be empty");
   }
   RETURN_IF_ERROR(ResolveOutputConfig(base_dir, c->training(), c->mutable_output()));
+  if (c->output().has_postgres()) {
+    return absl::InvalidArgumentError(
+        "output.postgres is the curator's; vfsynth train-local writes output.synthetic_csv");
+  }
   RETURN_IF_ERROR(ResolveModelConfig(c->mutable_model()));
   v1::PrivacyConfig none;  // the reference trainer trains as the daemons do in mode none
   none.set_mode(v1::PrivacyConfig::none);
@@ -648,7 +682,7 @@ absl::Status ResolveHorizontalRun(v1::CuratorConfig* c) {
       OnlyApplicableSettings(c->training(), "training.", kTrainingSettings,
                              "the vertical GAN's; the horizontal run's are in 'horizontal'"));
   RETURN_IF_ERROR(
-      OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows"},
+      OnlyApplicableSettings(c->output(), "output.", {"synthetic_csv", "rows", "postgres"},
                              "the horizontal topology publishes its decoder's rows as drawn"));
   v1::TrainingConfig* const t = c->mutable_training();
   // Unset rounds: as many as the users' participation caps allow (ResolveHorizontalPlan).
@@ -756,8 +790,25 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   RETURN_IF_ERROR(ParseHostPort(c->curator(), "curator", /*min_port=*/1).status());
   RETURN_IF_ERROR(ApplyDefaults({}, "party", c));
   const bool horizontal = c->topology() == v1::Topology::horizontal;
-  if (c->data().empty() || c->schema().empty())
-    return absl::InvalidArgumentError("data and schema are required");
+  // Exactly one source: a CSV file or a PostgreSQL table.
+  const bool postgres = c->has_postgres();
+  if (postgres && !c->data().empty()) {
+    return absl::InvalidArgumentError(
+        "data and postgres both name the party's table: set one (a CSV file, or a PostgreSQL "
+        "source)");
+  }
+  if (!postgres && c->data().empty())
+    return absl::InvalidArgumentError("data (a CSV file) or postgres is required");
+  if (c->schema().empty()) return absl::InvalidArgumentError("schema is required");
+  if (postgres) {
+    v1::PostgresSource* source = c->mutable_postgres();
+    RETURN_IF_ERROR(ResolvePostgresConnection(base_dir, "postgres.", source->conninfo(),
+                                              source->mutable_password_file()));
+    if (source->table().empty() == source->query().empty()) {
+      return absl::InvalidArgumentError(
+          "postgres: set exactly one of table (a table to read) and query (a SELECT)");
+    }
+  }
   // Horizontal parties share no records, hence no sampling or alignment secrets.
   if (horizontal && !c->secrets().empty()) {
     return absl::InvalidArgumentError(
@@ -773,14 +824,16 @@ absl::Status ResolvePartyConfig(const std::string& base_dir, v1::PartyConfig* c)
   c->set_data(ResolvePath(base_dir, c->data()));
   c->set_schema(ResolvePath(base_dir, c->schema()));
   c->set_secrets(ResolvePath(base_dir, c->secrets()));
-  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir(c->data() + ".checkpoint");
+  // Where the party's own files go by default: beside its CSV, or named after the party.
+  const std::string stem = postgres ? c->name() : c->data();
+  if (!c->has_checkpoint_dir()) c->set_checkpoint_dir(stem + ".checkpoint");
   if (c->checkpoint_dir().empty())
     return absl::InvalidArgumentError("checkpoint_dir must not be empty");
   c->set_checkpoint_dir(ResolvePath(base_dir, c->checkpoint_dir()));
   ResolveTls(base_dir, c->mutable_tls());
   RETURN_IF_ERROR(horizontal ? ResolveHorizontalPrivacy(c->mutable_privacy())
                              : ResolvePrivacyConfig(c->mutable_privacy()));
-  if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(c->data() + ".ledger");
+  if (c->privacy().ledger().empty()) c->mutable_privacy()->set_ledger(stem + ".ledger");
   c->mutable_privacy()->set_ledger(ResolvePath(base_dir, c->privacy().ledger()));
   RETURN_IF_ERROR(CheckTls(c->plaintext(), c->tls()));
   if (c->plaintext()) RETURN_IF_ERROR(CheckPlaintextAddress(c->curator(), "curator"));

@@ -1,5 +1,7 @@
 #include "common/data/party_data.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/quoted_value.h"
@@ -11,51 +13,63 @@
 
 namespace vfsynth {
 
-absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path,
-                                        bool skip_bad_rows, int64_t grid_records) {
+absl::StatusOr<v1::Schema> LoadPartySchema(const std::string& schema_path) {
   ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
   // No curator takes a schema over the ceiling: say so here, before the data is read.
-  const v1::RegistrationLimits ceiling = RegistrationLimitsCeiling();
-  RETURN_IF_ERROR(CheckSchemaWithinLimits(schema, ceiling, schema_path));
+  RETURN_IF_ERROR(CheckSchemaWithinLimits(schema, RegistrationLimitsCeiling(), schema_path));
   if (schema.id_column().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(schema_path, ": a party schema must set 'id_column'"));
   }
-  CsvReadOptions read_options;
-  read_options.skip_bad_rows = skip_bad_rows;
-  ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
+  return schema;
+}
+
+std::vector<std::string> PartyColumns(const v1::Schema& schema) {
+  std::vector<std::string> columns = {schema.id_column()};
+  const auto add = [&](const std::string& name) {
+    if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+  };
+  if (!schema.user_column().empty()) add(schema.user_column());
+  for (const v1::Column& column : schema.columns()) add(column.name());
+  return columns;
+}
+
+absl::StatusOr<PartyData> EncodePartyTable(const CsvTable& table, const std::string& source,
+                                           v1::Schema schema, bool skip_bad_rows,
+                                           int64_t grid_records) {
   ResolveNumericGrids(grid_records >= 0 ? grid_records : static_cast<int64_t>(table.rows.size()),
                       &schema);
   const int id_index = table.ColumnIndex(schema.id_column());
   if (id_index < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(csv_path, ": id column '", schema.id_column(), "' is not in the header"));
+        absl::StrCat(source, ": id column '", schema.id_column(), "' is not in the header"));
   }
   const int user_index =
       schema.user_column().empty() ? -1 : table.ColumnIndex(schema.user_column());
   if (!schema.user_column().empty() && user_index < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(csv_path, ": user column '", schema.user_column(), "' is not in the header"));
+        absl::StrCat(source, ": user column '", schema.user_column(), "' is not in the header"));
   }
   PartyData data;
   ASSIGN_OR_RETURN(data.encoder, TableEncoder::Create(schema));
-  RETURN_IF_ERROR(CheckEncodedWidthWithinLimits(data.encoder.width(), ceiling, schema_path));
+  // The numeric grids, sized by the record count, set the width.
+  RETURN_IF_ERROR(
+      CheckEncodedWidthWithinLimits(data.encoder.width(), RegistrationLimitsCeiling(), source));
   EncodeOptions encode_options;
   encode_options.skip_bad_rows = skip_bad_rows;
-  ASSIGN_OR_RETURN(EncodeResult result, data.encoder.Encode(table, csv_path, encode_options));
+  ASSIGN_OR_RETURN(EncodeResult result, data.encoder.Encode(table, source, encode_options));
   absl::flat_hash_set<std::string> seen;
   for (int64_t row : result.kept_rows) {
     const std::string& id = table.rows[row][id_index];
     if (id.empty() || !seen.insert(id).second) {
-      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
-                                                     ": id ", QuotedValue(id),
-                                                     " is empty or not unique"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", table.line_numbers[row], ": id ",
+                                                     QuotedValue(id), " is empty or not unique"));
     }
     data.ids.push_back(id);
     if (user_index < 0) continue;
     const std::string& user = table.rows[row][user_index];
     if (user.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(csv_path, ":", table.line_numbers[row],
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", table.line_numbers[row],
                                                      ": user column '", schema.user_column(),
                                                      "' is empty"));
     }
@@ -65,6 +79,15 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::
   data.skipped_rows = table.skipped_rows + result.skipped_rows;
   for (int64_t count : result.clipped_values) data.clipped_values += count;
   return data;
+}
+
+absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::string& schema_path,
+                                        bool skip_bad_rows, int64_t grid_records) {
+  ASSIGN_OR_RETURN(v1::Schema schema, LoadPartySchema(schema_path));
+  CsvReadOptions read_options;
+  read_options.skip_bad_rows = skip_bad_rows;
+  ASSIGN_OR_RETURN(const CsvTable table, ReadCsv(csv_path, read_options));
+  return EncodePartyTable(table, csv_path, std::move(schema), skip_bad_rows, grid_records);
 }
 
 void ReorderRows(const std::vector<int64_t>& order, PartyData* data) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -10,6 +11,7 @@
 #include "common/data/schema_limits.h"
 #include "common/nn/intra_op_threads.h"
 #include "common/nn/torch_boundary.h"
+#include "common/postgres/postgres_target.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/run_accounting.h"
 #include "common/protocol/protocol_version.h"
@@ -21,6 +23,15 @@
 
 namespace vfsynth {
 namespace {
+
+// What the privacy statement and the released report are named after: the CSV, or for a
+// table published to PostgreSQL alone, that table's name in checkpoint_dir.
+std::string PublishedTablePath(const v1::CuratorConfig& config) {
+  if (!config.output().synthetic_csv().empty()) return config.output().synthetic_csv();
+  return (std::filesystem::path(config.checkpoint_dir()) /
+          absl::StrCat(config.output().postgres().table(), ".table"))
+      .string();
+}
 
 std::vector<std::string> Roster(const v1::CuratorConfig& config) {
   return {config.parties().begin(), config.parties().end()};
@@ -349,8 +360,8 @@ void CuratorCore::SendFinished(const absl::Status& outcome) {
 }
 
 absl::Status CuratorCore::Publish() {
-  const std::string& path = config_.output().synthetic_csv();
-  if (path.empty()) return absl::OkStatus();
+  const v1::OutputConfig& output = config_.output();
+  if (output.synthetic_csv().empty() && !output.has_postgres()) return absl::OkStatus();
   status_.SetPhase(v1::publishing);
   const int64_t rows = PublishedRows();
   // One intra-op thread, as `vfsynth synthesize` redraws it from the artefact: a
@@ -369,13 +380,21 @@ absl::Status CuratorCore::Publish() {
                      "--generator ", GeneratorArtefactPath(config_),
                      " --output FILE` draws the table again at no privacy cost"));
   };
-  RETURN_IF_ERROR(recoverable(WriteCsv(path, *table)));
+  if (!output.synthetic_csv().empty()) {
+    RETURN_IF_ERROR(recoverable(WriteCsv(output.synthetic_csv(), *table)));
+    spdlog::info("published {} synthetic rows to {}", rows, output.synthetic_csv());
+  }
+  if (output.has_postgres()) {
+    RETURN_IF_ERROR(recoverable(WritePostgresTable(
+        output.postgres(), *table, PostgresColumnsFor(table->header, registry_.Schemas()))));
+    spdlog::info("published {} synthetic rows to postgres:{}", rows, output.postgres().table());
+  }
+  const std::string path = PublishedTablePath(config_);
   RETURN_IF_ERROR(recoverable(WritePrivacyStatement(path, privacy_plan_)));
   ASSIGN_OR_RETURN(const std::optional<v1::ReleasedFidelity> report,
                    protocol_->ReleasedReport(*table, privacy_plan_));
   if (report.has_value()) RETURN_IF_ERROR(recoverable(WriteReleasedFidelity(*report, path)));
-  spdlog::info("published {} synthetic rows to {} with its privacy statement {}", rows, path,
-               PrivacyStatementPath(path));
+  spdlog::info("wrote its privacy statement {}", PrivacyStatementPath(path));
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include "common/base/status_macros.h"
 #include "common/base/writable_directory.h"
 #include "common/net/tls.h"
+#include "common/postgres/postgres_target.h"
 #include "server/core/curator_checkpoint.h"
 #include "server/core/curator_protocol_factory.h"
 #include "server/core/metrics_text.h"
@@ -23,6 +24,9 @@ absl::StatusOr<std::unique_ptr<CuratorServer>> CuratorServer::BuildAndStart(Opti
   if (const std::string& output = options.config.output().synthetic_csv(); !output.empty()) {
     RETURN_IF_ERROR(CheckWritableDirectoryFor(output, "output.synthetic_csv"));
   }
+  // Found now, not after the budget is spent: a server that refuses us or a table in the way.
+  if (options.config.output().has_postgres())
+    RETURN_IF_ERROR(CheckPostgresTarget(options.config.output().postgres()));
   ASSIGN_OR_RETURN(std::string run_nonce,
                    CheckCuratorCheckpointOnStartup(options.config, options.resume));
   std::unique_ptr<CuratorServer> server(new CuratorServer());

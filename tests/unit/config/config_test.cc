@@ -868,5 +868,88 @@ TEST(PrivacyConfigTest, EnsembleModesAndTheirDefaults) {
   EXPECT_FALSE(ResolvePrivacyConfig(&threshold).ok());
 }
 
+// A party reads one table: a CSV or a PostgreSQL source, never both or neither, and the
+// password never sits in the config.
+TEST(ConfigTest, PartyNamesExactlyOneSourceAndNoPasswordInTheConfig) {
+  const auto resolve = [](const std::function<void(v1::PartyConfig*)>& edit,
+                          v1::PartyConfig* resolved = nullptr) {
+    v1::PartyConfig config;
+    config.set_name("bank");
+    config.set_curator("localhost:50051");
+    config.set_schema("s.json");
+    config.set_secrets("secrets.txt");
+    config.set_plaintext(true);
+    config.mutable_privacy()->set_mode(v1::PrivacyConfig::none);
+    config.mutable_postgres()->set_conninfo("host=/run/postgresql dbname=bank user=reader");
+    config.mutable_postgres()->set_table("customers");
+    edit(&config);
+    const absl::Status status = ResolvePartyConfig("/etc/vfsynth", &config);
+    if (resolved != nullptr) *resolved = config;
+    return status;
+  };
+  v1::PartyConfig resolved;
+  const absl::Status valid =
+      resolve([](v1::PartyConfig* c) { c->mutable_postgres()->set_password_file("pg.password"); },
+              &resolved);
+  ASSERT_TRUE(valid.ok()) << valid;
+  EXPECT_EQ(resolved.postgres().password_file(), "/etc/vfsynth/pg.password");
+  EXPECT_EQ(resolved.checkpoint_dir(), "/etc/vfsynth/bank.checkpoint");
+  EXPECT_EQ(resolved.privacy().ledger(), "/etc/vfsynth/bank.ledger");
+
+  const std::pair<std::function<void(v1::PartyConfig*)>, const char*> refused[] = {
+      {[](v1::PartyConfig* c) { c->set_data("d.csv"); }, "data and postgres both name"},
+      {[](v1::PartyConfig* c) { c->clear_postgres(); },
+       "data (a CSV file) or postgres is required"},
+      {[](v1::PartyConfig* c) { c->mutable_postgres()->set_query("SELECT 1"); },
+       "postgres: set exactly one of table"},
+      {[](v1::PartyConfig* c) { c->mutable_postgres()->clear_table(); },
+       "postgres: set exactly one of table"},
+      {[](v1::PartyConfig* c) { c->mutable_postgres()->clear_conninfo(); },
+       "postgres.conninfo is required"},
+      {[](v1::PartyConfig* c) { c->mutable_postgres()->set_conninfo("dbname=b password=hunter2"); },
+       "postgres.conninfo must not carry a password: put it in postgres.password_file"},
+      {[](v1::PartyConfig* c) { c->mutable_postgres()->set_conninfo("dbname=b PassWord = x"); },
+       "must not carry a password"},
+      {[](v1::PartyConfig* c) {
+         c->mutable_postgres()->set_conninfo("postgresql://reader:hunter2@db.example/bank");
+       },
+       "must not carry a password"},
+      {[](v1::PartyConfig* c) {
+         c->mutable_postgres()->set_conninfo("postgresql://db.example/bank?password=hunter2");
+       },
+       "must not carry a password"},
+  };
+  for (const auto& [edit, message] : refused) {
+    const absl::Status status = resolve(edit);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(status.message(), AllOf(HasSubstr(message), Not(HasSubstr("hunter2"))));
+  }
+  EXPECT_TRUE(resolve([](v1::PartyConfig* c) {
+                c->mutable_postgres()->set_conninfo("postgresql://reader@db.example/bank");
+              }).ok());
+}
+
+TEST(ConfigTest, OutputPostgresNeedsATableAndNoPassword) {
+  v1::CuratorConfig resolved;
+  ASSERT_TRUE(ResolveCurator(
+                  [](v1::CuratorConfig* c) {
+                    c->mutable_output()->mutable_postgres()->set_conninfo("dbname=out");
+                    c->mutable_output()->mutable_postgres()->set_table("synthetic");
+                    c->mutable_output()->mutable_postgres()->set_password_file("pw");
+                  },
+                  &resolved)
+                  .ok());
+  EXPECT_EQ(resolved.output().postgres().password_file(), "pw");
+  EXPECT_THAT(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_output()->mutable_postgres()->set_conninfo("dbname=out");
+              }).message(),
+              HasSubstr("output.postgres.table is required"));
+  EXPECT_THAT(ResolveCurator([](v1::CuratorConfig* c) {
+                c->mutable_output()->mutable_postgres()->set_conninfo("dbname=out password=x");
+                c->mutable_output()->mutable_postgres()->set_table("synthetic");
+              }).message(),
+              HasSubstr("output.postgres.conninfo must not carry a password"));
+}
+
 }  // namespace
 }  // namespace vfsynth
