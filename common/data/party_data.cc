@@ -91,20 +91,44 @@ absl::StatusOr<PartyData> LoadPartyData(const std::string& csv_path, const std::
 }
 
 void ReorderRows(const std::vector<int64_t>& order, PartyData* data) {
-  const int64_t width = data->encoded.width;
-  std::vector<float> values;
-  values.reserve(order.size() * width);
+  const size_t width = static_cast<size_t>(data->encoded.width);
+  const size_t rows = static_cast<size_t>(data->encoded.rows);
   std::vector<std::string> ids;
   ids.reserve(order.size());
   std::vector<std::string> users;
-  for (int64_t row : order) {
-    const float* begin = data->encoded.values.data() + row * width;
-    values.insert(values.end(), begin, begin + width);
-    ids.push_back(data->ids[row]);
-    if (!data->users.empty()) users.push_back(data->users[row]);
+  // The rows `order` leaves out go after it, so `full` is a permutation of the rows; it is
+  // applied to the encoded values in place, cycle by cycle, and the tail dropped: a second
+  // copy of the table (the party's largest buffer) is never needed.
+  std::vector<int64_t> full(order);
+  std::vector<bool> kept(rows, false);
+  for (const int64_t row : order) {
+    kept[static_cast<size_t>(row)] = true;
+    ids.push_back(data->ids[static_cast<size_t>(row)]);
+    if (!data->users.empty()) users.push_back(data->users[static_cast<size_t>(row)]);
   }
+  for (size_t row = 0; row < rows; ++row) {
+    if (!kept[row]) full.push_back(static_cast<int64_t>(row));
+  }
+  float* values = data->encoded.values.data();
+  std::vector<float> held(width);
+  std::vector<bool> placed(rows, false);
+  for (size_t start = 0; start < rows; ++start) {
+    if (placed[start]) continue;
+    // Position p takes row full[p]: follow the cycle from `start`, holding its first row.
+    std::copy_n(values + start * width, width, held.begin());
+    size_t p = start;
+    while (static_cast<size_t>(full[p]) != start) {
+      const size_t from = static_cast<size_t>(full[p]);
+      std::copy_n(values + from * width, width, values + p * width);
+      placed[p] = true;
+      p = from;
+    }
+    std::copy(held.begin(), held.end(), values + p * width);
+    placed[p] = true;
+  }
+  data->encoded.values.resize(order.size() * width);
+  data->encoded.values.shrink_to_fit();
   data->users = std::move(users);
-  data->encoded.values = std::move(values);
   data->encoded.rows = static_cast<int64_t>(order.size());
   data->ids = std::move(ids);
 }

@@ -338,7 +338,9 @@ absl::Status CuratorCore::Run() {
   }
   status = Publish();
   if (!status.ok()) {
-    status_.Fail(status);
+    // Parties read the status: the output's paths and database stay in this daemon's log.
+    status_.Fail(absl::Status(status.code(),
+                              "publication failed after training (the curator's log says why)"));
     return status;
   }
   status_.SetPhase(v1::finished);

@@ -1,6 +1,7 @@
 #include "server/grpc/curator_server.h"
 
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,17 @@ absl::Status CuratorServer::StartHealthServer(const std::string& listen) {
   // (gRPC starts no server without a service of its own to poll for: the generic one.)
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &health_port_);
+  // Anyone who reaches this port may call it: a health check is a few bytes, a prober
+  // needs a stream or two, and idle or long-lived connections are closed.
+  constexpr int64_t kHealthMessageBytes = 1024;
+  ApplyServerArguments(kHealthMessageBytes, &builder);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, 600'000);
+  grpc::ResourceQuota quota("vfsynth-health");
+  quota.Resize(16 << 20);
+  quota.SetMaxThreads(4);
+  builder.SetResourceQuota(quota);
   builder.RegisterCallbackGenericService(&unimplemented_);
   health_server_ = builder.BuildAndStart();
   if (health_server_ == nullptr || health_port_ == 0) {
