@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -18,14 +18,9 @@
 namespace vfsynth {
 namespace {
 
-// Rows [begin, end) of `published` in `encoder`'s encoding.
-absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, size_t begin, size_t end,
-                                      const TableEncoder& encoder) {
-  CsvTable rows;
-  rows.header = published.header;
-  rows.rows.assign(published.rows.begin() + static_cast<std::ptrdiff_t>(begin),
-                   published.rows.begin() + static_cast<std::ptrdiff_t>(end));
-  ASSIGN_OR_RETURN(EncodeResult result, encoder.Encode(rows, "the published table"));
+// Rows of `published` in `encoder`'s encoding.
+absl::StatusOr<torch::Tensor> Encoded(const CsvTable& published, const TableEncoder& encoder) {
+  ASSIGN_OR_RETURN(EncodeResult result, encoder.Encode(published, "the published table"));
   return torch::from_blob(result.table.values.data(), {result.table.rows, result.table.width},
                           torch::kFloat32)
       .clone();
@@ -129,9 +124,13 @@ absl::StatusOr<std::optional<v1::ReleasedFidelity>> ReleasedStatistics::Report(
   PublishedHistograms histograms(releases);
   for (size_t begin = 0; begin < published.rows.size(); begin += kReportChunkRows) {
     const size_t end = std::min(published.rows.size(), begin + kReportChunkRows);
+    CsvTable rows;  // these rows, copied once for every party's encoder
+    rows.header = published.header;
+    rows.rows.assign(published.rows.begin() + static_cast<std::ptrdiff_t>(begin),
+                     published.rows.begin() + static_cast<std::ptrdiff_t>(end));
     std::vector<torch::Tensor> slices;  // each party's encoding of these rows
     for (const TableEncoder* encoder : encoders) {
-      ASSIGN_OR_RETURN(torch::Tensor slice, Encoded(published, begin, end, *encoder));
+      ASSIGN_OR_RETURN(torch::Tensor slice, Encoded(rows, *encoder));
       slices.push_back(std::move(slice));
     }
     std::vector<torch::Tensor> chunk;
