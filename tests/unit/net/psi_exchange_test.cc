@@ -120,6 +120,24 @@ TEST(PsiExchangeTest, AnAlignmentLongerThanTheJoinTimeoutEndsWhileListsKeepArriv
   }
 }
 
+TEST(PsiExchangeTest, AListSentAgainIsNoStepOfTheJoin) {
+  // A party that resends its list (a reconnect, or a replay) does not move the deadline:
+  // only a list not sent before does.
+  PsiExchange exchange({"a", "b"});
+  JoinDeadline join(absl::Seconds(30));
+  const PsiParty a = *PsiParty::Create("secret-a", Ids(0, 3));
+  std::thread first([&] { (void)exchange.Submit(0, Request(0, a.own_list()), join); });
+  while (exchange.Waiting() != std::vector<std::string>({"b"})) absl::SleepFor(absl::Milliseconds(5));
+  const absl::Time after_first = join.Get();
+  absl::SleepFor(absl::Milliseconds(50));
+  std::thread again([&] { (void)exchange.Submit(0, Request(0, a.own_list()), join); });
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(join.Get(), after_first);
+  exchange.Cancel(absl::CancelledError("done"));
+  first.join();
+  again.join();
+}
+
 TEST(PsiExchangeTest, WaitingNamesThePartiesBehindAndCancelWakesTheOthers) {
   PsiExchange exchange({"a", "b", "c"});
   JoinDeadline join(absl::InfiniteDuration());
