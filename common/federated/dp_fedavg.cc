@@ -12,14 +12,7 @@ namespace vfsynth {
 absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>& updates,
                                                int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise) {
-  if (!(clip_norm > 0) || !std::isfinite(clip_norm)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the clipping norm must be finite and > 0, got ", clip_norm));
-  }
-  if (!(noise_multiplier >= 0) || !std::isfinite(noise_multiplier)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the noise multiplier must be finite and >= 0, got ", noise_multiplier));
-  }
+  ClippedSumAccumulator sum(dim, clip_norm);
   for (const torch::Tensor& update : updates) {
     if (update.dim() != 1 || update.size(0) != dim) {
       return absl::InvalidArgumentError(
@@ -27,14 +20,38 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
                        " dimensions for a model of ", dim, " parameters"));
     }
   }
-  torch::Tensor sum = torch::zeros({dim}, torch::kDouble);
-  if (!updates.empty()) {
-    ASSIGN_OR_RETURN(const ClippedSum clipped,
-                     ClipAndSum({torch::stack(updates).to(torch::kDouble)}, clip_norm));
-    sum = clipped.sum.front();
+  if (!updates.empty()) RETURN_IF_ERROR(sum.Add(torch::stack(updates)));
+  return sum.Noised(noise_multiplier, noise);
+}
+
+ClippedSumAccumulator::ClippedSumAccumulator(int64_t dim, double clip_norm)
+    : dim_(dim), clip_norm_(clip_norm), sum_(torch::zeros({dim}, torch::kDouble)) {}
+
+absl::Status ClippedSumAccumulator::Add(const torch::Tensor& updates) {
+  if (updates.dim() != 2 || updates.size(1) != dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("updates of ", updates.numel(), " values in ", updates.dim(),
+                     " dimensions for a model of ", dim_, " parameters"));
   }
+  if (updates.size(0) == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const ClippedSum clipped, ClipAndSum({updates.to(torch::kDouble)}, clip_norm_));
+  sum_ += clipped.sum.front();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<torch::Tensor> ClippedSumAccumulator::Noised(double noise_multiplier,
+                                                            SecureRandom& noise) const {
+  if (!(clip_norm_ > 0) || !std::isfinite(clip_norm_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the clipping norm must be finite and > 0, got ", clip_norm_));
+  }
+  if (!(noise_multiplier >= 0) || !std::isfinite(noise_multiplier)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the noise multiplier must be finite and >= 0, got ", noise_multiplier));
+  }
+  torch::Tensor sum = sum_.clone();
   if (noise_multiplier > 0)
-    sum += GaussianTensor(noise, {dim}, noise_multiplier * DpFedAvgSensitivity(clip_norm));
+    sum += GaussianTensor(noise, {dim_}, noise_multiplier * DpFedAvgSensitivity(clip_norm_));
   return sum.to(torch::kFloat32);
 }
 

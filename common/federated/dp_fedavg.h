@@ -28,6 +28,24 @@ absl::StatusOr<torch::Tensor> NoisedClippedSum(const std::vector<torch::Tensor>&
                                                int64_t dim, double clip_norm,
                                                double noise_multiplier, SecureRandom& noise);
 
+// NoisedClippedSum over updates that arrive in batches: each batch clipped and added as it
+// comes (in double), so no round holds more than one batch of updates.
+class ClippedSumAccumulator {
+ public:
+  ClippedSumAccumulator(int64_t dim, double clip_norm);
+  // Adds `updates` ([B, dim], one user a row), each clipped to the clip norm (a non-finite
+  // one counts as zero). INVALID_ARGUMENT, adding nothing, for another shape.
+  absl::Status Add(const torch::Tensor& updates);
+  // The sum so far plus N(0, (z·2C)²) per coordinate (from `noise`), as float32;
+  // INVALID_ARGUMENT for a non-positive C or a negative z.
+  absl::StatusOr<torch::Tensor> Noised(double noise_multiplier, SecureRandom& noise) const;
+
+ private:
+  const int64_t dim_;
+  const double clip_norm_;
+  torch::Tensor sum_;  // float64
+};
+
 // The L2 sensitivity of a party's sum under replace-one: 2C.
 double DpFedAvgSensitivity(double clip_norm);
 

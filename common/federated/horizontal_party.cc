@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/sha256.h"
 #include "common/base/status_macros.h"
+#include "common/federated/batched_wae_updates.h"
 #include "common/federated/dp_fedavg.h"
 #include "common/random/random_tensors.h"
 
@@ -22,38 +23,55 @@ absl::StatusOr<std::vector<SignDsReport>> HorizontalParty::Answer(
   // Bound before any user is drawn: the round's coins are fixed, so a second model
   // answered with them would reveal the users' values.
   RETURN_IF_ERROR(ledger_->BindRound(round, QuestionDigest(global, count)));
+  if (last_round_.empty()) {
+    for (const std::string& key : keys_) {
+      last_round_.push_back(ledger_->last_round(key));
+      participations_.push_back(ledger_->participations(key));
+    }
+  }
+  const int64_t cap = ledger_->config().cap;
   std::vector<int64_t> eligible;
   for (int64_t u = 0; u < users(); ++u) {
     // Rounds run forwards: a user whose latest answer is to a later round sits out a
     // round asked again after a curator went back to its checkpoint.
-    const int64_t last = ledger_->last_round(keys_[u]);
-    if (last == round || (last < round && ledger_->CanTake(keys_[u]))) eligible.push_back(u);
+    const int64_t last = last_round_[u];
+    if (last == round || (last < round && participations_[u] < cap)) eligible.push_back(u);
   }
   const uint64_t counter = static_cast<uint64_t>(round);
   SecureRandom selection = SecureRandom::Derived(secret_, "horizontal-selection", counter);
   const int64_t held = static_cast<int64_t>(eligible.size());
   const torch::Tensor drawn = SampleWithoutReplacement(held, std::min(count, held), selection);
+  std::vector<int64_t> users;
+  std::vector<std::string> keys;
+  for (int64_t i = 0; i < drawn.numel(); ++i) {
+    users.push_back(eligible[drawn[i].item<int64_t>()]);
+    keys.push_back(keys_[users.back()]);
+  }
+  RETURN_IF_ERROR(ledger_->TakeAll(round, keys));
+  for (const int64_t user : users) {
+    if (last_round_[user] != round) ++participations_[user];
+    last_round_[user] = round;
+  }
   const int64_t d = global.numel();
   const int64_t k = SignDsTopK(d, options.top_k_ratio);
-  std::vector<SignDsReport> reports;
-  for (int64_t i = 0; i < drawn.numel(); ++i) {
-    const int64_t user = eligible[drawn[i].item<int64_t>()];
-    RETURN_IF_ERROR(ledger_->Take(round, keys_[user]));
-    // Streams of the user and the round: its answer to the round is one value, whichever
-    // others a re-asked round draws with it.
-    torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
-        SecureRandom::Derived(secret_, absl::StrCat("horizontal-training/", keys_[user]), counter)
-            .NextUint64());
-    SecureRandom coins =
-        SecureRandom::Derived(secret_, absl::StrCat("horizontal-signds/", keys_[user]), counter);
-    ASSIGN_OR_RETURN(
-        const torch::Tensor update,
-        LocalWaeUpdate(options.architecture, global, users_[user], options.local, generator));
-    const torch::Tensor values = update.contiguous();
-    ASSIGN_OR_RETURN(SignDsReport report, SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d),
-                                                 k, options.epsilon_per_round, coins));
-    reports.push_back(report);
-  }
+  std::vector<SignDsReport> reports(users.size());
+  ASSIGN_OR_RETURN(BatchedUpdateInputs inputs, InputsOf(users, counter));
+  RETURN_IF_ERROR(LocalWaeUpdates(
+      options.architecture, global, inputs, options.local, UsersPerBatch(d),
+      [&](absl::Span<const int64_t> batch, const torch::Tensor& updates) -> absl::Status {
+        for (size_t i = 0; i < batch.size(); ++i) {
+          const int64_t position = batch[i];
+          // The user's own coins: its answer to the round is one value, whichever others
+          // a re-asked round draws with it.
+          SecureRandom coins = SecureRandom::Derived(
+              secret_, absl::StrCat("horizontal-signds/", keys[position]), counter);
+          const torch::Tensor values = updates[static_cast<int64_t>(i)].contiguous();
+          ASSIGN_OR_RETURN(reports[position],
+                           SignDs(absl::MakeConstSpan(values.data_ptr<float>(), d), k,
+                                  options.epsilon_per_round, coins));
+        }
+        return absl::OkStatus();
+      }));
   return reports;
 }
 
@@ -68,16 +86,30 @@ absl::StatusOr<torch::Tensor> HorizontalParty::AnswerSum(int64_t round, const to
         absl::StrCat("the sample rate must be in (0, 1], got ", dp.sample_rate));
   }
   const uint64_t counter = static_cast<uint64_t>(round);
+  const int64_t d = global.numel();
+  ClippedSumAccumulator sum(d, dp.clip_norm);
+  ASSIGN_OR_RETURN(BatchedUpdateInputs inputs, InputsOf(DrawnUsers(round, dp.sample_rate), counter));
+  RETURN_IF_ERROR(LocalWaeUpdates(
+      options.architecture, global, inputs, options.local, UsersPerBatch(d),
+      [&](absl::Span<const int64_t>, const torch::Tensor& updates) { return sum.Add(updates); }));
   SecureRandom noise = SecureRandom::Derived(secret_, "horizontal-noise", counter);
-  torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
-      SecureRandom::Derived(secret_, "horizontal-training", counter).NextUint64());
-  std::vector<torch::Tensor> updates;
-  for (const int64_t user : DrawnUsers(round, dp.sample_rate)) {
-    ASSIGN_OR_RETURN(torch::Tensor update, LocalWaeUpdate(options.architecture, global,
-                                                          users_[user], options.local, generator));
-    updates.push_back(std::move(update));
+  return sum.Noised(dp.noise_multiplier, noise);
+}
+
+absl::StatusOr<BatchedUpdateInputs> HorizontalParty::InputsOf(const std::vector<int64_t>& users,
+                                                              uint64_t round) const {
+  BatchedUpdateInputs inputs;
+  for (const int64_t user : users) {
+    if (user < 0 || user >= this->users())
+      return absl::InternalError(absl::StrCat("no user ", user, " of ", this->users()));
+    inputs.rows.push_back(&users_[user]);
+    // Streams of the user and the round: its update is one value, whichever users train
+    // beside it.
+    inputs.generators.push_back(at::make_generator<at::CPUGeneratorImpl>(
+        SecureRandom::Derived(secret_, absl::StrCat("horizontal-training/", keys_[user]), round)
+            .NextUint64()));
   }
-  return NoisedClippedSum(updates, global.numel(), dp.clip_norm, dp.noise_multiplier, noise);
+  return inputs;
 }
 
 std::vector<int64_t> HorizontalParty::DrawnUsers(int64_t round, double sample_rate) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/federated/batched_wae_updates.h"
 #include "common/federated/wae_round.h"
 #include "common/privacy/participation_ledger.h"
 #include "common/privacy/sign_ds.h"
@@ -40,8 +41,8 @@ class HorizontalParty {
  public:
   // `secret` never leaves the party: which users answer a round (the curator never learns
   // who), their local training's batches and prior samples, SignDS's coins and dpfedavg's
-  // noise are streams of (secret, purpose, round), signds's training and coins per user
-  // too. `ledger` (signds; null under dpfedavg, whose rounds the caller charges to its
+  // noise are streams of (secret, purpose, round), a user's training and its SignDS coins
+  // per user too. Drawn users' local updates train as one batch (LocalWaeUpdates). `ledger` (signds; null under dpfedavg, whose rounds the caller charges to its
   // privacy ledger) caps each user's answers.
   HorizontalParty(std::vector<torch::Tensor> users, std::vector<std::string> user_keys,
                   privacy::ParticipationLedger* ledger, std::string secret)
@@ -75,10 +76,19 @@ class HorizontalParty {
   int64_t users() const { return static_cast<int64_t>(users_.size()); }
 
  private:
+  // The local updates' inputs of `users` in round `round`: their rows and each one's own
+  // training stream.
+  absl::StatusOr<BatchedUpdateInputs> InputsOf(const std::vector<int64_t>& users,
+                                               uint64_t round) const;
+
   std::vector<torch::Tensor> users_;
   std::vector<std::string> keys_;
   privacy::ParticipationLedger* ledger_;
   const std::string secret_;
+  // signds: the ledger's record of each user (by position), read once and kept in step
+  // with the takes: a round's eligibility is then one pass over two arrays.
+  std::vector<int64_t> last_round_;
+  std::vector<int64_t> participations_;
 };
 
 // The digest a signds round is bound to: the broadcast model's float32 values and the

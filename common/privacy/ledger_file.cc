@@ -163,6 +163,23 @@ absl::Status LedgerFile::Append(absl::string_view tag, const LedgerFieldList& fi
   return absl::OkStatus();
 }
 
+absl::Status LedgerFile::AppendAll(absl::string_view tag,
+                                   const std::vector<LedgerFieldList>& lines) {
+  if (lines.empty()) return absl::OkStatus();
+  std::string text;
+  std::string last = last_line_;
+  for (const LedgerFieldList& fields : lines) {
+    LedgerFieldList chained = fields;
+    chained.emplace_back(kPrevKey, Sha256Hex(last));
+    const std::string line = FormatLedgerLine(tag, chained);
+    last = line.substr(0, line.size() - 1);
+    text += line;
+  }
+  RETURN_IF_ERROR(AppendLine(text));
+  last_line_ = std::move(last);
+  return absl::OkStatus();
+}
+
 absl::Status LedgerFile::AppendLine(const std::string& line) {
   if (!writable_) {
     return absl::FailedPreconditionError(absl::StrCat(name(), " is open for reading only"));

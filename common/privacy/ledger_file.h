@@ -73,6 +73,9 @@ class LedgerFile {
   // failed write the partial line is undone; if even that fails the file is broken and
   // refuses every later append. Not thread-safe: the ledger on top serialises its appends.
   absl::Status Append(absl::string_view tag, const LedgerFieldList& fields);
+  // Appends one `tag` line per entry of `lines`, chained in order, with one write and one
+  // fsync: all of them or (after a failed write, undone as above) none.
+  absl::Status AppendAll(absl::string_view tag, const std::vector<LedgerFieldList>& lines);
   const std::string& path() const { return path_; }
   // "privacy ledger <path>", for messages.
   std::string name() const { return what_ + " " + path_; }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/random/secure_random.h"
@@ -135,14 +136,16 @@ absl::Status ParticipationLedger::ReplayRecord(const LedgerRecord& record) {
 }
 
 absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
+  return TakeAll(round, {user});
+}
+
+absl::StatusOr<bool> ParticipationLedger::NeedsTake(int64_t round, const std::string& user) const {
   if (!IsLedgerFieldValue(user)) {
     return absl::InvalidArgumentError("a user key must be non-empty without tabs, newlines or '='");
   }
-  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
-  absl::MutexLock lock(&mu_);
   auto it = users_.find(user);
   const User before = it == users_.end() ? User{} : it->second;
-  if (round == before.last_round) return absl::OkStatus();
+  if (round == before.last_round) return false;
   if (round < before.last_round) {
     return absl::FailedPreconditionError(absl::StrCat("user ", user, " answered round ",
                                                       before.last_round, " already, not ", round,
@@ -153,12 +156,33 @@ absl::Status ParticipationLedger::Take(int64_t round, const std::string& user) {
         absl::StrCat("user ", user, " has answered its cap of ", config_.cap, " rounds (epsilon ",
                      config_.cap * config_.epsilon_per_participation, ")"));
   }
-  RETURN_IF_ERROR(file_->Append(kTakeTag, {{"round", absl::StrCat(round)}, {"user", user}}));
-  ++records_;
-  User& after = users_[user];
-  ++after.participations;
-  after.last_round = round;
-  most_ = std::max(most_, after.participations);
+  return true;
+}
+
+absl::Status ParticipationLedger::TakeAll(int64_t round, const std::vector<std::string>& users) {
+  if (round < 0) return absl::InvalidArgumentError(absl::StrCat("round must be >= 0, got ", round));
+  absl::MutexLock lock(&mu_);
+  std::vector<const std::string*> taken;
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& user : users) {
+    if (!seen.insert(user).second) {
+      return absl::InvalidArgumentError(absl::StrCat("user ", user, " is listed twice"));
+    }
+    ASSIGN_OR_RETURN(const bool needed, NeedsTake(round, user));
+    if (needed) taken.push_back(&user);
+  }
+  std::vector<LedgerFieldList> lines;
+  lines.reserve(taken.size());
+  for (const std::string* user : taken)
+    lines.push_back({{"round", absl::StrCat(round)}, {"user", *user}});
+  RETURN_IF_ERROR(file_->AppendAll(kTakeTag, lines));
+  for (const std::string* user : taken) {
+    ++records_;
+    User& after = users_[*user];
+    ++after.participations;
+    after.last_round = round;
+    most_ = std::max(most_, after.participations);
+  }
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -61,6 +62,9 @@ class ParticipationLedger {
   // RESOURCE_EXHAUSTED (nothing written) if the user has answered `cap` rounds;
   // FAILED_PRECONDITION for a round before the user's last.
   absl::Status Take(int64_t round, const std::string& user);
+  // Take for every user of `users` at once (one fsync): each checked as Take checks it and,
+  // if any is refused, that error with nothing written; a user listed twice is refused.
+  absl::Status TakeAll(int64_t round, const std::vector<std::string>& users);
 
   // Records, fsynced, that round `round` is answered to the question whose digest is
   // `question` (the broadcast model and the users asked). OK without writing if it is
@@ -99,6 +103,10 @@ class ParticipationLedger {
       const std::string& path, const ParticipationConfig& config, bool create);
   absl::Status Replay() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReplayRecord(const LedgerRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `user` answering `round` is a new record (false: it is recorded already), or
+  // why it may not answer it.
+  absl::StatusOr<bool> NeedsTake(int64_t round, const std::string& user) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ParticipationConfig config_;
   const std::unique_ptr<LedgerFile> file_;  // appended under mu_

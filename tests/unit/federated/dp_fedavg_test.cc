@@ -42,6 +42,30 @@ TEST(DpFedAvgTest, WithoutNoiseTheReleaseIsTheSumOfClippedUpdates) {
   EXPECT_LE((*sum - *without).norm().item<double>(), 1.0 + 1e-6);
 }
 
+// A party adds its users' updates batch by batch: the release is the one of all of them at
+// once, a non-finite update counting as zero, and a batch of another width adds nothing.
+TEST(DpFedAvgTest, UpdatesAddedInBatchesReleaseTheSumOfAllOfThem) {
+  torch::manual_seed(8);
+  const torch::Tensor updates = torch::randn({7, 5});
+  std::vector<torch::Tensor> each;
+  for (int64_t u = 0; u < 7; ++u) each.push_back(updates[u]);
+  SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 5);
+  auto whole = NoisedClippedSum(each, 5, /*clip_norm=*/1.0, /*noise_multiplier=*/0.7, noise);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+
+  ClippedSumAccumulator batches(5, /*clip_norm=*/1.0);
+  ASSERT_TRUE(batches.Add(updates.slice(0, 0, 3)).ok());
+  ASSERT_TRUE(batches.Add(updates.slice(0, 3, 3)).ok());
+  EXPECT_EQ(batches.Add(torch::zeros({2, 4})).code(), absl::StatusCode::kInvalidArgument);
+  torch::Tensor poisoned = torch::full({1, 5}, std::nanf(""));
+  ASSERT_TRUE(batches.Add(poisoned).ok());
+  ASSERT_TRUE(batches.Add(updates.slice(0, 3, 7)).ok());
+  SecureRandom same = SecureRandom::Derived("dp-fedavg", "noise", 5);
+  auto added = batches.Noised(0.7, same);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(torch::allclose(*added, *whole, 1e-6, 1e-6)) << *added - *whole;
+}
+
 TEST(DpFedAvgTest, TheNoiseHasStandardDeviationZTimesTwoC) {
   SecureRandom noise = SecureRandom::Derived("dp-fedavg", "noise", 2);
   constexpr int64_t kDim = 200000;

@@ -169,6 +169,37 @@ TEST_F(ParticipationLedgerTest, ARemovedTakeIsRefusedNamingTheFileAndTheLine) {
   EXPECT_EQ(inspection->ledger->participations("u1"), 1);
 }
 
+// A round's users are taken with one write: all of them, chained line by line as single
+// takes are (the file replays), or none when one of them may not answer.
+TEST_F(ParticipationLedgerTest, ARoundsUsersAreTakenTogetherOrNotAtAll) {
+  {
+    auto ledger = ParticipationLedger::Open(path_, config_);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_TRUE((*ledger)->Take(0, "u1").ok());
+    ASSERT_TRUE((*ledger)->Take(1, "u1").ok());  // u1 at its cap of 2
+    const std::string before = ReadAll();
+    EXPECT_EQ((*ledger)->TakeAll(2, {"u2", "u1", "u3"}).code(),
+              absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ((*ledger)->TakeAll(2, {"u2", "u3", "u2"}).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ((*ledger)->TakeAll(0, {"u2", "u1"}).code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(ReadAll(), before);
+    EXPECT_EQ((*ledger)->users(), 1);
+    ASSERT_TRUE((*ledger)->TakeAll(2, {"u2", "u3", "u4"}).ok());
+    // Asked again (a restart, a replay): recorded already, nothing written.
+    const std::string after = ReadAll();
+    ASSERT_TRUE((*ledger)->TakeAll(2, {"u4", "u2"}).ok());
+    EXPECT_EQ(ReadAll(), after);
+    EXPECT_EQ((*ledger)->records(), 5);
+  }
+  auto reopened = ParticipationLedger::OpenExisting(path_, config_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->users(), 4);
+  EXPECT_EQ((*reopened)->participations("u3"), 1);
+  EXPECT_EQ((*reopened)->last_round("u4"), 2);
+  EXPECT_EQ((*reopened)->participations("u1"), 2);
+}
+
 TEST_F(ParticipationLedgerTest, BadInputIsRefused) {
   EXPECT_EQ(ParticipationLedger::OpenExisting(path_, config_).status().code(),
             absl::StatusCode::kNotFound);
