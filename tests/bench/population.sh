@@ -21,6 +21,7 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="" USERS="10000 100000 1000000" EPSILONS="2 4 8" MODES="signds dpfedavg" PARTIES=3
 SEED=1 BIN="$ROOT/build/bin" UPR_SIGNDS="" UPR_DPFEDAVG="" ROUNDS="" EVAL_ROWS=10000
 while [ $# -gt 0 ]; do
+  case "$1" in -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
   [ $# -ge 2 ] || { echo "$1 needs a value (--help lists the flags)" >&2; exit 2; }
   case "$1" in
     --out) OUT="$2" ;;
@@ -34,7 +35,6 @@ while [ $# -gt 0 ]; do
     --users-per-round-dpfedavg) UPR_DPFEDAVG="$2" ;;
     --rounds) ROUNDS="$2" ;;
     --eval-rows) EVAL_ROWS="$2" ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (--help lists them)" >&2; exit 2 ;;
   esac
   shift 2
@@ -101,9 +101,11 @@ for u in $USERS; do
       settings="\"users_per_round\": $n, \"participation_cap\": 1"
     else
       n="${UPR_DPFEDAVG:-$(( u / 100 > 1000 ? u / 100 : 1000 ))}"
-      [ "$n" -le "$u" ] || n="$u"  # a rate above 1 is refused
+      # The default is capped at U (a sampling rate above 1 is refused); a given one is not.
+      [ -n "$UPR_DPFEDAVG" ] || [ "$n" -le "$u" ] || n="$u"
       settings="\"users_per_round\": $n"
     fi
+    [ "$n" -le "$u" ] || { echo "$n users a round ($mode) exceed the $u users" >&2; exit 2; }
     for eps in $EPSILONS; do
       run="$OUT/u$u-$mode-e$eps"
       rm -rf "$run"; mkdir -p "$run/rss"
