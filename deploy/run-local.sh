@@ -23,7 +23,8 @@
 # --privacy-json: members added to every daemon's privacy object, e.g.
 # '"marginal_noise_multiplier": 15'.
 # --csv / --parties: any joint table and its party layout (with --schema; `vfsynth schema
-# draft` writes a starting pair); its label is --label-column (default none).
+# draft` writes a starting pair; horizontal: no --parties); its label is --label-column
+# (default none).
 # --schema: another schema of the dataset's columns (e.g. with declared bins, docs/data.md).
 # --label-column: the table's label (default the dataset's: class, quality; "" for none):
 # sampled sharper in the published table (output.label_column) and, in dpsgd and strict,
@@ -33,7 +34,8 @@
 # --party-source NAME=JSON: party NAME reads its table from the "postgres" object JSON
 # (docs/data.md, "Reading from PostgreSQL") instead of DIR/parties/NAME.csv; repeatable.
 # --topology horizontal (docs/horizontal.md): the table's rows are cut over --parties-count
-# parties (default 3, party-1, ...; every party every column), privacy signds (the default
+# parties (default 3, party-1, ...; every party every column; with the schema's user_column,
+# all of a user's rows to one party), privacy signds (the default
 # there) or dpfedavg with --epsilon per user; --horizontal: members added to the curator's horizontal
 # object, e.g. '"users_per_round": 20'. --batch, --model and --label-column are refused
 # there, and so are the GAN's --training members.
@@ -98,7 +100,8 @@ case "$TOPOLOGY" in
   *) echo "--topology must be vertical or horizontal" >&2; exit 2 ;;
 esac
 if [ -n "$CSV_OVERRIDE" ]; then
-  [ -n "$SCHEMA_OVERRIDE" ] && [ -n "$LAYOUT_OVERRIDE" ] \
+  # A horizontal run cuts the table by rows itself: no --parties layout.
+  [ -n "$SCHEMA_OVERRIDE" ] && { [ -n "$LAYOUT_OVERRIDE" ] || [ "$TOPOLOGY" = horizontal ]; } \
     || { echo "--csv needs --schema and --parties (vfsynth schema draft writes a starting pair)" >&2; exit 2; }
   CSV="$CSV_OVERRIDE"; LAYOUT="$LAYOUT_OVERRIDE"; LABEL=""
   DATASET=$(basename "$CSV" .csv | tr -c 'A-Za-z0-9_\n-' '_')

@@ -28,6 +28,7 @@
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
+#include "common/privacy/horizontal_feasibility.h"
 #include "common/privacy/mode_traits.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/privacy/rdp.h"
@@ -36,6 +37,8 @@
 // Defined in split_command.cc.
 ABSL_DECLARE_FLAG(std::string, schema);
 ABSL_DECLARE_FLAG(std::string, parties);
+// Defined in train_local_command.cc.
+ABSL_DECLARE_FLAG(int, rounds);
 
 ABSL_FLAG(std::string, noise_multiplier, "",
           "privacy epsilon: noise std / L2 sensitivity per release; a comma list gives one "
@@ -51,7 +54,22 @@ ABSL_FLAG(std::string, sampler, "wor",
           "does) | poisson (Opacus, add/remove-one)");
 
 ABSL_FLAG(std::string, mode, "",
-          "privacy plan: dpsgd|strict|vflgan|gswgan|pate|marginals; empty: the default mode");
+          "privacy plan: dpsgd|strict|vflgan|gswgan|pate|marginals (horizontal: signds|dpfedavg); "
+          "empty: the topology's default mode");
+ABSL_FLAG(std::string, topology, "vertical",
+          "privacy plan: vertical|horizontal (horizontal: the plan and whether the label can be "
+          "expected to survive at --users)");
+ABSL_FLAG(int64_t, users, 0, "privacy plan (horizontal): the run's users over all parties U");
+ABSL_FLAG(int32_t, users_per_round, 0,
+          "privacy plan (horizontal): horizontal.users_per_round n; 0: the mode's default");
+ABSL_FLAG(int32_t, participation_cap, 0,
+          "privacy plan (horizontal signds): horizontal.participation_cap; 0: the default");
+ABSL_FLAG(double, top_k_ratio, 0.0,
+          "privacy plan (horizontal signds): horizontal.top_k_ratio alpha; 0: the default");
+ABSL_FLAG(int32_t, hidden, 0,
+          "privacy plan (horizontal): horizontal.hidden, the autoencoder's width; 0: the default");
+ABSL_FLAG(int32_t, latent, 0,
+          "privacy plan (horizontal): horizontal.latent; 0: the default");
 ABSL_FLAG(int32_t, party_count, 1, "privacy plan / schema draft: number of parties K");
 ABSL_FLAG(int64_t, records, 0,
           "privacy plan: aligned records N (marginals: the rows each party holds, which size "
@@ -294,17 +312,121 @@ absl::Status RunMarginalsPlan(double delta, v1::ExperimentalPrivacyConfig::Conve
   return CheckPlanBudgets(plan);
 }
 
+// The encoded width D of a horizontal run's rows: every party encodes the one schema
+// with its numeric grids from the declared bounds alone (no record count), as here.
+absl::StatusOr<int64_t> HorizontalInputWidth(const std::string& schema_path) {
+  ASSIGN_OR_RETURN(v1::Schema schema, LoadSchema(schema_path));
+  ResolveNumericGrids(/*records=*/0, &schema);
+  ASSIGN_OR_RETURN(const TableEncoder encoder, TableEncoder::Create(schema));
+  return encoder.width();
+}
+
+// The horizontal settings the flags give, each left to the defaults table where unset.
+absl::StatusOr<v1::HorizontalConfig> HorizontalSettingsFromFlags(v1::PrivacyConfig::Mode mode) {
+  v1::HorizontalConfig horizontal;
+  if (const int32_t n = absl::GetFlag(FLAGS_users_per_round); n != 0)
+    horizontal.set_users_per_round(n);
+  if (const int32_t cap = absl::GetFlag(FLAGS_participation_cap); cap != 0)
+    horizontal.set_participation_cap(cap);
+  if (const double alpha = absl::GetFlag(FLAGS_top_k_ratio); alpha != 0)
+    horizontal.set_top_k_ratio(alpha);
+  if (const int32_t hidden = absl::GetFlag(FLAGS_hidden); hidden != 0) horizontal.set_hidden(hidden);
+  if (const int32_t latent = absl::GetFlag(FLAGS_latent); latent != 0) horizontal.set_latent(latent);
+  RETURN_IF_ERROR(ResolveHorizontalConfig(&horizontal, mode));
+  return horizontal;
+}
+
+// The mode a config without privacy.mode runs in `topology`, announced with the table's
+// reason for it.
+absl::StatusOr<std::string> DefaultModeName(v1::Topology topology) {
+  const DefaultRow* row = DefaultFor("privacy.mode", DefaultsContext{topology});
+  if (row == nullptr) return absl::InternalError("privacy.mode has no default");
+  std::printf("mode %s (the default: %s)\n", row->value.c_str(), row->doc.c_str());
+  std::fflush(stdout);  // ahead of the guarantees, which go to stderr
+  return row->value;
+}
+
+// A horizontal run's plan (ResolveHorizontalPlan) for --users users over --party-count
+// parties, and whether its label can be expected to survive (EstimateHorizontalFeasibility),
+// the model's size from the schema's encoded width.
+absl::Status RunHorizontalPlan() {
+  const std::string schema_path = absl::GetFlag(FLAGS_schema);
+  const int64_t users = absl::GetFlag(FLAGS_users);
+  const int parties = absl::GetFlag(FLAGS_party_count);
+  const double epsilon = absl::GetFlag(FLAGS_epsilon);
+  if (schema_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--topology horizontal needs --schema S.json, the parties' one schema (the model's size "
+        "follows from its encoded width)");
+  }
+  if (users < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--users must be >= 1 (the run's users over all parties), got ", users));
+  }
+  if (parties < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--party-count must be >= 1, got ", parties));
+  }
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon)) {
+    return absl::InvalidArgumentError(absl::StrCat("--epsilon must be > 0, got ", epsilon));
+  }
+  std::string mode_name = absl::GetFlag(FLAGS_mode);
+  if (mode_name.empty()) {
+    ASSIGN_OR_RETURN(mode_name, DefaultModeName(v1::horizontal));
+  }
+  privacy::Mode mode = v1::PrivacyConfig::MODE_UNSPECIFIED;
+  if (!v1::PrivacyConfig::Mode_Parse(mode_name, &mode) || !privacy::IsHorizontalMode(mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--topology horizontal runs --mode signds or dpfedavg, got '", mode_name, "'"));
+  }
+  v1::PrivacyConfig privacy;
+  privacy.set_mode(mode);
+  privacy.set_epsilon(epsilon);
+  if (const double delta = absl::GetFlag(FLAGS_delta); delta != 0) privacy.set_delta(delta);
+  if (!absl::GetFlag(FLAGS_noise_multiplier).empty()) {
+    ASSIGN_OR_RETURN(const std::vector<double> values, ReadNoiseMultipliers(1));
+    if (values.size() != 1) return absl::InvalidArgumentError("plan takes one --noise-multiplier");
+    privacy.set_noise_multiplier(values[0]);
+  }
+  RETURN_IF_ERROR(ResolveHorizontalPrivacy(&privacy));
+  ASSIGN_OR_RETURN(const v1::HorizontalConfig horizontal, HorizontalSettingsFromFlags(mode));
+  v1::TrainingConfig training;
+  // -1, the flag's default: the plan's own number of rounds.
+  if (const int rounds = absl::GetFlag(FLAGS_rounds); rounds != -1) {
+    if (rounds < 1) return absl::InvalidArgumentError("--rounds must be >= 1");
+    training.set_rounds(rounds);
+  }
+  ASSIGN_OR_RETURN(const int64_t width, HorizontalInputWidth(schema_path));
+  const int64_t parameters =
+      HorizontalModelParameters(width, horizontal.hidden(), horizontal.latent());
+  ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
+                   ResolveHorizontalPlan(privacy, horizontal, training, parties, users));
+  ASSIGN_OR_RETURN(const HorizontalFeasibility feasibility,
+                   EstimateHorizontalFeasibility(privacy, horizontal, training, parties, users,
+                                                 parameters));
+  std::string line = absl::StrFormat("rounds=%d users_per_round=%d parameters=%d", plan.rounds(),
+                                     plan.batch_size(), parameters);
+  if (mode == v1::PrivacyConfig::dpfedavg)
+    absl::StrAppendFormat(&line, " noise_multiplier=%.6f", plan.noise_multiplier());
+  absl::StrAppend(&line, " epsilon=", ObserverEpsilon(plan, Observer::kPublished),
+                  ObserverEpsilons(plan));
+  std::printf("%s\n%s\n", line.c_str(), feasibility.line.c_str());
+  std::fflush(stdout);
+  PrintGuarantees(plan, privacy.delta());
+  return CheckPlanBudgets(plan);
+}
+
 // A whole training run as the daemons plan it (privacy_plan.h): calibrates z for
 // --epsilon, or takes --noise-multiplier, and prints the ε against every observer.
 absl::Status RunPlan() {
+  const std::string topology = absl::GetFlag(FLAGS_topology);
+  if (topology == "horizontal") return RunHorizontalPlan();
+  if (topology != "vertical") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--topology must be vertical or horizontal, got '", topology, "'"));
+  }
   std::string mode_name = absl::GetFlag(FLAGS_mode);
   if (mode_name.empty()) {
-    // The mode a config without privacy.mode runs, and the table's reason for it.
-    const DefaultRow* row = DefaultFor("privacy.mode", DefaultsContext{v1::vertical});
-    if (row == nullptr) return absl::InternalError("privacy.mode has no default");
-    mode_name = row->value;
-    std::printf("mode %s (the default: %s)\n", mode_name.c_str(), row->doc.c_str());
-    std::fflush(stdout);  // ahead of the guarantees, which go to stderr
+    ASSIGN_OR_RETURN(mode_name, DefaultModeName(v1::vertical));
   }
   ASSIGN_OR_RETURN(const privacy::Mode mode, privacy::ParseMode(mode_name));
   if (!privacy::TraitsOf(mode).draws_noise()) {
@@ -451,9 +573,13 @@ const CommandRegistration kRegistration(
      "  privacy plan [--mode marginals] --schema S.json --parties P.json --records N --epsilon E "
      "--delta D [--label COL] [--conversion ...]   (the parties' columns decide the histograms; "
      "without --mode: the default mode, and why)\n"
+     "  privacy plan --topology horizontal [--mode signds|dpfedavg] --schema S.json --users U "
+     "--epsilon E [--delta D] [--party-count K] [--users-per-round n] [--participation-cap t] "
+     "[--top-k-ratio a] [--rounds R] [--noise-multiplier Z] [--hidden h] [--latent z]   (the "
+     "plan, and whether the label can be expected to survive at U users)\n"
      "  privacy statement S.privacy.json   (the guarantee a published table comes with)",
      &RunPrivacyCommand,
-     {"schema", "parties"}});
+     {"schema", "parties", "rounds"}});
 
 }  // namespace
 }  // namespace vfsynth

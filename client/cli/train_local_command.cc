@@ -14,7 +14,8 @@
 ABSL_FLAG(std::string, config, "", "train-local: run config JSON (LocalRunConfig)");
 ABSL_FLAG(int, rounds, -1,
           "train-local: override training.rounds; audit: the shadow runs' rounds (-1: the "
-          "mode's default, 50; marginals: 300 fit steps)");
+          "mode's default, 50; marginals: 300 fit steps); privacy plan (horizontal): "
+          "training.rounds (-1: the plan's)");
 ABSL_FLAG(int64_t, rows, -1,
           "train-local, synthesize: synthetic rows to write (overrides output.rows; synthesize: "
           "the published table's by default)");

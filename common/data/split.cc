@@ -44,10 +44,11 @@ absl::StatusOr<std::vector<std::string>> RowIds(const CsvTable& joint, const v1:
 }
 
 // A party's table of `columns` (indices into the schema, ascending) over the rows `keep`
-// says it holds, with the id first.
+// says it holds, with the id first and then, if `user_column` is set, the user column.
 PartyTable CutParty(const CsvTable& joint, const v1::Schema& schema, const std::string& name,
                     const std::string& id_column, const std::vector<std::string>& ids,
-                    const std::vector<int>& columns, const std::function<bool(size_t)>& keep) {
+                    const std::vector<int>& columns, const std::function<bool(size_t)>& keep,
+                    const std::string& user_column = "") {
   PartyTable party;
   party.name = name;
   party.schema.set_name(absl::StrCat(schema.name(), schema.name().empty() ? "" : ".", name));
@@ -55,6 +56,11 @@ PartyTable CutParty(const CsvTable& joint, const v1::Schema& schema, const std::
   if (schema.has_missing_token()) party.schema.set_missing_token(schema.missing_token());
   party.table.header.push_back(id_column);
   std::vector<int> positions;
+  if (!user_column.empty()) {
+    party.schema.set_user_column(user_column);
+    party.table.header.push_back(user_column);
+    positions.push_back(joint.ColumnIndex(user_column));
+  }
   for (int index : columns) {
     *party.schema.add_columns() = schema.columns(index);
     party.table.header.push_back(schema.columns(index).name());
@@ -88,6 +94,32 @@ absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& s
         absl::StrCat(joint.rows.size(), " rows cannot be cut over ", count, " parties"));
   }
   ASSIGN_OR_RETURN(const std::vector<std::string> ids, RowIds(joint, schema));
+  // Each row's party: the row's turn, or with a user column its user's turn (users in order
+  // of first appearance), so that all of a user's rows are held by one party.
+  std::vector<size_t> party_of(joint.rows.size());
+  for (size_t r = 0; r < joint.rows.size(); ++r) party_of[r] = r % count;
+  const std::string& user_column = schema.user_column();
+  if (!user_column.empty()) {
+    const int user_index = joint.ColumnIndex(user_column);
+    if (user_index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("user column '", user_column, "' is not in the input"));
+    }
+    absl::flat_hash_map<std::string, size_t> turn_of;
+    for (size_t r = 0; r < joint.rows.size(); ++r) {
+      const std::string& user = joint.rows[r][user_index];
+      if (user.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "line ", r < joint.line_numbers.size() ? joint.line_numbers[r] : static_cast<int64_t>(r) + 2,
+            ": user column '", user_column, "' is empty"));
+      }
+      party_of[r] = turn_of.emplace(user, turn_of.size()).first->second % count;
+    }
+    if (turn_of.size() < count) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(turn_of.size(), " users cannot be cut over ", count, " parties"));
+    }
+  }
   absl::flat_hash_set<std::string> names;
   SplitResult result;
   for (size_t k = 0; k < count; ++k) {
@@ -99,7 +131,7 @@ absl::StatusOr<SplitResult> SplitRows(const CsvTable& joint, const v1::Schema& s
                        "' lists columns, but a cut by rows gives every party every column"));
     }
     result.parties.push_back(CutParty(joint, schema, spec.name(), id_column, ids, columns,
-                                      [&](size_t r) { return r % count == k; }));
+                                      [&](size_t r) { return party_of[r] == k; }, user_column));
   }
   return result;
 }
@@ -216,6 +248,11 @@ absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::stri
   ASSIGN_OR_RETURN(CsvTable joint, KeepValidRows(std::move(read), schema, input, skip_bad_rows));
   RETURN_IF_ERROR(MakeDirectories(out_dir));
   if (holdout.fraction > 0) {
+    // A row-wise holdout would cut users in two, a user's rows on both sides.
+    if (!schema.user_column().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          schema_path, " has a user column: hold rows out before grouping them into users"));
+    }
     auto [kept, held] = HoldOutRows(joint, holdout);
     if (kept.rows.empty() || held.rows.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("a holdout fraction of ", holdout.fraction,

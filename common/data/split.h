@@ -26,7 +26,9 @@ struct SplitResult {
 };
 
 // Cuts a joint table into per-party tables: by columns, or with parties.by_rows every
-// column and the rows r with r mod K = k to party k. The id column is kept when the joint
+// column and the rows r with r mod K = k to party k; with a schema's user_column, by rows
+// gives the rows of the u-th user (in order of first appearance) to party u mod K and
+// keeps the user column after the id. The id column is kept when the joint
 // schema names one that the table has (ids must be unique and non-empty); otherwise
 // the 0-based row number is added as the id. Errors for unknown columns, columns held
 // by two parties, parties without columns (with columns, cut by rows), or duplicate
@@ -52,7 +54,8 @@ absl::StatusOr<CsvTable> KeepValidRows(CsvTable table, const v1::Schema& schema,
 
 // Reads, checks (KeepValidRows), splits and writes DIR/<party>.csv and DIR/<party>.schema.json.
 // With a holdout, the held-out rows go (joint, all columns) to DIR/holdout.csv, the others to
-// DIR/train.csv, and only those others are cut into party files.
+// DIR/train.csv, and only those others are cut into party files; a schema with a user column
+// takes no holdout (it would cut users).
 absl::StatusOr<SplitResult> SplitFiles(const std::string& input, const std::string& schema_path,
                                        const std::string& parties_path, const std::string& out_dir,
                                        bool skip_bad_rows, const HoldoutOptions& holdout = {});

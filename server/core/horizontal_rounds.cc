@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "common/federated/horizontal_party.h"
+#include "common/privacy/horizontal_feasibility.h"
 #include "common/privacy/privacy_plan.h"
 #include "common/protocol/tensor_codec.h"
 #include "server/core/horizontal_model.h"
@@ -30,6 +31,21 @@ std::string SchemaDifference(const v1::Schema& a, const v1::Schema& b) {
   }
   if (a.missing_token() != b.missing_token()) return "the missing-value token differs";
   return "";
+}
+
+// Whether the label can be expected to survive the run's noise, from public quantities:
+// a warning when not, never a reason to stop (docs/horizontal.md).
+void LogFeasibility(const v1::CuratorConfig& config, int parties, int64_t users,
+                    int64_t parameters) {
+  const absl::StatusOr<HorizontalFeasibility> feasibility = EstimateHorizontalFeasibility(
+      config.privacy(), config.horizontal(), config.training(), parties, users, parameters);
+  if (!feasibility.ok()) {
+    spdlog::warn("feasibility: not estimated: {}", feasibility.status().ToString());
+  } else if (feasibility->survives) {
+    spdlog::info("{}", feasibility->line);
+  } else {
+    spdlog::warn("{}", feasibility->line);
+  }
 }
 
 }  // namespace
@@ -183,6 +199,9 @@ absl::Status HorizontalRounds::Train(int64_t first_round) {
   const std::vector<int64_t> populations = run_->registry.Users();
   spdlog::info("training {} rounds: {} users a round over {} parties, a model of {} parameters",
                rounds_, config_.horizontal().users_per_round(), run_->roster.size(), parameters_);
+  LogFeasibility(config_, static_cast<int>(run_->roster.size()),
+                 std::accumulate(populations.begin(), populations.end(), int64_t{0}),
+                 parameters_);
   for (int64_t round = first_round; round < rounds_; ++round) {
     RETURN_IF_ERROR(Round(round, populations));
     RETURN_IF_ERROR(AfterRound(round + 1));

@@ -40,6 +40,16 @@ def seconds(a, b):
     return round((b - a).total_seconds(), 2)
 
 
+def peak_mb(run_dir, name):
+    """The daemon's peak resident set in MB, as scale.sh's --wrap launcher recorded it."""
+    path = os.path.join(run_dir, "rss", f"{name}.kb")
+    try:
+        with open(path) as f:
+            return round(int(f.read().split()[-1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        raise ValueError(f"{path}: no peak resident set (was the daemon wrapped?)")
+
+
 def read_run(run_dir):
     """The run's figures, or raises ValueError naming what is missing."""
     def need(found, what):
@@ -73,15 +83,7 @@ def read_run(run_dir):
     if len(loads) != parties:
         raise ValueError(f"{run_dir}: {len(loads)} party logs for {parties} parties")
 
-    def peak_mb(name):
-        path = os.path.join(run_dir, "rss", f"{name}.kb")
-        try:
-            with open(path) as f:
-                return round(int(f.read().split()[-1]) / 1024, 1)
-        except (OSError, ValueError, IndexError):
-            raise ValueError(f"{path}: no peak resident set (was the daemon wrapped?)")
-
-    party_mb = [peak_mb(f"party-{p + 1}") for p in range(parties)]
+    party_mb = [peak_mb(run_dir, f"party-{p + 1}") for p in range(parties)]
     training_seconds = (final[0] - training[0]).total_seconds()
     return {
         "parties": parties,
@@ -92,7 +94,7 @@ def read_run(run_dir):
         "rounds": rounds,
         "rounds_per_s": round(rounds / training_seconds, 3) if training_seconds > 0 else None,
         "publish_s": seconds(final[0], published_end[0]),
-        "curator_peak_mb": peak_mb("curator"),
+        "curator_peak_mb": peak_mb(run_dir, "curator"),
         "party_peak_mb": max(party_mb),
     }
 

@@ -3,6 +3,8 @@
 // curator's refusals of bad input (another schema, a report outside the model).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -396,8 +399,20 @@ TEST_F(HorizontalTest, MtlsRunEqualsTheInProcessReference) {
   auto curator = StartCurator();
   InboundRecorder recorder(curator->core().hub());
   std::vector<std::unique_ptr<HorizontalPartyCore>> cores;
+  auto log = std::make_shared<std::ostringstream>();
+  spdlog::default_logger()->sinks().push_back(
+      std::make_shared<spdlog::sinks::ostream_sink_mt>(*log));
   RunEveryParty(*curator, &cores);
+  spdlog::default_logger()->sinks().pop_back();
   ASSERT_FALSE(HasFatalFailure());
+  // 5 rounds of 6 reports are far too few for the label: the curator warns, and runs on.
+  const std::string logged = log->str();
+  const size_t feasibility = logged.find("feasibility (signds): per-coordinate signal-to-noise");
+  ASSERT_NE(feasibility, std::string::npos) << logged;
+  const size_t line_start = logged.rfind('\n', feasibility) + 1;
+  EXPECT_THAT(logged.substr(line_start, logged.find('\n', feasibility) - line_start),
+              AllOf(HasSubstr("warning"), HasSubstr("at 300 users"),
+                    HasSubstr("expect the label lost")));
 
   // Only SignDS reports crossed the wire, at most the users asked; every report charged.
   int64_t reports = 0;

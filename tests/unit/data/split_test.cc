@@ -128,6 +128,42 @@ TEST(SplitTest, ByRowsGivesEveryPartyEveryColumnAndRowsInTurn) {
   EXPECT_THAT(too_many.status().message(), HasSubstr("3 rows cannot be cut over 4 parties"));
 }
 
+TEST(SplitTest, ByRowsWithAUserColumnKeepsEachUsersRowsAtOneParty) {
+  v1::Schema schema = JointSchema();
+  schema.set_user_column("u");
+  CsvTable table;
+  table.header = {"u", "a", "b", "c"};
+  // Users in turn: u1 -> p, u2 -> q, u3 -> p; a user's rows need not be adjacent.
+  table.rows = {{"u1", "x", "1", "0.5"}, {"u1", "y", "2", "0.25"}, {"u2", "x", "3", "0.5"},
+                {"u3", "y", "4", "0.5"}, {"u2", "y", "5", "0.5"}};
+  table.line_numbers = {2, 3, 4, 5, 6};
+  const v1::PartiesFile two = Parties(R"({"by_rows":true,"parties":[{"name":"p"},{"name":"q"}]})");
+  auto result = SplitTable(table, schema, two);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const PartyTable& p = result->parties[0];
+  EXPECT_THAT(p.table.header, ElementsAre("id", "u", "a", "b", "c"));
+  EXPECT_EQ(p.schema.user_column(), "u");
+  EXPECT_THAT(p.table.rows, ElementsAre(ElementsAre("0", "u1", "x", "1", "0.5"),
+                                        ElementsAre("1", "u1", "y", "2", "0.25"),
+                                        ElementsAre("3", "u3", "y", "4", "0.5")));
+  EXPECT_THAT(result->parties[1].table.rows,
+              ElementsAre(ElementsAre("2", "u2", "x", "3", "0.5"),
+                          ElementsAre("4", "u2", "y", "5", "0.5")));
+
+  table.rows[3][0] = "";
+  const auto empty = SplitTable(table, schema, two);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.status().message(), HasSubstr("line 5: user column 'u' is empty"));
+  table.rows = {{"u1", "x", "1", "0.5"}, {"u1", "y", "2", "0.25"}};
+  const auto one_user = SplitTable(table, schema, two);
+  ASSERT_FALSE(one_user.ok());
+  EXPECT_THAT(one_user.status().message(), HasSubstr("1 users cannot be cut over 2 parties"));
+  table.header[0] = "v";
+  const auto missing = SplitTable(table, schema, two);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("user column 'u' is not in the input"));
+}
+
 TEST(SplitTest, SplitsShippedAdultIntoLoadableFiles) {
   const std::string out = ::testing::TempDir() + "/split_adult";
   auto result =

@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/privacy/ledger.h"
 #include "common/privacy/participation_ledger.h"
 #include "gtest/gtest.h"
@@ -288,6 +289,88 @@ TEST(PrivacyCliTest, PlanWithoutAModeNamesTheDefaultAndWhy) {
   EXPECT_EQ(named.out.find("the default"), std::string::npos) << named.out;
   EXPECT_NE(by_default.out.find(named.out), std::string::npos)
       << by_default.out << "\n" << named.out;
+}
+
+// A schema of two categorical columns, 3 and 5 categories: 8 encoded columns, so the
+// default autoencoder (64 hidden, 16 latent) has (8·64 + 64) + (64·16 + 16) + (16·64 + 64) +
+// (64·8 + 8) = 3224 parameters.
+std::string EightColumnSchema() {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     absl::StrCat("vfsynth_feasibility_", ::getpid(), ".json");
+  std::ofstream(path) << R"({"name": "t", "columns": [
+    {"name": "a", "type": "categorical", "categories": ["x", "y", "z"]},
+    {"name": "b", "type": "categorical", "categories": ["1", "2", "3", "4", "5"]}]})";
+  return path.string();
+}
+
+// `privacy plan --topology horizontal`: the plan and the feasibility line, whose verdict
+// turns where the signal-to-noise bound reaches 10. With d = 3224, k = 161 and
+// p = e^8·161 / (3063 + e^8·161), S = sqrt(R·p/(2k)) reaches 10 at R = 32,405.5 reports:
+// 3241 rounds of 10 users, so at 32,410 users.
+TEST(PrivacyCliTest, HorizontalPlanSaysWhetherTheLabelSurvivesOnEitherSideOfTheThreshold) {
+  const std::string schema = EightColumnSchema();
+  const std::string shape = absl::StrCat(
+      "privacy plan --topology horizontal --mode signds --epsilon 8 --schema ", schema);
+  const Result below = RunVfsynth(shape + " --users 32409");
+  ASSERT_EQ(below.exit_code, 0) << below.out;
+  EXPECT_EQ(Value(below.out, "parameters"), 3224) << below.out;
+  EXPECT_EQ(Value(below.out, "rounds"), 3240) << below.out;
+  EXPECT_NEAR(Value(below.out, "epsilon"), 8, 1e-9) << below.out;
+  EXPECT_NE(below.out.find("feasibility (signds): per-coordinate signal-to-noise 9.999 at 32,409 "
+                           "users, below the 10 the label needs: expect the label lost; it "
+                           "would survive from 32,410 users\n"),
+            std::string::npos)
+      << below.out;
+  const Result at = RunVfsynth(shape + " --users 32410");
+  ASSERT_EQ(at.exit_code, 0) << at.out;
+  EXPECT_NE(at.out.find("at 32,410 users, at or above the 10 the label needs: expect the label "
+                        "to survive\n"),
+            std::string::npos)
+      << at.out;
+
+  // dpfedavg at its defaults (1000 users a round), its multiplier calibrated to the budget.
+  const Result averaged = RunVfsynth(absl::StrCat(
+      "privacy plan --topology horizontal --mode dpfedavg --epsilon 8 --party-count 3 "
+      "--users 26049 --schema ",
+      schema));
+  ASSERT_EQ(averaged.exit_code, 0) << averaged.out;
+  const double z = Value(averaged.out, "noise_multiplier");
+  EXPECT_GT(z, 0) << averaged.out;
+  EXPECT_NE(averaged.out.find(absl::StrFormat(
+                "feasibility (dpfedavg): noise-to-signal of the averaged update %.3g at 26,049 "
+                "users",
+                std::sqrt(3224.0) * z * 2 * std::sqrt(3.0) / 1000)),
+            std::string::npos)
+      << averaged.out;
+  std::filesystem::remove(schema);
+}
+
+TEST(PrivacyCliTest, HorizontalPlanRefusesBadInputWithAClearMessage) {
+  const std::string schema = EightColumnSchema();
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : {
+           Case{"privacy plan --topology diagonal --epsilon 8", "--topology"},
+           Case{"privacy plan --topology horizontal --epsilon 8 --users 100", "--schema"},
+           Case{absl::StrCat("privacy plan --topology horizontal --epsilon 8 --users 0 --schema ",
+                             schema),
+                "--users"},
+           Case{absl::StrCat("privacy plan --topology horizontal --mode dpfedavg --epsilon 8 "
+                             "--users 500 --schema ",
+                             schema),
+                "users_per_round 1000 exceeds the run's 500 users"},
+           Case{absl::StrCat("privacy plan --topology horizontal --mode strict --epsilon 8 "
+                             "--users 500 --schema ",
+                             schema),
+                "--mode signds or dpfedavg"},
+       }) {
+    const Result r = RunVfsynth(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+  }
+  std::filesystem::remove(schema);
 }
 
 // `vfsynth ledger show`: what an auditor at a party reads. A ledger that verifies exits 0
