@@ -197,7 +197,9 @@ absl::Status LocalWaeUpdates(
 }
 
 int64_t UsersPerBatch(int64_t parameters) {
-  constexpr int64_t kValuesPerTensor = int64_t{1} << 24;
+  // 16 MiB: below glibc's largest mmap threshold (32 MiB), so a step's freed tensors stay
+  // in the heap for the next step instead of being mapped, faulted in and zeroed anew.
+  constexpr int64_t kValuesPerTensor = int64_t{1} << 22;
   return std::max<int64_t>(1, kValuesPerTensor / std::max<int64_t>(1, parameters));
 }
 

@@ -34,7 +34,7 @@ absl::Status LocalWaeUpdates(
     absl::FunctionRef<absl::Status(absl::Span<const int64_t> users, const torch::Tensor& updates)>
         consume);
 
-// Users per batch keeping each [B, d] tensor of a batch near 64 MiB (at least one user).
+// Users per batch keeping each [B, d] tensor of a batch near 16 MiB (at least one user).
 int64_t UsersPerBatch(int64_t parameters);
 
 }  // namespace vfsynth
