@@ -64,6 +64,11 @@ HorizontalPartyCore::HorizontalPartyCore(v1::PartyConfig config, PartyData data,
       data_(std::move(data)),
       attestation_(std::move(attestation)) {
   users_ = GroupByUser(WaeInputs(data_.encoded, data_.encoder.blocks()), data_.users, data_.ids);
+  // The users hold their own rows now: the encoded table and the per-row names are not
+  // read again (a million users' copies would double the party's memory).
+  std::vector<float>().swap(data_.encoded.values);
+  std::vector<std::string>().swap(data_.ids);
+  std::vector<std::string>().swap(data_.users);
 }
 
 v1::RegisterRequest HorizontalPartyCore::MakeRegisterRequest() const {

@@ -58,21 +58,37 @@ CsvTable SampleWaeTable(Wae& model, const TableEncoder& encoder, int64_t rows, u
   torch::NoGradGuard no_grad;
   torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   const torch::Tensor z = torch::randn({rows, model->latent()}, generator);
-  torch::Tensor values = torch::sigmoid(model->DecodeLogits(z)).contiguous();
-  for (const OutputBlock& block : encoder.blocks()) {
-    torch::Tensor span = values.narrow(1, block.offset, block.width);
-    if (block.kind == BlockKind::kTanh) {
-      span.mul_(2.0).sub_(1.0);
+  // Decoded a chunk of rows at a time: the decoder's probabilities for a million rows
+  // would take gigabytes beside the table.
+  constexpr int64_t kChunkRows = 65536;
+  CsvTable table;
+  for (int64_t start = 0; start < rows; start += kChunkRows) {
+    const int64_t count = std::min(kChunkRows, rows - start);
+    torch::Tensor values =
+        torch::sigmoid(model->DecodeLogits(z.narrow(0, start, count))).contiguous();
+    for (const OutputBlock& block : encoder.blocks()) {
+      torch::Tensor span = values.narrow(1, block.offset, block.width);
+      if (block.kind == BlockKind::kTanh) {
+        span.mul_(2.0).sub_(1.0);
+        continue;
+      }
+      // The block's category drawn in proportion to the decoder's probabilities, not its
+      // argmax, which gives every row of a region of z the same value and so sharpens the
+      // table's marginals towards their modes.
+      const torch::Tensor drawn =
+          torch::multinomial(span + 1e-12, 1, /*replacement=*/false, generator);
+      span.zero_().scatter_(1, drawn, 1.0);
+    }
+    CsvTable chunk = encoder.Decode(values.data_ptr<float>(), count);
+    if (start == 0) {
+      table = std::move(chunk);
+      table.rows.reserve(static_cast<size_t>(rows));
       continue;
     }
-    // The block's category drawn in proportion to the decoder's probabilities, not its
-    // argmax, which gives every row of a region of z the same value and so sharpens the
-    // table's marginals towards their modes.
-    const torch::Tensor drawn =
-        torch::multinomial(span + 1e-12, 1, /*replacement=*/false, generator);
-    span.zero_().scatter_(1, drawn, 1.0);
+    for (std::vector<std::string>& row : chunk.rows) table.rows.push_back(std::move(row));
   }
-  return encoder.Decode(values.data_ptr<float>(), rows);
+  if (rows <= 0) table = encoder.Decode(nullptr, 0);
+  return table;
 }
 
 }  // namespace vfsynth

@@ -71,5 +71,26 @@ TEST(WaeTableTest, SampledRowsFollowTheSchemaAndTheirSeed) {
   EXPECT_NE(SampleWaeTable(model, *encoder, 50, 8).rows, table.rows);
 }
 
+// More rows than one decoding chunk: every row is there and valid, the table is still a
+// function of its seed, and the last chunk's rows follow the first chunk's distribution.
+TEST(WaeTableTest, ATableLargerThanAChunkHasEveryRowFromOneDistribution) {
+  auto encoder = TableEncoder::Create(TwoColumns());
+  ASSERT_TRUE(encoder.ok());
+  torch::manual_seed(2);
+  Wae model(WaeOptions{encoder->width(), 8, 2});
+  constexpr int64_t kRows = 140000;  // two full chunks and part of a third
+  const CsvTable table = SampleWaeTable(model, *encoder, kRows, 3);
+  ASSERT_EQ(table.rows.size(), static_cast<size_t>(kRows));
+  auto red_share = [&](size_t first, size_t last) {
+    double red = 0;
+    for (size_t r = first; r < last; ++r) red += table.rows[r][0] == "red" ? 1 : 0;
+    return red / static_cast<double>(last - first);
+  };
+  for (const auto& row : table.rows) ASSERT_TRUE(row[0] == "red" || row[0] == "blue") << row[0];
+  EXPECT_NEAR(red_share(0, 65536), red_share(131072, kRows), 0.03);
+  EXPECT_EQ(SampleWaeTable(model, *encoder, kRows, 3).rows, table.rows);
+  EXPECT_TRUE(SampleWaeTable(model, *encoder, 0, 3).rows.empty());
+}
+
 }  // namespace
 }  // namespace vfsynth
