@@ -101,7 +101,9 @@ std::string FeasibilityLine(const HorizontalFeasibility& f, const std::string& m
                  : (signal_to_noise ? "below" : "above"),
       f.threshold, signal_to_noise ? "needs" : "tolerates");
   if (f.survives) {
-    absl::StrAppend(&line, "expect the label to survive");
+    // signds's threshold is a lower bound (no measured run carried the label).
+    absl::StrAppend(&line, signal_to_noise ? "the label is not ruled out"
+                                           : "expect the label to survive");
     if (f.users_needed.has_value() && *f.users_needed < f.users) {
       absl::StrAppend(&line, " (down to ", GroupedDigits(*f.users_needed), " users)");
     }
@@ -109,12 +111,15 @@ std::string FeasibilityLine(const HorizontalFeasibility& f, const std::string& m
   }
   absl::StrAppend(&line, "expect the label lost; ");
   if (f.users_needed.has_value()) {
-    absl::StrAppend(&line, "it would survive from ", GroupedDigits(*f.users_needed), " users");
+    absl::StrAppend(&line,
+                    signal_to_noise ? "it needs at least " : "it would survive from ",
+                    GroupedDigits(*f.users_needed), " users");
   } else if (reports_fixed) {
     absl::StrAppend(&line, "no population would carry it while training.rounds fixes the reports");
   } else {
     absl::StrAppend(&line, "no population below ", GroupedDigits(kMaxFeasibilityUsers),
-                    " would carry it");
+                    " would carry it",
+                    signal_to_noise ? "" : " at these users a round (more lower the noise)");
   }
   return line;
 }

@@ -41,10 +41,12 @@ HorizontalFeasibility SignDsAt(int64_t users, const v1::TrainingConfig& training
   return f.ok() ? *f : HorizontalFeasibility{};
 }
 
-HorizontalFeasibility DpFedAvgAt(const v1::PrivacyConfig& privacy, int parties, int64_t users) {
-  const absl::StatusOr<HorizontalFeasibility> f =
-      EstimateHorizontalFeasibility(privacy, Defaults(v1::PrivacyConfig::dpfedavg),
-                                    v1::TrainingConfig(), parties, users, kAdultParameters);
+HorizontalFeasibility DpFedAvgAt(const v1::PrivacyConfig& privacy, int parties, int64_t users,
+                                 int64_t users_per_round = 0) {
+  v1::HorizontalConfig horizontal = Defaults(v1::PrivacyConfig::dpfedavg);
+  if (users_per_round > 0) horizontal.set_users_per_round(users_per_round);
+  const absl::StatusOr<HorizontalFeasibility> f = EstimateHorizontalFeasibility(
+      privacy, horizontal, v1::TrainingConfig(), parties, users, kAdultParameters);
   EXPECT_TRUE(f.ok()) << f.status();
   return f.ok() ? *f : HorizontalFeasibility{};
 }
@@ -65,16 +67,17 @@ TEST(HorizontalFeasibilityTest, SignDsOnAdultMatchesTheDecisionRecordsBound) {
   EXPECT_EQ(f.users, kAdultUsers);
   EXPECT_EQ(f.statistic, "per-coordinate signal-to-noise");
   EXPECT_THAT(f.line, HasSubstr("feasibility (signds): per-coordinate signal-to-noise 3.03 at "
-                                "26,049 users, below the 10 the label needs: expect the label "
-                                "lost; it would survive from "));
+                                "26,049 users, below the 20 the label needs: expect the label "
+                                "lost; it needs at least "));
 }
 
 TEST(HorizontalFeasibilityTest, SignDsPopulationNeededIsWhereTheVerdictTurns) {
-  // S* = 10 needs R ≥ 100·2k/p = 284,400.6 reports: 28,441 rounds of 10, so 284,410 users.
+  // S* = 20 needs R ≥ 400·2k/p = 1,137,602.2 reports (2k/p = 2844.0056): 113,761 rounds of
+  // 10, so 1,137,610 users.
   const HorizontalFeasibility adult = SignDsAt(kAdultUsers);
   ASSERT_TRUE(adult.users_needed.has_value());
-  EXPECT_EQ(*adult.users_needed, 284410);
-  EXPECT_THAT(adult.line, HasSubstr("it would survive from 284,410 users"));
+  EXPECT_EQ(*adult.users_needed, 1137610);
+  EXPECT_THAT(adult.line, HasSubstr("it needs at least 1,137,610 users"));
 
   const HorizontalFeasibility below = SignDsAt(*adult.users_needed - 1);
   const HorizontalFeasibility at = SignDsAt(*adult.users_needed);
@@ -86,12 +89,17 @@ TEST(HorizontalFeasibilityTest, SignDsPopulationNeededIsWhereTheVerdictTurns) {
   EXPECT_EQ(at.users_needed, adult.users_needed);
 }
 
-TEST(HorizontalFeasibilityTest, SignDsSurvivingRunSaysHowFewUsersWouldStillDo) {
-  const HorizontalFeasibility f = SignDsAt(1'000'000);
+TEST(HorizontalFeasibilityTest, SignDsAboveTheBoundSaysHowFewUsersWouldStillBeAbove) {
+  // The benchmark's million users at ε = 8 sit below the bound (18.75 < 20); twice as
+  // many are above it.
+  const HorizontalFeasibility million = SignDsAt(1'000'000);
+  EXPECT_FALSE(million.survives);
+  EXPECT_NEAR(million.value, std::sqrt(1e6 / 2844.0056), 1e-3);
+  const HorizontalFeasibility f = SignDsAt(2'000'000);
   EXPECT_TRUE(f.survives);
-  EXPECT_NEAR(f.value, std::sqrt(1e6 / 284400.56) * 10, 1e-3);
-  EXPECT_THAT(f.line, HasSubstr("at or above the 10 the label needs: expect the label to survive "
-                                "(down to 284,410 users)"));
+  EXPECT_NEAR(f.value, std::sqrt(2e6 / 2844.0056), 1e-3);
+  EXPECT_THAT(f.line, HasSubstr("at or above the 20 the label needs: the label is not ruled out "
+                                "(down to 1,137,610 users)"));
 }
 
 TEST(HorizontalFeasibilityTest, SignDsWithFixedRoundsNamesNoPopulation) {
@@ -105,10 +113,10 @@ TEST(HorizontalFeasibilityTest, SignDsWithFixedRoundsNamesNoPopulation) {
 
 TEST(HorizontalFeasibilityTest, DpFedAvgWithAGivenMultiplierMatchesTheFormula) {
   v1::PrivacyConfig privacy = Privacy(v1::PrivacyConfig::dpfedavg, 8);
-  privacy.set_noise_multiplier(0.5);
-  // sqrt(28250)·0.5·2·sqrt(4)/1000 = 0.33615.
+  privacy.set_noise_multiplier(0.05);
+  // sqrt(28250)·0.05·2·sqrt(4)/1000 = 0.033615.
   HorizontalFeasibility f = DpFedAvgAt(privacy, 4, kAdultUsers);
-  EXPECT_NEAR(f.value, 0.33615, 1e-5);
+  EXPECT_NEAR(f.value, 0.033615, 1e-6);
   EXPECT_TRUE(f.survives);
   // The noise does not shrink with more users: the smallest run, users_per_round, would do.
   EXPECT_EQ(f.users_needed, 1000);
@@ -132,16 +140,18 @@ TEST(HorizontalFeasibilityTest, DpFedAvgNoiseToSignalFallsAsThePopulationGrows) 
 }
 
 TEST(HorizontalFeasibilityTest, DpFedAvgPopulationNeededIsWhereTheVerdictTurns) {
-  // At ε = 1 over 3 parties Adult's population is too small for the threshold.
-  const v1::PrivacyConfig privacy = Privacy(v1::PrivacyConfig::dpfedavg, 1);
-  const HorizontalFeasibility adult = DpFedAvgAt(privacy, 3, kAdultUsers);
+  // The benchmark's 10,000 users a round over 3 parties at ε = 8: 100,000 users are too
+  // few for the threshold (the benchmark lost the label at 5,000 a round there).
+  const v1::PrivacyConfig privacy = Privacy(v1::PrivacyConfig::dpfedavg, 8);
+  const HorizontalFeasibility adult = DpFedAvgAt(privacy, 3, 100'000, 10'000);
   EXPECT_FALSE(adult.survives);
   ASSERT_TRUE(adult.users_needed.has_value());
   const int64_t needed = *adult.users_needed;
-  EXPECT_GT(needed, kAdultUsers);
+  EXPECT_GT(needed, 100'000);
+  EXPECT_LT(needed, 1'000'000);  // where the benchmark kept the label
 
-  const HorizontalFeasibility below = DpFedAvgAt(privacy, 3, needed - 1);
-  const HorizontalFeasibility at = DpFedAvgAt(privacy, 3, needed);
+  const HorizontalFeasibility below = DpFedAvgAt(privacy, 3, needed - 1, 10'000);
+  const HorizontalFeasibility at = DpFedAvgAt(privacy, 3, needed, 10'000);
   EXPECT_FALSE(below.survives);
   EXPECT_GT(below.value, kDpFedAvgNoiseToSignalTolerated);
   EXPECT_TRUE(at.survives);

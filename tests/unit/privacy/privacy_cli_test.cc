@@ -304,27 +304,28 @@ std::string EightColumnSchema() {
 }
 
 // `privacy plan --topology horizontal`: the plan and the feasibility line, whose verdict
-// turns where the signal-to-noise bound reaches 10. With d = 3224, k = 161 and
-// p = e^8·161 / (3063 + e^8·161), S = sqrt(R·p/(2k)) reaches 10 at R = 32,405.5 reports:
-// 3241 rounds of 10 users, so at 32,410 users.
+// turns where the signal-to-noise bound reaches 20. With d = 3224, k = 161 and
+// p = e^8·161 / (3063 + e^8·161), 2k/p = 324.055 and S = sqrt(R·p/(2k)) reaches 20 at
+// R = 129,622.0 reports: 12,963 rounds of 10 users, so at 129,630 users (129,629 users
+// make 12,962 rounds, S = 19.99984).
 TEST(PrivacyCliTest, HorizontalPlanSaysWhetherTheLabelSurvivesOnEitherSideOfTheThreshold) {
   const std::string schema = EightColumnSchema();
   const std::string shape = absl::StrCat(
       "privacy plan --topology horizontal --mode signds --epsilon 8 --schema ", schema);
-  const Result below = RunVfsynth(shape + " --users 32409");
+  const Result below = RunVfsynth(shape + " --users 129629");
   ASSERT_EQ(below.exit_code, 0) << below.out;
   EXPECT_EQ(Value(below.out, "parameters"), 3224) << below.out;
-  EXPECT_EQ(Value(below.out, "rounds"), 3240) << below.out;
+  EXPECT_EQ(Value(below.out, "rounds"), 12962) << below.out;
   EXPECT_NEAR(Value(below.out, "epsilon"), 8, 1e-9) << below.out;
-  EXPECT_NE(below.out.find("feasibility (signds): per-coordinate signal-to-noise 9.999 at 32,409 "
-                           "users, below the 10 the label needs: expect the label lost; it "
-                           "would survive from 32,410 users\n"),
+  EXPECT_NE(below.out.find("feasibility (signds): per-coordinate signal-to-noise 19.9998 at 129,629 "
+                           "users, below the 20 the label needs: expect the label lost; it "
+                           "needs at least 129,630 users\n"),
             std::string::npos)
       << below.out;
-  const Result at = RunVfsynth(shape + " --users 32410");
+  const Result at = RunVfsynth(shape + " --users 129630");
   ASSERT_EQ(at.exit_code, 0) << at.out;
-  EXPECT_NE(at.out.find("at 32,410 users, at or above the 10 the label needs: expect the label "
-                        "to survive\n"),
+  EXPECT_NE(at.out.find("at 129,630 users, at or above the 20 the label needs: the label is not "
+                        "ruled out\n"),
             std::string::npos)
       << at.out;
 
