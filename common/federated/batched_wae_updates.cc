@@ -87,32 +87,32 @@ torch::Tensor BatchedWaeLoss(const BatchedLayers& model, const torch::Tensor& x,
 // torch::optim::Adam's update (no weight decay, no amsgrad), on every row at once.
 class BatchedAdam {
  public:
-  explicit BatchedAdam(double learning_rate) : learning_rate(learning_rate) {}
+  explicit BatchedAdam(double learning_rate) : learning_rate_(learning_rate) {}
 
   void Step(const std::vector<torch::Tensor>& params) {
-    if (first.empty()) {
+    if (first_.empty()) {
       for (const torch::Tensor& p : params) {
-        first.push_back(torch::zeros_like(p));
-        second.push_back(torch::zeros_like(p));
+        first_.push_back(torch::zeros_like(p));
+        second_.push_back(torch::zeros_like(p));
       }
     }
-    ++steps;
-    const double correction1 = 1 - std::pow(beta1, static_cast<double>(steps));
-    const double correction2 = 1 - std::pow(beta2, static_cast<double>(steps));
+    ++steps_;
+    const double correction1 = 1 - std::pow(beta1_, static_cast<double>(steps_));
+    const double correction2 = 1 - std::pow(beta2_, static_cast<double>(steps_));
     for (size_t i = 0; i < params.size(); ++i) {
       const torch::Tensor& grad = params[i].grad();
-      first[i].mul_(beta1).add_(grad, 1 - beta1);
-      second[i].mul_(beta2).addcmul_(grad, grad, 1 - beta2);
-      const torch::Tensor denominator = (second[i].sqrt() / std::sqrt(correction2)).add_(eps);
-      params[i].detach().addcdiv_(first[i], denominator, -learning_rate / correction1);
+      first_[i].mul_(beta1_).add_(grad, 1 - beta1_);
+      second_[i].mul_(beta2_).addcmul_(grad, grad, 1 - beta2_);
+      const torch::Tensor denominator = (second_[i].sqrt() / std::sqrt(correction2)).add_(eps_);
+      params[i].detach().addcdiv_(first_[i], denominator, -learning_rate_ / correction1);
     }
   }
 
  private:
-  const double learning_rate;
-  const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  std::vector<torch::Tensor> first, second;
-  int64_t steps = 0;
+  const double learning_rate_;
+  const double beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
+  std::vector<torch::Tensor> first_, second_;
+  int64_t steps_ = 0;
 };
 
 // One batch of users with `n` rows each, trained in lockstep from `global`.
