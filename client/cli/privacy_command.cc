@@ -28,6 +28,7 @@
 #include "common/privacy/accountant.h"
 #include "common/privacy/calibrator.h"
 #include "common/privacy/conversion.h"
+#include "common/nn/wae_size.h"
 #include "common/privacy/horizontal_feasibility.h"
 #include "common/privacy/mode_traits.h"
 #include "common/privacy/privacy_plan.h"
@@ -397,7 +398,7 @@ absl::Status RunHorizontalPlan() {
   }
   ASSIGN_OR_RETURN(const int64_t width, HorizontalInputWidth(schema_path));
   const int64_t parameters =
-      HorizontalModelParameters(width, horizontal.hidden(), horizontal.latent());
+      WaeParameterCountOf(width, horizontal.hidden(), horizontal.latent());
   ASSIGN_OR_RETURN(const v1::PrivacyPlan plan,
                    ResolveHorizontalPlan(privacy, horizontal, training, parties, users));
   ASSIGN_OR_RETURN(const HorizontalFeasibility feasibility,

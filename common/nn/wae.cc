@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/nn/wae_size.h"
 
 namespace vfsynth {
 
@@ -46,9 +47,7 @@ torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& p
 }
 
 int64_t WaeParameterCount(const WaeOptions& options) {
-  const int64_t d = options.input_dim, h = options.hidden, z = options.latent;
-  // Two linear layers each way, every one with its bias.
-  return (d * h + h) + (h * z + z) + (z * h + h) + (h * d + d);
+  return WaeParameterCountOf(options.input_dim, options.hidden, options.latent);
 }
 
 torch::Tensor FlatParameters(torch::nn::Module& module) {

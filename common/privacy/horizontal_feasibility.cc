@@ -126,11 +126,6 @@ std::string FeasibilityLine(const HorizontalFeasibility& f, const std::string& m
 
 }  // namespace
 
-int64_t HorizontalModelParameters(int64_t input_width, int64_t hidden, int64_t latent) {
-  const int64_t d = input_width, h = hidden, z = latent;
-  return (d * h + h) + (h * z + z) + (z * h + h) + (h * d + d);
-}
-
 absl::StatusOr<HorizontalFeasibility> EstimateHorizontalFeasibility(
     const v1::PrivacyConfig& privacy, const v1::HorizontalConfig& horizontal,
     const v1::TrainingConfig& training, int parties, int64_t users, int64_t parameters) {

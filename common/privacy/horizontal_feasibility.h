@@ -28,11 +28,6 @@ inline constexpr double kDpFedAvgNoiseToSignalTolerated = 0.045;
 // The population search of dpfedavg stops here.
 inline constexpr int64_t kMaxFeasibilityUsers = 1'000'000'000;
 
-// The horizontal autoencoder's parameter count d for encoded rows of `input_width`
-// columns: two linear layers each way through `hidden` to `latent`, each with its bias
-// (the closed form of WaeParameterCount, without LibTorch).
-int64_t HorizontalModelParameters(int64_t input_width, int64_t hidden, int64_t latent);
-
 struct HorizontalFeasibility {
   std::string statistic;  // what `value` measures, in words
   double value = 0;

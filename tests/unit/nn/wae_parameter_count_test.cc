@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/nn/wae.h"
-#include "common/privacy/horizontal_feasibility.h"
+#include "common/nn/wae_size.h"
 
 namespace vfsynth {
 namespace {
@@ -11,7 +11,7 @@ TEST(WaeParameterCountTest, TheTorchFreeCountIsTheBuiltModelsParameterCount) {
   for (const WaeOptions& options : {WaeOptions{202, 64, 16}, WaeOptions{121, 32, 16},
                                     WaeOptions{2, 1, 1}, WaeOptions{57, 128, 8}}) {
     const int64_t count =
-        HorizontalModelParameters(options.input_dim, options.hidden, options.latent);
+        WaeParameterCountOf(options.input_dim, options.hidden, options.latent);
     EXPECT_EQ(count, WaeParameterCount(options)) << options.input_dim;
     Wae model(options);
     EXPECT_EQ(count, FlatParameters(*model).numel()) << options.input_dim;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/config/config.h"
+#include "common/nn/wae_size.h"
 #include "common/privacy/privacy_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -51,10 +52,10 @@ HorizontalFeasibility DpFedAvgAt(const v1::PrivacyConfig& privacy, int parties, 
   return f.ok() ? *f : HorizontalFeasibility{};
 }
 
-TEST(HorizontalModelParametersTest, CountsBothLinearLayersEachWayWithTheirBiases) {
+TEST(WaeParameterCountOfTest, CountsBothLinearLayersEachWayWithTheirBiases) {
   // 202·64 + 64, 64·16 + 16, 16·64 + 64, 64·202 + 202.
-  EXPECT_EQ(HorizontalModelParameters(202, 64, 16), 12992 + 1040 + 1088 + 13130);
-  EXPECT_EQ(HorizontalModelParameters(1, 1, 1), 2 + 2 + 2 + 2);
+  EXPECT_EQ(WaeParameterCountOf(202, 64, 16), 12992 + 1040 + 1088 + 13130);
+  EXPECT_EQ(WaeParameterCountOf(1, 1, 1), 2 + 2 + 2 + 2);
 }
 
 TEST(HorizontalFeasibilityTest, SignDsOnAdultMatchesTheDecisionRecordsBound) {
