@@ -155,12 +155,7 @@ absl::StatusOr<LedgerFields> CheckHeaderLine(absl::string_view line, absl::strin
 LedgerFile::~LedgerFile() { ::close(fd_); }
 
 absl::Status LedgerFile::Append(absl::string_view tag, const LedgerFieldList& fields) {
-  LedgerFieldList chained = fields;
-  chained.emplace_back(kPrevKey, Sha256Hex(last_line_));
-  const std::string line = FormatLedgerLine(tag, chained);
-  RETURN_IF_ERROR(AppendLine(line));
-  last_line_ = line.substr(0, line.size() - 1);
-  return absl::OkStatus();
+  return AppendAll(tag, {fields});
 }
 
 absl::Status LedgerFile::AppendAll(absl::string_view tag,
