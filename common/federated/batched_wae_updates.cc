@@ -56,22 +56,6 @@ torch::Tensor Affine(const torch::Tensor& x, const BatchedLayers::Layer& layer) 
   return torch::baddbmm(layer.bias, x, layer.weight.transpose(1, 2));
 }
 
-// ImqMmd per user: q, p are [B, m, d_z]; returns [B].
-torch::Tensor BatchedImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa) {
-  auto kernel = [kappa](const torch::Tensor& a, const torch::Tensor& b) {
-    const torch::Tensor squared = (a.unsqueeze(2) - b.unsqueeze(1)).pow(2).sum(-1);
-    return kappa / (kappa + squared);
-  };
-  auto off_diagonal_mean = [](const torch::Tensor& k) {
-    const int64_t n = k.size(1);
-    if (n < 2) return torch::zeros({k.size(0)}, k.options());
-    return (k.sum({1, 2}) - k.diagonal(0, 1, 2).sum(-1)) / static_cast<double>(n * (n - 1));
-  };
-  const double pairs = static_cast<double>(q.size(1) * p.size(1));
-  return off_diagonal_mean(kernel(p, p)) + off_diagonal_mean(kernel(q, q)) -
-         2.0 * kernel(p, q).sum({1, 2}) / pairs;
-}
-
 // The sum over the batch's users of WaeLoss on each user's rows x[i] ([B, m, D]) and prior
 // samples prior[i] ([B, m, d_z]): its gradient's row i is user i's own gradient.
 torch::Tensor BatchedWaeLoss(const BatchedLayers& model, const torch::Tensor& x,

@@ -23,19 +23,25 @@ torch::Tensor WaeImpl::Encode(const torch::Tensor& x) { return encoder_->forward
 torch::Tensor WaeImpl::DecodeLogits(const torch::Tensor& z) { return decoder_->forward(z); }
 
 torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa) {
+  return BatchedImqMmd(q.unsqueeze(0), p.unsqueeze(0), kappa).squeeze(0);
+}
+
+torch::Tensor BatchedImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa) {
   auto kernel = [kappa](const torch::Tensor& a, const torch::Tensor& b) {
     // ||a_i − b_j||² without cdist's square root (whose gradient is undefined at 0).
-    const torch::Tensor squared = (a.unsqueeze(1) - b.unsqueeze(0)).pow(2).sum(-1);
+    const torch::Tensor squared = (a.unsqueeze(2) - b.unsqueeze(1)).pow(2).sum(-1);
     return kappa / (kappa + squared);
   };
   // One sample has no pairs: its within term is 0 (a one-row user's update is then
   // reconstruction plus the pull of its code towards the prior sample).
   auto off_diagonal_mean = [](const torch::Tensor& k) {
-    const int64_t n = k.size(0);
-    return n < 2 ? torch::zeros({}, k.options()) : (k.sum() - k.diagonal().sum()) / (n * (n - 1));
+    const int64_t n = k.size(1);
+    if (n < 2) return torch::zeros({k.size(0)}, k.options());
+    return (k.sum({1, 2}) - k.diagonal(0, 1, 2).sum(-1)) / static_cast<double>(n * (n - 1));
   };
+  const double pairs = static_cast<double>(q.size(1) * p.size(1));
   return off_diagonal_mean(kernel(p, p)) + off_diagonal_mean(kernel(q, q)) -
-         2.0 * kernel(p, q).sum() / (q.size(0) * p.size(0));
+         2.0 * kernel(p, q).sum({1, 2}) / pairs;
 }
 
 torch::Tensor WaeLoss(Wae& model, const torch::Tensor& x, const torch::Tensor& prior,

@@ -39,6 +39,9 @@ TORCH_MODULE(Wae);
 // m × d_z) under the inverse multiquadratic kernel k(x, y) = κ / (κ + ||x − y||²); a side
 // of one sample contributes no within term.
 torch::Tensor ImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa);
+// ImqMmd for B independent pairs of samples at once: q is B × n × d_z, p is B × m × d_z;
+// one estimate per pair (a tensor of B).
+torch::Tensor BatchedImqMmd(const torch::Tensor& q, const torch::Tensor& p, double kappa);
 
 // WAE loss on a batch of encoded rows `x` (values in [0, 1]): mean binary cross-entropy of
 // the reconstruction + `lambda` · ImqMmd(codes, prior) with κ = 2·d_z (prior N(0, I)).
